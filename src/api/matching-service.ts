@@ -1,0 +1,229 @@
+/**
+ * MatchingService: producers, engines and operators (DESIGN §4, §6, §8).
+ */
+import { ServerError, Status, type CallContext } from 'nice-grpc';
+import type { Config } from '../config';
+import { invalidArgument, zdError } from '../errors';
+import type { Membership } from '../cluster/membership';
+import type { OutcomeBell } from '../gateway/outcome-bell';
+import type { Metrics } from '../metrics/registry';
+import type { Keys } from '../store/keys';
+import { parseQueueName, partitionOf, partitionOfTaskId } from '../store/keys';
+import { OutcomeStore, outcomeFromFields, parseOutcomeId } from '../store/outcomes';
+import type { RedisClient } from '../store/redis';
+import type { NewTask, TaskStore, CancelledAttempt } from '../store/task-store';
+import type { Clock } from '../util/clock';
+import { pb } from '../wire';
+import { outcomeToWire, taskToWire } from './mappers';
+import { toNewTask } from './step-spec';
+import { optionalId, requireCount, requireDuration, requireId, requireName } from './validation';
+
+/** What the service needs from the node. */
+export interface MatchingDeps {
+  config: Config;
+  redis: RedisClient;
+  keys: Keys;
+  store: TaskStore;
+  outcomes: OutcomeStore;
+  bell: OutcomeBell;
+  membership: Membership;
+  metrics: Metrics;
+  clock: Clock;
+  /** A task was enqueued: tell its partition's owner. */
+  taskEnqueued(t: NewTask): void;
+  /** Cancel running attempts wherever their slots are. */
+  cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
+  outcomeWritten(partition: number, taskId: string): void;
+}
+
+const DEFAULT_CONSUME_COUNT = 100;
+const MAX_CONSUME_COUNT = 1000;
+
+export function matchingService(d: MatchingDeps) {
+  const c = d.config;
+  const lastClaim = new Map<string, number>();
+
+  async function enqueue(tasks: NewTask[]): Promise<pb.IEnqueueStepResponse[]> {
+    const now = d.clock.now();
+    const results = await Promise.all(tasks.map((t) => d.store.enqueue(t, now)));
+    if (c.redis.waitReplicas > 0 && 'wait' in d.redis) await d.redis.wait(c.redis.waitReplicas, 1000);
+    return results.map((r, i) => {
+      const t = tasks[i]!;
+      d.metrics.tasksEnqueued.inc({ result: r });
+      if (r === 'created') d.taskEnqueued(t);
+      return { task_id: t.taskId, created: r === 'created', partition: t.partition };
+    });
+  }
+
+  function taskRef(taskId: unknown): { taskId: string; partition: number } {
+    const id = requireId('task_id', taskId, 64);
+    const partition = partitionOfTaskId(id, c.cluster.partitions);
+    if (partition === undefined) throw invalidArgument('task_id', 'is not a zdmatch task id');
+    return { taskId: id, partition };
+  }
+
+  return {
+    async enqueueStep(req: pb.EnqueueStepRequest): Promise<pb.IEnqueueStepResponse> {
+      const [r] = await enqueue([toNewTask(req.step, 'step', c)]);
+      return r!;
+    },
+
+    async enqueueSteps(req: pb.EnqueueStepsRequest): Promise<pb.IEnqueueStepsResponse> {
+      if (req.steps.length === 0) throw invalidArgument('steps', 'must hold at least one Step');
+      if (req.steps.length > c.limits.maxBatch) {
+        throw invalidArgument('steps', `holds ${req.steps.length} Steps; the limit is ${c.limits.maxBatch} (limits.maxBatch)`);
+      }
+      // Validate all before writing any: a bad entry writes nothing.
+      const tasks = req.steps.map((s, i) => toNewTask(s, `steps[${i}]`, c));
+      return { results: await enqueue(tasks) };
+    },
+
+    async getTask(req: pb.GetTaskRequest): Promise<pb.IGetTaskResponse> {
+      const { taskId, partition } = taskRef(req.task_id);
+      const h = await d.store.readTask(partition, taskId);
+      if (h) return { task: taskToWire(taskId, partition, h) };
+      const done = await d.store.readDone(partition, taskId);
+      if (!done) throw zdError('ZD_TASK_NOT_FOUND', { taskId });
+      const o = outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done);
+      return {
+        task: {
+          task_id: taskId, partition, state: pb.TaskState.DONE, tenant: o.tenant, flow_id: o.flowId,
+          flow_type: o.flowType, step_type: o.stepType, step_execution_id: o.stepExecutionId, attempt: o.attempt,
+          app_worker_id: o.appWorkerId, enqueued_at_ms: o.enqueuedAt, outcome: outcomeToWire(o),
+        },
+      };
+    },
+
+    async waitOutcome(req: pb.WaitOutcomeRequest, ctx: CallContext): Promise<pb.IWaitOutcomeResponse> {
+      const { taskId, partition } = taskRef(req.task_id);
+      const waitMs = requireDuration('wait_ms', req.wait_ms, c.limits.maxWait);
+      const sub = d.bell.subscribe(taskId, ctx.signal);
+      try {
+        const deadline = d.clock.now() + waitMs;
+        for (;;) {
+          const done = await d.store.readDone(partition, taskId);
+          if (done) return { outcome: outcomeToWire(outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done)) };
+          if (!(await d.redis.exists(d.keys.task(partition, taskId)))) throw zdError('ZD_TASK_NOT_FOUND', { taskId });
+          const left = deadline - d.clock.now();
+          if (left <= 0) return {};
+          // A ring may come from a peer that wrote it; re-check at most every second regardless.
+          await sub.wait(Math.min(left, 1000));
+        }
+      } finally {
+        sub.close();
+      }
+    },
+
+    async consumeOutcomes(req: pb.ConsumeOutcomesRequest, ctx: CallContext): Promise<pb.IConsumeOutcomesResponse> {
+      const group = requireName('group', req.group, c.matching.maxQueueLength);
+      const consumer = requireName('consumer', req.consumer, c.matching.maxQueueLength);
+      const count = requireCount('max_count', req.max_count, MAX_CONSUME_COUNT, DEFAULT_CONSUME_COUNT);
+      const waitMs = requireDuration('wait_ms', req.wait_ms, c.limits.maxWait);
+      const redeliverAfter = requireDuration('redeliver_after_ms', req.redeliver_after_ms) || c.outcomes.redeliverAfter;
+      const acks = req.ack.map((id, i) => {
+        const parsed = parseOutcomeId(id, c.cluster.partitions);
+        if (!parsed) throw invalidArgument(`ack[${i}]`, 'is not an outcome id');
+        return parsed;
+      });
+      await d.outcomes.ensureGroup(group);
+      if (acks.length > 0) await d.outcomes.ack(group, acks);
+      const all = Array.from({ length: c.cluster.partitions }, (_, p) => p);
+      const sub = d.bell.subscribe(undefined, ctx.signal);
+      try {
+        const deadline = d.clock.now() + waitMs;
+        for (;;) {
+          const now = d.clock.now();
+          let found: Awaited<ReturnType<OutcomeStore['readNew']>> = [];
+          const claimKey = `${group}\0${consumer}`;
+          if (now - (lastClaim.get(claimKey) ?? 0) >= Math.max(100, redeliverAfter / 2)) {
+            lastClaim.set(claimKey, now);
+            found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all);
+          }
+          if (found.length < count) found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, all));
+          if (found.length > 0) return { outcomes: found.slice(0, count).map(outcomeToWire) };
+          const left = deadline - d.clock.now();
+          if (left <= 0) return { outcomes: [] };
+          await sub.wait(Math.min(left, 1000));
+        }
+      } finally {
+        sub.close();
+      }
+    },
+
+    async ackOutcomes(req: pb.AckOutcomesRequest): Promise<pb.IAckOutcomesResponse> {
+      const group = requireName('group', req.group, c.matching.maxQueueLength);
+      if (req.outcome_ids.length === 0) throw invalidArgument('outcome_ids', 'must hold at least one id');
+      if (req.outcome_ids.length > MAX_CONSUME_COUNT * 10) throw invalidArgument('outcome_ids', `holds more than ${MAX_CONSUME_COUNT * 10} ids`);
+      const ids = req.outcome_ids.map((id, i) => {
+        const parsed = parseOutcomeId(id, c.cluster.partitions);
+        if (!parsed) throw invalidArgument(`outcome_ids[${i}]`, 'is not an outcome id');
+        return parsed;
+      });
+      return { acked: await d.outcomes.ack(group, ids) };
+    },
+
+    async cancelFlow(req: pb.CancelFlowRequest): Promise<pb.ICancelFlowResponse> {
+      const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength);
+      const flowId = requireId('flow_id', req.flow_id);
+      const reason = optionalId('reason', req.reason, 1024) || 'flow cancelled';
+      const p = partitionOf(tenant, flowId, c.cluster.partitions);
+      const r = await d.store.cancelFlow(p, tenant, flowId, reason, d.clock.now());
+      if (r.running.length > 0) d.cancelAttempts(r.running, reason);
+      if (r.queued + r.running.length > 0) {
+        d.outcomeWritten(p, '');
+        for (const a of r.running) d.outcomeWritten(p, a.taskId);
+      }
+      return { cancelled_queued: r.queued, cancelled_running: r.running.length };
+    },
+
+    async describeQueues(req: pb.DescribeQueuesRequest): Promise<pb.IDescribeQueuesResponse> {
+      const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength);
+      const flowType = req.flow_type ? requireName('flow_type', req.flow_type, c.matching.maxFlowTypeLength) : '';
+      const now = d.clock.now();
+      const byQueue = new Map<string, pb.IQueueInfo>();
+      await Promise.all(Array.from({ length: c.cluster.partitions }, async (_, p) => {
+        const names = (await d.redis.smembers(d.keys.queues(p))).filter((n) => {
+          const q = parseQueueName(n);
+          return q.tenant === tenant && (!flowType || q.flowType === flowType);
+        });
+        await Promise.all(names.map(async (n) => {
+          const key = d.keys.queue(p, n);
+          const [ready, delayed, oldest] = await Promise.all([
+            d.redis.zcount(key, '-inf', now), d.redis.zcount(key, `(${now}`, '+inf'), d.redis.zrange(key, 0, 0, 'WITHSCORES'),
+          ]);
+          const q = parseQueueName(n);
+          const info = byQueue.get(n) ?? { tenant: q.tenant, flow_type: q.flowType, step_type: q.stepType, ready: 0, delayed: 0, oldest_ready_at_ms: 0 };
+          info.ready = Number(info.ready) + ready;
+          info.delayed = Number(info.delayed) + delayed;
+          if (ready > 0 && oldest.length === 2) {
+            const at = Number(oldest[1]);
+            if (!info.oldest_ready_at_ms || at < Number(info.oldest_ready_at_ms)) info.oldest_ready_at_ms = at;
+          }
+          byQueue.set(n, info);
+        }));
+      }));
+      const queues = [...byQueue.values()].sort((a, b) => `${a.flow_type}:${a.step_type}`.localeCompare(`${b.flow_type}:${b.step_type}`));
+      return { queues };
+    },
+
+    async describeCluster(): Promise<pb.IDescribeClusterResponse> {
+      const n = c.cluster.partitions;
+      const leases = await Promise.all(Array.from({ length: n }, (_, p) => d.redis.get(d.keys.lease(p))));
+      const owned = new Map<string, number>();
+      const partitionOwners = leases.map((l, p) => {
+        const m = l ? /^(.*):(\d+)$/.exec(l) : null;
+        if (m) owned.set(m[1]!, (owned.get(m[1]!) ?? 0) + 1);
+        return { partition: p, owner: m?.[1] ?? '', epoch: Number(m?.[2] ?? 0) };
+      });
+      const nodes = d.membership.live().map((m) => ({
+        node_id: m.nodeId, address: m.address, last_heartbeat_ms: m.lastHeartbeat,
+        owned_partitions: owned.get(m.nodeId) ?? 0, live: true,
+      }));
+      return { partitions: n, nodes, partition_owners: partitionOwners };
+    },
+
+    async invokeRpc(): Promise<pb.IInvokeRpcResponse> {
+      throw new ServerError(Status.UNIMPLEMENTED, 'InvokeRpc is not served by this release yet');
+    },
+  };
+}

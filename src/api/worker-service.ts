@@ -1,0 +1,97 @@
+/**
+ * WorkerTaskService.Connect: one bidi stream per slot. The first frame must
+ * be Register; then worker frames are handled in order while the slot's
+ * channel feeds the response stream.
+ */
+import type { CallContext } from 'nice-grpc';
+import type { Config } from '../config';
+import { invalidArgument, zdError } from '../errors';
+import type { Gateway } from '../gateway/gateway';
+import type { Slot, SlotRegistration } from '../gateway/slot';
+import type { Logger } from '../util/logger';
+import { pb, PROTOCOL_VERSION } from '../wire';
+import { requireName } from './validation';
+
+/** Oldest worker protocol this server still serves. */
+export const MIN_PROTOCOL_VERSION = 3;
+
+export function validateRegister(r: pb.IRegister | null | undefined, c: Config): SlotRegistration {
+  if (!r) throw zdError('ZD_NOT_REGISTERED');
+  const m = c.matching;
+  const version = r.protocol_version ?? 0;
+  if (version < MIN_PROTOCOL_VERSION || version > PROTOCOL_VERSION) {
+    throw zdError('ZD_PROTOCOL_MISMATCH', { client: version, server: PROTOCOL_VERSION });
+  }
+  const requested = r.flow_types ?? [];
+  const tenant = requireName('register.tenant', r.tenant, m.maxQueueLength);
+  const appWorkerId = requireName('register.app_worker_id', r.app_worker_id, m.maxQueueLength);
+  if (requested.length === 0) throw invalidArgument('register.flow_types', 'must name at least one flow type');
+  if (requested.length > m.maxFlowTypes) {
+    throw invalidArgument('register.flow_types', `has ${requested.length} entries; the limit is ${m.maxFlowTypes} (matching.maxFlowTypes)`);
+  }
+  const flowTypes = requested.map((f, i) => requireName(`register.flow_types[${i}]`, f, m.maxFlowTypeLength));
+  let kind: SlotRegistration['kind'];
+  if (r.slot_kind === pb.SlotKind.STEP_AND_RPC) kind = 'STEP_AND_RPC';
+  else if (r.slot_kind === pb.SlotKind.RPC_ONLY) kind = 'RPC_ONLY';
+  else throw invalidArgument('register.slot_kind', 'must be STEP_AND_RPC or RPC_ONLY');
+  if ((r.task_limit ?? 0) > 1_000_000) throw invalidArgument('register.task_limit', 'is not plausible');
+  return {
+    tenant, appWorkerId, flowTypes: [...new Set(flowTypes)], kind, taskLimit: r.task_limit ?? 0,
+    sdk: `${(r.sdk_name ?? '').slice(0, 64)}/${(r.sdk_version ?? '').slice(0, 32)}`,
+  };
+}
+
+export function workerService(gateway: Gateway, config: Config, log: Logger) {
+  return {
+    async *connect(requests: AsyncIterable<pb.WorkerFrame>, context: CallContext): AsyncIterable<pb.IServerFrame> {
+      const it = requests[Symbol.asyncIterator]();
+      const first = await it.next();
+      if (first.done) return;
+      const slot = gateway.register(validateRegister(first.value.register, config));
+      const reader = readFrames(it, slot, gateway, log);
+      try {
+        for await (const frame of slot.out) yield frame;
+      } finally {
+        // The response side ended (drain, or the call went away): make sure
+        // the slot is released even if the request side is still open.
+        if (context.signal.aborted) await gateway.unregister(slot, false);
+        else await gateway.unregister(slot, true);
+        void reader;
+      }
+    },
+  };
+}
+
+async function readFrames(it: AsyncIterator<pb.WorkerFrame>, slot: Slot, gateway: Gateway, log: Logger): Promise<void> {
+  let graceful = false;
+  try {
+    for (;;) {
+      const r = await it.next();
+      if (r.done) {
+        graceful = true;
+        break;
+      }
+      await handleFrame(r.value, slot, gateway);
+    }
+  } catch (err) {
+    log.debug({ stream: slot.id, err: (err as Error).message }, 'worker stream ended');
+  } finally {
+    await gateway.unregister(slot, graceful).catch((err: Error) => log.warn({ err: err.message }, 'unregister failed'));
+  }
+}
+
+async function handleFrame(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): Promise<void> {
+  switch (f.frame) {
+    case 'step_result':
+      return gateway.stepResult(slot, f.step_result!);
+    case 'decline':
+      return gateway.decline(slot, f.decline!);
+    case 'heartbeat':
+      return gateway.heartbeat(slot, f.heartbeat!);
+    case 'pong':
+    case 'rpc_result':
+    case 'register':
+    default:
+      return;
+  }
+}

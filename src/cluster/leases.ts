@@ -1,0 +1,142 @@
+/**
+ * Partition leases (DESIGN §3): `SET zd:{p}:lease <node>:<epoch> NX PX ttl`,
+ * renewed every third of the TTL by compare-and-set; the epoch grows on every
+ * acquire. The manager works toward a target set: it acquires targets, renews
+ * what it holds, and gives up partitions that left the target set.
+ * Safety never depends on the lease; it only decides who serves the heads.
+ */
+import { EventEmitter } from 'node:events';
+import type { RedisClient } from '../store/redis';
+import type { Keys } from '../store/keys';
+import type { Logger } from '../util/logger';
+
+export type UnloadCause = 'lease-lost' | 'membership' | 'shutdown';
+
+export interface HeldLease {
+  partition: number;
+  epoch: number;
+  token: string;
+}
+
+export interface LeaseEvents {
+  acquired: (lease: HeldLease) => void;
+  /** Emitted before the lease is deleted (membership/shutdown) or after it was found lost. */
+  unload: (lease: HeldLease, cause: UnloadCause) => void | Promise<void>;
+}
+
+export class LeaseManager extends EventEmitter {
+  private readonly held = new Map<number, HeldLease>();
+  private targets = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private ticking: Promise<void> | undefined;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly nodeId: string,
+    private readonly leaseTtlMs: number,
+    private readonly log: Logger,
+  ) {
+    super();
+  }
+
+  start(): void {
+    this.running = true;
+    this.loop();
+  }
+
+  private loop(): void {
+    if (!this.running) return;
+    const pending = [...this.targets].some((p) => !this.held.has(p));
+    // Renew every third of the TTL; retry missing targets sooner.
+    const every = Math.max(5, Math.floor(this.leaseTtlMs / 3));
+    this.timer = setTimeout(() => {
+      void this.tick().finally(() => this.loop());
+    }, pending ? Math.min(every, 500) : every);
+    this.timer.unref();
+  }
+
+  /** Sets the partitions this node should own; acts at once. */
+  setTargets(targets: Set<number>): Promise<void> {
+    this.targets = targets;
+    return this.tick();
+  }
+
+  /** One pass: release what left the targets, renew what is held, acquire what is missing. */
+  tick(): Promise<void> {
+    if (this.ticking) return this.ticking.then(() => this.tick());
+    this.ticking = this.doTick().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  private async doTick(): Promise<void> {
+    const work: Promise<void>[] = [];
+    for (const lease of [...this.held.values()]) {
+      if (!this.targets.has(lease.partition)) work.push(this.release(lease, 'membership'));
+      else work.push(this.renew(lease));
+    }
+    for (const p of this.targets) if (!this.held.has(p)) work.push(this.acquire(p));
+    await Promise.all(work);
+  }
+
+  private async acquire(p: number): Promise<void> {
+    try {
+      const r = (await this.redis.zdAcquireLease(this.keys.lease(p), this.keys.epoch(p), this.nodeId, this.leaseTtlMs)) as [number, string];
+      if (Number(r[0]) !== 1 || this.held.has(p) || !this.targets.has(p)) return;
+      const epoch = Number(r[1]);
+      const lease = { partition: p, epoch, token: `${this.nodeId}:${epoch}` };
+      this.held.set(p, lease);
+      this.emit('acquired', lease);
+    } catch (err) {
+      this.log.warn({ partition: p, err: (err as Error).message }, 'lease acquire failed');
+    }
+  }
+
+  private async renew(lease: HeldLease): Promise<void> {
+    try {
+      const ok = await this.redis.zdRenewLease(this.keys.lease(lease.partition), lease.token, this.leaseTtlMs);
+      if (Number(ok) === 1) return;
+      if (this.held.get(lease.partition) !== lease) return;
+      this.held.delete(lease.partition);
+      this.log.warn({ partition: lease.partition, epoch: lease.epoch }, 'partition lease lost');
+      await this.emitUnload(lease, 'lease-lost');
+    } catch (err) {
+      this.log.warn({ partition: lease.partition, err: (err as Error).message }, 'lease renew failed');
+    }
+  }
+
+  private async release(lease: HeldLease, cause: UnloadCause): Promise<void> {
+    if (this.held.get(lease.partition) !== lease) return;
+    this.held.delete(lease.partition);
+    await this.emitUnload(lease, cause);
+    await this.redis.zdReleaseLease(this.keys.lease(lease.partition), lease.token).catch(() => undefined);
+  }
+
+  private async emitUnload(lease: HeldLease, cause: UnloadCause): Promise<void> {
+    await Promise.all(this.listeners('unload').map((l) => (l as LeaseEvents['unload'])(lease, cause)));
+  }
+
+  /** Releases every lease (graceful stop). */
+  async releaseAll(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.ticking) await this.ticking.catch(() => undefined);
+    await Promise.all([...this.held.values()].map((l) => this.release(l, 'shutdown')));
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  holds(p: number): HeldLease | undefined {
+    return this.held.get(p);
+  }
+
+  heldPartitions(): HeldLease[] {
+    return [...this.held.values()];
+  }
+}

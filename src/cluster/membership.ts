@@ -1,0 +1,120 @@
+/**
+ * Membership: each node heartbeats `zd:members` (score = last heartbeat) and
+ * keeps its address and boot id in `zd:node:<id>`. A node is live while its
+ * score is younger than cluster.nodeTtl. Listeners hear when the live set changes.
+ */
+import { EventEmitter } from 'node:events';
+import type { RedisClient } from '../store/redis';
+import type { Keys } from '../store/keys';
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+
+export interface MemberInfo {
+  nodeId: string;
+  bootId: string;
+  address: string;
+  lastHeartbeat: number;
+}
+
+export interface MembershipOptions {
+  nodeId: string;
+  bootId: string;
+  /** Peer-mesh address others dial. */
+  address: string;
+  heartbeatMs: number;
+  nodeTtlMs: number;
+}
+
+export class Membership extends EventEmitter {
+  private members = new Map<string, MemberInfo>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly opts: MembershipOptions,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
+    super();
+  }
+
+  async start(): Promise<void> {
+    await this.beat();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.beat()
+        .catch((err: Error) => this.log.warn({ err: err.message }, 'membership heartbeat failed'))
+        .finally(() => this.schedule());
+    }, this.opts.heartbeatMs);
+    this.timer.unref();
+  }
+
+  /** One heartbeat: announce ourselves, then read who is live. */
+  async beat(): Promise<void> {
+    const now = this.clock.now();
+    const { nodeId, bootId, address, nodeTtlMs } = this.opts;
+    const nodeKey = this.keys.node(nodeId);
+    await Promise.all([
+      this.redis.zadd(this.keys.members(), now, nodeId),
+      this.redis.hset(nodeKey, 'address', address, 'boot', bootId),
+      this.redis.pexpire(nodeKey, nodeTtlMs * 6),
+      // forget members long dead so the set stays small
+      this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
+    ]);
+    await this.refresh(now);
+  }
+
+  private async refresh(now: number): Promise<void> {
+    const raw = await this.redis.zrangebyscore(this.keys.members(), now - this.opts.nodeTtlMs, '+inf', 'WITHSCORES');
+    const next = new Map<string, MemberInfo>();
+    const ids: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) ids.push(raw[i]!);
+    const infos = await Promise.all(ids.map((id) => this.redis.hmget(this.keys.node(id), 'address', 'boot')));
+    ids.forEach((id, i) => {
+      const [address, boot] = infos[i]!;
+      next.set(id, { nodeId: id, address: address ?? '', bootId: boot ?? '', lastHeartbeat: Number(raw[i * 2 + 1]) });
+    });
+    const changed = next.size !== this.members.size || [...next.keys()].some((id) => {
+      const old = this.members.get(id);
+      return !old || old.bootId !== next.get(id)!.bootId;
+    });
+    this.members = next;
+    if (changed) this.emit('change', this.liveIds());
+  }
+
+  liveIds(): string[] {
+    return [...this.members.keys()].sort();
+  }
+
+  live(): MemberInfo[] {
+    return [...this.members.values()];
+  }
+
+  /** Whether the node instance (id + boot) that started an attempt still runs. */
+  isLive(nodeId: string, bootId: string): boolean {
+    const m = this.members.get(nodeId);
+    return m !== undefined && m.bootId === bootId;
+  }
+
+  get(nodeId: string): MemberInfo | undefined {
+    return this.members.get(nodeId);
+  }
+
+  /** Leaves the member set at once (graceful stop), so peers reassign without waiting nodeTtl. */
+  async leave(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,52 @@
+import convict from 'convict';
+import ms from 'ms';
+
+/** Parses "10s", "200ms", "5m" or a number of milliseconds; NaN when unparsable. */
+export function parseDuration(value: unknown): number {
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 ? value : NaN;
+  if (typeof value !== 'string' || value.trim() === '') return NaN;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const parsed = ms(trimmed as ms.StringValue);
+  return typeof parsed === 'number' && Number.isInteger(parsed) && parsed >= 0 ? parsed : NaN;
+}
+
+let registered = false;
+
+/** Registers the formats the schema uses; idempotent. */
+export function registerFormats(): void {
+  if (registered) return;
+  registered = true;
+  convict.addFormat({
+    name: 'duration',
+    validate(value: unknown) {
+      if (typeof value !== 'number' || Number.isNaN(value)) throw new Error('must be a duration such as 200ms, 10s or 5m');
+    },
+    coerce: (value: unknown) => parseDuration(value),
+  });
+  convict.addFormat({
+    name: 'listen-address',
+    validate(value: unknown) {
+      if (typeof value !== 'string' || !/^(\[[0-9a-fA-F:.]+\]|[^\s:]+):\d{1,5}$/.test(value)) {
+        throw new Error('must be host:port');
+      }
+      const port = Number(value.slice(value.lastIndexOf(':') + 1));
+      if (port > 65535) throw new Error('port must be at most 65535');
+    },
+  });
+  convict.addFormat({
+    name: 'positive-int',
+    validate(value: unknown) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw new Error('must be a positive integer');
+    },
+    coerce: (value: unknown) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
+  });
+  convict.addFormat({
+    name: 'string-list',
+    validate(value: unknown) {
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new Error('must be a list of strings');
+    },
+    coerce: (value: unknown) =>
+      typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter((s) => s.length > 0) : value,
+  });
+}

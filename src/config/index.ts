@@ -1,0 +1,2 @@
+export { loadConfig, ConfigError, type Config, type LoadOptions } from './load';
+export { parseDuration } from './formats';

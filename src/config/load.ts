@@ -1,0 +1,153 @@
+import convict from 'convict';
+import fs from 'node:fs';
+import YAML from 'yaml';
+import { registerFormats } from './formats';
+import { schema } from './schema';
+
+/** The loaded config; durations are milliseconds. Mirrors schema.ts. */
+export interface Config {
+  api: { listen: string };
+  http: { listen: string };
+  internal: { listen: string; advertise: string };
+  metrics: { listen: string };
+  matching: {
+    dispatchWait: number; stickyWait: number; syncMatchWait: number; headsResyncInterval: number;
+    maxConcurrentTasksCap: number; maxStreams: number; unsupportedTypeCacheEntries: number;
+    maxQueueLength: number; maxFlowTypes: number; maxFlowTypeLength: number; pingInterval: number;
+  };
+  limits: { maxPayloadBytes: number; maxBatch: number; maxWait: number };
+  redis: {
+    url: string; clusterNodes: string[]; sentinels: string[]; sentinelName: string; password: string;
+    keyPrefix: string; waitReplicas: number;
+  };
+  cluster: { partitions: number; nodeId: string; heartbeat: number; nodeTtl: number; leaseTtl: number };
+  steps: { maxAttempts: number; initialInterval: number; backoffCoefficient: number; maxInterval: number };
+  fetch: {
+    lockDuration: number; maxLockDuration: number; wait: number; maxWait: number;
+    maxTasks: number; maxMaxTasks: number; maxLockExpiries: number;
+  };
+  outcomes: { retention: number; redeliverAfter: number };
+  auth: { enabled: boolean; workerTokensFile: string; clientTokensFile: string };
+  tls: { enabled: boolean; cert: string; key: string; ca: string };
+  log: { level: string };
+  drain: { timeout: number };
+}
+
+/** A config that cannot run; `message` is one line naming the key. */
+export class ConfigError extends Error {
+  constructor(readonly key: string, reason: string) {
+    super(`config ${key}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadOptions {
+  /** A YAML (or JSON) file; its values override defaults. */
+  file?: string;
+  /** Environment (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Flags such as `--matching.stickyWait=2s`. */
+  args?: string[];
+  /** Values set by code (tests, `zdmatch dev`); they override everything. */
+  overrides?: Record<string, unknown>;
+}
+
+export function loadConfig(opts: LoadOptions = {}): Config {
+  registerFormats();
+  let conf;
+  const args = normaliseArgs(opts.args ?? []);
+  checkFlagNames(args);
+  let text: string | undefined;
+  if (opts.file) {
+    try {
+      text = fs.readFileSync(opts.file, 'utf8');
+    } catch (err) {
+      throw new ConfigError('file', `cannot read ${opts.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  try {
+    conf = convict(withFlags(schema) as never, { env: opts.env ?? process.env, args });
+    if (text !== undefined) conf.load(YAML.parse(text) ?? {});
+    for (const [k, v] of Object.entries(opts.overrides ?? {})) conf.set(k, v as never);
+    conf.validate({ allowed: 'strict' });
+  } catch (err) {
+    throw toConfigError(err);
+  }
+  const config = conf.getProperties() as unknown as Config;
+  checkRelations(config);
+  return config;
+}
+
+/** Gives every leaf a `--section.key` flag named after its path. */
+function withFlags(node: object, prefix = ''): object {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    const p = prefix ? `${prefix}.${k}` : k;
+    out[k] = v && typeof v === 'object' && 'default' in v ? { ...v, arg: p } : withFlags(v as object, p);
+  }
+  return out;
+}
+
+/** convict ignores flags it does not know; a misspelt flag must fail like a misspelt file key. */
+function checkFlagNames(args: string[]): void {
+  for (const a of args) {
+    const m = /^--([A-Za-z][\w.]*)$/.exec(a);
+    if (!m) continue;
+    const key = m[1]!;
+    let node: unknown = schema;
+    for (const part of key.split('.')) {
+      node = node && typeof node === 'object' && !('default' in node) ? (node as Record<string, unknown>)[part] : undefined;
+    }
+    if (!node || typeof node !== 'object' || !('default' in node)) throw new ConfigError(key, 'is not a known key');
+  }
+}
+
+/** convict reads `--key value`; accept `--key=value` too. */
+function normaliseArgs(args: string[]): string[] {
+  return args.flatMap((a) => {
+    const m = /^--([^=]+)=(.*)$/.exec(a);
+    return m ? [`--${m[1]}`, m[2]] : [a];
+  });
+}
+
+function toConfigError(err: unknown): ConfigError {
+  const msg = err instanceof Error ? err.message : String(err);
+  // convict: "matching.syncMatchWait: must be ...: value was ..." (first line names the key)
+  const first = msg.split('\n')[0] ?? msg;
+  const m = /^([\w.]+): (.*)$/.exec(first);
+  if (m) return new ConfigError(m[1]!, m[2]!);
+  const unknown = /configuration param '([^']+)' not declared/.exec(first);
+  if (unknown) return new ConfigError(unknown[1]!, 'is not a known key');
+  return new ConfigError('file', first);
+}
+
+/** Checks between keys (convict validates one key at a time). */
+function checkRelations(c: Config): void {
+  const fail = (key: string, reason: string): never => {
+    throw new ConfigError(key, reason);
+  };
+  if (c.matching.syncMatchWait <= 0) fail('matching.syncMatchWait', 'must be greater than 0');
+  if (c.matching.stickyWait > c.matching.dispatchWait) {
+    fail('matching.stickyWait', `${c.matching.stickyWait}ms must not exceed matching.dispatchWait (${c.matching.dispatchWait}ms)`);
+  }
+  if (c.matching.dispatchWait <= 0) fail('matching.dispatchWait', 'must be greater than 0');
+  if (c.matching.pingInterval <= 0) fail('matching.pingInterval', 'must be greater than 0');
+  if (c.cluster.heartbeat <= 0) fail('cluster.heartbeat', 'must be greater than 0');
+  if (c.cluster.nodeTtl <= c.cluster.heartbeat) fail('cluster.nodeTtl', 'must be longer than cluster.heartbeat');
+  if (c.cluster.leaseTtl < 3) fail('cluster.leaseTtl', 'must be at least 3ms');
+  for (const [def, max] of [['lockDuration', 'maxLockDuration'], ['wait', 'maxWait'], ['maxTasks', 'maxMaxTasks']] as const) {
+    const d = c.fetch[def];
+    const m = c.fetch[max];
+    // DESIGN §7: the node refuses to boot when a default is zero (an omitted wait must not silently mean "no long poll").
+    if (d <= 0) fail(`fetch.${def}`, 'must be greater than 0');
+    if (m <= 0) fail(`fetch.${max}`, 'must be greater than 0');
+    if (d > m) fail(`fetch.${def}`, `default ${d} exceeds its ceiling fetch.${max} (${m})`);
+  }
+  if (c.steps.backoffCoefficient < 1) fail('steps.backoffCoefficient', 'must be at least 1');
+  if (c.auth.enabled && !c.auth.workerTokensFile && !c.auth.clientTokensFile) {
+    fail('auth.enabled', 'needs auth.workerTokensFile or auth.clientTokensFile');
+  }
+  if (c.tls.enabled && (!c.tls.cert || !c.tls.key)) fail('tls.enabled', 'needs tls.cert and tls.key');
+  const redisModes = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean).length;
+  if (redisModes > 1) fail('redis.url', 'set only one of redis.url, redis.clusterNodes, redis.sentinels');
+}

@@ -1,0 +1,44 @@
+/**
+ * The error catalog: every error a client can see, with a stable code, a
+ * message template and its gRPC and HTTP statuses. Handlers throw
+ * `zdError(code, params)`; one middleware maps it to the wire. docs/errors.md
+ * documents every code (a test checks it).
+ */
+import { Status } from 'nice-grpc';
+
+export interface ErrorSpec {
+  readonly grpc: Status;
+  readonly http: number;
+  /** `{name}` placeholders are filled from the params. */
+  readonly message: string;
+}
+
+export const ERROR_CATALOG = {
+  ZD_INVALID_ARGUMENT: { grpc: Status.INVALID_ARGUMENT, http: 400, message: '{field}: {reason}' },
+  ZD_PROTOCOL_MISMATCH: {
+    grpc: Status.FAILED_PRECONDITION, http: 412,
+    message: 'worker protocol version {client} is not supported; this server speaks protocol version {server}',
+  },
+  ZD_NOT_REGISTERED: { grpc: Status.FAILED_PRECONDITION, http: 412, message: 'the first frame of a stream must be Register' },
+  ZD_TOO_MANY_STREAMS_PER_WORKER: {
+    grpc: Status.RESOURCE_EXHAUSTED, http: 429,
+    message: 'app worker id {appWorkerId} already has {count} streams on this node (matching.maxConcurrentTasksCap = {cap})',
+  },
+  ZD_TOO_MANY_STREAMS: {
+    grpc: Status.RESOURCE_EXHAUSTED, http: 429, message: 'this node has {count} registered streams (matching.maxStreams = {cap})',
+  },
+  ZD_TASK_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'task {taskId} not found' },
+  ZD_RPC_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'no connected worker supports rpc {rpcName} of flow type {flowType}' },
+  ZD_RPC_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'no worker took rpc {rpcName} within {waitMs} ms' },
+  ZD_LOCKED_BY_OTHER: { grpc: Status.FAILED_PRECONDITION, http: 409, message: 'task {taskId} is locked by another worker' },
+  ZD_LOCK_EXPIRED: { grpc: Status.FAILED_PRECONDITION, http: 410, message: 'the lock of task {taskId} has expired' },
+  ZD_TERMINAL: { grpc: Status.FAILED_PRECONDITION, http: 422, message: 'task {taskId} is terminal' },
+  ZD_NOT_OWNER: { grpc: Status.UNAVAILABLE, http: 503, message: 'partition {partition} is not owned by this node' },
+  ZD_UNAUTHENTICATED: { grpc: Status.UNAUTHENTICATED, http: 401, message: '{reason}' },
+  ZD_PERMISSION_DENIED: { grpc: Status.PERMISSION_DENIED, http: 403, message: 'the credential does not cover tenant {tenant}' },
+  ZD_DRAINING: { grpc: Status.UNAVAILABLE, http: 503, message: 'this node is draining' },
+  ZD_STORE_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'the store is unavailable: {reason}' },
+  ZD_INTERNAL: { grpc: Status.INTERNAL, http: 500, message: 'internal error' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,391 @@
+/**
+ * The gateway: the worker streams connected to this node, their idle and busy
+ * slots, and the commit of task starts and results (DESIGN §1, §4). It is the
+ * only place that runs the start and result scripts for stream workers.
+ */
+import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { zdError } from '../errors';
+import type { Metrics } from '../metrics/registry';
+import type { Refusal } from '../store/codes';
+import { queueName } from '../store/keys';
+import type { SlotIdentity, TaskStore } from '../store/task-store';
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import { pb, PROTOCOL_VERSION } from '../wire';
+import type { OfferRef, OfferResult } from '../owner/dispatcher';
+import { Slot, type SlotRegistration } from './slot';
+import { decodeToken, encodeToken } from './task-token';
+
+/** What the gateway tells the owners (local registry or peers). */
+export interface GatewayHooks {
+  /** Idle Step capacity for a flow type appeared on this node. */
+  capacityAvailable(tenant: string, flowType: string): void;
+  /** A task is ready again (retry scheduled, returned unconsumed). */
+  taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
+  /** An attempt started; its owner arms the deadline timer. */
+  attemptStarted(partition: number, deadlineAt: number): void;
+  outcomeWritten(partition: number, taskId: string): void;
+}
+
+export interface GatewayOptions {
+  nodeId: string;
+  bootId: string;
+  maxConcurrentTasksCap: number;
+  maxStreams: number;
+  unsupportedTypeCacheEntries: number;
+  pingIntervalMs: number;
+  maxPayloadBytes: number;
+}
+
+const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+
+export class Gateway {
+  private readonly slots = new Map<string, Slot>();
+  /** Idle Step-and-RPC slots by (tenant, flowType). */
+  private readonly idleStep = new Map<string, Set<Slot>>();
+  private readonly byWorker = new Map<string, Set<Slot>>();
+  /** (tenant, flowType, type, appWorkerId) a worker declined as unknown. */
+  private readonly declined: LRUCache<string, true>;
+  private seq = 0;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private draining = false;
+
+  constructor(
+    private readonly opts: GatewayOptions,
+    private readonly store: TaskStore,
+    private readonly hooks: GatewayHooks,
+    private readonly metrics: Metrics,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
+    this.declined = new LRUCache({ max: opts.unsupportedTypeCacheEntries });
+    this.pingTimer = setInterval(() => this.pingIdle(), Math.max(50, Math.floor(opts.pingIntervalMs / 4)));
+    this.pingTimer.unref();
+  }
+
+  get streamCount(): number {
+    return this.slots.size;
+  }
+
+  // ---- registration ---------------------------------------------------------
+
+  register(reg: SlotRegistration): Slot {
+    if (this.draining) throw zdError('ZD_DRAINING');
+    if (this.slots.size >= this.opts.maxStreams) {
+      throw zdError('ZD_TOO_MANY_STREAMS', { count: this.slots.size, cap: this.opts.maxStreams });
+    }
+    const mine = this.byWorker.get(reg.appWorkerId);
+    if (mine && mine.size >= this.opts.maxConcurrentTasksCap) {
+      throw zdError('ZD_TOO_MANY_STREAMS_PER_WORKER', {
+        appWorkerId: reg.appWorkerId, count: mine.size, cap: this.opts.maxConcurrentTasksCap,
+      });
+    }
+    const slot = new Slot(`${this.opts.nodeId}/${++this.seq}`, reg);
+    this.slots.set(slot.id, slot);
+    if (mine) mine.add(slot);
+    else this.byWorker.set(reg.appWorkerId, new Set([slot]));
+    this.metrics.streams.inc({ kind: reg.kind });
+    slot.send({
+      registered: {
+        max_concurrent_tasks_cap: this.opts.maxConcurrentTasksCap,
+        ping_interval_ms: this.opts.pingIntervalMs,
+        server_protocol_version: PROTOCOL_VERSION,
+        node_id: this.opts.nodeId,
+        stream_id: slot.id,
+      },
+    }, this.clock.now());
+    this.becomeIdle(slot);
+    return slot;
+  }
+
+  /**
+   * The stream ended. A half-close (`graceful`) returns a held task without
+   * consuming the attempt; a reset or a lost connection fails it (the worker
+   * may have run it) and the retry policy runs.
+   */
+  async unregister(slot: Slot, graceful: boolean): Promise<void> {
+    if (slot.state === 'closed') return;
+    this.removeIdle(slot);
+    slot.state = 'closed';
+    slot.out.close();
+    this.slots.delete(slot.id);
+    this.metrics.streams.dec({ kind: slot.reg.kind });
+    const mine = this.byWorker.get(slot.reg.appWorkerId);
+    mine?.delete(slot);
+    if (mine && mine.size === 0) {
+      this.byWorker.delete(slot.reg.appWorkerId);
+      this.forgetDeclines(slot.reg);
+    }
+    const held = slot.attempt;
+    slot.attempt = undefined;
+    if (!held) return;
+    const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
+    if (graceful || !held.delivered) {
+      this.metrics.returnedAttempts.inc({ reason: graceful ? 'drain_no_output' : 'write_failed' });
+      await this.returnTask(ref, held.queue);
+    } else {
+      const r = await this.store.fail(ref, { message: 'worker lost: stream reset mid-task', type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
+      this.afterFail(r, held.partition, held.taskId, held.queue);
+    }
+  }
+
+  // ---- offers ---------------------------------------------------------------
+
+  /** Whether an idle Step slot of this node can take a task of this type. */
+  hasIdleStepSlot(tenant: string, flowType: string, stepType: string): boolean {
+    return this.pickIdle(tenant, flowType, stepType) !== undefined;
+  }
+
+  /**
+   * Offers a task: binds an idle slot synchronously (before any await, so the
+   * caller's capacity check stays true), commits the start, writes the task.
+   */
+  offer(ref: OfferRef): Promise<OfferResult> {
+    const slot = this.pickIdle(ref.tenant, ref.flowType, ref.stepType);
+    if (!slot) return Promise.resolve('no-slot');
+    this.removeIdle(slot);
+    slot.state = 'busy';
+    return this.start(slot, ref);
+  }
+
+  private async start(slot: Slot, ref: OfferRef): Promise<OfferResult> {
+    const nonce = randomBytes(8).toString('hex');
+    const identity: SlotIdentity = {
+      appWorkerId: slot.reg.appWorkerId, streamId: slot.id, nodeId: this.opts.nodeId, bootId: this.opts.bootId,
+    };
+    const now = this.clock.now();
+    let started;
+    try {
+      started = await this.store.start(ref.partition, ref.taskId, ref.attempt, identity, nonce, now);
+    } catch (err) {
+      this.slotFree(slot);
+      throw err;
+    }
+    if (!('input' in started)) {
+      this.slotFree(slot);
+      return 'gone';
+    }
+    const queue = queueName(ref.tenant, ref.flowType, ref.stepType);
+    const token = encodeToken({ partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce });
+    slot.attempt = { partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce, queue, token, delivered: false };
+    this.hooks.attemptStarted(ref.partition, started.deadlineAt);
+    const written = slot.state === 'busy' && slot.send({
+      step_task: {
+        task_token: token, task_id: started.taskId, tenant: started.tenant, flow_id: started.flowId,
+        flow_type: started.flowType, step_type: started.stepType, step_execution_id: started.stepExecutionId,
+        attempt: started.attempt, input: started.input, enqueued_at_ms: started.enqueuedAt, started_at_ms: now,
+        method_timeout_ms: started.methodTimeout, heartbeat_timeout_ms: started.heartbeatTimeout,
+        flow_deadline_ms: started.flowDeadline,
+      },
+    }, now);
+    if (!written) {
+      // The stream went away between binding and writing: the worker never saw
+      // the task, so it goes back unconsumed at once (unregister did not see it).
+      const held = slot.attempt;
+      slot.attempt = undefined;
+      this.metrics.returnedAttempts.inc({ reason: 'write_failed' });
+      await this.returnTask({ partition: ref.partition, taskId: ref.taskId, attempt: held.attempt, nonce }, queue);
+      return 'taken';
+    }
+    slot.attempt.delivered = true;
+    this.metrics.dispatchLatency.observe({ path: 'queued' }, Math.max(0, now - ref.readyAt) / 1000);
+    return 'taken';
+  }
+
+  // ---- worker frames --------------------------------------------------------
+
+  async stepResult(slot: Slot, msg: pb.IStepResult): Promise<void> {
+    const held = this.heldBy(slot, msg.task_token ?? '');
+    if (!held) {
+      slot.send({ result_ack: { task_token: msg.task_token ?? '', verdict: pb.ResultVerdict.REFUSED_STALE, error: 'no such attempt on this stream' } }, this.clock.now());
+      return;
+    }
+    const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
+    const now = this.clock.now();
+    if (msg.output != null && msg.failure == null) {
+      const output = Buffer.from(msg.output ?? new Uint8Array(0));
+      if (output.length > this.opts.maxPayloadBytes) {
+        const r = await this.store.fail(ref, { message: `output: ${output.length} bytes exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`, type: 'invalid_result', nonRetryable: false, retryAfterMs: 0 }, now);
+        this.afterFail(r, held.partition, held.taskId, held.queue);
+        this.ack(slot, held.token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
+      } else {
+        const r = await this.store.complete(ref, output, now);
+        if (r.kind === 'completed') {
+          this.hooks.outcomeWritten(held.partition, held.taskId);
+          this.ack(slot, held.token, pb.ResultVerdict.ACCEPTED);
+        } else {
+          this.ackRefusal(slot, held.token, r);
+        }
+      }
+    } else {
+      const f = msg.failure;
+      const r = await this.store.fail(ref, {
+        message: truncate(f?.message ?? '', 4096), type: truncate(f?.type ?? '', 256),
+        nonRetryable: f?.non_retryable ?? false, retryAfterMs: Math.max(0, Math.min(f?.retry_after_ms ?? 0, 365 * 86_400_000)),
+      }, now);
+      this.afterFail(r, held.partition, held.taskId, held.queue);
+      if (r.kind === 'retry' || r.kind === 'terminal') {
+        slot.send({ result_ack: { task_token: held.token, verdict: pb.ResultVerdict.ACCEPTED, retry_scheduled: r.kind === 'retry' } }, now);
+      } else {
+        this.ackRefusal(slot, held.token, r);
+      }
+    }
+    this.finishAttempt(slot, held.token);
+  }
+
+  /** The worker lacks the type: return the task unconsumed and remember the decline. */
+  async decline(slot: Slot, msg: pb.IDecline): Promise<void> {
+    const held = this.heldBy(slot, msg.task_token ?? '');
+    if (!held) return;
+    const reason = msg.reason === pb.DeclineReason.NO_CAPACITY ? 'legacy_no_capacity' : 'unknown_type';
+    this.metrics.returnedAttempts.inc({ reason });
+    if (reason === 'unknown_type') {
+      const stepType = held.queue.split(':')[2] ?? '';
+      const [, flowType = ''] = held.queue.split(':');
+      this.declined.set(declineKey(slot.reg.tenant, flowType, stepType, slot.reg.appWorkerId), true);
+    }
+    slot.attempt = undefined;
+    await this.returnTask({ partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce }, held.queue);
+    this.finishAttempt(slot, held.token);
+  }
+
+  async heartbeat(slot: Slot, msg: pb.IHeartbeat): Promise<void> {
+    const held = this.heldBy(slot, msg.task_token ?? '');
+    if (!held) return;
+    const r = await this.store.heartbeat({ partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce }, this.clock.now());
+    if (r.kind === 'extended') this.hooks.attemptStarted(held.partition, r.deadlineAt);
+  }
+
+  /** Sends Cancel to the slots of this node that hold the given attempts. */
+  cancelAttempts(attempts: { taskId: string; attempt: number; nonce: string; streamId: string }[], reason: string): void {
+    for (const a of attempts) {
+      const slot = this.slots.get(a.streamId);
+      const held = slot?.attempt;
+      if (!slot || !held || held.taskId !== a.taskId || held.nonce !== a.nonce) continue;
+      slot.send({ cancel: { task_token: held.token, reason } }, this.clock.now());
+    }
+  }
+
+  // ---- drain ----------------------------------------------------------------
+
+  /** Stops taking streams; idle ones get Reconnect and close, busy ones get Reconnect after their task. */
+  startDrain(): void {
+    this.draining = true;
+    for (const slot of this.slots.values()) {
+      slot.send({ reconnect: { reason: 'node draining' } }, this.clock.now());
+      if (slot.state === 'idle') {
+        this.removeIdle(slot);
+        slot.state = 'draining';
+        slot.out.close();
+      }
+    }
+  }
+
+  busySlots(): number {
+    let n = 0;
+    for (const s of this.slots.values()) if (s.attempt) n++;
+    return n;
+  }
+
+  /** Ends every remaining stream (after the drain deadline). */
+  closeAll(): void {
+    for (const slot of this.slots.values()) slot.out.close();
+    if (this.pingTimer) clearInterval(this.pingTimer);
+  }
+
+  stop(): void {
+    if (this.pingTimer) clearInterval(this.pingTimer);
+  }
+
+  // ---- internals ------------------------------------------------------------
+
+  private heldBy(slot: Slot, token: string) {
+    const held = slot.attempt;
+    if (!held || held.token !== token || !decodeToken(token)) return undefined;
+    return held;
+  }
+
+  private ack(slot: Slot, token: string, verdict: pb.ResultVerdict, error = ''): void {
+    slot.send({ result_ack: { task_token: token, verdict, error } }, this.clock.now());
+  }
+
+  private ackRefusal(slot: Slot, token: string, r: Refusal): void {
+    if (r.kind === 'ended' && r.status === 'CANCELLED') this.ack(slot, token, pb.ResultVerdict.REFUSED_CANCELLED, 'the flow was cancelled');
+    else this.ack(slot, token, pb.ResultVerdict.REFUSED_STALE, `attempt is no longer held (${r.kind})`);
+  }
+
+  private afterFail(r: Awaited<ReturnType<TaskStore['fail']>>, partition: number, taskId: string, queue: string): void {
+    if (r.kind === 'retry') this.hooks.taskReady(partition, queue, taskId, r.readyAt);
+    else if (r.kind === 'terminal') this.hooks.outcomeWritten(partition, taskId);
+  }
+
+  private async returnTask(ref: { partition: number; taskId: string; attempt: number; nonce: string }, queue: string): Promise<void> {
+    const r = await this.store.release(ref);
+    if (r.kind === 'released') this.hooks.taskReady(ref.partition, queue, ref.taskId, r.readyAt);
+  }
+
+  private finishAttempt(slot: Slot, token: string): void {
+    if (slot.attempt?.token === token) slot.attempt = undefined;
+    if (slot.state === 'busy') this.slotFree(slot);
+  }
+
+  private slotFree(slot: Slot): void {
+    slot.attempt = undefined;
+    if (slot.state !== 'busy') return;
+    if (this.draining) {
+      slot.state = 'draining';
+      slot.out.close();
+      return;
+    }
+    this.becomeIdle(slot);
+  }
+
+  private becomeIdle(slot: Slot): void {
+    slot.state = 'idle';
+    if (slot.reg.kind !== 'STEP_AND_RPC') return;
+    for (const ft of slot.reg.flowTypes) {
+      const key = flowKey(slot.reg.tenant, ft);
+      let set = this.idleStep.get(key);
+      if (!set) this.idleStep.set(key, (set = new Set()));
+      set.add(slot);
+      this.hooks.capacityAvailable(slot.reg.tenant, ft);
+    }
+  }
+
+  private removeIdle(slot: Slot): void {
+    if (slot.state !== 'idle') return;
+    for (const ft of slot.reg.flowTypes) this.idleStep.get(flowKey(slot.reg.tenant, ft))?.delete(slot);
+  }
+
+  private pickIdle(tenant: string, flowType: string, stepType: string): Slot | undefined {
+    const set = this.idleStep.get(flowKey(tenant, flowType));
+    if (!set) return undefined;
+    for (const slot of set) {
+      if (this.declined.size > 0 && this.declined.has(declineKey(tenant, flowType, stepType, slot.reg.appWorkerId))) continue;
+      return slot;
+    }
+    return undefined;
+  }
+
+  private forgetDeclines(reg: SlotRegistration): void {
+    if (this.declined.size === 0) return;
+    const suffix = `\0${reg.appWorkerId}`;
+    for (const k of this.declined.keys()) if (k.startsWith(`${reg.tenant}\0`) && k.endsWith(suffix)) this.declined.delete(k);
+  }
+
+  private pingIdle(): void {
+    const now = this.clock.now();
+    for (const slot of this.slots.values()) {
+      if (slot.state === 'idle' && now - slot.lastSentAt >= this.opts.pingIntervalMs) slot.send({ ping: { sent_at_ms: now } }, now);
+    }
+  }
+}
+
+function declineKey(tenant: string, flowType: string, type: string, appWorkerId: string): string {
+  return `${tenant}\0${flowType}\0${type}\0${appWorkerId}`;
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? s.slice(0, n) : s;
+}

@@ -1,0 +1,243 @@
+/**
+ * The composition root: one zdmatch node with its three roles (api, gateway,
+ * owner), started in dependency order and drained in the fixed order of the
+ * conventions: health NOT_SERVING → stop accepting → Reconnect idle streams →
+ * wait for busy slots → release leases → server shutdown → force at the deadline.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { createServer, type Server } from 'nice-grpc';
+import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
+import type http from 'node:http';
+import type { Config } from '../config';
+import { errorMiddleware } from '../api/error-middleware';
+import { matchingService } from '../api/matching-service';
+import { workerService } from '../api/worker-service';
+import { LeaseManager } from '../cluster/leases';
+import { Membership } from '../cluster/membership';
+import { targetPartitions } from '../cluster/rendezvous';
+import { Gateway } from '../gateway/gateway';
+import { OutcomeBell } from '../gateway/outcome-bell';
+import { createMetrics, type Metrics } from '../metrics/registry';
+import { OwnerRegistry } from '../owner/registry';
+import { Keys } from '../store/keys';
+import { OutcomeStore } from '../store/outcomes';
+import { createRedis, type RedisClient } from '../store/redis';
+import { TaskStore } from '../store/task-store';
+import { systemClock, type Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import { ALL_SERVICES, MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../wire';
+import { startMetricsServer } from './http-server';
+import { LocalDispatcher } from './local-dispatcher';
+
+export type NodeState = 'starting' | 'running' | 'draining' | 'stopped' | 'failed';
+
+/** How long a flow remembers the app worker that last completed one of its Steps. */
+const STICKY_TTL_MS = 24 * 3600_000;
+const OUTCOME_TRIM_EVERY_MS = 10_000;
+
+export interface NodeOptions {
+  logger: Logger;
+  clock?: Clock;
+}
+
+export class ZdNode {
+  state: NodeState = 'starting';
+  apiAddress = '';
+  httpAddress = '';
+  metricsAddress = '';
+  readonly nodeId: string;
+  readonly bootId = randomBytes(6).toString('hex');
+  readonly metrics: Metrics;
+  readonly redis: RedisClient;
+  readonly keys: Keys;
+  readonly store: TaskStore;
+  readonly outcomes: OutcomeStore;
+  readonly gateway: Gateway;
+  readonly owner: OwnerRegistry;
+  readonly membership: Membership;
+  readonly leases: LeaseManager;
+  private readonly bell = new OutcomeBell();
+  private readonly health = HealthState();
+  private server: Server | undefined;
+  private metricsServer: http.Server | undefined;
+  private trimTimer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+
+  private constructor(readonly config: Config, opts: NodeOptions) {
+    this.log = opts.logger;
+    this.clock = opts.clock ?? systemClock;
+    this.nodeId = config.cluster.nodeId || `${os.hostname()}-${randomBytes(3).toString('hex')}`;
+    this.metrics = createMetrics({ defaultMetrics: true });
+    this.redis = createRedis(config.redis);
+    this.keys = new Keys(config.redis.keyPrefix);
+    this.store = new TaskStore(this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS);
+    this.outcomes = new OutcomeStore(this.redis, this.keys, config.cluster.partitions);
+    this.membership = new Membership(this.redis, this.keys, {
+      nodeId: this.nodeId, bootId: this.bootId, address: config.internal.advertise || config.internal.listen,
+      heartbeatMs: config.cluster.heartbeat, nodeTtlMs: config.cluster.nodeTtl,
+    }, this.clock, this.log);
+    this.leases = new LeaseManager(this.redis, this.keys, this.nodeId, config.cluster.leaseTtl, this.log);
+    this.owner = new OwnerRegistry(this.redis, this.keys, this.store, {
+      isNodeLive: (id, boot) => this.membership.isLive(id, boot),
+      leaseMoved: () => void this.leases.tick(),
+      outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
+    }, this.clock, this.log);
+    this.gateway = new Gateway({
+      nodeId: this.nodeId, bootId: this.bootId,
+      maxConcurrentTasksCap: config.matching.maxConcurrentTasksCap, maxStreams: config.matching.maxStreams,
+      unsupportedTypeCacheEntries: config.matching.unsupportedTypeCacheEntries,
+      pingIntervalMs: config.matching.pingInterval, maxPayloadBytes: config.limits.maxPayloadBytes,
+    }, this.store, {
+      capacityAvailable: (tenant, flowType) => this.owner.capacityAvailable(tenant, flowType),
+      taskReady: (p, queue, taskId, readyAt) => this.owner.taskReady(p, queue, taskId, readyAt),
+      attemptStarted: (p, deadlineAt) => this.owner.attemptStarted(p, deadlineAt),
+      outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
+    }, this.metrics, this.clock, this.log);
+    this.owner.setDispatcher(new LocalDispatcher(this.nodeId, this.gateway));
+  }
+
+  static async start(config: Config, opts: NodeOptions): Promise<ZdNode> {
+    const node = new ZdNode(config, opts);
+    try {
+      await node.boot();
+      return node;
+    } catch (err) {
+      node.state = 'failed';
+      await node.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async boot(): Promise<void> {
+    const c = this.config;
+    await this.checkPartitionCount();
+    this.leases.on('acquired', (lease) => {
+      this.metrics.leaseChanges.inc({ event: 'acquired' });
+      this.metrics.ownedPartitions.set(this.leases.heldPartitions().length);
+      void this.owner.acquired(lease);
+    });
+    this.leases.on('unload', (lease, cause) => {
+      this.metrics.leaseChanges.inc({ event: cause });
+      this.metrics.ownedPartitions.set(this.leases.heldPartitions().length);
+      this.owner.unload(lease, cause);
+    });
+    this.membership.on('change', (ids: string[]) => {
+      void this.leases.setTargets(targetPartitions(this.nodeId, ids, c.cluster.partitions));
+      void this.owner.membershipChanged();
+    });
+
+    const server = createServer({ 'grpc.max_receive_message_length': c.limits.maxPayloadBytes + 64 * 1024 })
+      .use(errorMiddleware(this.log));
+    server.add(HealthDefinition, HealthServiceImpl(this.health));
+    server.add(WorkerTaskServiceDefinition, workerService(this.gateway, c, this.log));
+    server.add(MatchingServiceDefinition, matchingService({
+      config: c, redis: this.redis, keys: this.keys, store: this.store, outcomes: this.outcomes, bell: this.bell,
+      membership: this.membership, metrics: this.metrics, clock: this.clock,
+      taskEnqueued: (t) => {
+        this.owner.taskReady(t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()));
+        if (t.flowDeadline > 0) this.owner.flowDeadlineSet(t.partition, t.flowDeadline);
+      },
+      cancelAttempts: (attempts, reason) => this.gateway.cancelAttempts(attempts.filter((a) => a.nodeId === this.nodeId), reason),
+      outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
+    }));
+    this.server = server;
+    const port = await server.listen(c.api.listen);
+    this.apiAddress = `${hostOf(c.api.listen)}:${port}`;
+
+    await this.membership.start();
+    this.leases.start();
+    await this.leases.setTargets(targetPartitions(this.nodeId, this.membership.liveIds(), c.cluster.partitions));
+
+    const m = await startMetricsServer(c.metrics.listen, this.metrics.registry, () => this.state === 'running');
+    this.metricsServer = m.server;
+    this.metricsAddress = m.address;
+
+    this.trimTimer = setInterval(() => void this.trimOutcomes(), OUTCOME_TRIM_EVERY_MS);
+    this.trimTimer.unref();
+    for (const name of Object.keys(ALL_SERVICES)) this.health.setStatus('healthy', name);
+    this.health.setStatus('healthy');
+    this.state = 'running';
+    this.log.info({ nodeId: this.nodeId, api: this.apiAddress, metrics: this.metricsAddress }, 'zdmatch node running');
+  }
+
+  /** The partition count is fixed for the life of a cluster: refuse to join with another. */
+  private async checkPartitionCount(): Promise<void> {
+    const want = this.config.cluster.partitions;
+    await this.redis.hsetnx(this.keys.meta(), 'partitions', want);
+    const have = Number(await this.redis.hget(this.keys.meta(), 'partitions'));
+    if (have !== want) {
+      throw new Error(`config cluster.partitions: ${want} differs from the ${have} this Redis was set up with (fixed for the life of a cluster)`);
+    }
+  }
+
+  private outcomeWritten(partition: number, taskId: string): void {
+    this.bell.ring(partition, taskId);
+  }
+
+  private async trimOutcomes(): Promise<void> {
+    const now = this.clock.now();
+    for (const p of this.owner.owned()) {
+      await this.outcomes.trim(p.partition, now, this.config.outcomes.retention).catch((err: Error) =>
+        this.log.warn({ partition: p.partition, err: err.message }, 'outcome trim failed'));
+    }
+  }
+
+  /** Graceful stop: finishes busy slots (up to drain.timeout), hands partitions over, exits. */
+  drain(reason = 'drain'): Promise<void> {
+    return this.close(reason);
+  }
+
+  close(reason = 'close'): Promise<void> {
+    this.closing ??= this.doClose(reason);
+    return this.closing;
+  }
+
+  private async doClose(reason: string): Promise<void> {
+    const wasRunning = this.state === 'running';
+    this.state = 'draining';
+    this.log.info({ reason }, 'node draining');
+    const step = async (name: string, fn: () => unknown) => {
+      try {
+        await fn();
+      } catch (err) {
+        this.log.warn({ step: name, err: (err as Error).message }, 'shutdown step failed');
+      }
+    };
+    await step('health', () => {
+      this.health.setStatus('unhealthy');
+      for (const name of Object.keys(ALL_SERVICES)) this.health.setStatus('unhealthy', name);
+    });
+    if (wasRunning) {
+      await step('reconnect', () => this.gateway.startDrain());
+      const deadline = this.clock.now() + this.config.drain.timeout;
+      while (this.gateway.busySlots() > 0 && this.clock.now() < deadline) await sleep(50);
+    }
+    await step('streams', () => this.gateway.closeAll());
+    if (this.trimTimer) clearInterval(this.trimTimer);
+    await step('leases', () => this.leases.releaseAll());
+    await step('membership', () => this.membership.leave());
+    await step('server', async () => {
+      const server = this.server;
+      if (!server) return;
+      const forced = sleep(2000).then(() => server.forceShutdown());
+      await Promise.race([server.shutdown(), forced]);
+    });
+    await step('metrics', () => new Promise<void>((resolve) => (this.metricsServer ? this.metricsServer.close(() => resolve()) : resolve())));
+    this.gateway.stop();
+    await step('redis', () => this.redis.quit());
+    this.state = 'stopped';
+    this.log.info('node stopped');
+  }
+}
+
+function hostOf(listen: string): string {
+  const host = listen.slice(0, listen.lastIndexOf(':'));
+  return host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,101 @@
+/**
+ * The in-memory heads of one queue in one owned partition: a bounded window of
+ * the next ready task ids, in readyAt order. Redis stays the truth; the window
+ * is refilled from the queue's sorted set when it runs low and Redis may hold
+ * more (`more`). Ids being offered stay in `known` so a refill cannot double them.
+ */
+export interface HeadRef {
+  taskId: string;
+  readyAt: number;
+}
+
+export const HEADS_WINDOW = 256;
+const LOW_WATER = 64;
+
+export class QueueHeads {
+  private refs: HeadRef[] = [];
+  private start = 0;
+  /** Ids in the window or out on an offer. */
+  private readonly known = new Set<string>();
+  /** Redis may hold ready entries that are not in the window. */
+  more = true;
+  loading = false;
+  /** Earliest future readyAt known to be scheduled (delayed entries). */
+  wakeAt = Infinity;
+
+  constructor(
+    readonly partition: number,
+    readonly name: string,
+    readonly tenant: string,
+    readonly flowType: string,
+    readonly stepType: string,
+  ) {}
+
+  get size(): number {
+    return this.refs.length - this.start;
+  }
+
+  peek(): HeadRef | undefined {
+    return this.refs[this.start];
+  }
+
+  /** A task became ready: keep it if the window holds everything, else leave it to a refill. */
+  add(ref: HeadRef): boolean {
+    if (this.known.has(ref.taskId)) return false;
+    if (this.more || this.size >= HEADS_WINDOW) {
+      this.more = true;
+      return false;
+    }
+    this.insertSorted(ref);
+    return true;
+  }
+
+  /** Refill results (readyAt order); ids already known are skipped. */
+  fill(refs: HeadRef[], more: boolean): void {
+    for (const r of refs) if (!this.known.has(r.taskId)) this.insertSorted(r);
+    this.more = more;
+  }
+
+  shift(): HeadRef | undefined {
+    const r = this.refs[this.start];
+    if (!r) return undefined;
+    this.refs[this.start++] = undefined as unknown as HeadRef;
+    if (this.start > 1024 && this.start * 2 > this.refs.length) {
+      this.refs = this.refs.slice(this.start);
+      this.start = 0;
+    }
+    return r;
+  }
+
+  /** An offer found no slot: the ref goes back to the front. */
+  unshift(ref: HeadRef): void {
+    if (this.start > 0) this.refs[--this.start] = ref;
+    else this.refs.unshift(ref);
+  }
+
+  /** An offer settled (taken or gone): forget the id. */
+  settle(taskId: string): void {
+    this.known.delete(taskId);
+  }
+
+  /** Drops a ref from the window (resync or cancel found it gone). */
+  has(taskId: string): boolean {
+    return this.known.has(taskId);
+  }
+
+  needsRefill(): boolean {
+    return this.more && !this.loading && this.size < LOW_WATER;
+  }
+
+  private insertSorted(ref: HeadRef): void {
+    this.known.add(ref.taskId);
+    const last = this.refs[this.refs.length - 1];
+    if (this.size === 0 || !last || last.readyAt <= ref.readyAt) {
+      this.refs.push(ref);
+      return;
+    }
+    let i = this.refs.length - 1;
+    while (i > this.start && this.refs[i - 1]!.readyAt > ref.readyAt) i--;
+    this.refs.splice(i, 0, ref);
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * One owned partition: its queues' heads, the timers of its delayed tasks,
+ * attempt deadlines and flow deadlines, and the failing of attempts whose
+ * node died. Owner-initiated scripts carry the lease token and are refused
+ * once the lease has moved; the partition then stops doing work.
+ */
+import type { HeldLease, UnloadCause } from '../cluster/leases';
+import type { Keys } from '../store/keys';
+import { parseQueueName } from '../store/keys';
+import type { RedisClient } from '../store/redis';
+import type { TaskStore } from '../store/task-store';
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import { HEADS_WINDOW, QueueHeads } from './heads';
+import { Timers } from './timers';
+
+/** What a partition needs from the node around it. */
+export interface PartitionHost {
+  /** Heads of `q` became available to offer. */
+  headsAvailable(q: QueueHeads): void;
+  /** Whether the node instance that started an attempt still runs. */
+  isNodeLive(nodeId: string, bootId: string): boolean;
+  /** An owner-initiated script found the lease gone. */
+  leaseMoved(partition: number): void;
+  /** An outcome was written (doorbell for outcome waiters). */
+  outcomeWritten(partition: number, taskId: string): void;
+}
+
+const EXPIRY_BATCH = 100;
+/** The inflight score of an attempt without timeouts (Lua's 2^53-1). */
+const NO_DEADLINE = 9007199254740991;
+
+export class PartitionOwner {
+  readonly queues = new Map<string, QueueHeads>();
+  private readonly timers: Timers;
+  private inflightWake = Infinity;
+  private deadlineWake = Infinity;
+  private state: 'loading' | 'active' | 'unloaded' = 'loading';
+
+  constructor(
+    readonly lease: HeldLease,
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly store: TaskStore,
+    private readonly host: PartitionHost,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
+    this.timers = new Timers(clock);
+  }
+
+  get partition(): number {
+    return this.lease.partition;
+  }
+
+  get active(): boolean {
+    return this.state !== 'unloaded';
+  }
+
+  /** Reloads heads and timers from Redis: the oldest queued task of each queue first. */
+  async load(): Promise<void> {
+    const p = this.partition;
+    const names = await this.redis.smembers(this.keys.queues(p));
+    await Promise.all(names.map((n) => this.refill(this.queueFor(n))));
+    if (!this.active) return;
+    this.state = 'active';
+    await Promise.all([this.failDeadNodeAttempts(), this.armInflight(), this.armDeadlines()]);
+  }
+
+  unload(cause: UnloadCause): void {
+    if (this.state === 'unloaded') return;
+    this.state = 'unloaded';
+    this.timers.stop();
+    this.log.info({ partition: this.partition, epoch: this.lease.epoch, cause }, 'partition unloaded');
+  }
+
+  queueFor(name: string): QueueHeads {
+    let q = this.queues.get(name);
+    if (!q) {
+      const { tenant, flowType, stepType } = parseQueueName(name);
+      q = new QueueHeads(this.partition, name, tenant, flowType, stepType);
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  /** A task of queue `name` is ready at `readyAt` (enqueue, retry, release). */
+  taskReady(name: string, taskId: string, readyAt: number): void {
+    if (!this.active) return;
+    const q = this.queueFor(name);
+    if (readyAt > this.clock.now()) {
+      this.wakeQueueAt(q, readyAt);
+      return;
+    }
+    q.add({ taskId, readyAt });
+    if (q.needsRefill()) void this.refill(q);
+    else if (q.size > 0) this.host.headsAvailable(q);
+  }
+
+  /** Reads the next ready entries of a queue into its window; arms the timer of its next delayed one. */
+  async refill(q: QueueHeads): Promise<void> {
+    if (q.loading || !this.active) return;
+    q.loading = true;
+    try {
+      const now = this.clock.now();
+      const key = this.keys.queue(this.partition, q.name);
+      const [ready, next] = await Promise.all([
+        this.redis.zrangebyscore(key, '-inf', now, 'WITHSCORES', 'LIMIT', 0, HEADS_WINDOW),
+        this.redis.zrangebyscore(key, `(${now}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1),
+      ]);
+      const refs = [];
+      for (let i = 0; i + 1 < ready.length; i += 2) refs.push({ taskId: ready[i]!, readyAt: Number(ready[i + 1]) });
+      q.fill(refs, refs.length >= HEADS_WINDOW);
+      if (next.length === 2) this.wakeQueueAt(q, Number(next[1]));
+    } finally {
+      q.loading = false;
+    }
+    if (!this.active) return;
+    if (q.size > 0) this.host.headsAvailable(q);
+    else if (q.more) void this.refill(q);
+  }
+
+  private wakeQueueAt(q: QueueHeads, at: number): void {
+    if (at >= q.wakeAt) return;
+    q.wakeAt = at;
+    this.timers.schedule(at, () => {
+      if (q.wakeAt !== at) return;
+      q.wakeAt = Infinity;
+      q.more = true;
+      void this.refill(q).catch((err: Error) => this.log.warn({ err: err.message }, 'queue refill failed'));
+    });
+  }
+
+  // ---- attempt deadlines and dead nodes ------------------------------------
+
+  /** An attempt started or its deadline moved: make sure the inflight timer fires by then. */
+  attemptDeadline(at: number): void {
+    // NO_DEADLINE: an attempt without method or heartbeat timeout ends only with its node.
+    if (!this.active || at >= NO_DEADLINE || at >= this.inflightWake) return;
+    this.inflightWake = at;
+    this.timers.schedule(at, () => {
+      if (this.inflightWake !== at) return;
+      this.inflightWake = Infinity;
+      void this.expireAttempts().catch((err: Error) => this.log.warn({ err: err.message }, 'attempt expiry failed'));
+    });
+  }
+
+  private async armInflight(): Promise<void> {
+    const first = await this.redis.zrange(this.keys.inflight(this.partition), 0, 0, 'WITHSCORES');
+    if (first.length === 2) this.attemptDeadline(Number(first[1]));
+  }
+
+  /** Fails attempts past their method or heartbeat deadline; the retry policy runs. */
+  private async expireAttempts(): Promise<void> {
+    if (!this.active) return;
+    const now = this.clock.now();
+    const due = await this.redis.zrangebyscore(this.keys.inflight(this.partition), '-inf', now, 'LIMIT', 0, EXPIRY_BATCH);
+    await Promise.all(due.map((id) => this.failAttempt(id, 'attempt timed out', 'timeout')));
+    await this.armInflight();
+  }
+
+  /** Fails every running attempt whose node instance is gone (DESIGN §6: within cluster.nodeTtl). */
+  async failDeadNodeAttempts(): Promise<void> {
+    if (!this.active) return;
+    const ids = await this.redis.zrange(this.keys.inflight(this.partition), 0, -1);
+    await Promise.all(ids.map(async (id) => {
+      const [node, boot] = await this.redis.hmget(this.keys.task(this.partition, id), 'node', 'boot');
+      if (node && !this.host.isNodeLive(node, boot ?? '')) await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost');
+    }));
+  }
+
+  private async failAttempt(taskId: string, message: string, type: string): Promise<void> {
+    const [attempt, nonce, queue] = await this.redis.hmget(this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue');
+    if (!attempt || !nonce) {
+      await this.redis.zrem(this.keys.inflight(this.partition), taskId);
+      return;
+    }
+    const r = await this.store.fail(
+      { partition: this.partition, taskId, attempt: Number(attempt), nonce },
+      { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token,
+    );
+    if (r.kind === 'retry' && queue) this.taskReady(queue, taskId, r.readyAt);
+    else if (r.kind === 'terminal') this.host.outcomeWritten(this.partition, taskId);
+    else if (r.kind === 'lease-moved') this.host.leaseMoved(this.partition);
+  }
+
+  // ---- flow deadlines -----------------------------------------------------
+
+  flowDeadline(at: number): void {
+    if (!this.active || at <= 0 || at >= this.deadlineWake) return;
+    this.deadlineWake = at;
+    this.timers.schedule(at, () => {
+      if (this.deadlineWake !== at) return;
+      this.deadlineWake = Infinity;
+      void this.expireDeadlines().catch((err: Error) => this.log.warn({ err: err.message }, 'deadline expiry failed'));
+    });
+  }
+
+  private async armDeadlines(): Promise<void> {
+    const first = await this.redis.zrange(this.keys.deadlines(this.partition), 0, 0, 'WITHSCORES');
+    if (first.length === 2) this.flowDeadline(Number(first[1]));
+  }
+
+  private async expireDeadlines(): Promise<void> {
+    if (!this.active) return;
+    const now = this.clock.now();
+    const due = await this.redis.zrangebyscore(this.keys.deadlines(this.partition), '-inf', now, 'LIMIT', 0, EXPIRY_BATCH);
+    const results = await Promise.all(due.map((id) => this.store.timeout(this.partition, id, now, this.lease.token)));
+    results.forEach((r, i) => {
+      if (r === 'timed-out') this.host.outcomeWritten(this.partition, due[i]!);
+    });
+    if (results.includes('lease-moved')) {
+      this.host.leaseMoved(this.partition);
+      return;
+    }
+    await this.armDeadlines();
+  }
+}

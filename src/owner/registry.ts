@@ -1,0 +1,192 @@
+/**
+ * The node-wide owner: the partitions this node leases, and the matching of
+ * their heads to idle capacity. Heads of a (tenant, flowType) across all owned
+ * partitions compete for that flow type's slots, oldest readyAt first.
+ */
+import type { HeldLease, UnloadCause } from '../cluster/leases';
+import type { Keys } from '../store/keys';
+import type { RedisClient } from '../store/redis';
+import type { TaskStore } from '../store/task-store';
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import type { Dispatcher, OfferResult } from './dispatcher';
+import type { QueueHeads } from './heads';
+import { PartitionOwner, type PartitionHost } from './partition';
+
+export interface OwnerHooks {
+  isNodeLive(nodeId: string, bootId: string): boolean;
+  leaseMoved(partition: number): void;
+  outcomeWritten(partition: number, taskId: string): void;
+}
+
+const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+
+export class OwnerRegistry implements PartitionHost {
+  private readonly partitions = new Map<number, PartitionOwner>();
+  /** Queues with heads in memory, by (tenant, flowType). */
+  private readonly ready = new Map<string, Set<QueueHeads>>();
+  private readonly pumpScheduled = new Set<string>();
+  private dispatcher: Dispatcher | undefined;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly store: TaskStore,
+    private readonly hooks: OwnerHooks,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  setDispatcher(d: Dispatcher): void {
+    this.dispatcher = d;
+  }
+
+  // ---- leases --------------------------------------------------------------
+
+  async acquired(lease: HeldLease): Promise<void> {
+    const owner = new PartitionOwner(lease, this.redis, this.keys, this.store, this, this.clock, this.log);
+    this.partitions.set(lease.partition, owner);
+    try {
+      await owner.load();
+      this.log.debug({ partition: lease.partition, epoch: lease.epoch }, 'partition loaded');
+    } catch (err) {
+      this.log.warn({ partition: lease.partition, err: (err as Error).message }, 'partition load failed');
+      this.hooks.leaseMoved(lease.partition);
+    }
+  }
+
+  unload(lease: HeldLease, cause: UnloadCause): void {
+    const owner = this.partitions.get(lease.partition);
+    if (!owner || owner.lease !== lease) return;
+    owner.unload(cause);
+    this.partitions.delete(lease.partition);
+    for (const q of owner.queues.values()) this.ready.get(flowKey(q.tenant, q.flowType))?.delete(q);
+  }
+
+  owned(): PartitionOwner[] {
+    return [...this.partitions.values()];
+  }
+
+  get(partition: number): PartitionOwner | undefined {
+    return this.partitions.get(partition);
+  }
+
+  // ---- notifications -------------------------------------------------------
+
+  /** A task became ready in a partition (enqueue, retry, release). False when not owned here. */
+  taskReady(partition: number, queue: string, taskId: string, readyAt: number): boolean {
+    const owner = this.partitions.get(partition);
+    if (!owner) return false;
+    owner.taskReady(queue, taskId, readyAt);
+    return true;
+  }
+
+  attemptStarted(partition: number, deadlineAt: number): void {
+    this.partitions.get(partition)?.attemptDeadline(deadlineAt);
+  }
+
+  flowDeadlineSet(partition: number, deadline: number): void {
+    this.partitions.get(partition)?.flowDeadline(deadline);
+  }
+
+  /** Capacity for a flow type appeared somewhere: try to place its heads. */
+  capacityAvailable(tenant: string, flowType: string): void {
+    this.schedulePump(flowKey(tenant, flowType));
+  }
+
+  /** Attempts of dead node instances fail through the retry policy. */
+  async membershipChanged(): Promise<void> {
+    await Promise.all(this.owned().map((p) => p.failDeadNodeAttempts().catch(() => undefined)));
+  }
+
+  // ---- PartitionHost -------------------------------------------------------
+
+  headsAvailable(q: QueueHeads): void {
+    const key = flowKey(q.tenant, q.flowType);
+    let set = this.ready.get(key);
+    if (!set) this.ready.set(key, (set = new Set()));
+    set.add(q);
+    this.schedulePump(key);
+  }
+
+  isNodeLive(nodeId: string, bootId: string): boolean {
+    return this.hooks.isNodeLive(nodeId, bootId);
+  }
+
+  leaseMoved(partition: number): void {
+    this.hooks.leaseMoved(partition);
+  }
+
+  outcomeWritten(partition: number, taskId: string): void {
+    this.hooks.outcomeWritten(partition, taskId);
+  }
+
+  // ---- matching ------------------------------------------------------------
+
+  private schedulePump(key: string): void {
+    if (this.pumpScheduled.has(key)) return;
+    this.pumpScheduled.add(key);
+    queueMicrotask(() => {
+      this.pumpScheduled.delete(key);
+      this.pump(key);
+    });
+  }
+
+  /** Offers heads of one flow type while some node has an idle slot for it. */
+  private pump(key: string): void {
+    const set = this.ready.get(key);
+    const d = this.dispatcher;
+    if (!set || !d) return;
+    for (;;) {
+      const q = this.oldest(set);
+      if (!q) {
+        this.ready.delete(key);
+        return;
+      }
+      const node = d.reserveSlot(q.tenant, q.flowType, q.stepType);
+      if (!node) return;
+      const ref = q.shift()!;
+      const owner = this.partitions.get(q.partition);
+      if (!owner) continue;
+      if (q.needsRefill()) void owner.refill(q);
+      const offer = {
+        partition: q.partition, taskId: ref.taskId, attempt: 0,
+        tenant: q.tenant, flowType: q.flowType, stepType: q.stepType, readyAt: ref.readyAt,
+      };
+      d.offer(node, offer, owner.lease.epoch).then(
+        (result) => this.settle(q, ref, result),
+        (err: Error) => {
+          this.log.warn({ taskId: ref.taskId, err: err.message }, 'offer failed');
+          this.settle(q, ref, 'no-slot');
+        },
+      );
+    }
+  }
+
+  private settle(q: QueueHeads, ref: { taskId: string; readyAt: number }, result: OfferResult): void {
+    if (result === 'no-slot') {
+      q.unshift(ref);
+      if (this.partitions.get(q.partition)?.queues.get(q.name) === q) this.headsAvailable(q);
+      return;
+    }
+    q.settle(ref.taskId);
+  }
+
+  /** The queue whose head became ready first; empty queues leave the set. */
+  private oldest(set: Set<QueueHeads>): QueueHeads | undefined {
+    let best: QueueHeads | undefined;
+    let bestAt = Infinity;
+    for (const q of set) {
+      const head = q.peek();
+      if (!head) {
+        set.delete(q);
+        continue;
+      }
+      if (head.readyAt < bestAt) {
+        best = q;
+        bestAt = head.readyAt;
+      }
+    }
+    return best;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * One timer for many deadlines: a min-heap of due times served by a single
+ * setTimeout, so delayed tasks, attempt deadlines and flow deadlines cost no
+ * per-task timers. Fires callbacks whose time has come, in due order.
+ */
+import type { Clock } from '../util/clock';
+
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+interface Entry {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+export interface TimerHandle {
+  cancel(): void;
+  readonly at: number;
+}
+
+export class Timers {
+  private heap: Entry[] = [];
+  private seq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private armedAt = Infinity;
+
+  constructor(private readonly clock: Clock) {}
+
+  schedule(at: number, fn: () => void): TimerHandle {
+    const e: Entry = { at, seq: this.seq++, fn, cancelled: false };
+    this.push(e);
+    this.arm();
+    return { at, cancel: () => { e.cancelled = true; } };
+  }
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.heap = [];
+    this.armedAt = Infinity;
+  }
+
+  private arm(): void {
+    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop();
+    const next = this.heap[0];
+    if (!next) return;
+    if (this.timer && next.at >= this.armedAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.armedAt = next.at;
+    // setTimeout holds at most 2^31-1 ms; a farther deadline re-arms when this one fires.
+    this.timer = setTimeout(() => this.fire(), Math.min(MAX_DELAY_MS, Math.max(0, next.at - this.clock.now())));
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.armedAt = Infinity;
+    const now = this.clock.now();
+    while (this.heap.length > 0 && this.heap[0]!.at <= now) {
+      const e = this.pop()!;
+      if (!e.cancelled) e.fn();
+    }
+    this.arm();
+  }
+
+  private less(a: Entry, b: Entry): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  private push(e: Entry): void {
+    const h = this.heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
+    }
+  }
+
+  private pop(): Entry | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

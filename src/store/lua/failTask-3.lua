@@ -1,0 +1,47 @@
+--[[ Fail an attempt and run the retry policy.
+  KEYS[1]  task hash      KEYS[2]  inflight sorted set     KEYS[3]  lease
+  ARGV[1]  tag  ARGV[2] taskId  ARGV[3] attempt  ARGV[4] start nonce
+  ARGV[5]  error message  ARGV[6] error type  ARGV[7] non-retryable ("1"/"0")
+  ARGV[8]  retry-after hint (ms, 0 = policy)  ARGV[9] now  ARGV[10] outcomes.retention (ms)
+  ARGV[11] lease token "<node>:<epoch>" the caller owns, or "" when a gateway fails its own slot's
+           attempt (owner-initiated expiries are refused once the lease has moved)
+  Returns: {1, readyAt, nextAttempt} retry scheduled | {2, outcomeId} FAILED (or TIMED_OUT when the
+           retry would start past the flow deadline) | {-1} | {-2} | {-4, status} | {-5} lease moved
+]]
+--@include "running"
+--@include "outcome"
+local tag, taskId = ARGV[1], ARGV[2]
+if ARGV[11] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[11] then return {-5} end
+local held = holdsAttempt(KEYS[1], ARGV[3], ARGV[4])
+if held == -1 then return ended(tag, taskId) end
+if held < 0 then return {held} end
+local now = tonumber(ARGV[9])
+redis.call('ZREM', KEYS[2], taskId)
+local t = redis.call('HMGET', KEYS[1], 'attempt', 'maxAttempts', 'initialInterval', 'backoffCoefficient',
+  'maxInterval', 'nonRetryable', 'queue', 'deadline')
+local attempt, maxAttempts = tonumber(t[1]), tonumber(t[2])
+local terminal = ARGV[7] == '1' or attempt >= maxAttempts
+if not terminal and ARGV[6] ~= '' then
+  for typ in string.gmatch(t[6] or '', '[^\31]+') do
+    if typ == ARGV[6] then terminal = true end
+  end
+end
+if terminal then
+  return {2, writeOutcome(tag, KEYS[1], taskId, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
+end
+local backoff = tonumber(ARGV[8])
+if backoff <= 0 then
+  backoff = math.min(tonumber(t[5]), tonumber(t[3]) * math.pow(tonumber(t[4]), attempt - 1))
+end
+local readyAt = now + math.floor(backoff)
+local deadline = tonumber(t[8]) or 0
+if deadline > 0 and readyAt >= deadline then
+  return {2, writeOutcome(tag, KEYS[1], taskId, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
+end
+redis.call('HDEL', KEYS[1], unpack(RUNNING_FIELDS))
+redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', attempt + 1, 'readyAt', readyAt,
+  'errMsg', ARGV[5], 'errType', ARGV[6])
+redis.call('ZADD', tag .. 'q:' .. t[7], readyAt, taskId)
+redis.call('SADD', tag .. 'queues', t[7])
+if deadline > 0 then redis.call('ZADD', tag .. 'deadlines', deadline, taskId) end
+return {1, readyAt, attempt + 1}

@@ -1,0 +1,20 @@
+--[[ Record a worker heartbeat: pushes the heartbeat deadline out, never past the
+  method deadline.
+  KEYS[1]  task hash      KEYS[2]  inflight sorted set
+  ARGV[1]  tag  ARGV[2] taskId  ARGV[3] attempt  ARGV[4] start nonce  ARGV[5] now
+  Returns: {1, deadlineAt} | {-1} | {-2} | {-4, status}
+]]
+--@include "running"
+local tag, taskId = ARGV[1], ARGV[2]
+local held = holdsAttempt(KEYS[1], ARGV[3], ARGV[4])
+if held == -1 then return ended(tag, taskId) end
+if held < 0 then return {held} end
+local now = tonumber(ARGV[5])
+local t = redis.call('HMGET', KEYS[1], 'startedAt', 'methodTimeout', 'hbTimeout')
+local deadlineAt = 9007199254740991
+local mt, ht = tonumber(t[2]) or 0, tonumber(t[3]) or 0
+if mt > 0 then deadlineAt = tonumber(t[1]) + mt end
+if ht > 0 then deadlineAt = math.min(deadlineAt, now + ht) end
+redis.call('HSET', KEYS[1], 'hbAt', ARGV[5], 'deadlineAt', deadlineAt)
+redis.call('ZADD', KEYS[2], deadlineAt, taskId)
+return {1, tostring(deadlineAt)}

@@ -1,0 +1,24 @@
+--[[ End a queued task whose flow deadline has passed with TIMED_OUT. Owner-initiated:
+  refused once the lease has moved. Running tasks are left to their attempt
+  deadlines (a retry past the flow deadline times out in failTask).
+  KEYS[1]  task hash      KEYS[2]  deadlines sorted set     KEYS[3]  lease
+  ARGV[1]  tag  ARGV[2] taskId  ARGV[3] now  ARGV[4] outcomes.retention  ARGV[5] lease token
+  Returns: {1, outcomeId} timed out | {0} not due / not queued | {-1} gone | {-5} lease moved
+]]
+--@include "outcome"
+local tag, taskId = ARGV[1], ARGV[2]
+if redis.call('GET', KEYS[3]) ~= ARGV[5] then return {-5} end
+local t = redis.call('HMGET', KEYS[1], 'state', 'queue', 'deadline')
+if not t[1] then
+  redis.call('ZREM', KEYS[2], taskId)
+  return {-1}
+end
+local deadline = tonumber(t[3]) or 0
+if deadline <= 0 or deadline > tonumber(ARGV[3]) then return {0} end
+if t[1] ~= 'queued' then
+  redis.call('ZREM', KEYS[2], taskId)
+  return {0}
+end
+redis.call('ZREM', tag .. 'q:' .. t[2], taskId)
+return {1, writeOutcome(tag, KEYS[1], taskId, 'TIMED_OUT', '', 'flow deadline passed while queued', 'timeout', '1',
+  ARGV[3], ARGV[4])}

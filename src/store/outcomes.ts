@@ -1,0 +1,183 @@
+/**
+ * Outcome streams (DESIGN §8): one `zd:{p}:out` stream per partition, read by
+ * consumer groups. Reads and acks go out as one auto-pipelined batch over the
+ * partitions; unacked entries idle past `redeliverAfter` are claimed again.
+ */
+import type { RedisClient } from './redis';
+import type { Keys } from './keys';
+
+/** An outcome as stored (stream entry fields or the done hash). */
+export interface StoredOutcome {
+  outcomeId: string;
+  taskId: string;
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  stepType: string;
+  stepExecutionId: string;
+  status: string;
+  attempt: number;
+  appWorkerId: string;
+  output: Buffer;
+  error: { message: string; type: string; nonRetryable: boolean } | null;
+  finishedAt: number;
+  enqueuedAt: number;
+}
+
+/** Outcome ids on the wire are "<partition>-<stream id>". */
+export function formatOutcomeId(partition: number, streamId: string): string {
+  return `${partition}-${streamId}`;
+}
+
+export function parseOutcomeId(id: string, partitions: number): { partition: number; streamId: string } | undefined {
+  const m = /^(\d{1,6})-(\d{1,20}-\d{1,20})$/.exec(id);
+  if (!m) return undefined;
+  const partition = Number(m[1]);
+  return partition < partitions ? { partition, streamId: m[2]! } : undefined;
+}
+
+export function outcomeFromFields(partition: number, streamId: string, f: Record<string, Buffer>): StoredOutcome {
+  const s = (k: string) => f[k]?.toString() ?? '';
+  const errMsg = s('errMsg');
+  const errType = s('errType');
+  return {
+    outcomeId: formatOutcomeId(partition, streamId),
+    taskId: s('taskId'), tenant: s('tenant'), flowId: s('flowId'), flowType: s('flowType'),
+    stepType: s('stepType'), stepExecutionId: s('seid'), status: s('status'), attempt: Number(s('attempt')),
+    appWorkerId: s('worker'), output: f.output ?? Buffer.alloc(0),
+    error: errMsg || errType ? { message: errMsg, type: errType, nonRetryable: s('errNR') === '1' } : null,
+    finishedAt: Number(s('finishedAt')), enqueuedAt: Number(s('enqueuedAt')),
+  };
+}
+
+function pairs(list: Buffer[]): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (let i = 0; i + 1 < list.length; i += 2) out[list[i]!.toString()] = list[i + 1]!;
+  return out;
+}
+
+type Entry = [Buffer, Buffer[] | null];
+
+/**
+ * ioredis generates a binary-safe `<command>Buffer` for every command but does
+ * not type these two (and `callBuffer` breaks under auto-pipelining).
+ */
+interface BufferCommands {
+  xreadgroupBuffer(...args: (string | number)[]): Promise<unknown>;
+  xautoclaimBuffer(...args: (string | number)[]): Promise<unknown>;
+}
+
+export class OutcomeStore {
+  private readonly groupsReady = new Set<string>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly partitions: number,
+  ) {}
+
+  /** Registers a group and creates it on every partition stream (from the start of what is kept). */
+  async ensureGroup(group: string): Promise<void> {
+    if (this.groupsReady.has(group)) return;
+    await this.redis.sadd(this.keys.groups(), group);
+    await Promise.all(
+      Array.from({ length: this.partitions }, (_, p) =>
+        this.redis.xgroup('CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((err: Error) => {
+          if (!/BUSYGROUP/.test(err.message)) throw err;
+        }),
+      ),
+    );
+    this.groupsReady.add(group);
+  }
+
+  /** New entries for this group, at most `count`, across the given partitions. */
+  async readNew(group: string, consumer: string, count: number, partitions: number[]): Promise<StoredOutcome[]> {
+    const replies = await Promise.all(
+      partitions.map((p) =>
+        (this.redis as unknown as BufferCommands).xreadgroupBuffer('GROUP', group, consumer, 'COUNT', count, 'STREAMS', this.keys.out(p), '>')
+          .then((r) => ({ p, r: r as [Buffer, Entry[]][] | null })),
+      ),
+    );
+    const out: StoredOutcome[] = [];
+    for (const { p, r } of replies) {
+      for (const [, entries] of r ?? []) {
+        for (const [id, fields] of entries) {
+          if (fields) out.push(outcomeFromFields(p, id.toString(), pairs(fields)));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`. */
+  async claimStale(group: string, consumer: string, minIdleMs: number, count: number, partitions: number[]): Promise<StoredOutcome[]> {
+    const replies = await Promise.all(
+      partitions.map((p) =>
+        (this.redis as unknown as BufferCommands).xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, '0-0', 'COUNT', count)
+          .then((r) => ({ p, r: r as [Buffer, Entry[]] })),
+      ),
+    );
+    const out: StoredOutcome[] = [];
+    for (const { p, r } of replies) {
+      for (const [id, fields] of r[1] ?? []) {
+        if (fields) out.push(outcomeFromFields(p, id.toString(), pairs(fields)));
+      }
+    }
+    return out;
+  }
+
+  /** Acks outcome ids (grouped by partition); returns how many were pending and are now acked. */
+  async ack(group: string, ids: { partition: number; streamId: string }[]): Promise<number> {
+    const byPartition = new Map<number, string[]>();
+    for (const { partition, streamId } of ids) {
+      const list = byPartition.get(partition) ?? [];
+      list.push(streamId);
+      byPartition.set(partition, list);
+    }
+    const counts = await Promise.all(
+      [...byPartition].map(([p, list]) => this.redis.xack(this.keys.out(p), group, ...list)),
+    );
+    return counts.reduce((a, b) => a + Number(b), 0);
+  }
+
+  /**
+   * Trims a partition's stream below the oldest entry some registered group
+   * still needs (its oldest pending entry, else its last delivered one). With
+   * no group registered, entries older than `retentionMs` go.
+   */
+  async trim(partition: number, now: number, retentionMs: number): Promise<void> {
+    const key = this.keys.out(partition);
+    const groups = (await this.redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+    let minId: string | undefined;
+    if (groups.length === 0) {
+      minId = `${Math.max(0, now - retentionMs)}-0`;
+    } else {
+      for (const g of groups) {
+        const info: Record<string, unknown> = {};
+        for (let i = 0; i + 1 < g.length; i += 2) info[String(g[i])] = g[i + 1];
+        const name = String(info.name);
+        const pending = Number(info.pending ?? 0);
+        let need = String(info['last-delivered-id'] ?? '0-0');
+        if (pending > 0) {
+          const first = (await this.redis.xpending(key, name, '-', '+', 1)) as [string][];
+          if (first[0]) need = first[0][0];
+        } else {
+          need = nextId(need);
+        }
+        if (minId === undefined || compareIds(need, minId) < 0) minId = need;
+      }
+    }
+    if (minId && minId !== '0-0') await this.redis.xtrim(key, 'MINID', '~', minId);
+  }
+}
+
+function nextId(id: string): string {
+  const [ms, seq] = id.split('-');
+  return `${ms}-${Number(seq ?? 0) + 1}`;
+}
+
+function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am! - bm! || as! - bs!;
+}

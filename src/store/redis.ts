@@ -1,0 +1,51 @@
+/**
+ * The Redis client factory: a single Redis (url), a Redis Cluster (seed
+ * nodes) or a Sentinel-managed primary. Auto-pipelining batches the commands
+ * issued in one tick into one round trip, which is most of our batching.
+ */
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { defineScripts } from './scripts';
+
+export type RedisClient = Redis | Cluster;
+
+export interface RedisSettings {
+  url: string;
+  clusterNodes: string[];
+  sentinels: string[];
+  sentinelName: string;
+  password: string;
+}
+
+function hostPort(s: string): { host: string; port: number } {
+  const i = s.lastIndexOf(':');
+  return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
+}
+
+export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): RedisClient {
+  const common: RedisOptions = {
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 3,
+    connectionName: 'zdmatch',
+    ...extra,
+  };
+  let client: RedisClient;
+  if (settings.clusterNodes.length > 0) {
+    client = new Cluster(settings.clusterNodes.map(hostPort), {
+      enableAutoPipelining: true,
+      redisOptions: { ...common, password: settings.password || undefined },
+      scaleReads: 'master',
+    });
+  } else if (settings.sentinels.length > 0) {
+    client = new Redis({
+      ...common,
+      sentinels: settings.sentinels.map(hostPort),
+      name: settings.sentinelName,
+      password: settings.password || undefined,
+    });
+  } else {
+    if (!settings.url) throw new Error('redis.url is not set');
+    client = new Redis(settings.url, common);
+  }
+  defineScripts(client);
+  return client;
+}

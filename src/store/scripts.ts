@@ -1,0 +1,59 @@
+/**
+ * Loads store/lua/*.lua, inlines `--@include "name"` from lua/includes/, and
+ * registers each with ioredis `defineCommand` (EVALSHA with the NOSCRIPT
+ * fallback handled by ioredis). File names are `<verb><Noun>-<numKeys>.lua`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Cluster, Redis, Result } from 'ioredis';
+
+const LUA_DIR = path.join(__dirname, 'lua');
+
+type Arg = string | number | Buffer;
+type Reply = (string | number | Buffer | Reply[] | null)[];
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    zdEnqueueTask(k1: string, ...args: Arg[]): Result<number, Context>;
+    zdStartTaskBuffer(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
+    zdCompleteTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
+    zdFailTask(k1: string, k2: string, k3: string, ...args: Arg[]): Result<Reply, Context>;
+    zdReleaseTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
+    zdHeartbeatTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
+    zdCancelFlow(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
+    zdTimeoutTask(k1: string, k2: string, k3: string, ...args: Arg[]): Result<Reply, Context>;
+    zdAcquireLease(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
+    zdRenewLease(k1: string, ...args: Arg[]): Result<number, Context>;
+    zdReleaseLease(k1: string, ...args: Arg[]): Result<number, Context>;
+  }
+}
+
+export type ScriptReply = Reply;
+
+function inline(source: string, seen = new Set<string>()): string {
+  return source.replace(/^--@include "([\w-]+)"$/gm, (_, name: string) => {
+    if (seen.has(name)) return '';
+    seen.add(name);
+    return inline(fs.readFileSync(path.join(LUA_DIR, 'includes', `${name}.lua`), 'utf8'), seen);
+  });
+}
+
+/** Reads every script: command name (zd + file verb/noun) → { numberOfKeys, lua }. */
+export function readScripts(): Map<string, { numberOfKeys: number; lua: string }> {
+  const out = new Map<string, { numberOfKeys: number; lua: string }>();
+  for (const file of fs.readdirSync(LUA_DIR)) {
+    const m = /^(\w+)-(\d+)\.lua$/.exec(file);
+    if (!m) continue;
+    const name = `zd${m[1]![0]!.toUpperCase()}${m[1]!.slice(1)}`;
+    out.set(name, { numberOfKeys: Number(m[2]), lua: inline(fs.readFileSync(path.join(LUA_DIR, file), 'utf8')) });
+  }
+  return out;
+}
+
+/** Registers every script on a client (idempotent per client). */
+export function defineScripts(client: Redis | Cluster): void {
+  const marked = client as unknown as { __zdScripts?: boolean };
+  if (marked.__zdScripts) return;
+  for (const [name, def] of readScripts()) client.defineCommand(name, def);
+  marked.__zdScripts = true;
+}

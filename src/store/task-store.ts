@@ -1,0 +1,211 @@
+/**
+ * Typed wrappers over the task scripts: the only commit points of a task's
+ * state (DESIGN §2). Each method is one script call on one partition.
+ */
+import type { RedisClient } from './redis';
+import { Keys } from './keys';
+import { refusalOf, type Refusal } from './codes';
+import type { ScriptReply } from './scripts';
+
+export interface NewTask {
+  partition: number;
+  taskId: string;
+  queue: string;
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  stepType: string;
+  stepExecutionId: string;
+  input: Buffer;
+  readyAt: number;
+  flowDeadline: number;
+  maxAttempts: number;
+  initialInterval: number;
+  backoffCoefficient: number;
+  maxInterval: number;
+  nonRetryable: string[];
+  methodTimeout: number;
+  heartbeatTimeout: number;
+  stickyWorkerId: string;
+}
+
+export type EnqueueResult = 'created' | 'exists' | 'ended';
+
+/** Who takes an attempt: the slot that will run it. */
+export interface SlotIdentity {
+  appWorkerId: string;
+  streamId: string;
+  nodeId: string;
+  bootId: string;
+}
+
+export interface StartedTask {
+  taskId: string;
+  attempt: number;
+  nonce: string;
+  input: Buffer;
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  stepType: string;
+  stepExecutionId: string;
+  enqueuedAt: number;
+  methodTimeout: number;
+  heartbeatTimeout: number;
+  flowDeadline: number;
+  deadlineAt: number;
+  startedAt: number;
+}
+
+export interface AttemptRef {
+  partition: number;
+  taskId: string;
+  attempt: number;
+  nonce: string;
+}
+
+export interface FailureInfo {
+  message: string;
+  type: string;
+  nonRetryable: boolean;
+  retryAfterMs: number;
+}
+
+export type FailResult =
+  | { kind: 'retry'; readyAt: number; attempt: number }
+  | { kind: 'terminal'; outcomeId: string }
+  | Refusal;
+
+export interface CancelledAttempt {
+  taskId: string;
+  attempt: number;
+  nonce: string;
+  nodeId: string;
+  streamId: string;
+}
+
+const RETENTION_FLOOR_MS = 1000;
+
+export class TaskStore {
+  constructor(
+    readonly redis: RedisClient,
+    readonly keys: Keys,
+    private readonly retentionMs: number,
+    /** How long a flow remembers the app worker that last completed one of its Steps. */
+    private readonly stickyTtlMs: number,
+  ) {}
+
+  private get retention(): number {
+    return Math.max(RETENTION_FLOOR_MS, this.retentionMs);
+  }
+
+  async enqueue(t: NewTask, now: number): Promise<EnqueueResult> {
+    const p = t.partition;
+    const r = await this.redis.zdEnqueueTask(
+      this.keys.task(p, t.taskId),
+      this.keys.tag(p), t.taskId, t.queue, now, Math.max(t.readyAt, now), t.flowDeadline,
+      t.tenant, t.flowId, t.flowType, t.stepType, t.stepExecutionId, t.input,
+      t.maxAttempts, t.initialInterval, t.backoffCoefficient, t.maxInterval, t.nonRetryable.join('\x1f'),
+      t.methodTimeout, t.heartbeatTimeout, t.stickyWorkerId,
+    );
+    return r === 1 ? 'created' : r === 0 ? 'exists' : 'ended';
+  }
+
+  async start(
+    partition: number, taskId: string, attempt: number, slot: SlotIdentity, nonce: string, now: number,
+  ): Promise<StartedTask | Refusal> {
+    // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
+    const r = (await this.redis.zdStartTaskBuffer(
+      this.keys.task(partition, taskId), this.keys.inflight(partition),
+      this.keys.tag(partition), taskId, attempt, slot.appWorkerId, slot.streamId, slot.nodeId, slot.bootId, nonce, now,
+    )) as Buffer[] | number[];
+    if (Number(r[0]) !== 1) return refusalOf(r as unknown[]);
+    const b = r as (Buffer | number)[];
+    const s = (i: number) => (b[i] as Buffer).toString();
+    return {
+      taskId, attempt: Number(s(12)), nonce, startedAt: now,
+      input: b[1] as Buffer,
+      tenant: s(2), flowId: s(3), flowType: s(4), stepType: s(5), stepExecutionId: s(6),
+      enqueuedAt: Number(s(7)), methodTimeout: Number(s(8)), heartbeatTimeout: Number(s(9)),
+      flowDeadline: Number(s(10)), deadlineAt: Number(s(11)),
+    };
+  }
+
+  async complete(a: AttemptRef, output: Buffer, now: number): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
+    const r = await this.redis.zdCompleteTask(
+      this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
+      this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, output, now, this.retention, this.stickyTtlMs,
+    );
+    if (Number(r[0]) === 1) return { kind: 'completed', outcomeId: String(r[1]) };
+    return refusalOf(r);
+  }
+
+  /** `leaseToken` is set for owner-initiated failures (timeouts, dead nodes), '' for a gateway's own slot. */
+  async fail(a: AttemptRef, f: FailureInfo, now: number, leaseToken = ''): Promise<FailResult> {
+    const r = await this.redis.zdFailTask(
+      this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition), this.keys.lease(a.partition),
+      this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, f.message, f.type, f.nonRetryable ? '1' : '0',
+      f.retryAfterMs, now, this.retention, leaseToken,
+    );
+    const code = Number(r[0]);
+    if (code === 1) return { kind: 'retry', readyAt: Number(r[1]), attempt: Number(r[2]) };
+    if (code === 2) return { kind: 'terminal', outcomeId: String(r[1]) };
+    return refusalOf(r);
+  }
+
+  async release(a: AttemptRef): Promise<{ kind: 'released'; readyAt: number } | Refusal> {
+    const r = await this.redis.zdReleaseTask(
+      this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
+      this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce,
+    );
+    if (Number(r[0]) === 1) return { kind: 'released', readyAt: Number(r[1]) };
+    return refusalOf(r);
+  }
+
+  async heartbeat(a: AttemptRef, now: number): Promise<{ kind: 'extended'; deadlineAt: number } | Refusal> {
+    const r = await this.redis.zdHeartbeatTask(
+      this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
+      this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, now,
+    );
+    if (Number(r[0]) === 1) return { kind: 'extended', deadlineAt: Number(r[1]) };
+    return refusalOf(r);
+  }
+
+  async cancelFlow(
+    partition: number, tenant: string, flowId: string, reason: string, now: number,
+  ): Promise<{ queued: number; running: CancelledAttempt[] }> {
+    const r = (await this.redis.zdCancelFlow(
+      this.keys.flow(partition, tenant, flowId), this.keys.inflight(partition),
+      this.keys.tag(partition), reason, now, this.retention,
+    )) as [number, number, string[][]];
+    return {
+      queued: Number(r[0]),
+      running: (r[2] ?? []).map((x) => ({
+        taskId: x[0]!, attempt: Number(x[1]), nonce: x[2]!, nodeId: x[3]!, streamId: x[4]!,
+      })),
+    };
+  }
+
+  async timeout(
+    partition: number, taskId: string, now: number, leaseToken: string,
+  ): Promise<'timed-out' | 'not-due' | 'gone' | 'lease-moved'> {
+    const r = (await this.redis.zdTimeoutTask(
+      this.keys.task(partition, taskId), this.keys.deadlines(partition), this.keys.lease(partition),
+      this.keys.tag(partition), taskId, now, this.retention, leaseToken,
+    )) as ScriptReply;
+    const code = Number(r[0]);
+    return code === 1 ? 'timed-out' : code === 0 ? 'not-due' : code === -5 ? 'lease-moved' : 'gone';
+  }
+
+  /** The raw task hash (binary-safe), or null. */
+  async readTask(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
+    const h = await this.redis.hgetallBuffer(this.keys.task(partition, taskId));
+    return Object.keys(h).length === 0 ? null : h;
+  }
+
+  /** The ended task's outcome fields, or null. */
+  async readDone(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
+    const h = await this.redis.hgetallBuffer(this.keys.done(partition, taskId));
+    return Object.keys(h).length === 0 ? null : h;
+  }
+}

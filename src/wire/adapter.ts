@@ -1,0 +1,50 @@
+/**
+ * The one adapter between protobufjs static classes and nice-grpc: it turns a
+ * table of `(path, request class, response class, streaming flags)` into a
+ * nice-grpc ServiceDefinition, so handlers and clients are typed by the
+ * generated classes and nothing else touches the wire encoding.
+ */
+import type { MethodDefinition } from 'nice-grpc';
+
+/** What a generated message class offers the adapter. */
+export interface MessageClass<Props, Decoded> {
+  encode(message: Props): { finish(): Uint8Array };
+  decode(bytes: Uint8Array): Decoded;
+}
+
+export type Method<Req, ReqOut, Res, ResOut, RS extends boolean, RespS extends boolean> =
+  MethodDefinition<Req, ReqOut, Res, ResOut, RS, RespS>;
+
+/** Builds one method definition; `fullService` is "package.Service". */
+export function method<ReqP, ReqD, ResP, ResD, RS extends boolean, RespS extends boolean>(
+  fullService: string,
+  name: string,
+  request: MessageClass<ReqP, ReqD>,
+  response: MessageClass<ResP, ResD>,
+  requestStream: RS,
+  responseStream: RespS,
+): MethodDefinition<ReqP, ReqD, ResP, ResD, RS, RespS> {
+  return {
+    path: `/${fullService}/${name}`,
+    requestStream,
+    responseStream,
+    requestSerialize: (value: ReqP) => request.encode(value).finish(),
+    requestDeserialize: (bytes: Uint8Array) => request.decode(bytes),
+    responseSerialize: (value: ResP) => response.encode(value).finish(),
+    responseDeserialize: (bytes: Uint8Array) => response.decode(bytes),
+    options: {},
+  };
+}
+
+/** Shorthands for the two shapes this protocol uses. */
+export function unary<ReqP, ReqD, ResP, ResD>(
+  svc: string, name: string, req: MessageClass<ReqP, ReqD>, res: MessageClass<ResP, ResD>,
+) {
+  return method(svc, name, req, res, false as const, false as const);
+}
+
+export function bidi<ReqP, ReqD, ResP, ResD>(
+  svc: string, name: string, req: MessageClass<ReqP, ReqD>, res: MessageClass<ResP, ResD>,
+) {
+  return method(svc, name, req, res, true as const, true as const);
+}

@@ -1,0 +1,56 @@
+/**
+ * The wire contract: generated message classes (namespace `pb`) and the
+ * nice-grpc service definitions of every service in proto/zdmatch/v1.
+ * Shared by the server and the SDKs; it imports nothing but generated/.
+ */
+import { zdmatch } from '../generated/zdmatch';
+import { bidi, unary } from './adapter';
+
+export import pb = zdmatch.v1;
+
+/** Version of the worker protocol this build speaks (Register/Registered). */
+export const PROTOCOL_VERSION = 4;
+
+const W = 'zdmatch.v1.WorkerTaskService';
+export const WorkerTaskServiceDefinition = {
+  connect: bidi(W, 'Connect', pb.WorkerFrame, pb.ServerFrame),
+} as const;
+
+const M = 'zdmatch.v1.MatchingService';
+export const MatchingServiceDefinition = {
+  enqueueStep: unary(M, 'EnqueueStep', pb.EnqueueStepRequest, pb.EnqueueStepResponse),
+  enqueueSteps: unary(M, 'EnqueueSteps', pb.EnqueueStepsRequest, pb.EnqueueStepsResponse),
+  getTask: unary(M, 'GetTask', pb.GetTaskRequest, pb.GetTaskResponse),
+  waitOutcome: unary(M, 'WaitOutcome', pb.WaitOutcomeRequest, pb.WaitOutcomeResponse),
+  consumeOutcomes: unary(M, 'ConsumeOutcomes', pb.ConsumeOutcomesRequest, pb.ConsumeOutcomesResponse),
+  ackOutcomes: unary(M, 'AckOutcomes', pb.AckOutcomesRequest, pb.AckOutcomesResponse),
+  cancelFlow: unary(M, 'CancelFlow', pb.CancelFlowRequest, pb.CancelFlowResponse),
+  describeQueues: unary(M, 'DescribeQueues', pb.DescribeQueuesRequest, pb.DescribeQueuesResponse),
+  describeCluster: unary(M, 'DescribeCluster', pb.DescribeClusterRequest, pb.DescribeClusterResponse),
+  invokeRpc: unary(M, 'InvokeRpc', pb.InvokeRpcRequest, pb.InvokeRpcResponse),
+} as const;
+
+const E = 'zdmatch.v1.ExternalTaskService';
+export const ExternalTaskServiceDefinition = {
+  fetchAndLock: unary(E, 'FetchAndLock', pb.FetchAndLockRequest, pb.FetchAndLockResponse),
+  complete: unary(E, 'Complete', pb.CompleteRequest, pb.CompleteResponse),
+  fail: unary(E, 'Fail', pb.FailRequest, pb.FailResponse),
+  extendLock: unary(E, 'ExtendLock', pb.ExtendLockRequest, pb.ExtendLockResponse),
+  unlock: unary(E, 'Unlock', pb.UnlockRequest, pb.UnlockResponse),
+} as const;
+
+const P = 'zdmatch.v1.PeerService';
+export const PeerServiceDefinition = {
+  offer: unary(P, 'Offer', pb.OfferRequest, pb.OfferResponse),
+  capacity: unary(P, 'Capacity', pb.CapacityUpdate, pb.PeerAck),
+  doorbell: unary(P, 'Doorbell', pb.DoorbellRequest, pb.PeerAck),
+  cancelAttempts: unary(P, 'CancelAttempts', pb.CancelAttemptsRequest, pb.PeerAck),
+} as const;
+
+/** Every public and internal service, by full name (reflection tests, health). */
+export const ALL_SERVICES = {
+  'zdmatch.v1.WorkerTaskService': WorkerTaskServiceDefinition,
+  'zdmatch.v1.MatchingService': MatchingServiceDefinition,
+  'zdmatch.v1.ExternalTaskService': ExternalTaskServiceDefinition,
+  'zdmatch.v1.PeerService': PeerServiceDefinition,
+} as const;
