@@ -48,7 +48,7 @@ export function workerService(gateway: Gateway, config: Config, log: Logger) {
       const first = await it.next();
       if (first.done) return;
       const slot = gateway.register(validateRegister(first.value.register, config));
-      const reader = readFrames(it, slot, gateway, log);
+      const reader = readFrames(it, slot, gateway, log, context.signal);
       try {
         for await (const frame of slot.out) yield frame;
       } finally {
@@ -62,13 +62,18 @@ export function workerService(gateway: Gateway, config: Config, log: Logger) {
   };
 }
 
-async function readFrames(it: AsyncIterator<pb.WorkerFrame>, slot: Slot, gateway: Gateway, log: Logger): Promise<void> {
+async function readFrames(
+  it: AsyncIterator<pb.WorkerFrame>, slot: Slot, gateway: Gateway, log: Logger, signal: AbortSignal,
+): Promise<void> {
   let graceful = false;
   try {
     for (;;) {
       const r = await it.next();
       if (r.done) {
-        graceful = true;
+        // A reset can surface as the end of the request side; the call's
+        // cancellation lands in the same turn, so look once the turn is over.
+        await new Promise((resolve) => setImmediate(resolve));
+        graceful = !signal.aborted;
         break;
       }
       await handleFrame(r.value, slot, gateway);

@@ -1,0 +1,42 @@
+/**
+ * A zdmatch node in this process (real gRPC server on 127.0.0.1:0, real Redis),
+ * plus raw nice-grpc clients for its services. Tests that kill nodes use
+ * node-process.ts instead.
+ */
+import { createChannel, createClient, type Channel } from 'nice-grpc';
+import { loadConfig, type Config } from '../../src/config';
+import { ZdNode } from '../../src/node/node';
+import { createLogger } from '../../src/util/logger';
+import { MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../../src/wire';
+
+export interface TestNode {
+  node: ZdNode;
+  config: Config;
+  channel: Channel;
+  matching: ReturnType<typeof createClient<typeof MatchingServiceDefinition>>;
+  worker: ReturnType<typeof createClient<typeof WorkerTaskServiceDefinition>>;
+  close(): Promise<void>;
+}
+
+export async function startTestNode(redisUrl: string, keyPrefix: string, overrides: Record<string, unknown> = {}): Promise<TestNode> {
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      'redis.url': redisUrl, 'redis.keyPrefix': keyPrefix, 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
+      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 8,
+      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '2s',
+      ...overrides,
+    },
+  });
+  const node = await ZdNode.start(config, { logger: createLogger(process.env.ZD_TEST_LOG ?? 'silent') });
+  const channel = createChannel(node.apiAddress);
+  return {
+    node, config, channel,
+    matching: createClient(MatchingServiceDefinition, channel),
+    worker: createClient(WorkerTaskServiceDefinition, channel),
+    async close() {
+      channel.close();
+      await node.close();
+    },
+  };
+}

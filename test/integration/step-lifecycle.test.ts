@@ -1,0 +1,222 @@
+/**
+ * The single-node task lifecycle over real gRPC and a real redis-server:
+ * delivery, results, the retry policy, non-consuming returns, cancellation,
+ * delays and deadlines (DESIGN §4–§6, §8).
+ */
+import { Status } from 'nice-grpc';
+import { pb, PROTOCOL_VERSION } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+const open: RawSlot[] = [];
+
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('life'));
+});
+afterEach(async () => {
+  for (const s of open.splice(0)) s.reset();
+  await t.close();
+});
+
+function slot(over: Partial<pb.IRegister> = {}): RawSlot {
+  const s = openSlot(t.worker, registerFrame(over));
+  open.push(s);
+  return s;
+}
+
+function step(over: Partial<pb.IStepSpec> = {}): pb.IStepSpec {
+  return { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'charge', step_execution_id: 's1', input: Buffer.from('in'), ...over };
+}
+
+async function registered(s: RawSlot) {
+  const f = await s.nextOf('registered');
+  expect(f.registered!.server_protocol_version).toBe(PROTOCOL_VERSION);
+  expect(f.registered!.max_concurrent_tasks_cap).toBe(256);
+  return f;
+}
+
+it('delivers a Step, records its output as the one COMPLETED outcome, and keeps the id idempotent', async () => {
+  const s = slot();
+  await registered(s);
+  const r = await t.matching.enqueueStep({ step: step() });
+  expect(r.created).toBe(true);
+  const again = await t.matching.enqueueStep({ step: step({ input: Buffer.from('other') }) });
+  expect(again).toMatchObject({ task_id: r.task_id, created: false });
+
+  const task = (await s.nextOf('step_task')).step_task!;
+  expect(task).toMatchObject({ task_id: r.task_id, attempt: 1, flow_id: 'f1', step_type: 'charge' });
+  expect(Buffer.from(task.input).toString()).toBe('in');
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('out') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+
+  const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
+  expect(o).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1, app_worker_id: 'w1', idempotency_key: r.task_id });
+  expect(Buffer.from(o.output).toString()).toBe('out');
+  expect((await t.matching.getTask({ task_id: r.task_id })).task!.state).toBe(pb.TaskState.DONE);
+  // Within outcomes.retention the same Step is not enqueued again.
+  expect((await t.matching.enqueueStep({ step: step() })).created).toBe(false);
+  expect((await t.matching.enqueueStep({ step: step({ step_execution_id: 's2' }) })).created).toBe(true);
+});
+
+it('runs the retry policy: attempt+1 after backoff, then a terminal FAILED outcome after maxAttempts', async () => {
+  const s = slot();
+  await registered(s);
+  const r = await t.matching.enqueueStep({ step: step({ retry_policy: { max_attempts: 2, initial_interval_ms: 300 } }) });
+  const first = (await s.nextOf('step_task')).step_task!;
+  const failedAt = Date.now();
+  s.send({ step_result: { task_token: first.task_token, failure: { message: 'boom', type: 'Oops' } } });
+  const ack = (await s.nextOf('result_ack')).result_ack!;
+  expect(ack).toMatchObject({ verdict: pb.ResultVerdict.ACCEPTED, retry_scheduled: true });
+  const queued = (await t.matching.getTask({ task_id: r.task_id })).task!;
+  expect(queued).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 2 });
+  expect(queued.last_error!.message).toBe('boom');
+
+  const second = (await s.nextOf('step_task', 3000)).step_task!;
+  expect(second.attempt).toBe(2);
+  expect(Date.now() - failedAt).toBeGreaterThanOrEqual(250);
+  expect(Buffer.from(second.input).toString()).toBe('in');
+  s.send({ step_result: { task_token: second.task_token, failure: { message: 'boom again', type: 'Oops' } } });
+  expect((await s.nextOf('result_ack')).result_ack!.retry_scheduled).toBe(false);
+  const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
+  expect(o).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 2 });
+  expect(o.error).toMatchObject({ message: 'boom again', type: 'Oops' });
+});
+
+it('ends a non-retryable failure at once, by flag or by the policy list of types', async () => {
+  const s = slot();
+  await registered(s);
+  const a = await t.matching.enqueueStep({ step: step({ step_execution_id: 'nr-flag', retry_policy: { max_attempts: 5 } }) });
+  let task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, failure: { message: 'bad', non_retryable: true } } });
+  await s.nextOf('result_ack');
+  expect((await t.matching.waitOutcome({ task_id: a.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+
+  const b = await t.matching.enqueueStep({ step: step({ step_execution_id: 'nr-type', retry_policy: { max_attempts: 5, non_retryable: ['Fatal'] } }) });
+  task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, failure: { message: 'fatal', type: 'Fatal' } } });
+  await s.nextOf('result_ack');
+  expect((await t.matching.waitOutcome({ task_id: b.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+});
+
+it('returns a declined task unconsumed (same attempt, same input) and offers it to another worker', async () => {
+  const w1 = slot({ app_worker_id: 'lacks' });
+  await registered(w1);
+  const r = await t.matching.enqueueStep({ step: step() });
+  const offered = (await w1.nextOf('step_task')).step_task!;
+  const w2 = slot({ app_worker_id: 'has' });
+  await registered(w2);
+  w1.send({ decline: { task_token: offered.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  const taken = (await w2.nextOf('step_task')).step_task!;
+  expect(taken).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  expect(Buffer.from(taken.input).toString()).toBe('in');
+  // The declining worker is not offered that type again while it stays connected.
+  await t.matching.enqueueStep({ step: step({ step_execution_id: 's2' }) });
+  await expect(w1.nextOf('step_task', 500)).rejects.toThrow(/no frame/);
+});
+
+it('fails the attempt when the stream resets mid-task, and returns it unconsumed on a half-close', async () => {
+  const lost = slot({ app_worker_id: 'lost' });
+  await registered(lost);
+  const r = await t.matching.enqueueStep({ step: step() });
+  expect((await lost.nextOf('step_task')).step_task!.attempt).toBe(1);
+  lost.reset();
+  const next = slot({ app_worker_id: 'next' });
+  await registered(next);
+  const retried = (await next.nextOf('step_task', 4000)).step_task!;
+  expect(retried).toMatchObject({ task_id: r.task_id, attempt: 2 });
+
+  // half-close while holding attempt 2: it comes back as attempt 2
+  next.halfClose();
+  const third = slot({ app_worker_id: 'third' });
+  await registered(third);
+  expect((await third.nextOf('step_task', 4000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 2 });
+});
+
+it('cancels a flow: queued Steps end at once, running ones get Cancel and their late result is refused', async () => {
+  const s = slot();
+  await registered(s);
+  const running = await t.matching.enqueueStep({ step: step({ step_execution_id: 'run' }) });
+  const task = (await s.nextOf('step_task')).step_task!;
+  const queued = await t.matching.enqueueStep({ step: step({ step_execution_id: 'wait', step_type: 'other' }) });
+  const c = await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1', reason: 'user asked' });
+  expect(c).toMatchObject({ cancelled_queued: 1, cancelled_running: 1 });
+  expect((await s.nextOf('cancel')).cancel!.task_token).toBe(task.task_token);
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('late') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.REFUSED_CANCELLED);
+  for (const id of [running.task_id, queued.task_id]) {
+    const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!;
+    expect(o.status).toBe(pb.OutcomeStatus.CANCELLED);
+    expect(Buffer.from(o.output).length).toBe(0);
+  }
+  // A cancel that matched nothing reports zero, not success.
+  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 0, cancelled_running: 0 });
+});
+
+it('holds a delayed Step until its readyAt and times a queued Step out at its flow deadline', async () => {
+  const s = slot();
+  await registered(s);
+  const readyAt = Date.now() + 600;
+  const delayed = await t.matching.enqueueStep({ step: step({ step_execution_id: 'later', ready_at_ms: readyAt }) });
+  const task = (await s.nextOf('step_task', 3000)).step_task!;
+  expect(task.task_id).toBe(delayed.task_id);
+  expect(Date.now()).toBeGreaterThanOrEqual(readyAt - 5);
+
+  const orphan = await t.matching.enqueueStep({
+    step: step({ flow_id: 'f2', flow_type: 'nobody', step_execution_id: 'x', flow_deadline_ms: Date.now() + 400 }),
+  });
+  const o = (await t.matching.waitOutcome({ task_id: orphan.task_id, wait_ms: 3000 })).outcome!;
+  expect(o.status).toBe(pb.OutcomeStatus.TIMED_OUT);
+  expect(o.attempt).toBe(1);
+});
+
+it('delivers outcomes to a consumer group at least once: unacked ones come back, acked ones do not', async () => {
+  const s = slot();
+  await registered(s);
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push((await t.matching.enqueueStep({ step: step({ step_execution_id: `o${i}` }) })).task_id);
+  for (let i = 0; i < 3; i++) {
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await s.nextOf('result_ack');
+  }
+  const got = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 2000 });
+  expect(got.outcomes.map((o) => o.task_id).sort()).toEqual([...ids].sort());
+  const [acked, ...rest] = got.outcomes;
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [acked!.outcome_id] })).acked).toBe(1);
+  // Acking again matches nothing and says so.
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [acked!.outcome_id] })).acked).toBe(0);
+  await new Promise((r) => setTimeout(r, 300));
+  const again = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 2000, redeliver_after_ms: 200 });
+  expect(again.outcomes.map((o) => o.task_id).sort()).toEqual(rest.map((o) => o.task_id).sort());
+});
+
+it('rejects registrations that break the protocol or the limits with the documented codes', async () => {
+  const old = slot({ protocol_version: 99 });
+  const err = (await old.ended) as Error & { code?: Status };
+  expect(err.code).toBe(Status.FAILED_PRECONDITION);
+  expect(err.message).toContain('99');
+  expect(err.message).toContain(String(PROTOCOL_VERSION));
+
+  const badName = slot({ tenant: 'no spaces' });
+  expect(((await badName.ended) as Error & { code?: Status }).code).toBe(Status.INVALID_ARGUMENT);
+  const tooMany = slot({ flow_types: Array.from({ length: 257 }, (_, i) => `f${i}`) });
+  const e2 = (await tooMany.ended) as Error & { code?: Status };
+  expect(e2.code).toBe(Status.INVALID_ARGUMENT);
+  expect(e2.message).toContain('matching.maxFlowTypes');
+});
+
+it('refuses more streams per app worker id than matching.maxConcurrentTasksCap', async () => {
+  await t.close();
+  t = await startTestNode(redis.url, uniquePrefix('cap'), { 'matching.maxConcurrentTasksCap': 2 });
+  const a = slot();
+  const b = slot();
+  expect((await a.nextOf('registered')).registered!.max_concurrent_tasks_cap).toBe(2);
+  await b.nextOf('registered');
+  const c = slot();
+  const err = (await c.ended) as Error & { code?: Status };
+  expect(err.code).toBe(Status.RESOURCE_EXHAUSTED);
+  expect(err.message).toContain('matching.maxConcurrentTasksCap');
+});
