@@ -6,6 +6,16 @@
  */
 import type { MethodDefinition } from 'nice-grpc';
 
+/** Marks a request that did not decode; see `decodeErrorOf`. */
+export const DECODE_ERROR = Symbol('zdmatch.decodeError');
+
+/** The decode error of a request, or undefined when it decoded. */
+export function decodeErrorOf(request: unknown): string | undefined {
+  return request !== null && typeof request === 'object' && DECODE_ERROR in request
+    ? String((request as Record<symbol, unknown>)[DECODE_ERROR])
+    : undefined;
+}
+
 /** What a generated message class offers the adapter. */
 export interface MessageClass<Props, Decoded> {
   encode(message: Props): { finish(): Uint8Array };
@@ -29,7 +39,15 @@ export function method<ReqP, ReqD, ResP, ResD, RS extends boolean, RespS extends
     requestStream,
     responseStream,
     requestSerialize: (value: ReqP) => request.encode(value).finish(),
-    requestDeserialize: (bytes: Uint8Array) => request.decode(bytes),
+    // grpc-js answers an undecodable request with a bare INTERNAL; hand the
+    // server a marked empty request instead so it can name the problem.
+    requestDeserialize: (bytes: Uint8Array) => {
+      try {
+        return request.decode(bytes);
+      } catch (err) {
+        return { [DECODE_ERROR]: (err as Error).message } as unknown as ReqD;
+      }
+    },
     responseSerialize: (value: ResP) => response.encode(value).finish(),
     responseDeserialize: (bytes: Uint8Array) => response.decode(bytes),
     options: {},

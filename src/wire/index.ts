@@ -3,6 +3,7 @@
  * nice-grpc service definitions of every service in proto/zdmatch/v1.
  * Shared by the server and the SDKs; it imports nothing but generated/.
  */
+import './runtime';
 import { zdmatch } from '../generated/zdmatch';
 import { bidi, unary } from './adapter';
 
