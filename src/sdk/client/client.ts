@@ -1,0 +1,137 @@
+/**
+ * Producers', engines' and operators' client of MatchingService: one method
+ * per RPC, camelCase types in, camelCase plain objects out, gRPC failures as
+ * the named errors of sdk/common (`mapGrpcError`).
+ */
+import { createChannel, createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
+import { MatchingServiceDefinition } from '../../wire';
+import { authMetadata, mapGrpcError, ZdDeadlineExceededError, type Credential } from '../common';
+import { RpcFailedError } from './errors';
+import {
+  fromCluster, fromEnqueue, fromFailure, fromOutcome, fromQueueInfo, fromTaskInfo, toConsumeRequest, toInvokeRpc,
+  toStepSpec,
+} from './mappers';
+import type {
+  CallOptions, CancelFlowResult, ClusterInfo, ConsumeOutcomesOptions, EnqueueResult, InvokeRpcRequest, Outcome, QueueInfo,
+  RpcResponse, StepSpec, TaskInfo,
+} from './types';
+
+export interface ClientOptions {
+  /** Server address, `host:port` (or `https://host:port` for TLS). */
+  address: string;
+  /** Bearer token sent as `authorization` metadata, read at each call. @default none */
+  credential?: Credential;
+  /** Timeout of a call that sets none; long polls add their wait to it. @default 30000 */
+  defaultTimeoutMs?: number;
+}
+
+type Stub = GrpcClient<typeof MatchingServiceDefinition>;
+type Grpc = { signal: AbortSignal; metadata: Awaited<ReturnType<typeof authMetadata>> };
+
+export class Client {
+  private readonly channel: Channel;
+  private readonly stub: Stub;
+  private readonly credential: Credential | undefined;
+  private readonly defaultTimeoutMs: number;
+  private closed = false;
+
+  constructor(options: ClientOptions) {
+    if (!options.address) throw new TypeError('Client option address: is required');
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
+    if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`Client option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
+    this.credential = options.credential;
+    this.channel = createChannel(options.address);
+    this.stub = createClient(MatchingServiceDefinition, this.channel);
+  }
+
+  async enqueueStep(spec: StepSpec, opts?: CallOptions): Promise<EnqueueResult> {
+    return fromEnqueue(await this.call('enqueueStep', (o) => this.stub.enqueueStep({ step: toStepSpec(spec) }, o), opts));
+  }
+
+  async enqueueSteps(specs: StepSpec[], opts?: CallOptions): Promise<EnqueueResult[]> {
+    const res = await this.call('enqueueSteps', (o) => this.stub.enqueueSteps({ steps: specs.map(toStepSpec) }, o), opts);
+    return res.results.map(fromEnqueue);
+  }
+
+  async getTask(taskId: string, opts?: CallOptions): Promise<TaskInfo> {
+    const res = await this.call('getTask', (o) => this.stub.getTask({ task_id: taskId }, o), opts);
+    if (!res.task) throw new Error(`GetTask ${taskId}: the server answered without a task`);
+    return fromTaskInfo(res.task);
+  }
+
+  /** Long-polls one task's outcome; null when the wait ended without one. */
+  async waitOutcome(taskId: string, options: { waitMs?: number } = {}, opts?: CallOptions): Promise<Outcome | null> {
+    const waitMs = options.waitMs ?? 0;
+    const res = await this.call('waitOutcome', (o) => this.stub.waitOutcome({ task_id: taskId, wait_ms: waitMs }, o), opts, waitMs);
+    return res.outcome ? fromOutcome(res.outcome) : null;
+  }
+
+  async consumeOutcomes(options: ConsumeOutcomesOptions, opts?: CallOptions): Promise<Outcome[]> {
+    const req = toConsumeRequest(options);
+    const res = await this.call('consumeOutcomes', (o) => this.stub.consumeOutcomes(req, o), opts, options.waitMs ?? 0);
+    return res.outcomes.map(fromOutcome);
+  }
+
+  /** Returns how many outcomes were acked. */
+  async ackOutcomes(group: string, outcomeIds: string[], opts?: CallOptions): Promise<number> {
+    const res = await this.call('ackOutcomes', (o) => this.stub.ackOutcomes({ group, outcome_ids: outcomeIds }, o), opts);
+    return res.acked;
+  }
+
+  async cancelFlow(tenant: string, flowId: string, reason = '', opts?: CallOptions): Promise<CancelFlowResult> {
+    const res = await this.call('cancelFlow', (o) => this.stub.cancelFlow({ tenant, flow_id: flowId, reason }, o), opts);
+    return { cancelledQueued: res.cancelled_queued, cancelledRunning: res.cancelled_running };
+  }
+
+  async describeQueues(tenant: string, flowType = '', opts?: CallOptions): Promise<QueueInfo[]> {
+    const res = await this.call('describeQueues', (o) => this.stub.describeQueues({ tenant, flow_type: flowType }, o), opts);
+    return res.queues.map(fromQueueInfo);
+  }
+
+  async describeCluster(opts?: CallOptions): Promise<ClusterInfo> {
+    return fromCluster(await this.call('describeCluster', (o) => this.stub.describeCluster({}, o), opts));
+  }
+
+  /**
+   * Calls an RPC on a worker of the flow type. Throws RpcFailedError when
+   * the handler failed, ZdUnavailableError when no worker took it in time,
+   * ZdNotFoundError when no connected worker supports the name.
+   */
+  async invokeRpc(request: InvokeRpcRequest, opts: CallOptions = {}): Promise<RpcResponse> {
+    const callOpts = { ...opts, timeoutMs: opts.timeoutMs ?? request.timeoutMs };
+    const res = await this.call('invokeRpc', (o) => this.stub.invokeRpc(toInvokeRpc(request), o), callOpts);
+    if (res.result === 'failure') throw new RpcFailedError(fromFailure(res.failure)!, res.app_worker_id);
+    return { output: Buffer.from(res.output ?? new Uint8Array(0)), appWorkerId: res.app_worker_id };
+  }
+
+  /** Closes the channel; idempotent. Calls made afterwards fail. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.channel.close();
+  }
+
+  /** Adds credentials and a timeout (nice-grpc has no deadline of its own) and maps errors. */
+  private async call<T>(method: string, fn: (o: Grpc) => Promise<T>, opts: CallOptions = {}, waitMs = 0): Promise<T> {
+    if (this.closed) throw new Error(`${method}: the client is closed`);
+    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs + waitMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort(opts.signal?.reason);
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await fn({ signal: controller.signal, metadata: await authMetadata(this.credential) });
+    } catch (err) {
+      if (timedOut) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
+      throw mapGrpcError(err);
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}

@@ -1,0 +1,3 @@
+export { Client, type ClientOptions } from './client';
+export { RpcFailedError } from './errors';
+export * from './types';

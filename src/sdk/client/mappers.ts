@@ -1,0 +1,142 @@
+/** The one place that maps Client types to and from the proto messages. */
+import { pb } from '../../wire';
+import { fromEpochMs, toBuffer, toBytes, toEpochMs, toNum } from '../common';
+import type {
+  ClusterInfo, EnqueueResult, FailureInfo, InvokeRpcRequest, Outcome, OutcomeStatus, QueueInfo, RetryPolicy, StepSpec,
+  TaskInfo, TaskState, ConsumeOutcomesOptions,
+} from './types';
+
+export function toRetryPolicy(p: RetryPolicy | undefined): pb.IRetryPolicy | undefined {
+  if (!p) return undefined;
+  return {
+    max_attempts: p.maxAttempts ?? 0,
+    initial_interval_ms: p.initialIntervalMs ?? 0,
+    backoff_coefficient: p.backoffCoefficient ?? 0,
+    max_interval_ms: p.maxIntervalMs ?? 0,
+    non_retryable: p.nonRetryable ?? [],
+  };
+}
+
+export function toStepSpec(s: StepSpec): pb.IStepSpec {
+  return {
+    tenant: s.tenant,
+    flow_id: s.flowId,
+    flow_type: s.flowType,
+    step_type: s.stepType,
+    step_execution_id: s.stepExecutionId,
+    input: toBytes(s.input),
+    ready_at_ms: toEpochMs(s.readyAt),
+    flow_deadline_ms: toEpochMs(s.flowDeadline),
+    method_timeout_ms: s.methodTimeoutMs ?? 0,
+    heartbeat_timeout_ms: s.heartbeatTimeoutMs ?? 0,
+    retry_policy: toRetryPolicy(s.retryPolicy),
+    sticky_worker_id: s.stickyWorkerId ?? '',
+  };
+}
+
+export function toConsumeRequest(o: ConsumeOutcomesOptions): pb.IConsumeOutcomesRequest {
+  return {
+    group: o.group,
+    consumer: o.consumer,
+    max_count: o.maxCount ?? 0,
+    wait_ms: o.waitMs ?? 0,
+    ack: o.ack ?? [],
+    redeliver_after_ms: o.redeliverAfterMs ?? 0,
+  };
+}
+
+export function toInvokeRpc(r: InvokeRpcRequest): pb.IInvokeRpcRequest {
+  return {
+    tenant: r.tenant,
+    flow_id: r.flowId,
+    flow_type: r.flowType,
+    rpc_name: r.rpcName,
+    input: toBytes(r.input),
+    sticky_worker_id: r.stickyWorkerId ?? '',
+  };
+}
+
+export function fromEnqueue(r: pb.IEnqueueStepResponse): EnqueueResult {
+  return { taskId: r.task_id ?? '', created: r.created ?? false, partition: r.partition ?? 0 };
+}
+
+export function fromFailure(f: pb.IFailure | null | undefined): FailureInfo | undefined {
+  if (!f) return undefined;
+  return { message: f.message ?? '', type: f.type ?? '', nonRetryable: f.non_retryable ?? false, retryAfterMs: toNum(f.retry_after_ms) };
+}
+
+/** Enum number → its proto name; unknown or unspecified values throw (a newer server, or a bug). */
+function enumName<T extends string>(values: Record<number, string>, n: number | null | undefined, what: string): T {
+  const name = n ? values[n] : undefined;
+  if (!name) throw new Error(`unexpected ${what} ${n} from the server`);
+  return name as T;
+}
+
+export function fromOutcome(o: pb.IOutcome): Outcome {
+  return {
+    outcomeId: o.outcome_id ?? '',
+    taskId: o.task_id ?? '',
+    tenant: o.tenant ?? '',
+    flowId: o.flow_id ?? '',
+    flowType: o.flow_type ?? '',
+    stepType: o.step_type ?? '',
+    stepExecutionId: o.step_execution_id ?? '',
+    status: enumName<OutcomeStatus>(pb.OutcomeStatus, o.status, 'outcome status'),
+    attempt: o.attempt ?? 0,
+    appWorkerId: o.app_worker_id ?? '',
+    output: toBuffer(o.output),
+    error: fromFailure(o.error),
+    idempotencyKey: o.idempotency_key ?? '',
+    finishedAt: fromEpochMs(o.finished_at_ms),
+    enqueuedAt: fromEpochMs(o.enqueued_at_ms),
+  };
+}
+
+export function fromTaskInfo(t: pb.ITaskInfo): TaskInfo {
+  return {
+    taskId: t.task_id ?? '',
+    partition: t.partition ?? 0,
+    state: enumName<TaskState>(pb.TaskState, t.state, 'task state'),
+    tenant: t.tenant ?? '',
+    flowId: t.flow_id ?? '',
+    flowType: t.flow_type ?? '',
+    stepType: t.step_type ?? '',
+    stepExecutionId: t.step_execution_id ?? '',
+    attempt: t.attempt ?? 0,
+    readyAt: fromEpochMs(t.ready_at_ms),
+    enqueuedAt: fromEpochMs(t.enqueued_at_ms),
+    appWorkerId: t.app_worker_id ?? '',
+    nodeId: t.node_id ?? '',
+    lastError: fromFailure(t.last_error),
+    input: toBuffer(t.input),
+    flowDeadline: fromEpochMs(t.flow_deadline_ms),
+    maxAttempts: t.max_attempts ?? 0,
+    outcome: t.outcome ? fromOutcome(t.outcome) : undefined,
+  };
+}
+
+export function fromQueueInfo(q: pb.IQueueInfo): QueueInfo {
+  return {
+    tenant: q.tenant ?? '',
+    flowType: q.flow_type ?? '',
+    stepType: q.step_type ?? '',
+    ready: toNum(q.ready),
+    delayed: toNum(q.delayed),
+    oldestReadyAt: fromEpochMs(q.oldest_ready_at_ms),
+    running: toNum(q.running),
+  };
+}
+
+export function fromCluster(c: pb.IDescribeClusterResponse): ClusterInfo {
+  return {
+    partitions: c.partitions ?? 0,
+    nodes: (c.nodes ?? []).map((n) => ({
+      nodeId: n.node_id ?? '',
+      address: n.address ?? '',
+      lastHeartbeat: fromEpochMs(n.last_heartbeat_ms),
+      ownedPartitions: n.owned_partitions ?? 0,
+      live: n.live ?? false,
+    })),
+    partitionOwners: (c.partition_owners ?? []).map((p) => ({ partition: p.partition ?? 0, owner: p.owner ?? '', epoch: toNum(p.epoch) })),
+  };
+}

@@ -1,0 +1,161 @@
+/** The Client's camelCase view of MatchingService messages (proto: matching.proto). */
+import type { Payload } from '../common';
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included; 0 = server default (3). */
+  maxAttempts?: number;
+  /** 0 = server default (1 s). */
+  initialIntervalMs?: number;
+  /** 0 = server default (2). */
+  backoffCoefficient?: number;
+  /** 0 = server default (100 s). */
+  maxIntervalMs?: number;
+  /** Failure types that end the task at once. */
+  nonRetryable?: string[];
+}
+
+/** A Step to enqueue; (tenant, flowId, stepExecutionId) names it, so re-enqueueing is idempotent. */
+export interface StepSpec {
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  stepType: string;
+  stepExecutionId: string;
+  input?: Payload;
+  /** When the Step becomes ready (Date or epoch ms). @default now */
+  readyAt?: Date | number;
+  /** A queued Step past it ends TIMED_OUT. @default none */
+  flowDeadline?: Date | number;
+  /** Per-attempt method timeout. @default none */
+  methodTimeoutMs?: number;
+  /** Per-attempt heartbeat timeout. @default none */
+  heartbeatTimeoutMs?: number;
+  /** @default the server's policy */
+  retryPolicy?: RetryPolicy;
+  /** Prefer this app worker id. @default the one remembered for the flow */
+  stickyWorkerId?: string;
+}
+
+export interface EnqueueResult {
+  taskId: string;
+  /** False when the Step already existed (or ended within outcomes.retention). */
+  created: boolean;
+  partition: number;
+}
+
+export interface FailureInfo {
+  message: string;
+  type: string;
+  nonRetryable: boolean;
+  retryAfterMs: number;
+}
+
+export type OutcomeStatus = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+export type TaskState = 'QUEUED' | 'RUNNING' | 'LOCKED' | 'TERMINAL' | 'DONE';
+
+export interface Outcome {
+  /** The handle to ack it with. */
+  outcomeId: string;
+  taskId: string;
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  stepType: string;
+  stepExecutionId: string;
+  status: OutcomeStatus;
+  attempt: number;
+  appWorkerId: string;
+  output: Buffer;
+  error: FailureInfo | undefined;
+  /** Stable per task: deduplicate redelivered outcomes with it. */
+  idempotencyKey: string;
+  finishedAt: Date | undefined;
+  enqueuedAt: Date | undefined;
+}
+
+export interface TaskInfo {
+  taskId: string;
+  partition: number;
+  state: TaskState;
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  stepType: string;
+  stepExecutionId: string;
+  attempt: number;
+  readyAt: Date | undefined;
+  enqueuedAt: Date | undefined;
+  appWorkerId: string;
+  nodeId: string;
+  lastError: FailureInfo | undefined;
+  input: Buffer;
+  flowDeadline: Date | undefined;
+  maxAttempts: number;
+  /** Set when state is DONE. */
+  outcome: Outcome | undefined;
+}
+
+export interface ConsumeOutcomesOptions {
+  group: string;
+  consumer: string;
+  /** @default the server's */
+  maxCount?: number;
+  /** How long to wait for outcomes. @default 0 (answer at once) */
+  waitMs?: number;
+  /** Outcome ids to ack before reading. */
+  ack?: string[];
+  /** Redeliver unacked outcomes idle longer than this. @default 30000 (server side) */
+  redeliverAfterMs?: number;
+}
+
+export interface CancelFlowResult {
+  cancelledQueued: number;
+  cancelledRunning: number;
+}
+
+export interface QueueInfo {
+  tenant: string;
+  flowType: string;
+  stepType: string;
+  ready: number;
+  delayed: number;
+  oldestReadyAt: Date | undefined;
+  running: number;
+}
+
+export interface NodeInfo {
+  nodeId: string;
+  address: string;
+  lastHeartbeat: Date | undefined;
+  ownedPartitions: number;
+  live: boolean;
+}
+
+export interface ClusterInfo {
+  partitions: number;
+  nodes: NodeInfo[];
+  partitionOwners: Array<{ partition: number; owner: string; epoch: number }>;
+}
+
+export interface InvokeRpcRequest {
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  rpcName: string;
+  input?: Payload;
+  stickyWorkerId?: string;
+  /** The caller's deadline for the whole call. @default the client's defaultTimeoutMs */
+  timeoutMs?: number;
+}
+
+export interface RpcResponse {
+  output: Buffer;
+  appWorkerId: string;
+}
+
+/** Per-call options, the last argument of every Client method. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** @default the client's defaultTimeoutMs (plus the wait of long polls) */
+  timeoutMs?: number;
+}

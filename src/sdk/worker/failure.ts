@@ -1,0 +1,43 @@
+/** Turning handler throws into wire failures. */
+import type { pb } from '../../wire';
+
+export interface StepFailureOptions {
+  /** Failure type matched against the retry policy's `nonRetryable` list. @default the error name */
+  type?: string;
+  /** End the task at once instead of retrying. @default false */
+  nonRetryable?: boolean;
+  /** Backoff hint for the next attempt, in ms; 0 = the retry policy's. @default 0 */
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+/** Throw from a handler to control how the failure is retried. */
+export class StepFailure extends Error {
+  override name = 'StepFailure';
+  readonly type: string | undefined;
+  readonly nonRetryable: boolean;
+  readonly retryAfterMs: number;
+
+  constructor(message: string, options: StepFailureOptions = {}) {
+    super(message, { cause: options.cause });
+    this.type = options.type;
+    this.nonRetryable = options.nonRetryable ?? false;
+    this.retryAfterMs = options.retryAfterMs ?? 0;
+  }
+}
+
+/**
+ * Any thrown value as a Failure. Duck-typed on `type`, `nonRetryable` and
+ * `retryAfterMs` so errors from other libraries can carry them too.
+ */
+export function toFailure(err: unknown): pb.IFailure {
+  if (!(err instanceof Error)) return { message: String(err), type: typeof err };
+  const e = err as Error & { type?: unknown; nonRetryable?: unknown; retryAfterMs?: unknown };
+  const retryAfter = typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) ? Math.max(0, Math.round(e.retryAfterMs)) : 0;
+  return {
+    message: e.message,
+    type: typeof e.type === 'string' && e.type ? e.type : e.name,
+    non_retryable: e.nonRetryable === true,
+    retry_after_ms: retryAfter,
+  };
+}

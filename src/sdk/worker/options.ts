@@ -1,0 +1,126 @@
+/** Worker options: Options → defaults and validation → CompiledWorkerOptions. */
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
+import { consoleLogger, type BackoffOptions, type Credential, type SdkLogger } from '../common';
+import type { FlowTypeHandlers, SlotKindName } from './types';
+
+export interface WorkerOptions {
+  /** Server address, `host:port` (or `https://host:port` for TLS). */
+  address: string;
+  /** Tenant the worker serves. */
+  tenant: string;
+  /**
+   * Identifies this worker process for sticky routing and the unsupported-type
+   * cache; must change when the process restarts.
+   * @default `<hostname>-<pid>-<random hex>`, new for every Worker
+   */
+  appWorkerId?: string;
+  /** Handlers by flow type; the keys are the flow types registered. */
+  flowTypes: Record<string, FlowTypeHandlers>;
+  /** Number of slots (one stream each). @default os.availableParallelism() */
+  maxConcurrentTasks?: number;
+  /**
+   * Slots reserved for RPCs (RPC-only streams), taken out of
+   * `maxConcurrentTasks`. Must be an integer ≥ 0 and < maxConcurrentTasks.
+   * @default 1 when maxConcurrentTasks ≥ 2, else 0 (with one warning)
+   */
+  reservedRpcTasks?: number;
+  /** How long stop() lets running handlers finish before aborting them, in ms. @default 30000 */
+  stopDrainTimeout?: number;
+  /**
+   * Make start() reject with a PullRegistrationError on the first permanent
+   * rejection that leaves its slot kind with no registered stream, instead
+   * of retrying. @default false
+   */
+  stopOnPermanentStreamRejection?: boolean;
+  /** Bearer token sent as `authorization` metadata, read when each stream opens. @default none */
+  credential?: Credential;
+  /** Where the worker logs. @default console, quiet at debug */
+  logger?: SdkLogger;
+  /** Backoff between reconnects of a slot stream. @default { initialMs: 100, coefficient: 2, maxMs: 10000 } */
+  reconnectBackoff?: BackoffOptions;
+}
+
+export interface CompiledWorkerOptions {
+  readonly address: string;
+  readonly tenant: string;
+  readonly appWorkerId: string;
+  readonly flowTypes: Readonly<Record<string, FlowTypeHandlers>>;
+  readonly maxConcurrentTasks: number;
+  readonly reservedRpcTasks: number;
+  readonly stopDrainTimeout: number;
+  readonly stopOnPermanentStreamRejection: boolean;
+  readonly credential: Credential | undefined;
+  readonly logger: SdkLogger;
+  readonly reconnectBackoff: BackoffOptions;
+  /** One entry per slot, in order: the shared slots, then the reserved ones. */
+  readonly slotKinds: readonly SlotKindName[];
+}
+
+export function defaultAppWorkerId(): string {
+  return `${os.hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+function fail(field: string, reason: string): never {
+  throw new TypeError(`Worker option ${field}: ${reason}`);
+}
+
+function isNonNegativeInt(n: unknown): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0;
+}
+
+/** Resolves defaults and validates; throws a TypeError naming the option. */
+export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOptions {
+  const logger = options.logger ?? consoleLogger;
+  if (!options.address) fail('address', 'is required');
+  if (!options.tenant) fail('tenant', 'is required');
+  const flowTypes = options.flowTypes ?? {};
+  if (Object.keys(flowTypes).length === 0) fail('flowTypes', 'must name at least one flow type');
+  for (const [flowType, h] of Object.entries(flowTypes)) {
+    for (const [kind, table] of [['steps', h.steps], ['rpcs', h.rpcs]] as const) {
+      for (const [name, fn] of Object.entries(table ?? {})) {
+        if (typeof fn !== 'function') fail(`flowTypes.${flowType}.${kind}.${name}`, 'must be a function');
+      }
+    }
+  }
+
+  const limit = options.maxConcurrentTasks ?? os.availableParallelism();
+  if (!isNonNegativeInt(limit) || limit < 1) fail('maxConcurrentTasks', `must be an integer ≥ 1, got ${limit}`);
+
+  let reserve = options.reservedRpcTasks;
+  if (reserve === undefined) {
+    reserve = limit >= 2 ? 1 : 0;
+    if (limit === 1) {
+      logger.warn(
+        'maxConcurrentTasks is 1, so no slot is reserved for RPCs: RPCs may wait behind long-running Steps. ' +
+          'Set maxConcurrentTasks to at least 2, or set reservedRpcTasks explicitly.',
+      );
+    }
+  } else if (!isNonNegativeInt(reserve) || reserve >= limit) {
+    fail('reservedRpcTasks', `must be an integer ≥ 0 and < maxConcurrentTasks (${limit}), got ${reserve}`);
+  }
+
+  const stopDrainTimeout = options.stopDrainTimeout ?? 30_000;
+  if (typeof stopDrainTimeout !== 'number' || !(stopDrainTimeout >= 0)) {
+    fail('stopDrainTimeout', `must be a number of ms ≥ 0, got ${stopDrainTimeout}`);
+  }
+
+  const slotKinds: SlotKindName[] = [
+    ...Array<SlotKindName>(limit - reserve).fill('STEP_AND_RPC'),
+    ...Array<SlotKindName>(reserve).fill('RPC_ONLY'),
+  ];
+  return {
+    address: options.address,
+    tenant: options.tenant,
+    appWorkerId: options.appWorkerId || defaultAppWorkerId(),
+    flowTypes,
+    maxConcurrentTasks: limit,
+    reservedRpcTasks: reserve,
+    stopDrainTimeout,
+    stopOnPermanentStreamRejection: options.stopOnPermanentStreamRejection ?? false,
+    credential: options.credential,
+    logger,
+    reconnectBackoff: options.reconnectBackoff ?? {},
+    slotKinds,
+  };
+}

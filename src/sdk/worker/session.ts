@@ -1,0 +1,230 @@
+/**
+ * One stream lifetime of a slot: Register → Registered → tasks, until the
+ * stream ends. Half-closing (ending the outbox) asks the server to end the
+ * stream; a task that arrives after that is simply not run, and the server
+ * returns it without consuming an attempt.
+ */
+import type { Client } from 'nice-grpc';
+import { pb, PROTOCOL_VERSION, type WorkerTaskServiceDefinition } from '../../wire';
+import { authMetadata, fromEpochMs, SDK_NAME, SDK_VERSION, toBuffer, toNum } from '../common';
+import type { CompiledWorkerOptions } from './options';
+import { Outbox } from './outbox';
+import type { ReadinessTracker } from './readiness';
+import { TaskRun, type TaskPhase } from './task';
+import type { RpcContext, SlotKindName, StepContext } from './types';
+
+export type WorkerClient = Client<typeof WorkerTaskServiceDefinition>;
+
+/** What a slot needs from its Worker. */
+export interface SlotHost {
+  readonly options: CompiledWorkerOptions;
+  readonly client: WorkerClient;
+  readonly readiness: ReadinessTracker;
+  /** Aborted when stop begins (ends backoff waits). */
+  readonly stopSignal: AbortSignal;
+  readonly stopping: boolean;
+  /** Whether any stream of this worker has registered yet. */
+  readonly hasRegistered: boolean;
+  /** Checks a Registered frame; false means the worker is failing and the stream must not be used. */
+  onRegistered(kind: SlotKindName, registered: pb.IRegistered): boolean;
+  /** A fatal error: the worker drains and start() rejects with it. */
+  fail(err: unknown): void;
+}
+
+export type SlotPhase = 'connecting' | 'idle' | TaskPhase;
+
+const SLOT_KIND: Record<SlotKindName, pb.SlotKind> = {
+  STEP_AND_RPC: pb.SlotKind.STEP_AND_RPC,
+  RPC_ONLY: pb.SlotKind.RPC_ONLY,
+};
+
+export class Session {
+  registered = false;
+  reconnectRequested = false;
+  private readonly outbox = new Outbox<pb.IWorkerFrame>();
+  private readonly call = new AbortController();
+  private closing = false;
+  private task: TaskRun | null = null;
+
+  constructor(private readonly kind: SlotKindName, private readonly host: SlotHost) {}
+
+  get phase(): SlotPhase {
+    if (!this.registered) return 'connecting';
+    return this.task?.phase === 'running' || this.task?.phase === 'flushing' ? this.task.phase : 'idle';
+  }
+
+  /** Resolves when the server ends the stream; rejects with its ClientError (or AbortError on reset). */
+  async run(): Promise<void> {
+    const { options, client } = this.host;
+    try {
+      const metadata = await authMetadata(options.credential);
+      this.outbox.push({
+        register: {
+          protocol_version: PROTOCOL_VERSION,
+          tenant: options.tenant,
+          app_worker_id: options.appWorkerId,
+          flow_types: Object.keys(options.flowTypes),
+          slot_kind: SLOT_KIND[this.kind],
+          task_limit: options.maxConcurrentTasks,
+          sdk_name: SDK_NAME,
+          sdk_version: SDK_VERSION,
+        },
+      });
+      const responses = client.connect(this.outbox.frames(), { signal: this.call.signal, metadata });
+      for await (const frame of responses) this.onFrame(frame);
+    } finally {
+      this.outbox.end();
+      if (this.registered) this.host.readiness.unregistered(this.kind);
+      // A handler whose stream is gone cannot deliver its result; stop it and
+      // wait, so a reconnect never runs more tasks than the slot count.
+      const task = this.task;
+      if (task) {
+        task.abandon(new Error('the slot stream ended'));
+        await task.done;
+      }
+    }
+  }
+
+  /** Graceful stop: half-close now if idle, after the running task's ack otherwise. */
+  drain(): void {
+    this.closing = true;
+    // Nothing can be assigned before Registered, so an unregistered stream just goes.
+    if (!this.registered) this.call.abort();
+    else if (!this.task) this.outbox.end();
+  }
+
+  /** Forced stop: abort the handler and cancel the stream. */
+  reset(reason: unknown): void {
+    this.task?.abandon(reason);
+    this.call.abort(reason);
+  }
+
+  private onFrame(frame: pb.ServerFrame): void {
+    if (!this.registered && frame.frame !== 'registered') {
+      throw new Error(`protocol error: expected Registered, got ${frame.frame ?? 'an empty frame'}`);
+    }
+    switch (frame.frame) {
+      case 'registered':
+        return this.onRegistered(frame.registered!);
+      case 'step_task':
+        return this.onStepTask(frame.step_task as pb.StepTask);
+      case 'rpc_task':
+        return this.onRpcTask(frame.rpc_task as pb.RpcTask);
+      case 'cancel':
+        if (this.task && this.task.token === frame.cancel!.task_token) this.task.cancel(frame.cancel!.reason ?? '');
+        return;
+      case 'ping':
+        this.outbox.push({ pong: { sent_at_ms: toNum(frame.ping!.sent_at_ms) } }, 'pong');
+        return;
+      case 'reconnect':
+        this.host.options.logger.info('server asked the slot to reconnect', { slotKind: this.kind, reason: frame.reconnect!.reason });
+        this.reconnectRequested = true;
+        this.closing = true;
+        if (!this.task) this.outbox.end();
+        return;
+      case 'result_ack':
+        if (this.task && this.task.token === frame.result_ack!.task_token) this.task.acked(frame.result_ack!);
+        return;
+      default:
+        this.host.options.logger.debug('ignoring an unknown server frame', { frame: frame.frame });
+    }
+  }
+
+  private onRegistered(reg: pb.IRegistered): void {
+    if (this.registered) return;
+    if (!this.host.onRegistered(this.kind, reg)) {
+      this.call.abort();
+      return;
+    }
+    this.registered = true;
+    this.host.readiness.registered(this.kind);
+    if (this.closing) this.outbox.end();
+  }
+
+  /** Tasks we must not run: stopping/reconnecting, or a server that broke the slot contract. */
+  private refuse(token: string): boolean {
+    if (this.closing) return true; // not run; the half-close returns it
+    if (this.task) {
+      // A slot runs one task; decline without consuming the attempt rather than oversubscribe.
+      this.host.options.logger.error('server sent a task to a busy slot; declining it', { slotKind: this.kind });
+      this.outbox.push({ decline: { task_token: token, reason: pb.DeclineReason.NO_CAPACITY } });
+      return true;
+    }
+    return false;
+  }
+
+  private decline(token: string, labels: Record<string, unknown>): void {
+    this.host.options.logger.debug('declining a task of an unknown type', labels);
+    this.outbox.push({ decline: { task_token: token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  }
+
+  private onStepTask(t: pb.StepTask): void {
+    if (this.refuse(t.task_token)) return;
+    const labels = { taskId: t.task_id, flowId: t.flow_id, flowType: t.flow_type, stepType: t.step_type, attempt: t.attempt };
+    if (this.kind === 'RPC_ONLY') {
+      this.host.options.logger.error('server sent a Step to an RPC-only slot; declining it', labels);
+      this.outbox.push({ decline: { task_token: t.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
+      return;
+    }
+    const handler = lookup(lookup(this.host.options.flowTypes, t.flow_type)?.steps, t.step_type);
+    if (!handler) return this.decline(t.task_token, labels);
+    this.begin(new TaskRun(t.task_token, 'step', labels, this.io(), (signal, heartbeat) => {
+      const ctx: StepContext = {
+        taskId: t.task_id,
+        tenant: t.tenant,
+        flowId: t.flow_id,
+        flowType: t.flow_type,
+        stepType: t.step_type,
+        stepExecutionId: t.step_execution_id,
+        attempt: t.attempt,
+        input: toBuffer(t.input),
+        enqueuedAt: fromEpochMs(t.enqueued_at_ms),
+        startedAt: fromEpochMs(t.started_at_ms),
+        methodTimeoutMs: toNum(t.method_timeout_ms),
+        heartbeatTimeoutMs: toNum(t.heartbeat_timeout_ms),
+        flowDeadline: fromEpochMs(t.flow_deadline_ms),
+        signal,
+        heartbeat,
+      };
+      return handler(ctx);
+    }));
+  }
+
+  private onRpcTask(t: pb.RpcTask): void {
+    if (this.refuse(t.task_token)) return;
+    const labels = { flowId: t.flow_id, flowType: t.flow_type, rpcName: t.rpc_name };
+    const handler = lookup(lookup(this.host.options.flowTypes, t.flow_type)?.rpcs, t.rpc_name);
+    if (!handler) return this.decline(t.task_token, labels);
+    this.begin(new TaskRun(t.task_token, 'rpc', labels, this.io(), (signal, heartbeat) => {
+      const ctx: RpcContext = {
+        tenant: t.tenant,
+        flowId: t.flow_id,
+        flowType: t.flow_type,
+        rpcName: t.rpc_name,
+        input: toBuffer(t.input),
+        deadline: fromEpochMs(t.deadline_ms),
+        signal,
+        heartbeat,
+      };
+      return handler(ctx);
+    }));
+  }
+
+  private begin(task: TaskRun): void {
+    this.task = task;
+    void task.done.then(() => {
+      if (this.task === task) this.task = null;
+      if (this.closing) this.outbox.end(); // stop or Reconnect waited for this task
+    });
+  }
+
+  private io() {
+    return { send: (frame: pb.IWorkerFrame, key?: string) => this.outbox.push(frame, key), logger: this.host.options.logger };
+  }
+}
+
+/** Own-property lookup, so flow or step names like "constructor" never hit the prototype. */
+function lookup<V>(table: Readonly<Record<string, V>> | undefined, key: string): V | undefined {
+  return table && Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+}
+

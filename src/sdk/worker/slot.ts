@@ -1,0 +1,95 @@
+/**
+ * One execution slot: a loop of stream sessions. Reconnects at once after a
+ * server-directed Reconnect, otherwise with exponential backoff and jitter.
+ * Permanent rejections are reported to readiness and retried (unless the
+ * worker was told to stop on them).
+ */
+import { delay, isAbortError } from 'abort-controller-x';
+import { ClientError, Status } from 'nice-grpc';
+import { backoffMs, mapGrpcError } from '../common';
+import { Session, type SlotHost, type SlotPhase } from './session';
+import type { SlotKindName } from './types';
+
+/** Statuses that a retry will not fix by itself (DESIGN §5); they count for readiness. */
+export const PERMANENT_STATUSES: ReadonlySet<Status> = new Set([
+  Status.FAILED_PRECONDITION,
+  Status.INVALID_ARGUMENT,
+  Status.UNAUTHENTICATED,
+  Status.PERMISSION_DENIED,
+  Status.RESOURCE_EXHAUSTED,
+]);
+
+export class Slot {
+  private session: Session | null = null;
+
+  constructor(readonly index: number, readonly kind: SlotKindName, private readonly host: SlotHost) {}
+
+  get phase(): SlotPhase | 'backoff' {
+    return this.session?.phase ?? 'backoff';
+  }
+
+  /** Runs until the worker stops (or fails); never rejects. */
+  async run(): Promise<void> {
+    let attempt = 0;
+    while (!this.host.stopping) {
+      const session = new Session(this.kind, this.host);
+      this.session = session;
+      let error: unknown = null;
+      try {
+        await session.run();
+      } catch (err) {
+        error = err;
+      }
+      this.session = null;
+      if (session.registered) attempt = 0;
+      if (this.host.stopping) return;
+      if (error === null && session.reconnectRequested) continue;
+      if (error !== null && !this.onError(error, session.registered)) return;
+      if (error === null) this.host.options.logger.info('slot stream ended by the server; reconnecting', this.labels());
+      try {
+        await delay(this.host.stopSignal, backoffMs(attempt++, this.host.options.reconnectBackoff));
+      } catch {
+        return; // stop began
+      }
+    }
+  }
+
+  drain(): void {
+    this.session?.drain();
+  }
+
+  reset(reason: unknown): void {
+    this.session?.reset(reason);
+  }
+
+  /** Classifies a stream failure; false when it is fatal to the worker. */
+  private onError(err: unknown, wasRegistered: boolean): boolean {
+    const { logger, stopOnPermanentStreamRejection } = this.host.options;
+    if (!(err instanceof ClientError)) {
+      if (!isAbortError(err)) logger.warn('slot stream failed; reconnecting', { ...this.labels(), error: String(err) });
+      return true;
+    }
+    // A FAILED_PRECONDITION before the worker ever registered is a protocol
+    // mismatch (or an incompatible server): starting cannot succeed.
+    if (err.code === Status.FAILED_PRECONDITION && !wasRegistered && !this.host.hasRegistered) {
+      this.host.fail(mapGrpcError(err));
+      return false;
+    }
+    const fields = { ...this.labels(), status: Status[err.code], error: err.details };
+    if (!PERMANENT_STATUSES.has(err.code)) {
+      logger.info('slot stream lost; reconnecting', fields);
+      return true;
+    }
+    const orphaned = this.host.readiness.permanentRejection(this.kind, err);
+    logger.warn('slot stream rejected', { ...fields, noRegisteredStreamOfKind: orphaned !== null });
+    if (orphaned && stopOnPermanentStreamRejection) {
+      this.host.fail(orphaned);
+      return false;
+    }
+    return true;
+  }
+
+  private labels(): Record<string, unknown> {
+    return { slot: this.index, slotKind: this.kind };
+  }
+}

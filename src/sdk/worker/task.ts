@@ -1,0 +1,112 @@
+/**
+ * One task on a slot: runs the handler, sends Pongs while it runs, sends the
+ * result and waits for its ResultAck. The session owns the stream; a task
+ * only talks to it through `TaskIo`.
+ */
+import { pb } from '../../wire';
+import { toBytes, type Payload, type SdkLogger } from '../common';
+import { toFailure } from './failure';
+import type { HandlerResult } from './types';
+
+/** Pong cadence while a task runs (DESIGN §5), so proxies never see an idle stream. */
+export const PONG_INTERVAL_MS = 20_000;
+
+export interface TaskIo {
+  /** Queues a frame; false when the stream is already closed. */
+  send(frame: pb.IWorkerFrame, key?: string): boolean;
+  readonly logger: SdkLogger;
+}
+
+/** Calls the user's handler with the task's signal and heartbeat. */
+export type Invoke = (signal: AbortSignal, heartbeat: (details?: Payload) => void) => HandlerResult | Promise<HandlerResult>;
+
+export type TaskKind = 'step' | 'rpc';
+export type TaskPhase = 'running' | 'flushing' | 'done';
+
+/** Raised in a handler's signal when the server cancels the task. */
+export class TaskCancelledError extends Error {
+  override name = 'TaskCancelledError';
+}
+
+export class TaskRun {
+  phase: TaskPhase = 'running';
+  readonly done: Promise<void>;
+  private readonly controller = new AbortController();
+  private cancelled = false;
+  private abandoned = false;
+  private resolveAck!: (ack: pb.IResultAck | null) => void;
+  private readonly ack = new Promise<pb.IResultAck | null>((r) => (this.resolveAck = r));
+
+  constructor(
+    readonly token: string,
+    readonly kind: TaskKind,
+    /** Log fields naming the task. */
+    private readonly labels: Record<string, unknown>,
+    private readonly io: TaskIo,
+    invoke: Invoke,
+  ) {
+    this.done = this.run(invoke);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  heartbeat(details?: Payload): void {
+    if (this.phase !== 'running') return;
+    this.io.send({ heartbeat: { task_token: this.token, details: toBytes(details) } }, 'heartbeat');
+  }
+
+  /** The server cancelled the attempt: the handler may still return; its result will be refused. */
+  cancel(reason: string): void {
+    this.cancelled = true;
+    this.controller.abort(new TaskCancelledError(reason || 'the task was cancelled'));
+  }
+
+  /** The stream is gone or being reset: abort the handler, stop waiting for an ack, send nothing. */
+  abandon(reason: unknown): void {
+    this.abandoned = true;
+    this.controller.abort(reason);
+    this.resolveAck(null);
+  }
+
+  acked(ack: pb.IResultAck): void {
+    this.resolveAck(ack);
+  }
+
+  private async run(invoke: Invoke): Promise<void> {
+    const pong = setInterval(() => this.io.send({ pong: { sent_at_ms: Date.now() } }, 'pong'), PONG_INTERVAL_MS);
+    pong.unref();
+    let result: pb.IStepResult;
+    try {
+      result = { task_token: this.token, output: toOutput(await invoke(this.controller.signal, (d) => this.heartbeat(d))) };
+    } catch (err) {
+      result = { task_token: this.token, failure: toFailure(err) };
+    } finally {
+      clearInterval(pong);
+    }
+    if (this.abandoned) return this.finish();
+    this.phase = 'flushing';
+    const frame: pb.IWorkerFrame = this.kind === 'step' ? { step_result: result } : { rpc_result: result };
+    if (!this.io.send(frame)) return this.finish();
+    const ack = await this.ack;
+    this.finish();
+    if (!ack || ack.verdict === pb.ResultVerdict.ACCEPTED) return;
+    const verdict = pb.ResultVerdict[ack.verdict ?? 0] ?? String(ack.verdict);
+    const fields = { ...this.labels, verdict, error: ack.error || undefined };
+    // A refusal after our own Cancel frame is expected, not a problem.
+    if (this.cancelled && ack.verdict === pb.ResultVerdict.REFUSED_CANCELLED) this.io.logger.info('result refused: task was cancelled', fields);
+    else this.io.logger.warn('result not accepted', fields);
+  }
+
+  private finish(): void {
+    this.phase = 'done';
+  }
+}
+
+/** Handler return values as output bytes; anything else is a handler bug, reported as a failure. */
+function toOutput(value: HandlerResult): Uint8Array {
+  if (value === undefined || value === null) return new Uint8Array(0);
+  if (typeof value === 'string' || value instanceof Uint8Array) return toBytes(value);
+  throw new TypeError(`a handler must return a string, Buffer, Uint8Array or nothing; got ${typeof value}`);
+}

@@ -1,0 +1,192 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig, parseDuration, type LoadOptions } from '../../src/config';
+
+const noEnv: NodeJS.ProcessEnv = {};
+const load = (opts: LoadOptions = {}) => loadConfig({ env: noEnv, ...opts });
+
+/** The ConfigError of a config that must not boot. */
+function failure(opts: LoadOptions): ConfigError {
+  try {
+    load(opts);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(opts)}`);
+}
+
+let tmp: string;
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-config-test-'));
+});
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+function yamlFile(text: string): string {
+  const f = path.join(tmp, `c${Math.random().toString(36).slice(2)}.yaml`);
+  fs.writeFileSync(f, text);
+  return f;
+}
+
+describe('defaults', () => {
+  it('has the published keys and defaults (DESIGN §9)', () => {
+    const c = load();
+    expect(c.api.listen).toBe('0.0.0.0:8801');
+    expect(c.http.listen).toBe('0.0.0.0:8802');
+    expect(c.metrics.listen).toBe('0.0.0.0:9464');
+    expect(c.matching).toEqual({
+      dispatchWait: 10000, stickyWait: 5000, syncMatchWait: 200, headsResyncInterval: 300000,
+      maxConcurrentTasksCap: 256, maxStreams: 100000, unsupportedTypeCacheEntries: 10000,
+      maxQueueLength: 256, maxFlowTypes: 256, maxFlowTypeLength: 256, pingInterval: 20000,
+    });
+    expect(c.cluster).toMatchObject({ partitions: 64, heartbeat: 2000, nodeTtl: 10000, leaseTtl: 10000 });
+    expect(c.redis.keyPrefix).toBe('zd');
+  });
+});
+
+describe('durations', () => {
+  it.each([
+    ['200ms', 200],
+    ['10s', 10000],
+    ['1.5s', 1500],
+    ['5m', 300000],
+    ['2h', 7200000],
+    ['1d', 86400000],
+    ['24h', 86400000],
+    ['1500', 1500],
+    ['0', 0],
+    [' 3s ', 3000],
+    ['2 minutes', 120000],
+    [750, 750],
+  ])('parses %p as %p ms', (input, expected) => {
+    expect(parseDuration(input)).toBe(expected);
+  });
+
+  it.each([['abc'], [''], ['-1s'], ['1.5ms'], ['10 parsecs'], [-5], [1.5], [null], [true]])('rejects %p', (input) => {
+    expect(parseDuration(input)).toBeNaN();
+  });
+
+  it.each([
+    ['200ms', 200],
+    ['10s', 10000],
+    ['1m', 60000],
+    ['250', 250],
+  ])('reads %p from a flag, the env and a file alike', (text, ms) => {
+    expect(load({ args: [`--matching.syncMatchWait=${text}`] }).matching.syncMatchWait).toBe(ms);
+    expect(load({ env: { ZD_MATCHING_SYNC_MATCH_WAIT: text } }).matching.syncMatchWait).toBe(ms);
+    expect(load({ file: yamlFile(`matching:\n  syncMatchWait: ${JSON.stringify(text)}\n`) }).matching.syncMatchWait).toBe(ms);
+  });
+
+  it('takes a bare YAML number as milliseconds', () => {
+    expect(load({ file: yamlFile('matching:\n  syncMatchWait: 350\n') }).matching.syncMatchWait).toBe(350);
+  });
+
+  it('fails on an unparsable duration, naming the key', () => {
+    const err = failure({ args: ['--matching.dispatchWait=soon'] });
+    expect(err.key).toBe('matching.dispatchWait');
+    expect(err.message).toMatch(/^config matching\.dispatchWait: must be a duration/);
+  });
+});
+
+describe('sources', () => {
+  it('reads --a.b=c flags', () => {
+    const c = load({ args: ['--matching.stickyWait=2s', '--redis.keyPrefix=zz', '--cluster.partitions=16'] });
+    expect(c.matching.stickyWait).toBe(2000);
+    expect(c.redis.keyPrefix).toBe('zz');
+    expect(c.cluster.partitions).toBe(16);
+  });
+
+  it('reads --a.b c flags (value as the next argument)', () => {
+    expect(load({ args: ['--matching.stickyWait', '3s'] }).matching.stickyWait).toBe(3000);
+  });
+
+  it('reads ZD_* env', () => {
+    const c = load({ env: { ZD_MATCHING_STICKY_WAIT: '1s', ZD_API_LISTEN: '127.0.0.1:9000', ZD_REDIS_CLUSTER_NODES: 'a:1, b:2' } });
+    expect(c.matching.stickyWait).toBe(1000);
+    expect(c.api.listen).toBe('127.0.0.1:9000');
+    expect(c.redis.clusterNodes).toEqual(['a:1', 'b:2']);
+  });
+
+  it('reads a YAML file', () => {
+    const file = yamlFile(
+      ['api: { listen: 127.0.0.1:7001 }', 'matching:', '  dispatchWait: 20s', '  stickyWait: 15s', 'redis:', '  clusterNodes: [h1:7000, h2:7000]', ''].join('\n'),
+    );
+    const c = load({ file });
+    expect(c.api.listen).toBe('127.0.0.1:7001');
+    expect(c.matching.dispatchWait).toBe(20000);
+    expect(c.matching.stickyWait).toBe(15000);
+    expect(c.redis.clusterNodes).toEqual(['h1:7000', 'h2:7000']);
+  });
+
+  it('accepts an empty file', () => {
+    expect(load({ file: yamlFile('') }).matching.stickyWait).toBe(5000);
+  });
+
+  it('ranks flags over env over file over defaults', () => {
+    const file = yamlFile('matching:\n  stickyWait: 3s\n  syncMatchWait: 300ms\n  pingInterval: 7s\n');
+    const env = { ZD_MATCHING_STICKY_WAIT: '2s', ZD_MATCHING_SYNC_MATCH_WAIT: '250ms' };
+    const c = load({ file, env, args: ['--matching.stickyWait=1s'] });
+    expect(c.matching.stickyWait).toBe(1000); // flag
+    expect(c.matching.syncMatchWait).toBe(250); // env
+    expect(c.matching.pingInterval).toBe(7000); // file
+    expect(c.matching.dispatchWait).toBe(10000); // default
+  });
+
+  it('lets overrides win over everything', () => {
+    const c = load({ args: ['--redis.url=redis://a:1'], overrides: { 'redis.url': 'redis://b:2' } });
+    expect(c.redis.url).toBe('redis://b:2');
+  });
+});
+
+describe('contradictory or invalid configs fail with one line naming the key', () => {
+  const cases: [string, LoadOptions, string][] = [
+    ['stickyWait > dispatchWait', { args: ['--matching.stickyWait=11s'] }, 'matching.stickyWait'],
+    ['stickyWait > a lowered dispatchWait', { args: ['--matching.dispatchWait=1s'] }, 'matching.stickyWait'],
+    ['syncMatchWait 0', { args: ['--matching.syncMatchWait=0'] }, 'matching.syncMatchWait'],
+    ['syncMatchWait 0ms', { env: { ZD_MATCHING_SYNC_MATCH_WAIT: '0ms' } }, 'matching.syncMatchWait'],
+    ['fetch.lockDuration above its ceiling', { args: ['--fetch.lockDuration=11m'] }, 'fetch.lockDuration'],
+    ['fetch.wait above its ceiling', { args: ['--fetch.wait=2m'] }, 'fetch.wait'],
+    ['fetch.maxTasks above its ceiling', { args: ['--fetch.maxTasks=101'] }, 'fetch.maxTasks'],
+    ['a lowered ceiling under the default', { args: ['--fetch.maxLockDuration=10s'] }, 'fetch.lockDuration'],
+    ['fetch.lockDuration zero', { args: ['--fetch.lockDuration=0'] }, 'fetch.lockDuration'],
+    ['fetch.wait zero', { args: ['--fetch.wait=0'] }, 'fetch.wait'],
+    ['fetch.maxTasks zero', { args: ['--fetch.maxTasks=0'] }, 'fetch.maxTasks'],
+    ['fetch.maxLockDuration zero', { args: ['--fetch.maxLockDuration=0', '--fetch.lockDuration=0'] }, 'fetch.lockDuration'],
+    ['fetch.maxWait zero', { args: ['--fetch.maxWait=0', '--fetch.wait=0'] }, 'fetch.wait'],
+    ['unknown key in a file', { file: '<bogus>' }, 'matching.bogus'],
+    ['unknown section in a file', { file: '<section>' }, 'nosuch.x'],
+    ['unknown flag', { args: ['--matching.stickyWiat=2s'] }, 'matching.stickyWiat'],
+    ['bad listen address', { args: ['--api.listen=8801'] }, 'api.listen'],
+    ['port out of range', { args: ['--metrics.listen=0.0.0.0:70000'] }, 'metrics.listen'],
+    ['negative int', { args: ['--matching.maxStreams=-1'] }, 'matching.maxStreams'],
+    ['bad log level', { args: ['--log.level=loud'] }, 'log.level'],
+    ['two redis modes', { args: ['--redis.url=redis://x:1', '--redis.clusterNodes=a:1'] }, 'redis.url'],
+    ['nodeTtl not above heartbeat', { args: ['--cluster.nodeTtl=2s'] }, 'cluster.nodeTtl'],
+    ['tls without files', { args: ['--tls.enabled=true'] }, 'tls.enabled'],
+    ['auth without token files', { args: ['--auth.enabled=true'] }, 'auth.enabled'],
+  ];
+
+  it.each(cases)('%s', (_name, opts, key) => {
+    const resolved = { ...opts };
+    if (opts.file === '<bogus>') resolved.file = yamlFile('matching:\n  bogus: 1\n');
+    if (opts.file === '<section>') resolved.file = yamlFile('nosuch:\n  x: 1\n');
+    const err = failure(resolved);
+    expect(err.key).toBe(key);
+    expect(err.message.startsWith(`config ${key}: `)).toBe(true);
+    expect(err.message).not.toContain('\n');
+  });
+
+  it('a missing file fails naming the file', () => {
+    const err = failure({ file: path.join(tmp, 'nope.yaml') });
+    expect(err.message).toMatch(/^config file: cannot read .*nope\.yaml: ENOENT$/);
+  });
+
+  it('a YAML syntax error fails in one line', () => {
+    const err = failure({ file: yamlFile('matching: [unclosed\n') });
+    expect(err.message).not.toContain('\n');
+  });
+
+  it('stickyWait equal to dispatchWait is fine', () => {
+    expect(load({ args: ['--matching.stickyWait=10s'] }).matching.stickyWait).toBe(10000);
+  });
+});

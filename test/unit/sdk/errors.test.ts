@@ -1,0 +1,59 @@
+import { AbortError } from 'abort-controller-x';
+import { ClientError, Status } from 'nice-grpc';
+import {
+  mapGrpcError, parseZdCode, ZdDeadlineExceededError, ZdError, ZdFailedPreconditionError, ZdInternalError,
+  ZdInvalidArgumentError, ZdNotFoundError, ZdPermissionError, ZdProtocolError, ZdResourceExhaustedError,
+  ZdUnauthenticatedError, ZdUnavailableError,
+} from '../../../src/sdk/common';
+
+const PATH = '/zdmatch.v1.MatchingService/EnqueueStep';
+const ce = (status: Status, details: string) => new ClientError(PATH, status, details);
+
+describe('mapGrpcError', () => {
+  it.each([
+    [Status.INVALID_ARGUMENT, 'ZD_INVALID_ARGUMENT: step.tenant: must not be empty', ZdInvalidArgumentError, 'ZD_INVALID_ARGUMENT'],
+    [Status.NOT_FOUND, 'ZD_TASK_NOT_FOUND: task abc not found', ZdNotFoundError, 'ZD_TASK_NOT_FOUND'],
+    [Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc x within 10000 ms', ZdUnavailableError, 'ZD_RPC_UNAVAILABLE'],
+    [Status.PERMISSION_DENIED, 'ZD_PERMISSION_DENIED: the credential does not cover tenant t', ZdPermissionError, 'ZD_PERMISSION_DENIED'],
+    [Status.UNAUTHENTICATED, 'ZD_UNAUTHENTICATED: missing bearer token', ZdUnauthenticatedError, 'ZD_UNAUTHENTICATED'],
+    [Status.RESOURCE_EXHAUSTED, 'ZD_TOO_MANY_STREAMS: this node has 5 registered streams', ZdResourceExhaustedError, 'ZD_TOO_MANY_STREAMS'],
+    [Status.FAILED_PRECONDITION, 'ZD_LOCK_EXPIRED: the lock of task x has expired', ZdFailedPreconditionError, 'ZD_LOCK_EXPIRED'],
+    [Status.DEADLINE_EXCEEDED, 'Deadline exceeded', ZdDeadlineExceededError, undefined],
+    [Status.INTERNAL, 'ZD_INTERNAL: internal error', ZdInternalError, 'ZD_INTERNAL'],
+    [Status.UNKNOWN, 'boom', ZdInternalError, undefined],
+  ])('status %p → named class, keeping the message and code', (status, details, cls, code) => {
+    const err = mapGrpcError(ce(status, details)) as ZdError;
+    expect(err).toBeInstanceOf(cls);
+    expect(err).toBeInstanceOf(ZdError);
+    expect(err.message).toBe(details);
+    expect(err.code).toBe(code);
+    expect(err.status).toBe(status);
+    expect(err.path).toBe(PATH);
+    expect(err.cause).toBeInstanceOf(ClientError);
+  });
+
+  it('maps a protocol mismatch to ZdProtocolError, naming both versions', () => {
+    const msg = 'ZD_PROTOCOL_MISMATCH: worker protocol version 4 is not supported; this server speaks protocol version 3';
+    const err = mapGrpcError(ce(Status.FAILED_PRECONDITION, msg));
+    expect(err).toBeInstanceOf(ZdProtocolError);
+    expect((err as Error).message).toMatch(/version 4.*version 3/);
+    // An older server without ZD codes still says "protocol version".
+    expect(mapGrpcError(ce(Status.FAILED_PRECONDITION, 'unsupported protocol version 4 (server: 3)'))).toBeInstanceOf(ZdProtocolError);
+  });
+
+  it('counts UNAUTHENTICATED as a permission error', () => {
+    expect(mapGrpcError(ce(Status.UNAUTHENTICATED, 'x'))).toBeInstanceOf(ZdPermissionError);
+  });
+
+  it('passes other errors through unchanged', () => {
+    const abort = new AbortError();
+    expect(mapGrpcError(abort)).toBe(abort);
+    const plain = new Error('x');
+    expect(mapGrpcError(plain)).toBe(plain);
+  });
+
+  it('parses only a leading ZD code', () => {
+    expect(parseZdCode('ZD_NOT_OWNER: partition 3')).toBe('ZD_NOT_OWNER');
+    expect(parseZdCode('see ZD_NOT_OWNER')).toBeUndefined();
+  });
+});

@@ -1,0 +1,90 @@
+import { pb } from '../../../src/wire';
+import { fromOutcome, fromTaskInfo, fromQueueInfo, toStepSpec, toConsumeRequest, toInvokeRpc } from '../../../src/sdk/client/mappers';
+import { toFailure, StepFailure } from '../../../src/sdk/worker/failure';
+import { toNum } from '../../../src/sdk/common';
+
+/** Round-trips through the wire encoding, as the real client and server do. */
+const wire = <T>(cls: { encode(m: T): { finish(): Uint8Array }; decode(b: Uint8Array): unknown }, m: T) => cls.decode(cls.encode(m).finish());
+
+describe('client mappers', () => {
+  it('maps a StepSpec to the snake_case proto, dates to epoch ms, strings to UTF-8', () => {
+    const readyAt = new Date('2030-01-01T00:00:00Z');
+    const step = toStepSpec({
+      tenant: 't', flowId: 'f', flowType: 'order', stepType: 'charge', stepExecutionId: 's1', input: 'héllo',
+      readyAt, flowDeadline: 1_900_000_000_000, methodTimeoutMs: 5000, heartbeatTimeoutMs: 1000,
+      retryPolicy: { maxAttempts: 5, nonRetryable: ['Fatal'] }, stickyWorkerId: 'w1',
+    });
+    expect(step).toMatchObject({
+      tenant: 't', flow_id: 'f', flow_type: 'order', step_type: 'charge', step_execution_id: 's1',
+      ready_at_ms: readyAt.getTime(), flow_deadline_ms: 1_900_000_000_000, method_timeout_ms: 5000, heartbeat_timeout_ms: 1000,
+      retry_policy: { max_attempts: 5, initial_interval_ms: 0, backoff_coefficient: 0, max_interval_ms: 0, non_retryable: ['Fatal'] },
+      sticky_worker_id: 'w1',
+    });
+    expect(Buffer.from(step.input!).toString('utf8')).toBe('héllo');
+    const decoded = wire(pb.StepSpec, step) as pb.StepSpec;
+    expect(toNum(decoded.ready_at_ms)).toBe(readyAt.getTime());
+  });
+
+  it('omits optional fields as proto zero values', () => {
+    const step = toStepSpec({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' });
+    expect(step).toMatchObject({ ready_at_ms: 0, flow_deadline_ms: 0, method_timeout_ms: 0, sticky_worker_id: '', retry_policy: undefined });
+    expect(step.input).toHaveLength(0);
+  });
+
+  it('maps consume and invoke requests', () => {
+    expect(toConsumeRequest({ group: 'g', consumer: 'c', waitMs: 100, ack: ['0-1'] })).toEqual({
+      group: 'g', consumer: 'c', max_count: 0, wait_ms: 100, ack: ['0-1'], redeliver_after_ms: 0,
+    });
+    expect(toInvokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'get', input: Buffer.from([1]) })).toMatchObject({
+      tenant: 't', flow_id: 'f', flow_type: 'o', rpc_name: 'get', sticky_worker_id: '',
+    });
+  });
+
+  it('maps a decoded Outcome to camelCase with a string status and Buffer output', () => {
+    const o = wire(pb.Outcome, {
+      outcome_id: '3-1700000000000-0', task_id: 'tid', tenant: 't', flow_id: 'f', flow_type: 'o', step_type: 's',
+      step_execution_id: 'e', status: pb.OutcomeStatus.FAILED, attempt: 2, app_worker_id: 'w',
+      output: Buffer.from('out'), error: { message: 'bad', type: 'Boom', non_retryable: true, retry_after_ms: 50 },
+      idempotency_key: 'k', finished_at_ms: 1_700_000_000_500, enqueued_at_ms: 1_700_000_000_000,
+    }) as pb.Outcome;
+    const out = fromOutcome(o);
+    expect(out).toMatchObject({
+      outcomeId: '3-1700000000000-0', taskId: 'tid', status: 'FAILED', attempt: 2, appWorkerId: 'w', idempotencyKey: 'k',
+      error: { message: 'bad', type: 'Boom', nonRetryable: true, retryAfterMs: 50 },
+    });
+    expect(Buffer.isBuffer(out.output)).toBe(true);
+    expect(out.output.toString()).toBe('out');
+    expect(out.finishedAt).toEqual(new Date(1_700_000_000_500));
+    for (const s of ['COMPLETED', 'CANCELLED', 'TIMED_OUT'] as const) {
+      expect(fromOutcome({ status: pb.OutcomeStatus[s] }).status).toBe(s);
+    }
+    expect(() => fromOutcome({ status: 0 })).toThrow(/outcome status/);
+  });
+
+  it('maps TaskInfo (with its outcome) and QueueInfo', () => {
+    const t = wire(pb.TaskInfo, {
+      task_id: 'x', partition: 7, state: pb.TaskState.DONE, attempt: 1, ready_at_ms: 0, input: Buffer.from('i'),
+      outcome: { task_id: 'x', status: pb.OutcomeStatus.COMPLETED },
+    }) as pb.TaskInfo;
+    const info = fromTaskInfo(t);
+    expect(info).toMatchObject({ taskId: 'x', partition: 7, state: 'DONE', readyAt: undefined, lastError: undefined });
+    expect(info.outcome?.status).toBe('COMPLETED');
+    const q = fromQueueInfo(wire(pb.QueueInfo, { tenant: 't', ready: 3, delayed: 1, running: 2, oldest_ready_at_ms: 1000 }) as pb.QueueInfo);
+    expect(q).toEqual({ tenant: 't', flowType: '', stepType: '', ready: 3, delayed: 1, running: 2, oldestReadyAt: new Date(1000) });
+  });
+});
+
+describe('toFailure', () => {
+  it('uses the StepFailure fields', () => {
+    expect(toFailure(new StepFailure('card declined', { type: 'Declined', nonRetryable: true, retryAfterMs: 2500 }))).toEqual({
+      message: 'card declined', type: 'Declined', non_retryable: true, retry_after_ms: 2500,
+    });
+  });
+
+  it('falls back to the error name, and duck-types other errors', () => {
+    expect(toFailure(new TypeError('x'))).toEqual({ message: 'x', type: 'TypeError', non_retryable: false, retry_after_ms: 0 });
+    const e = Object.assign(new Error('y'), { type: 'Remote', nonRetryable: true, retryAfterMs: -5 });
+    expect(toFailure(e)).toEqual({ message: 'y', type: 'Remote', non_retryable: true, retry_after_ms: 0 });
+    expect(toFailure('plain')).toMatchObject({ message: 'plain', type: 'string' });
+  });
+});

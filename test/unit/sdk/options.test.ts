@@ -1,0 +1,82 @@
+import * as os from 'node:os';
+import { compileWorkerOptions, type WorkerOptions } from '../../../src/sdk/worker/options';
+import { recordingLogger } from './fake-worker-server';
+
+const base = (o: Partial<WorkerOptions> = {}): WorkerOptions => ({
+  address: '127.0.0.1:1',
+  tenant: 't1',
+  flowTypes: { order: { steps: { charge: () => 'ok' } } },
+  logger: recordingLogger(),
+  ...o,
+});
+
+describe('worker options', () => {
+  it('defaults the limit to the CPU count and reserves one RPC slot', () => {
+    const c = compileWorkerOptions(base());
+    const cpus = os.availableParallelism();
+    expect(c.maxConcurrentTasks).toBe(cpus);
+    expect(c.reservedRpcTasks).toBe(cpus >= 2 ? 1 : 0);
+    expect(c.stopDrainTimeout).toBe(30_000);
+    expect(c.stopOnPermanentStreamRejection).toBe(false);
+  });
+
+  it('opens limit - reserve shared slots and reserve RPC-only slots', () => {
+    const c = compileWorkerOptions(base({ maxConcurrentTasks: 8, reservedRpcTasks: 2 }));
+    expect(c.slotKinds.filter((k) => k === 'STEP_AND_RPC')).toHaveLength(6);
+    expect(c.slotKinds.filter((k) => k === 'RPC_ONLY')).toHaveLength(2);
+  });
+
+  it('defaults the reserve to 1 at a limit of 2 without a warning', () => {
+    const logger = recordingLogger();
+    expect(compileWorkerOptions(base({ maxConcurrentTasks: 2, logger })).reservedRpcTasks).toBe(1);
+    expect(logger.lines.filter((l) => l.level === 'warn')).toHaveLength(0);
+  });
+
+  it('logs exactly one warning at a limit of 1 with no explicit reserve', () => {
+    const logger = recordingLogger();
+    const c = compileWorkerOptions(base({ maxConcurrentTasks: 1, logger }));
+    expect(c.reservedRpcTasks).toBe(0);
+    const warns = logger.lines.filter((l) => l.level === 'warn');
+    expect(warns).toHaveLength(1);
+    expect(warns[0]!.msg).toMatch(/RPCs may wait/);
+  });
+
+  it('does not warn at a limit of 1 with an explicit reserve of 0', () => {
+    const logger = recordingLogger();
+    compileWorkerOptions(base({ maxConcurrentTasks: 1, reservedRpcTasks: 0, logger }));
+    expect(logger.lines).toHaveLength(0);
+  });
+
+  it.each([
+    [4, 4],
+    [4, 5],
+    [4, -1],
+    [4, 1.5],
+    [1, 1],
+  ])('rejects a reserve that is not an integer in [0, limit): limit %p, reserve %p', (limit, reserve) => {
+    expect(() => compileWorkerOptions(base({ maxConcurrentTasks: limit, reservedRpcTasks: reserve }))).toThrow(/reservedRpcTasks/);
+  });
+
+  it.each([0, -2, 2.5, NaN])('rejects maxConcurrentTasks %p', (limit) => {
+    expect(() => compileWorkerOptions(base({ maxConcurrentTasks: limit }))).toThrow(/maxConcurrentTasks/);
+  });
+
+  it('requires address, tenant and at least one flow type', () => {
+    expect(() => compileWorkerOptions(base({ address: '' }))).toThrow(/address/);
+    expect(() => compileWorkerOptions(base({ tenant: '' }))).toThrow(/tenant/);
+    expect(() => compileWorkerOptions(base({ flowTypes: {} }))).toThrow(/flowTypes/);
+  });
+
+  it('rejects a handler that is not a function', () => {
+    const flowTypes = { order: { steps: { charge: 'nope' as unknown as () => void } } };
+    expect(() => compileWorkerOptions(base({ flowTypes }))).toThrow(/flowTypes\.order\.steps\.charge/);
+  });
+
+  it('generates a distinct app worker id per worker, hostname-pid-random', () => {
+    const a = compileWorkerOptions(base()).appWorkerId;
+    const b = compileWorkerOptions(base()).appWorkerId;
+    expect(a).not.toBe(b);
+    expect(a.startsWith(`${os.hostname()}-${process.pid}-`)).toBe(true);
+    expect(compileWorkerOptions(base({ appWorkerId: 'w-7' })).appWorkerId).toBe('w-7');
+  });
+});

@@ -1,0 +1,72 @@
+import { pb } from '../../../src/wire';
+import { Outbox } from '../../../src/sdk/worker/outbox';
+import { PONG_INTERVAL_MS, TaskRun } from '../../../src/sdk/worker/task';
+import { recordingLogger } from './fake-worker-server';
+
+describe('Outbox', () => {
+  it('yields frames in order, coalesces keyed ones, and ends after the queue', async () => {
+    const box = new Outbox<string>();
+    box.push('a');
+    box.push('hb1', 'hb');
+    box.push('hb2', 'hb'); // replaces the pending heartbeat
+    box.push('b');
+    box.end();
+    expect(box.push('late')).toBe(false);
+    const out: string[] = [];
+    for await (const f of box.frames()) out.push(f);
+    expect(out).toEqual(['a', 'hb2', 'b']);
+  });
+
+  it('wakes a waiting reader', async () => {
+    const box = new Outbox<number>();
+    const it = box.frames();
+    const next = it.next();
+    box.push(1);
+    await expect(next).resolves.toEqual({ value: 1, done: false });
+    box.end();
+    await expect(it.next()).resolves.toEqual({ value: undefined, done: true });
+  });
+});
+
+describe('TaskRun', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('sends a Pong every 20 s while the handler runs, then the result, then waits for the ack', async () => {
+    jest.useFakeTimers();
+    const sent: pb.IWorkerFrame[] = [];
+    let finish!: (v: string) => void;
+    const task = new TaskRun('tok', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() },
+      () => new Promise<string>((r) => (finish = r)));
+    jest.advanceTimersByTime(PONG_INTERVAL_MS * 2 + 1);
+    expect(sent.filter((f) => f.pong)).toHaveLength(2);
+    finish('x');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(task.phase).toBe('flushing');
+    expect(sent.at(-1)!.step_result).toMatchObject({ task_token: 'tok' });
+    jest.advanceTimersByTime(PONG_INTERVAL_MS * 3);
+    expect(sent.filter((f) => f.pong)).toHaveLength(2); // no Pong once the handler returned
+    task.acked({ task_token: 'tok', verdict: pb.ResultVerdict.ACCEPTED });
+    await task.done;
+    expect(task.phase).toBe('done');
+  });
+
+  it('rejects handler return values that are not bytes or strings as a failure', async () => {
+    const sent: pb.IWorkerFrame[] = [];
+    const task = new TaskRun('t', 'rpc', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() },
+      () => ({ not: 'bytes' }) as unknown as string);
+    await new Promise((r) => setImmediate(r));
+    expect(sent[0]!.rpc_result!.failure).toMatchObject({ type: 'TypeError' });
+    task.abandon(new Error('x'));
+    await task.done;
+  });
+
+  it('sends nothing once abandoned', async () => {
+    const sent: pb.IWorkerFrame[] = [];
+    const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() },
+      (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))));
+    task.abandon(new Error('stream lost'));
+    await task.done;
+    expect(sent).toHaveLength(0);
+  });
+});

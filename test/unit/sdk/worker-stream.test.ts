@@ -1,0 +1,325 @@
+/**
+ * The Worker against a hand-written WorkerTaskService on a real nice-grpc
+ * server (127.0.0.1:0): registration, tasks, declines, pings, cancel,
+ * reconnect, startup failures, readiness and stop/drain.
+ */
+import { Status } from 'nice-grpc';
+import { pb, PROTOCOL_VERSION } from '../../../src/wire';
+import {
+  PullRegistrationError, StepFailure, Worker, WorkerCapacityError, ZdProtocolError, type WorkerOptions,
+} from '../../../src';
+import { FakeWorkerServer, recordingLogger, registerOk } from './fake-worker-server';
+
+const ACK = (token: string, verdict = pb.ResultVerdict.ACCEPTED) => ({ result_ack: { task_token: token, verdict } });
+const step = (token: string, stepType = 'charge', extra: Partial<pb.IStepTask> = {}): pb.IServerFrame => ({
+  step_task: {
+    task_token: token, task_id: `task-${token}`, tenant: 't1', flow_id: 'f1', flow_type: 'order', step_type: stepType,
+    step_execution_id: 'e1', attempt: 1, input: Buffer.from('in'), ...extra,
+  },
+});
+
+describe('Worker streams', () => {
+  let server: FakeWorkerServer;
+  let worker: Worker | undefined;
+  const logger = recordingLogger();
+
+  const make = (o: Partial<WorkerOptions> = {}) =>
+    (worker = new Worker({
+      address: server.address,
+      tenant: 't1',
+      appWorkerId: 'w-test',
+      maxConcurrentTasks: 2,
+      reservedRpcTasks: 0,
+      logger,
+      reconnectBackoff: { initialMs: 10, maxMs: 50 },
+      flowTypes: {
+        order: {
+          steps: {
+            charge: (ctx) => `charged:${ctx.input.toString()}:${ctx.attempt}`,
+            fail: () => {
+              throw new StepFailure('declined', { type: 'Declined', nonRetryable: true, retryAfterMs: 10 });
+            },
+          },
+          rpcs: { status: (ctx) => Buffer.from(`status:${ctx.flowId}`) },
+        },
+      },
+      ...o,
+    }));
+
+  beforeEach(async () => {
+    server = await new FakeWorkerServer().start();
+    logger.lines.length = 0;
+  });
+  afterEach(async () => {
+    await worker?.stop();
+    worker = undefined;
+    await server.stop();
+  });
+
+  it('opens one stream per slot, registers each, and becomes ready', async () => {
+    const w = make({ maxConcurrentTasks: 3, reservedRpcTasks: 1, credential: async () => 'tok' });
+    const wait = w.waitPullRegistered(); // before start
+    const running = w.start();
+    await wait;
+    const streams = await server.waitStreams(3);
+    expect(server.registered(pb.SlotKind.STEP_AND_RPC)).toHaveLength(2);
+    expect(server.registered(pb.SlotKind.RPC_ONLY)).toHaveLength(1);
+    expect(streams[0]!.register).toMatchObject({
+      protocol_version: PROTOCOL_VERSION, tenant: 't1', app_worker_id: 'w-test', flow_types: ['order'], task_limit: 3,
+      sdk_name: 'zdmatch-ts',
+    });
+    expect(streams[0]!.metadata.get('authorization')).toBe('Bearer tok');
+    expect(w.readiness()).toEqual({
+      isReady: true,
+      queues: [
+        { slotKind: 'STEP_AND_RPC', hasRegisteredStream: true, lastPermanentError: null },
+        { slotKind: 'RPC_ONLY', hasRegisteredStream: true, lastPermanentError: null },
+      ],
+    });
+    await w.stop();
+    await expect(running).resolves.toBeUndefined();
+    expect(streams.every((s) => s.halfClosed)).toBe(true);
+  });
+
+  it('runs a Step, sends its output and waits for the ResultAck; runs an RPC', async () => {
+    const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('a'));
+    const res = await s!.next('step_result');
+    expect(res.step_result).toMatchObject({ task_token: 'a', result: 'output' });
+    expect(Buffer.from(res.step_result!.output!).toString()).toBe('charged:in:1');
+    s!.send(ACK('a'));
+    s!.send({ rpc_task: { task_token: 'r', tenant: 't1', flow_id: 'f9', flow_type: 'order', rpc_name: 'status' } });
+    const rpc = await s!.next('rpc_result');
+    expect(Buffer.from(rpc.rpc_result!.output!).toString()).toBe('status:f9');
+    s!.send(ACK('r', pb.ResultVerdict.REFUSED_STALE));
+    await s!.until(() => logger.lines.some((l) => l.level === 'warn' && l.msg === 'result not accepted'), 'a warning');
+  });
+
+  it('turns a thrown StepFailure into a failure result', async () => {
+    void make({ maxConcurrentTasks: 1 }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('b', 'fail'));
+    const res = await s!.next('step_result');
+    expect(res.step_result!.failure).toMatchObject({ message: 'declined', type: 'Declined', non_retryable: true });
+    expect(Number(res.step_result!.failure!.retry_after_ms)).toBe(10);
+    s!.send(ACK('b'));
+  });
+
+  it('declines an unknown Step type or RPC name before running anything', async () => {
+    void make({ maxConcurrentTasks: 1 }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('c', 'nope'));
+    expect((await s!.next('decline')).decline).toMatchObject({ task_token: 'c', reason: pb.DeclineReason.UNKNOWN_TYPE });
+    s!.send({ rpc_task: { task_token: 'd', flow_type: 'order', rpc_name: 'constructor' } });
+    expect((await s!.next('decline')).decline).toMatchObject({ task_token: 'd', reason: pb.DeclineReason.UNKNOWN_TYPE });
+    s!.send({ rpc_task: { task_token: 'e', flow_type: 'other', rpc_name: 'status' } });
+    expect((await s!.next('decline')).decline!.task_token).toBe('e');
+    expect(s!.received.some((f) => f.frame === 'step_result' || f.frame === 'rpc_result')).toBe(false);
+  });
+
+  it('answers Ping with Pong, forwards heartbeats, and aborts the handler on Cancel', async () => {
+    let seen: AbortSignal | undefined;
+    const w = make({
+      maxConcurrentTasks: 1,
+      flowTypes: {
+        order: {
+          steps: {
+            long: async (ctx) => {
+              seen = ctx.signal;
+              ctx.heartbeat('50%');
+              await new Promise((r) => ctx.signal.addEventListener('abort', r));
+              throw ctx.signal.reason;
+            },
+          },
+        },
+      },
+    });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    s!.send({ ping: { sent_at_ms: 123 } });
+    expect(Number((await s!.next('pong')).pong!.sent_at_ms)).toBe(123);
+    s!.send(step('f', 'long'));
+    const hb = await s!.next('heartbeat');
+    expect(hb.heartbeat!.task_token).toBe('f');
+    expect(Buffer.from(hb.heartbeat!.details!).toString()).toBe('50%');
+    s!.send({ cancel: { task_token: 'f', reason: 'flow cancelled' } });
+    const res = await s!.next('step_result');
+    expect(seen!.aborted).toBe(true);
+    expect(res.step_result!.failure).toMatchObject({ type: 'TaskCancelledError', message: 'flow cancelled' });
+    s!.send(ACK('f', pb.ResultVerdict.REFUSED_CANCELLED));
+    await s!.until(() => logger.lines.some((l) => l.msg === 'result refused: task was cancelled'), 'the refusal log');
+  });
+
+  it('finishes the running task on Reconnect, then reconnects', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    void make({
+      maxConcurrentTasks: 1,
+      flowTypes: { order: { steps: { slow: async () => { await gate; return 'done'; } } } },
+    }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('g', 'slow'));
+    await s!.until(() => true, 'nothing');
+    s!.send({ reconnect: { reason: 'node draining' } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(s!.halfClosed).toBe(false); // busy: not before the task's ack
+    release();
+    await s!.next('step_result');
+    s!.send(ACK('g'));
+    await s!.until(() => s!.halfClosed, 'half-close');
+    await server.waitStreams(2);
+  });
+
+  it('fails start when the first registration reports a cap below the limit, naming both', async () => {
+    await server.stop();
+    server = await new FakeWorkerServer({ onRegister: registerOk(2) }).start();
+    const w = make({ maxConcurrentTasks: 4, reservedRpcTasks: 1 });
+    const wait = w.waitPullRegistered();
+    const err = await w.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkerCapacityError);
+    expect((err as Error).message).toMatch(/4.*2/);
+    await expect(wait).rejects.toBe(err);
+    expect(w.state).toBe('failed');
+  });
+
+  it('fails start with ZdProtocolError on a protocol mismatch', async () => {
+    await server.stop();
+    const msg = `ZD_PROTOCOL_MISMATCH: worker protocol version ${PROTOCOL_VERSION} is not supported; this server speaks protocol version 3`;
+    server = await new FakeWorkerServer({ onRegister: (s) => s.fail(Status.FAILED_PRECONDITION, msg) }).start();
+    const w = make();
+    const wait = w.waitPullRegistered();
+    const err = await w.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ZdProtocolError);
+    expect((err as Error).message).toBe(msg);
+    await expect(wait).rejects.toBe(err);
+  });
+
+  it('records permanent rejections, retries, and clears them on registration', async () => {
+    await server.stop();
+    let rejectRpcOnly = true;
+    server = await new FakeWorkerServer({
+      onRegister: (s, reg) => {
+        if (reg.slot_kind === pb.SlotKind.RPC_ONLY && rejectRpcOnly) s.fail(Status.RESOURCE_EXHAUSTED, 'ZD_TOO_MANY_STREAMS: full');
+        else registerOk()(s, reg);
+      },
+    }).start();
+    const w = make({ maxConcurrentTasks: 2, reservedRpcTasks: 1 });
+    const wait = w.waitPullRegistered();
+    void w.start();
+    const err = await wait.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PullRegistrationError);
+    expect(err).toMatchObject({ slotKind: 'RPC_ONLY', code: Status.RESOURCE_EXHAUSTED, zdCode: 'ZD_TOO_MANY_STREAMS' });
+    expect(w.readiness().isReady).toBe(false);
+    expect(w.readiness().queues[1]!.lastPermanentError).toBeInstanceOf(PullRegistrationError);
+    const attempts = server.streams.length;
+    rejectRpcOnly = false; // the worker keeps retrying with backoff
+    await server.streams[0]!.until(() => w.readiness().isReady, 'readiness after a retry');
+    await expect(w.waitPullRegistered(AbortSignal.timeout(5000))).resolves.toBeUndefined();
+    expect(server.streams.length).toBeGreaterThan(attempts);
+    expect(w.readiness()).toMatchObject({ isReady: true, queues: [{ lastPermanentError: null }, { lastPermanentError: null }] });
+  });
+
+  it('stopOnPermanentStreamRejection makes start reject with PullRegistrationError', async () => {
+    await server.stop();
+    server = await new FakeWorkerServer({ onRegister: (s) => s.fail(Status.UNAUTHENTICATED, 'ZD_UNAUTHENTICATED: bad token') }).start();
+    const err = await make({ stopOnPermanentStreamRejection: true }).start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PullRegistrationError);
+    expect(err).toMatchObject({ slotKind: 'STEP_AND_RPC', code: Status.UNAUTHENTICATED });
+  });
+
+  it('stop: idle streams half-close at once, busy ones after their ack; a task arriving while stopping is not run', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let runs = 0;
+    const w = make({
+      maxConcurrentTasks: 2,
+      flowTypes: { order: { steps: { slow: async () => { runs++; await gate; return 'out'; } } } },
+    });
+    const running = w.start();
+    const [busy, idle] = await server.waitStreams(2);
+    busy!.send(step('h', 'slow'));
+    await busy!.until(() => runs === 1, 'the handler');
+    const stopped = w.stop();
+    await idle!.until(() => idle!.halfClosed, 'idle half-close');
+    expect(busy!.halfClosed).toBe(false);
+    release();
+    const res = await busy!.next('step_result');
+    expect(Buffer.from(res.step_result!.output!).toString()).toBe('out');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(busy!.halfClosed).toBe(false); // waits for the ack (flush)
+    busy!.send(ACK('h'));
+    await stopped;
+    await running;
+    expect(busy!.halfClosed).toBe(true);
+    expect(runs).toBe(1);
+    expect(server.streams).toHaveLength(2); // no reconnect while stopping
+  });
+
+  it('a task that arrives after the half-close is not run', async () => {
+    let runs = 0;
+    await server.stop();
+    server = await new FakeWorkerServer({ endOnHalfClose: false }).start();
+    const w = make({ maxConcurrentTasks: 1, stopDrainTimeout: 300, flowTypes: { order: { steps: { charge: () => void runs++ } } } });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    const stopped = w.stop();
+    await s!.until(() => s!.halfClosed, 'half-close');
+    s!.send(step('late'));
+    await new Promise((r) => setTimeout(r, 50));
+    s!.end();
+    await stopped;
+    expect(runs).toBe(0);
+    expect(s!.received.map((f) => f.frame)).toEqual(['register']);
+  });
+
+  it('after stopDrainTimeout aborts running handlers and resets their streams', async () => {
+    let signal: AbortSignal | undefined;
+    const w = make({
+      maxConcurrentTasks: 1,
+      stopDrainTimeout: 100,
+      flowTypes: {
+        order: {
+          steps: {
+            stuck: (ctx) => {
+              signal = ctx.signal;
+              return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+            },
+          },
+        },
+      },
+    });
+    const running = w.start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('i', 'stuck'));
+    await s!.until(() => signal !== undefined, 'the handler');
+    const t0 = Date.now();
+    await w.stop();
+    await running;
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(signal!.aborted).toBe(true);
+    // grpc-js surfaces a client reset to the server's reader as a plain end, so
+    // check the worker side: the handler was aborted and no result was sent.
+    await s!.until(() => s!.cancelled || s!.halfClosed, 'the stream to end');
+    expect(s!.received.some((f) => f.frame === 'step_result')).toBe(false);
+  });
+
+  it('reconnects with backoff after the stream fails, keeping readiness', async () => {
+    void make({ maxConcurrentTasks: 1 }).start();
+    const [s] = await server.waitStreams(1);
+    await worker!.waitPullRegistered();
+    s!.fail(Status.UNAVAILABLE, 'ZD_DRAINING: this node is draining');
+    await server.waitStreams(2);
+    expect(worker!.readiness().isReady).toBe(true);
+  });
+
+  it('stop before start rejects waiters and makes start reject', async () => {
+    const w = make();
+    const wait = w.waitPullRegistered();
+    await w.stop();
+    await expect(wait).rejects.toThrow(/stopped/);
+    await expect(w.start()).rejects.toThrow(/stop/);
+  });
+});
+
