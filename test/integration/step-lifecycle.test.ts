@@ -48,13 +48,13 @@ it('delivers a Step, records its output as the one COMPLETED outcome, and keeps 
 
   const task = (await s.nextOf('step_task')).step_task!;
   expect(task).toMatchObject({ task_id: r.task_id, attempt: 1, flow_id: 'f1', step_type: 'charge' });
-  expect(Buffer.from(task.input).toString()).toBe('in');
+  expect(Buffer.from(task.input!).toString()).toBe('in');
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('out') } });
   expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
 
   const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
   expect(o).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1, app_worker_id: 'w1', idempotency_key: r.task_id });
-  expect(Buffer.from(o.output).toString()).toBe('out');
+  expect(Buffer.from(o.output!).toString()).toBe('out');
   expect((await t.matching.getTask({ task_id: r.task_id })).task!.state).toBe(pb.TaskState.DONE);
   // Within outcomes.retention the same Step is not enqueued again.
   expect((await t.matching.enqueueStep({ step: step() })).created).toBe(false);
@@ -77,7 +77,7 @@ it('runs the retry policy: attempt+1 after backoff, then a terminal FAILED outco
   const second = (await s.nextOf('step_task', 3000)).step_task!;
   expect(second.attempt).toBe(2);
   expect(Date.now() - failedAt).toBeGreaterThanOrEqual(250);
-  expect(Buffer.from(second.input).toString()).toBe('in');
+  expect(Buffer.from(second.input!).toString()).toBe('in');
   s.send({ step_result: { task_token: second.task_token, failure: { message: 'boom again', type: 'Oops' } } });
   expect((await s.nextOf('result_ack')).result_ack!.retry_scheduled).toBe(false);
   const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
@@ -111,7 +111,7 @@ it('returns a declined task unconsumed (same attempt, same input) and offers it 
   w1.send({ decline: { task_token: offered.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
   const taken = (await w2.nextOf('step_task')).step_task!;
   expect(taken).toMatchObject({ task_id: r.task_id, attempt: 1 });
-  expect(Buffer.from(taken.input).toString()).toBe('in');
+  expect(Buffer.from(taken.input!).toString()).toBe('in');
   // The declining worker is not offered that type again while it stays connected.
   await t.matching.enqueueStep({ step: step({ step_execution_id: 's2' }) });
   await expect(w1.nextOf('step_task', 500)).rejects.toThrow(/no frame/);
@@ -149,7 +149,7 @@ it('cancels a flow: queued Steps end at once, running ones get Cancel and their 
   for (const id of [running.task_id, queued.task_id]) {
     const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!;
     expect(o.status).toBe(pb.OutcomeStatus.CANCELLED);
-    expect(Buffer.from(o.output).length).toBe(0);
+    expect(Buffer.from(o.output!).length).toBe(0);
   }
   // A cancel that matched nothing reports zero, not success.
   expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 0, cancelled_running: 0 });
@@ -185,9 +185,9 @@ it('delivers outcomes to a consumer group at least once: unacked ones come back,
   const got = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 2000 });
   expect(got.outcomes.map((o) => o.task_id).sort()).toEqual([...ids].sort());
   const [acked, ...rest] = got.outcomes;
-  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [acked!.outcome_id] })).acked).toBe(1);
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [acked!.outcome_id!] })).acked).toBe(1);
   // Acking again matches nothing and says so.
-  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [acked!.outcome_id] })).acked).toBe(0);
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [acked!.outcome_id!] })).acked).toBe(0);
   await new Promise((r) => setTimeout(r, 300));
   const again = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 2000, redeliver_after_ms: 200 });
   expect(again.outcomes.map((o) => o.task_id).sort()).toEqual(rest.map((o) => o.task_id).sort());

@@ -1,0 +1,91 @@
+/**
+ * Pieces shared by the commands: config loading with one-line errors, exit
+ * codes, signal handling, starting a node.
+ */
+import { loadConfig, ConfigError, type Config, type LoadOptions } from '../config';
+import type { Logger } from '../util/logger';
+
+/** Exit codes: 0 ok, 1 runtime failure, 2 bad config or usage. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_CONFIG = 2;
+
+/** Raised by commands to end with a message on stderr and an exit code. */
+export class CliExit extends Error {
+  constructor(message: string, readonly code: number) {
+    super(message);
+    this.name = 'CliExit';
+  }
+}
+
+export interface ConfigCliOptions {
+  config?: string;
+}
+
+/** `--config` plus the pass-through `--section.key=value` flags → LoadOptions. */
+export function configOptions(opts: ConfigCliOptions, flags: readonly string[], env = process.env): LoadOptions {
+  return { file: opts.config, env, args: [...flags] };
+}
+
+/** loadConfig, with a ConfigError turned into a one-line CliExit (exit 2). */
+export function loadConfigOrExit(opts: LoadOptions): Config {
+  try {
+    return loadConfig(opts);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliExit(err.message, EXIT_CONFIG);
+    throw err;
+  }
+}
+
+/** What the CLI needs of a running node (src/node/node.ts `ZdNode`). */
+export interface ZdNodeLike {
+  readonly apiAddress: string;
+  readonly httpAddress: string;
+  readonly metricsAddress: string;
+  drain(reason?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a node. Imported lazily so the client commands do not load the server. */
+export async function startNode(config: Config, logger: Logger): Promise<ZdNodeLike> {
+  const { ZdNode } = await import('../node/node');
+  return ZdNode.start(config, { logger });
+}
+
+/**
+ * First SIGTERM/SIGINT runs `shutdown` and exits 0 (1 if it throws); a second
+ * signal, or `forceAfterMs` passing, exits 1 at once.
+ */
+export function onShutdownSignals(logger: Logger, shutdown: (signal: NodeJS.Signals) => Promise<void>, forceAfterMs: number): void {
+  let received = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (received) {
+      logger.warn({ signal }, 'second signal: forcing exit');
+      process.exit(EXIT_FAILURE);
+    }
+    received = true;
+    logger.info({ signal }, 'shutting down: draining');
+    setTimeout(() => {
+      logger.error({ forceAfterMs }, 'shutdown deadline passed: forcing exit');
+      process.exit(EXIT_FAILURE);
+    }, forceAfterMs).unref();
+    shutdown(signal).then(
+      () => process.exit(EXIT_OK),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(EXIT_FAILURE);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+/** drain() then close(); close runs even when drain fails. */
+export async function drainAndClose(node: ZdNodeLike, reason: string): Promise<void> {
+  try {
+    await node.drain(reason);
+  } finally {
+    await node.close();
+  }
+}

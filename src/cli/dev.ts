@@ -1,0 +1,115 @@
+import type { Command } from 'commander';
+import type { Config } from '../config';
+import { schema } from '../config/schema';
+import { findOnPath, REDIS_NOT_FOUND_MESSAGE, startEmbeddedRedis, type EmbeddedRedis } from '../store/embedded-redis';
+import { createLogger } from '../util/logger';
+import {
+  CliExit, configOptions, drainAndClose, EXIT_FAILURE, loadConfigOrExit, onShutdownSignals, startNode,
+  type ConfigCliOptions,
+} from './common';
+
+const LISTEN_KEYS = ['api', 'http', 'internal', 'metrics'] as const;
+
+function redisConfigured(c: Config): boolean {
+  return c.redis.url !== '' || c.redis.clusterNodes.length > 0 || c.redis.sentinels.length > 0;
+}
+
+/**
+ * What `dev` changes: listeners left at their schema default (0.0.0.0:<port>)
+ * move to 127.0.0.1:<port>; an address set by the user is kept.
+ */
+export function devListenOverrides(c: Config): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of LISTEN_KEYS) {
+    const def = schema[key].listen.default;
+    if (c[key].listen === def) out[`${key}.listen`] = def.replace(/^0\.0\.0\.0:/, '127.0.0.1:');
+  }
+  return out;
+}
+
+/** `zdmatch dev`: one node on 127.0.0.1, with a private redis-server when no Redis is configured. */
+export function registerDev(program: Command): void {
+  program
+    .command('dev')
+    .description('run a single local node; starts a private redis-server when no Redis is configured')
+    .option('-c, --config <file>', 'YAML config file')
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(async (opts: ConfigCliOptions, cmd: Command) => {
+      const base = configOptions(opts, cmd.args);
+      const probe = loadConfigOrExit(base);
+      const overrides: Record<string, unknown> = devListenOverrides(probe);
+
+      let redis: EmbeddedRedis | undefined;
+      const stopRedis = async () => {
+        if (redis) await redis.stop();
+      };
+      // Until the node runs (and its own handlers take over), a signal must
+      // not orphan the private redis-server: stop it, or (while it is still
+      // starting) let the exit hook of embedded-redis kill it.
+      const early = () => void stopRedis().finally(() => process.exit(EXIT_FAILURE));
+      process.once('SIGINT', early);
+      process.once('SIGTERM', early);
+
+      if (!redisConfigured(probe)) {
+        if (!findOnPath('redis-server')) throw new CliExit(REDIS_NOT_FOUND_MESSAGE, EXIT_FAILURE);
+        redis = await startEmbeddedRedis();
+        overrides['redis.url'] = redis.url;
+      }
+
+      let config: Config;
+      try {
+        config = loadConfigOrExit({ ...base, overrides });
+      } catch (err) {
+        await stopRedis();
+        throw err;
+      }
+      const logger = createLogger(config.log.level);
+      let node;
+      try {
+        node = await startNode(config, logger);
+      } catch (err) {
+        await stopRedis();
+        throw err;
+      }
+      process.off('SIGINT', early);
+      process.off('SIGTERM', early);
+      const started = node;
+      process.stdout.write(banner(started, redis, config));
+      onShutdownSignals(
+        logger,
+        async (signal) => {
+          try {
+            await drainAndClose(started, signal);
+          } finally {
+            await stopRedis();
+          }
+        },
+        config.drain.timeout + 10_000,
+      );
+    });
+}
+
+function banner(
+  node: { apiAddress: string; httpAddress: string; metricsAddress: string },
+  redis: EmbeddedRedis | undefined,
+  config: Config,
+): string {
+  const redisLine = redis
+    ? `${redis.url}  (private redis-server, data in ${redis.dataDir}, removed on exit)`
+    : config.redis.url || config.redis.clusterNodes.join(',') || `sentinels ${config.redis.sentinels.join(',')}`;
+  return [
+    '',
+    'zdmatch dev: a single local node',
+    `  gRPC API      ${node.apiAddress}   (workers, producers, engines)`,
+    `  HTTP fetch    ${node.httpAddress ? `http://${node.httpAddress}` : '(not served)'}`,
+    `  metrics       ${node.metricsAddress ? `http://${node.metricsAddress}/metrics` : '(not served)'}`,
+    `  redis         ${redisLine}`,
+    '',
+    'Quick start: run a Worker against the API address (see README.md, "Quick start"), then enqueue a Step:',
+    `  npx zdmatch enqueue --address ${node.apiAddress} --tenant acme --flow-id f1 --flow-type order --step-type charge --input '{"amount":5}'`,
+    `  npx zdmatch queues --address ${node.apiAddress} --tenant acme`,
+    'Ctrl-C drains and stops.',
+    '',
+  ].join('\n');
+}

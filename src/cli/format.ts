@@ -1,0 +1,84 @@
+/** Pure helpers of the client commands: reading `--input`, rendering tables and JSON. */
+import fs from 'node:fs';
+import Table from 'cli-table3';
+import { CliExit, EXIT_CONFIG } from './common';
+
+export type Row = Record<string, unknown>;
+
+/** `--input text` (UTF-8) or `--input @file` (the file's raw bytes). */
+export function readInput(value: string | undefined): Uint8Array {
+  if (value === undefined) return new Uint8Array();
+  if (value.startsWith('@')) {
+    const file = value.slice(1);
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new CliExit(`--input: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT_CONFIG);
+    }
+  }
+  return Buffer.from(value, 'utf8');
+}
+
+/** UTF-8 when the bytes are printable text, else `base64:<...>`. */
+export function bytesToText(bytes: Uint8Array): string {
+  const text = Buffer.from(bytes).toString('utf8');
+  // eslint-disable-next-line no-control-regex
+  return /^[^\u0000-\u0008\u000e-\u001f\ufffd]*$/.test(text) ? text : `base64:${Buffer.from(bytes).toString('base64')}`;
+}
+
+/** A table cell: bytes as text, dates as ISO, objects as JSON, absent as empty. */
+export function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Uint8Array) return bytesToText(value);
+  if (typeof value === 'object') return JSON.stringify(value, jsonReplacer);
+  return String(value);
+}
+
+/** JSON.stringify replacer: bytes as text (Buffer.toJSON runs first, so both shapes are handled), bigints as numbers. */
+export function jsonReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Uint8Array) return bytesToText(value);
+  if (value && typeof value === 'object' && (value as { type?: unknown }).type === 'Buffer' && Array.isArray((value as { data?: unknown }).data)) {
+    return bytesToText(Uint8Array.from((value as { data: number[] }).data));
+  }
+  if (typeof value === 'bigint') return Number(value);
+  return value;
+}
+
+/** Colours only on a terminal; piped output stays plain text. */
+function tableStyle(): { head: string[]; border: string[] } | undefined {
+  return process.stdout.isTTY ? undefined : { head: [], border: [] };
+}
+
+export interface QueueRow {
+  flowType: string;
+  stepType: string;
+  ready: number;
+  delayed: number;
+  running: number;
+  oldestReadyAt: Date | undefined;
+}
+
+/** The queues of `zdmatch queues` as a table. */
+export function queuesTable(queues: readonly QueueRow[], now = Date.now()): string {
+  const table = new Table({
+    head: ['flow type', 'step type', 'ready', 'delayed', 'running', 'oldest ready', 'oldest age'],
+    style: tableStyle(),
+  });
+  for (const q of queues) {
+    const age = q.oldestReadyAt ? `${Math.max(0, Math.round((now - q.oldestReadyAt.getTime()) / 1000))}s` : '';
+    table.push([q.flowType, q.stepType, q.ready, q.delayed, q.running, cell(q.oldestReadyAt), age].map((v) => cell(v)));
+  }
+  return table.toString();
+}
+
+/** One task of `zdmatch task` as a two-column table; empty fields are left out. */
+export function taskTable(task: object): string {
+  const table = new Table({ style: tableStyle() });
+  for (const [k, v] of Object.entries(task)) {
+    if (v === undefined || v === null || v === '') continue;
+    if (v instanceof Uint8Array && v.length === 0) continue;
+    table.push({ [k]: cell(v) });
+  }
+  return table.toString();
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+/**
+ * The `zdmatch` command. Exit codes: 0 ok, 1 failure, 2 bad config or usage.
+ * Errors print one line on stderr (`--verbose-errors` or ZD_CLI_DEBUG=1 adds the stack).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { CliExit, EXIT_CONFIG, EXIT_FAILURE } from './common';
+import { registerDev } from './dev';
+import { registerEnqueue } from './enqueue';
+import { registerQueues } from './queues';
+import { registerServe } from './serve';
+import { registerTask } from './task';
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Commands that keep running after their action resolves. */
+const LONG_RUNNING = new Set(['serve', 'dev']);
+
+export function buildProgram(): Command {
+  const program = new Command('zdmatch')
+    .description('Redis-backed matching cluster for pull workers')
+    .version(version())
+    .exitOverride()
+    .showHelpAfterError();
+  // One-shot commands exit once done, even if a client library keeps a handle open.
+  program.hook('postAction', (_program, action) => {
+    if (!LONG_RUNNING.has(action.name())) process.exit(process.exitCode ?? 0);
+  });
+  registerServe(program);
+  registerDev(program);
+  registerEnqueue(program);
+  registerQueues(program);
+  registerTask(program);
+  return program;
+}
+
+/** One line for the user; the stack only on request. */
+function report(err: unknown): number {
+  if (err instanceof CliExit) {
+    process.stderr.write(`${err.message}\n`);
+    return err.code;
+  }
+  if (err instanceof CommanderError) {
+    // commander already printed its message (or the help / version).
+    return err.exitCode === 0 ? 0 : EXIT_CONFIG;
+  }
+  const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  process.stderr.write(`error: ${message}\n`);
+  if (process.env.ZD_CLI_DEBUG === '1' && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  return EXIT_FAILURE;
+}
+
+export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+  } catch (err) {
+    // Exit at once: a half-started node or a client may hold handles open.
+    process.exit(report(err));
+  }
+}
+
+if (require.main === module) void main();

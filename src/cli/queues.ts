@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+import { withClient } from './client';
+import { jsonReplacer, queuesTable } from './format';
+
+interface QueuesOptions {
+  address: string;
+  tenant: string;
+  flowType?: string;
+  json?: boolean;
+}
+
+/** `zdmatch queues`: the queues of a tenant with their backlog. */
+export function registerQueues(program: Command): void {
+  program
+    .command('queues')
+    .description('list the queues of a tenant with their backlog')
+    .option('--address <host:port>', 'gRPC API address', '127.0.0.1:8801')
+    .requiredOption('--tenant <tenant>', 'tenant')
+    .option('--flow-type <type>', 'only this flow type')
+    .option('--json', 'print JSON')
+    .action(async (opts: QueuesOptions) => {
+      const queues = await withClient(opts.address, (c) => c.describeQueues(opts.tenant, opts.flowType));
+      if (opts.json) process.stdout.write(`${JSON.stringify(queues, jsonReplacer, 2)}\n`);
+      else if (queues.length === 0) process.stdout.write(`no queues for tenant ${opts.tenant}\n`);
+      else process.stdout.write(`${queuesTable(queues)}\n`);
+    });
+}

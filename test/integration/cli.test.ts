@@ -1,0 +1,75 @@
+/** The built CLI's contract: exit codes and one-line errors. Needs `npm run build` (npm test does it). */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli } from '../helpers/cli';
+
+const envWithout = (keys: string[]): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(process.env).filter(([k]) => !keys.includes(k) && !k.startsWith('ZD_')));
+
+describe('zdmatch CLI', () => {
+  const env = envWithout([]);
+
+  it('lists its commands', () => {
+    const r = runCli(['--help'], { env });
+    expect(r.status).toBe(0);
+    for (const c of ['serve', 'dev', 'enqueue', 'queues', 'task']) expect(r.stdout).toMatch(new RegExp(`^\\s+${c}\\b`, 'm'));
+  });
+
+  it.each([
+    [['serve', '--matching.syncMatchWait=0'], 'config matching.syncMatchWait: must be greater than 0'],
+    [['serve', '--matching.stickyWait', '11s'], 'config matching.stickyWait: 11000ms must not exceed matching.dispatchWait (10000ms)'],
+    [['serve', '--matching.stickyWiat=1s'], 'config matching.stickyWiat: is not a known key'],
+    [['dev', '--fetch.maxTasks=0'], 'config fetch.maxTasks: must be a positive integer'],
+  ])('%j fails with exit 2 and one line', (args, line) => {
+    const r = runCli(args, { env });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: `${line}\n` });
+  });
+
+  it('serve --config of a missing file exits 2', () => {
+    const r = runCli(['serve', '--config', path.join(os.tmpdir(), 'zdmatch-no-such-file.yaml')], { env });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^config file: cannot read .*zdmatch-no-such-file\.yaml: ENOENT\n$/);
+  });
+
+  it('serve reads a YAML config whose errors name the key', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-cli-test-'));
+    try {
+      const file = path.join(dir, 'c.yaml');
+      fs.writeFileSync(file, 'matching:\n  dispatchWait: 1s\n');
+      const r = runCli(['serve', '--config', file], { env });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe('config matching.stickyWait: 5000ms must not exceed matching.dispatchWait (1000ms)\n');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('env config errors exit 2 too', () => {
+    const r = runCli(['serve'], { env: { ...env, ZD_MATCHING_SYNC_MATCH_WAIT: '0s' } });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('config matching.syncMatchWait: must be greater than 0\n');
+  });
+
+  it('dev without redis-server on PATH prints one line and exits 1', () => {
+    const r = runCli(['dev'], { env: { ...env, PATH: '' } });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({
+      status: 1,
+      stderr: 'redis-server not found on PATH; install it with: apt-get install -y redis-server\n',
+    });
+  });
+
+  it('enqueue names a missing required option and exits 2', () => {
+    const r = runCli(['enqueue', '--tenant', 'acme'], { env });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("required option '--flow-id <id>' not specified");
+  });
+
+  it('enqueue --input @file of a missing file exits 2', () => {
+    const r = runCli(
+      ['enqueue', '--tenant', 'a', '--flow-id', 'f', '--flow-type', 't', '--step-type', 's', '--input', '@/nonexistent/input.json'],
+      { env },
+    );
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: '--input: cannot read /nonexistent/input.json: ENOENT\n' });
+  });
+});
