@@ -1,13 +1,18 @@
 /**
  * The one place errors become statuses: catalogued ServerErrors and aborts
- * pass through; anything else is logged and becomes INTERNAL.
+ * pass through; anything else is logged and becomes INTERNAL. A request
+ * that did not decode is refused before any handler sees it.
  */
 import { isAbortError } from 'abort-controller-x';
 import { ServerError, Status, type CallContext, type ServerMiddlewareCall } from 'nice-grpc';
+import { invalidArgument } from '../errors';
 import type { Logger } from '../util/logger';
+import { decodeErrorOf } from '../wire/adapter';
 
 export function errorMiddleware(log: Logger) {
   return async function* <Req, Res>(call: ServerMiddlewareCall<Req, Res>, context: CallContext) {
+    const decodeError = call.requestStream ? undefined : decodeErrorOf(call.request);
+    if (decodeError !== undefined) throw invalidArgument('request', `is not a valid protobuf message (${decodeError})`);
     try {
       return yield* call.next(call.request, context);
     } catch (err) {
