@@ -101,9 +101,13 @@ export function matchingService(d: MatchingDeps) {
       try {
         const deadline = d.clock.now() + waitMs;
         for (;;) {
-          const done = await d.store.readDone(partition, taskId);
+          let done = await d.store.readDone(partition, taskId);
+          // The task may end between the two reads: look at the outcome again before saying NOT_FOUND.
+          if (!done && !(await d.redis.exists(d.keys.task(partition, taskId)))) {
+            done = await d.store.readDone(partition, taskId);
+            if (!done) throw zdError('ZD_TASK_NOT_FOUND', { taskId });
+          }
           if (done) return { outcome: outcomeToWire(outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done)) };
-          if (!(await d.redis.exists(d.keys.task(partition, taskId)))) throw zdError('ZD_TASK_NOT_FOUND', { taskId });
           const left = deadline - d.clock.now();
           if (left <= 0) return {};
           // A ring may come from a peer that wrote it; re-check at most every second regardless.
