@@ -20,6 +20,8 @@ COPY --from=build --chown=root:root /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 COPY --from=build --chown=root:root /app/proto ./proto
+# A default config (Redis at 127.0.0.1); mount your own over it.
+COPY deploy/config/zdmatch.yaml /etc/zdmatch/config.yaml
 RUN groupadd --system --gid 10001 zdmatch \
  && useradd --system --uid 10001 --gid zdmatch --home-dir /nonexistent --shell /usr/sbin/nologin zdmatch \
  && mkdir -p /etc/zdmatch

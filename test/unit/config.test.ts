@@ -190,3 +190,12 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     expect(load({ args: ['--matching.stickyWait=10s'] }).matching.stickyWait).toBe(10000);
   });
 });
+
+describe('deploy/config/zdmatch.yaml', () => {
+  it('is a valid config file that keeps the documented defaults', () => {
+    const c = loadConfig({ file: path.join(__dirname, '..', '..', 'deploy', 'config', 'zdmatch.yaml'), env: {} });
+    expect(c.redis.url).toBe('redis://127.0.0.1:6379');
+    expect(c.matching).toMatchObject({ dispatchWait: 10_000, stickyWait: 5_000, syncMatchWait: 200, pingInterval: 20_000 });
+    expect(c.cluster.partitions).toBe(64);
+  });
+});
