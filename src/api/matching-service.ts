@@ -1,10 +1,11 @@
 /**
  * MatchingService: producers, engines and operators (DESIGN §4, §6, §8).
  */
-import { ServerError, Status, type CallContext } from 'nice-grpc';
+import type { CallContext } from 'nice-grpc';
 import type { Config } from '../config';
 import { invalidArgument, zdError } from '../errors';
 import type { Membership } from '../cluster/membership';
+import type { Gateway } from '../gateway/gateway';
 import type { OutcomeBell } from '../gateway/outcome-bell';
 import type { Metrics } from '../metrics/registry';
 import type { Keys } from '../store/keys';
@@ -16,7 +17,7 @@ import type { Clock } from '../util/clock';
 import { pb } from '../wire';
 import { outcomeToWire, taskToWire } from './mappers';
 import { toNewTask } from './step-spec';
-import { optionalId, requireCount, requireDuration, requireId, requireName } from './validation';
+import { optionalId, requireBytes, requireCount, requireDuration, requireId, requireName } from './validation';
 
 /** What the service needs from the node. */
 export interface MatchingDeps {
@@ -27,10 +28,11 @@ export interface MatchingDeps {
   outcomes: OutcomeStore;
   bell: OutcomeBell;
   membership: Membership;
+  gateway: Gateway;
   metrics: Metrics;
   clock: Clock;
-  /** A task was enqueued: tell its partition's owner. */
-  taskEnqueued(t: NewTask): void;
+  /** A task was enqueued: tell its partition's owner (`sticky`: the app worker to try first). */
+  taskEnqueued(t: NewTask, sticky: string): void;
   /** Cancel running attempts wherever their slots are. */
   cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
   outcomeWritten(partition: number, taskId: string): void;
@@ -47,11 +49,11 @@ export function matchingService(d: MatchingDeps) {
     const now = d.clock.now();
     const results = await Promise.all(tasks.map((t) => d.store.enqueue(t, now)));
     if (c.redis.waitReplicas > 0 && 'wait' in d.redis) await d.redis.wait(c.redis.waitReplicas, 1000);
-    return results.map((r, i) => {
+    return results.map(({ result, rememberedSticky }, i) => {
       const t = tasks[i]!;
-      d.metrics.tasksEnqueued.inc({ result: r });
-      if (r === 'created') d.taskEnqueued(t);
-      return { task_id: t.taskId, created: r === 'created', partition: t.partition };
+      d.metrics.tasksEnqueued.inc({ result });
+      if (result === 'created') d.taskEnqueued(t, t.stickyWorkerId || rememberedSticky);
+      return { task_id: t.taskId, created: result === 'created', partition: t.partition };
     });
   }
 
@@ -226,8 +228,29 @@ export function matchingService(d: MatchingDeps) {
       return { partitions: n, nodes, partition_owners: partitionOwners };
     },
 
-    async invokeRpc(): Promise<pb.IInvokeRpcResponse> {
-      throw new ServerError(Status.UNIMPLEMENTED, 'InvokeRpc is not served by this release yet');
+    async invokeRpc(req: pb.InvokeRpcRequest, ctx: CallContext): Promise<pb.IInvokeRpcResponse> {
+      const m = c.matching;
+      const tenant = requireName('tenant', req.tenant, m.maxQueueLength);
+      const flowId = requireId('flow_id', req.flow_id);
+      const flowType = requireName('flow_type', req.flow_type, m.maxFlowTypeLength);
+      const rpcName = requireName('rpc_name', req.rpc_name, m.maxQueueLength);
+      const input = requireBytes('input', req.input, c.limits.maxPayloadBytes);
+      const timeout = requireDuration('timeout_ms', req.timeout_ms);
+      let sticky = optionalId('sticky_worker_id', req.sticky_worker_id, m.maxQueueLength);
+      if (!sticky) {
+        const p = partitionOf(tenant, flowId, c.cluster.partitions);
+        sticky = (await d.redis.get(d.keys.sticky(p, tenant, flowId))) ?? '';
+      }
+      const waitMs = timeout > 0 ? Math.min(timeout, m.dispatchWait) : m.dispatchWait;
+      const r = await d.gateway.invokeRpc(
+        { tenant, flowId, flowType, rpcName, input, sticky, deadline: d.clock.now() + waitMs }, ctx.signal,
+      );
+      d.metrics.rpcs.inc({ result: r.kind });
+      if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName, flowType });
+      if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName, waitMs, reason: r.reason });
+      return r.output
+        ? { output: r.output, app_worker_id: r.appWorkerId }
+        : { failure: { message: r.failure?.message ?? '', type: r.failure?.type ?? '', non_retryable: r.failure?.nonRetryable ?? false }, app_worker_id: r.appWorkerId };
     },
   };
 }

@@ -93,8 +93,9 @@ async function handleFrame(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): Pro
       return gateway.decline(slot, f.decline!);
     case 'heartbeat':
       return gateway.heartbeat(slot, f.heartbeat!);
-    case 'pong':
     case 'rpc_result':
+      return gateway.rpcResult(slot, f.rpc_result!);
+    case 'pong':
     case 'register':
     default:
       return;

@@ -29,7 +29,7 @@ export const ERROR_CATALOG = {
   },
   ZD_TASK_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'task {taskId} not found' },
   ZD_RPC_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'no connected worker supports rpc {rpcName} of flow type {flowType}' },
-  ZD_RPC_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'no worker took rpc {rpcName} within {waitMs} ms' },
+  ZD_RPC_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'no worker took rpc {rpcName} within {waitMs} ms ({reason})' },
   ZD_LOCKED_BY_OTHER: { grpc: Status.FAILED_PRECONDITION, http: 409, message: 'task {taskId} is locked by another worker' },
   ZD_LOCK_EXPIRED: { grpc: Status.FAILED_PRECONDITION, http: 410, message: 'the lock of task {taskId} has expired' },
   ZD_TERMINAL: { grpc: Status.FAILED_PRECONDITION, http: 422, message: 'task {taskId} is terminal' },

@@ -13,14 +13,17 @@ import type { SlotIdentity, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION } from '../wire';
-import type { OfferRef, OfferResult } from '../owner/dispatcher';
-import { Slot, type SlotRegistration } from './slot';
+import type { OfferRef, OfferResult, Presence } from '../owner/dispatcher';
+import { RpcWaiters } from './rpc-waiters';
+import { Slot, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
 import { decodeToken, encodeToken } from './task-token';
 
 /** What the gateway tells the owners (local registry or peers). */
 export interface GatewayHooks {
-  /** Idle Step capacity for a flow type appeared on this node. */
-  capacityAvailable(tenant: string, flowType: string): void;
+  /** An idle Step slot of `appWorkerId` for a flow type appeared on this node. */
+  capacityAvailable(tenant: string, flowType: string, appWorkerId: string): void;
+  /** The app worker stopped taking work on this node (drains, or its last stream went). */
+  workerUnavailable(tenant: string, appWorkerId: string): void;
   /** A task is ready again (retry scheduled, returned unconsumed). */
   taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
   /** An attempt started; its owner arms the deadline timer. */
@@ -36,6 +39,7 @@ export interface GatewayOptions {
   unsupportedTypeCacheEntries: number;
   pingIntervalMs: number;
   maxPayloadBytes: number;
+  stickyWaitMs: number;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -44,7 +48,14 @@ export class Gateway {
   private readonly slots = new Map<string, Slot>();
   /** Idle Step-and-RPC slots by (tenant, flowType). */
   private readonly idleStep = new Map<string, Set<Slot>>();
+  /** Idle RPC-only slots by (tenant, flowType). */
+  private readonly idleRpc = new Map<string, Set<Slot>>();
+  /** Every open slot by (tenant, flowType). */
+  private readonly connected = new Map<string, Set<Slot>>();
   private readonly byWorker = new Map<string, Set<Slot>>();
+  /** App workers (tenant\0id) that half-closed a stream: they are stopping and take no new sticky work. */
+  private readonly drainingWorkers = new Set<string>();
+  private readonly rpcWaiters = new RpcWaiters();
   /** (tenant, flowType, type, appWorkerId) a worker declined as unknown. */
   private readonly declined: LRUCache<string, true>;
   private seq = 0;
@@ -83,6 +94,8 @@ export class Gateway {
     }
     const slot = new Slot(`${this.opts.nodeId}/${++this.seq}`, reg);
     this.slots.set(slot.id, slot);
+    this.drainingWorkers.delete(workerKey(reg.tenant, reg.appWorkerId));
+    for (const ft of reg.flowTypes) addTo(this.connected, flowKey(reg.tenant, ft), slot);
     if (mine) mine.add(slot);
     else this.byWorker.set(reg.appWorkerId, new Set([slot]));
     this.metrics.streams.inc({ kind: reg.kind });
@@ -111,12 +124,23 @@ export class Gateway {
     slot.out.close();
     this.slots.delete(slot.id);
     this.metrics.streams.dec({ kind: slot.reg.kind });
+    for (const ft of slot.reg.flowTypes) removeFrom(this.connected, flowKey(slot.reg.tenant, ft), slot);
+    const wk = workerKey(slot.reg.tenant, slot.reg.appWorkerId);
     const mine = this.byWorker.get(slot.reg.appWorkerId);
     mine?.delete(slot);
     if (mine && mine.size === 0) {
       this.byWorker.delete(slot.reg.appWorkerId);
+      this.drainingWorkers.delete(wk);
       this.forgetDeclines(slot.reg);
+      this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
+    } else if (graceful && !this.draining && !this.drainingWorkers.has(wk)) {
+      // A half-close from the worker means it is stopping (SDK stop()).
+      this.drainingWorkers.add(wk);
+      this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
     }
+    const rpc = slot.rpc;
+    slot.rpc = undefined;
+    if (rpc && !rpc.settled) rpc.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} went away while running rpc ${rpc.rpcName}` });
     const held = slot.attempt;
     slot.attempt = undefined;
     if (!held) return;
@@ -132,9 +156,34 @@ export class Gateway {
 
   // ---- offers ---------------------------------------------------------------
 
-  /** Whether an idle Step slot of this node can take a task of this type. */
-  hasIdleStepSlot(tenant: string, flowType: string, stepType: string): boolean {
-    return this.pickIdle(tenant, flowType, stepType) !== undefined;
+  /** Whether an idle Step slot of this node (of `appWorkerId` when given) can take a task of this type. */
+  hasIdleStepSlot(tenant: string, flowType: string, stepType: string, appWorkerId?: string): boolean {
+    return this.pickIdle(tenant, flowType, stepType, appWorkerId) !== undefined;
+  }
+
+  /** How an app worker stands on this node for a Step type (or an RPC name with `rpc`). */
+  presence(tenant: string, appWorkerId: string, flowType: string, type: string, rpc = false): Presence {
+    const mine = this.byWorker.get(appWorkerId);
+    if (!mine || this.drainingWorkers.has(workerKey(tenant, appWorkerId))) return 'absent';
+    if (this.isDeclined(tenant, flowType, type, appWorkerId)) return 'absent';
+    let any = false;
+    for (const slot of mine) {
+      if (slot.reg.tenant !== tenant || !slot.reg.flowTypes.includes(flowType) || slot.state === 'closed') continue;
+      if (!rpc && slot.reg.kind !== 'STEP_AND_RPC') continue;
+      if (slot.state === 'idle') return 'idle';
+      if (slot.state === 'busy') any = true;
+    }
+    return any ? 'busy' : 'absent';
+  }
+
+  /** Whether a connected, non-declining worker (idle or busy) can run this Step type. */
+  canServe(tenant: string, flowType: string, stepType: string): boolean {
+    for (const slot of this.connected.get(flowKey(tenant, flowType)) ?? []) {
+      if (slot.reg.kind !== 'STEP_AND_RPC' || slot.state === 'closed' || slot.state === 'draining') continue;
+      if (this.drainingWorkers.has(workerKey(tenant, slot.reg.appWorkerId))) continue;
+      if (!this.isDeclined(tenant, flowType, stepType, slot.reg.appWorkerId)) return true;
+    }
+    return false;
   }
 
   /**
@@ -142,7 +191,7 @@ export class Gateway {
    * caller's capacity check stays true), commits the start, writes the task.
    */
   offer(ref: OfferRef): Promise<OfferResult> {
-    const slot = this.pickIdle(ref.tenant, ref.flowType, ref.stepType);
+    const slot = this.pickIdle(ref.tenant, ref.flowType, ref.stepType, ref.appWorkerId);
     if (!slot) return Promise.resolve('no-slot');
     this.removeIdle(slot);
     slot.state = 'busy';
@@ -189,7 +238,7 @@ export class Gateway {
       return 'taken';
     }
     slot.attempt.delivered = true;
-    this.metrics.dispatchLatency.observe({ path: 'queued' }, Math.max(0, now - ref.readyAt) / 1000);
+    this.metrics.dispatchLatency.observe({ path: ref.path }, Math.max(0, now - ref.readyAt) / 1000);
     return 'taken';
   }
 
@@ -236,6 +285,15 @@ export class Gateway {
 
   /** The worker lacks the type: return the task unconsumed and remember the decline. */
   async decline(slot: Slot, msg: pb.IDecline): Promise<void> {
+    const rpc = slot.rpc;
+    if (rpc && rpc.token === msg.task_token) {
+      this.metrics.returnedAttempts.inc({ reason: 'unknown_type' });
+      this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpc.rpcName, slot.reg.appWorkerId), true);
+      slot.rpc = undefined;
+      this.slotFree(slot);
+      this.placeRpc(rpc);
+      return;
+    }
     const held = this.heldBy(slot, msg.task_token ?? '');
     if (!held) return;
     const reason = msg.reason === pb.DeclineReason.NO_CAPACITY ? 'legacy_no_capacity' : 'unknown_type';
@@ -265,6 +323,128 @@ export class Gateway {
       if (!slot || !held || held.taskId !== a.taskId || held.nonce !== a.nonce) continue;
       slot.send({ cancel: { task_token: held.token, reason } }, this.clock.now());
     }
+  }
+
+  // ---- RPCs ------------------------------------------------------------------
+
+  /**
+   * Runs an RPC on a slot of this node: the sticky worker first (while it is
+   * connected, up to matching.stickyWait), then any worker of the flow type,
+   * RPC-only slots before shared ones. Never written to Redis; gives up at
+   * `deadline` (UNAVAILABLE), and answers NOT_FOUND once every connected
+   * worker of the flow type declined the name.
+   */
+  invokeRpc(
+    req: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; deadline: number },
+    signal: AbortSignal,
+  ): Promise<RpcSettlement> {
+    return new Promise<RpcSettlement>((resolve) => {
+      const now = this.clock.now();
+      const call: RpcCall = {
+        ...req, token: `rpc.${randomBytes(8).toString('hex')}`,
+        stickyUntil: req.sticky ? Math.min(req.deadline, now + this.opts.stickyWaitMs) : 0,
+        settled: false,
+        settle: (r) => {
+          if (call.settled) return;
+          call.settled = true;
+          this.rpcWaiters.remove(call);
+          clearTimeout(deadlineTimer);
+          clearTimeout(stickyTimer);
+          signal.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+      };
+      const onAbort = () => call.settle({ kind: 'unavailable', reason: 'the caller went away' });
+      const deadlineTimer = setTimeout(() => call.settle({ kind: 'unavailable', reason: 'no worker took it' }), Math.max(0, req.deadline - now));
+      // When the sticky window closes, any other idle slot may take it.
+      const stickyTimer = setTimeout(() => {
+        if (!call.settled && this.rpcWaiters.has(call)) {
+          this.rpcWaiters.remove(call);
+          this.placeRpc(call);
+        }
+      }, Math.max(0, call.stickyUntil - now));
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.placeRpc(call);
+    });
+  }
+
+  /** Puts an RPC on an eligible idle slot, or makes it wait for one. */
+  private placeRpc(call: RpcCall): void {
+    if (call.settled) return;
+    if (this.allDeclined(call)) {
+      call.settle({ kind: 'not-found' });
+      return;
+    }
+    const slot = this.pickRpcSlot(call);
+    if (slot) this.runRpc(slot, call);
+    else this.rpcWaiters.add(flowKey(call.tenant, call.flowType), call);
+  }
+
+  private stickyHolds(call: RpcCall, appWorkerId: string): boolean {
+    if (!call.sticky || call.sticky === appWorkerId || this.clock.now() >= call.stickyUntil) return false;
+    return this.presence(call.tenant, call.sticky, call.flowType, call.rpcName, true) !== 'absent';
+  }
+
+  private eligibleForRpc(slot: Slot, call: RpcCall): boolean {
+    return !this.isDeclined(call.tenant, call.flowType, call.rpcName, slot.reg.appWorkerId) && !this.stickyHolds(call, slot.reg.appWorkerId);
+  }
+
+  private pickRpcSlot(call: RpcCall): Slot | undefined {
+    const key = flowKey(call.tenant, call.flowType);
+    for (const set of [this.idleRpc.get(key), this.idleStep.get(key)]) {
+      for (const slot of set ?? []) if (this.eligibleForRpc(slot, call)) return slot;
+    }
+    return undefined;
+  }
+
+  /** Every connected worker of the flow type declined the name (and at least one is connected). */
+  private allDeclined(call: RpcCall): boolean {
+    const slots = this.connected.get(flowKey(call.tenant, call.flowType));
+    if (!slots || slots.size === 0) return false;
+    for (const slot of slots) if (!this.isDeclined(call.tenant, call.flowType, call.rpcName, slot.reg.appWorkerId)) return false;
+    return true;
+  }
+
+  private runRpc(slot: Slot, call: RpcCall): void {
+    this.removeIdle(slot);
+    slot.state = 'busy';
+    slot.rpc = call;
+    const sent = slot.send({
+      rpc_task: {
+        task_token: call.token, tenant: call.tenant, flow_id: call.flowId, flow_type: call.flowType,
+        rpc_name: call.rpcName, input: call.input, deadline_ms: call.deadline,
+      },
+    }, this.clock.now());
+    if (!sent) {
+      slot.rpc = undefined;
+      this.placeRpc(call);
+    }
+  }
+
+  rpcResult(slot: Slot, msg: pb.IRpcResult): void {
+    const call = slot.rpc;
+    if (!call || call.token !== msg.task_token) {
+      this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_STALE, 'no such rpc on this stream');
+      return;
+    }
+    slot.rpc = undefined;
+    const output = msg.output != null && msg.failure == null ? Buffer.from(msg.output) : undefined;
+    if (output && output.length > this.opts.maxPayloadBytes) {
+      this.ack(slot, call.token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
+      call.settle({ kind: 'result', failure: { message: 'rpc output exceeds limits.maxPayloadBytes', type: 'invalid_result', nonRetryable: true }, appWorkerId: slot.reg.appWorkerId });
+    } else {
+      this.ack(slot, call.token, call.settled ? pb.ResultVerdict.REFUSED_STALE : pb.ResultVerdict.ACCEPTED, call.settled ? 'the caller is gone' : '');
+      const f = msg.failure;
+      call.settle(output
+        ? { kind: 'result', output, appWorkerId: slot.reg.appWorkerId }
+        : { kind: 'result', failure: { message: truncate(f?.message ?? '', 4096), type: truncate(f?.type ?? '', 256), nonRetryable: f?.non_retryable ?? false }, appWorkerId: slot.reg.appWorkerId });
+    }
+    this.slotFree(slot);
+  }
+
+  /** RPCs waiting for a slot on this node. */
+  get rpcsWaiting(): number {
+    return this.rpcWaiters.size;
   }
 
   // ---- drain ----------------------------------------------------------------
@@ -341,31 +521,43 @@ export class Gateway {
     this.becomeIdle(slot);
   }
 
+  /** A freed slot serves, in order: RPCs waiting at this node, then Steps (the owners' waiters and heads). */
   private becomeIdle(slot: Slot): void {
+    const call = this.rpcWaiters.takeFor(slot.reg.tenant, slot.reg.flowTypes, (c) => this.eligibleForRpc(slot, c));
+    if (call) {
+      slot.state = 'idle';
+      this.runRpc(slot, call);
+      return;
+    }
     slot.state = 'idle';
+    const index = slot.reg.kind === 'STEP_AND_RPC' ? this.idleStep : this.idleRpc;
+    for (const ft of slot.reg.flowTypes) addTo(index, flowKey(slot.reg.tenant, ft), slot);
     if (slot.reg.kind !== 'STEP_AND_RPC') return;
     for (const ft of slot.reg.flowTypes) {
-      const key = flowKey(slot.reg.tenant, ft);
-      let set = this.idleStep.get(key);
-      if (!set) this.idleStep.set(key, (set = new Set()));
-      set.add(slot);
-      this.hooks.capacityAvailable(slot.reg.tenant, ft);
+      if (slot.state !== 'idle') return;
+      this.hooks.capacityAvailable(slot.reg.tenant, ft, slot.reg.appWorkerId);
     }
   }
 
   private removeIdle(slot: Slot): void {
     if (slot.state !== 'idle') return;
-    for (const ft of slot.reg.flowTypes) this.idleStep.get(flowKey(slot.reg.tenant, ft))?.delete(slot);
+    const index = slot.reg.kind === 'STEP_AND_RPC' ? this.idleStep : this.idleRpc;
+    for (const ft of slot.reg.flowTypes) removeFrom(index, flowKey(slot.reg.tenant, ft), slot);
   }
 
-  private pickIdle(tenant: string, flowType: string, stepType: string): Slot | undefined {
+  private pickIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
     const set = this.idleStep.get(flowKey(tenant, flowType));
     if (!set) return undefined;
     for (const slot of set) {
-      if (this.declined.size > 0 && this.declined.has(declineKey(tenant, flowType, stepType, slot.reg.appWorkerId))) continue;
+      if (appWorkerId !== undefined && slot.reg.appWorkerId !== appWorkerId) continue;
+      if (this.isDeclined(tenant, flowType, stepType, slot.reg.appWorkerId)) continue;
       return slot;
     }
     return undefined;
+  }
+
+  private isDeclined(tenant: string, flowType: string, type: string, appWorkerId: string): boolean {
+    return this.declined.size > 0 && this.declined.has(declineKey(tenant, flowType, type, appWorkerId));
   }
 
   private forgetDeclines(reg: SlotRegistration): void {
@@ -380,6 +572,19 @@ export class Gateway {
       if (slot.state === 'idle' && now - slot.lastSentAt >= this.opts.pingIntervalMs) slot.send({ ping: { sent_at_ms: now } }, now);
     }
   }
+}
+
+const workerKey = (tenant: string, appWorkerId: string) => `${tenant}\0${appWorkerId}`;
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set?.delete(value) && set.size === 0) map.delete(key);
 }
 
 function declineKey(tenant: string, flowType: string, type: string, appWorkerId: string): string {

@@ -28,9 +28,31 @@ export interface SlotRegistration {
   sdk: string;
 }
 
+/** An RPC call running on a slot, or waiting for one. */
+export interface RpcCall {
+  token: string;
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  rpcName: string;
+  input: Buffer;
+  /** Preferred app worker: only its slots until `stickyUntil` while it is connected. */
+  sticky: string;
+  stickyUntil: number;
+  deadline: number;
+  settle(r: RpcSettlement): void;
+  settled: boolean;
+}
+
+export type RpcSettlement =
+  | { kind: 'result'; output?: Buffer; failure?: { message: string; type: string; nonRetryable: boolean }; appWorkerId: string }
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'not-found' };
+
 export class Slot {
   state: SlotState = 'idle';
   attempt: HeldAttempt | undefined;
+  rpc: RpcCall | undefined;
   lastSentAt = 0;
   readonly out = new Channel<pb.IServerFrame>();
 

@@ -1603,6 +1603,7 @@ export namespace zdmatch {
             rpc_name: string;
             input: Uint8Array;
             sticky_worker_id: string;
+            timeout_ms: number;
             static create(properties: zdmatch.v1.InvokeRpcRequest.$Shape): zdmatch.v1.InvokeRpcRequest & zdmatch.v1.InvokeRpcRequest.$Shape;
             static create(properties?: zdmatch.v1.InvokeRpcRequest.$Properties): zdmatch.v1.InvokeRpcRequest;
             static encode(m: zdmatch.v1.InvokeRpcRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1624,6 +1625,7 @@ export namespace zdmatch {
                 rpc_name?: (string|null);
                 input?: (Uint8Array|null);
                 sticky_worker_id?: (string|null);
+                timeout_ms?: (number|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.InvokeRpcRequest.$Properties;

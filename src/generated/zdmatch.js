@@ -17951,6 +17951,7 @@ $root.zdmatch = (function() {
              * @property {string|null} [rpc_name] InvokeRpcRequest rpc_name
              * @property {Uint8Array|null} [input] InvokeRpcRequest input
              * @property {string|null} [sticky_worker_id] InvokeRpcRequest sticky_worker_id
+             * @property {number|null} [timeout_ms] InvokeRpcRequest timeout_ms
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -18031,6 +18032,14 @@ $root.zdmatch = (function() {
             InvokeRpcRequest.prototype.sticky_worker_id = "";
 
             /**
+             * InvokeRpcRequest timeout_ms.
+             * @member {number} timeout_ms
+             * @memberof zdmatch.v1.InvokeRpcRequest
+             * @instance
+             */
+            InvokeRpcRequest.prototype.timeout_ms = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
              * Creates a new InvokeRpcRequest instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.InvokeRpcRequest
@@ -18074,6 +18083,8 @@ $root.zdmatch = (function() {
                     w.uint32(/* id 5, wireType 2 =*/42).bytes(m.input);
                 if (m.sticky_worker_id != null && $Object.hasOwnProperty.call(m, "sticky_worker_id") && m.sticky_worker_id !== "")
                     w.uint32(/* id 6, wireType 2 =*/50).string(m.sticky_worker_id);
+                if (m.timeout_ms != null && $Object.hasOwnProperty.call(m, "timeout_ms") && (typeof m.timeout_ms === "object" ? m.timeout_ms.low || m.timeout_ms.high : m.timeout_ms !== 0))
+                    w.uint32(/* id 7, wireType 0 =*/56).uint64(m.timeout_ms);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -18185,6 +18196,15 @@ $root.zdmatch = (function() {
                                 delete m.sticky_worker_id;
                             continue;
                         }
+                    case 7: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.uint64()) === "object" ? v.low || v.high : v !== 0)
+                                m.timeout_ms = v;
+                            else
+                                delete m.timeout_ms;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -18257,6 +18277,10 @@ $root.zdmatch = (function() {
                     if (!$util.isString(m.sticky_worker_id))
                         return "sticky_worker_id: string expected";
                 }
+                if (m.timeout_ms != null && $Object.hasOwnProperty.call(m, "timeout_ms")) {
+                    if (!$util.isInteger(m.timeout_ms) && !(m.timeout_ms && $util.isInteger(m.timeout_ms.low) && $util.isInteger(m.timeout_ms.high)))
+                        return "timeout_ms: integer|Long expected";
+                }
                 return null;
             };
 
@@ -18311,6 +18335,18 @@ $root.zdmatch = (function() {
                         m.sticky_worker_id = $String(d.sticky_worker_id);
                     }
                 }
+                if (d.timeout_ms != null) {
+                    if (typeof d.timeout_ms === "object" ? d.timeout_ms.low || d.timeout_ms.high : $Number(d.timeout_ms) !== 0) {
+                        if ($util.Long)
+                            m.timeout_ms = $util.Long.fromValue(d.timeout_ms, true);
+                        else if (typeof d.timeout_ms === "string")
+                            m.timeout_ms = $parseInt(d.timeout_ms, 10);
+                        else if (typeof d.timeout_ms === "number")
+                            m.timeout_ms = d.timeout_ms;
+                        else if (typeof d.timeout_ms === "object")
+                            m.timeout_ms = new $util.LongBits(d.timeout_ms.low >>> 0, d.timeout_ms.high >>> 0).toNumber(true);
+                    }
+                }
                 return m;
             };
 
@@ -18344,6 +18380,11 @@ $root.zdmatch = (function() {
                             d.input = $util.newBuffer(d.input);
                     }
                     d.sticky_worker_id = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.timeout_ms = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.timeout_ms = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
                 }
                 if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
                     d.tenant = m.tenant;
@@ -18362,6 +18403,14 @@ $root.zdmatch = (function() {
                 }
                 if (m.sticky_worker_id != null && $Object.hasOwnProperty.call(m, "sticky_worker_id")) {
                     d.sticky_worker_id = m.sticky_worker_id;
+                }
+                if (m.timeout_ms != null && $Object.hasOwnProperty.call(m, "timeout_ms")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.timeout_ms = typeof m.timeout_ms === "number" ? $BigInt(m.timeout_ms) : $util.Long.fromBits(m.timeout_ms.low >>> 0, m.timeout_ms.high >>> 0, true).toBigInt();
+                    else if (typeof m.timeout_ms === "number")
+                        d.timeout_ms = o.longs === $String ? $String(m.timeout_ms) : m.timeout_ms;
+                    else
+                        d.timeout_ms = o.longs === $String ? $util.Long.prototype.toString.call(m.timeout_ms) : o.longs === $Number ? new $util.LongBits(m.timeout_ms.low >>> 0, m.timeout_ms.high >>> 0).toNumber(true) : m.timeout_ms;
                 }
                 return d;
             };

@@ -4,7 +4,13 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
+export interface MetricSources {
+  defaultMetrics?: boolean;
+  /** Steps in their sticky or sync-match phase plus RPCs waiting for a slot, read at scrape time. */
+  queuedInMemory?: () => number;
+}
+
+export function createMetrics(opts: MetricSources = {}) {
   const registry = new Registry();
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'dexzd_process_' });
   const r = [registry];
@@ -12,7 +18,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     registry,
     queueEntries: new Gauge({ name: 'dexzd_step_task_queue_entries', help: 'Queued Steps in the partitions this node owns (low after a failover until each partition is counted)', labelNames: ['tenant', 'flow_type', 'step_type'], registers: r }),
     queueOldestAge: new Gauge({ name: 'dexzd_step_task_queue_oldest_age_seconds', help: 'Age of the oldest queued Step', labelNames: ['tenant', 'flow_type', 'step_type'], registers: r }),
-    matchingQueued: new Gauge({ name: 'dexzd_matching_queued_tasks', help: 'In-memory waiters: Steps in their sticky or sync-match phase and RPCs waiting for a slot', registers: r }),
+    matchingQueued: new Gauge({
+      name: 'dexzd_matching_queued_tasks', help: 'In-memory waiters: Steps in their sticky or sync-match phase and RPCs waiting for a slot', registers: r,
+      collect() {
+        if (opts.queuedInMemory) this.set(opts.queuedInMemory());
+      },
+    }),
+    rpcs: new Counter({ name: 'dexzd_matching_rpcs_total', help: 'InvokeRpc calls by result', labelNames: ['result'], registers: r }),
     unservedQueues: new Gauge({ name: 'dexzd_matching_unserved_task_queues', help: 'Queues with backlog that no connected worker can serve', labelNames: ['reason'], registers: r }),
     headsRestored: new Counter({ name: 'dexzd_matching_heads_restored_refs_total', help: 'Queued tasks the periodic resync found matching had lost (should stay 0)', registers: r }),
     headsIncompleteScans: new Counter({ name: 'dexzd_matching_heads_incomplete_scans_total', help: 'Heads resync scans that did not finish', registers: r }),

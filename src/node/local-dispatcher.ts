@@ -3,7 +3,7 @@
  * node runs the same matching code as a cluster without a network hop.
  */
 import type { Gateway } from '../gateway/gateway';
-import type { Dispatcher, OfferRef, OfferResult } from '../owner/dispatcher';
+import type { Dispatcher, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 
 export class LocalDispatcher implements Dispatcher {
   constructor(
@@ -11,8 +11,16 @@ export class LocalDispatcher implements Dispatcher {
     private readonly gateway: Gateway,
   ) {}
 
-  reserveSlot(tenant: string, flowType: string, stepType: string): string | undefined {
-    return this.gateway.hasIdleStepSlot(tenant, flowType, stepType) ? this.nodeId : undefined;
+  reserveSlot(tenant: string, flowType: string, stepType: string, appWorkerId?: string): string | undefined {
+    return this.gateway.hasIdleStepSlot(tenant, flowType, stepType, appWorkerId) ? this.nodeId : undefined;
+  }
+
+  presence(tenant: string, appWorkerId: string, flowType: string, stepType: string): Presence {
+    return this.gateway.presence(tenant, appWorkerId, flowType, stepType);
+  }
+
+  canServe(tenant: string, flowType: string, stepType: string): boolean {
+    return this.gateway.canServe(tenant, flowType, stepType);
   }
 
   offer(_nodeId: string, ref: OfferRef): Promise<OfferResult> {

@@ -11,6 +11,7 @@ import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-serv
 import type http from 'node:http';
 import type { Config } from '../config';
 import { errorMiddleware } from '../api/error-middleware';
+import { protocolMiddleware } from '../api/protocol-middleware';
 import { matchingService } from '../api/matching-service';
 import { workerService } from '../api/worker-service';
 import { LeaseManager } from '../cluster/leases';
@@ -70,7 +71,10 @@ export class ZdNode {
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     this.nodeId = config.cluster.nodeId || `${os.hostname()}-${randomBytes(3).toString('hex')}`;
-    this.metrics = createMetrics({ defaultMetrics: true });
+    this.metrics = createMetrics({
+      defaultMetrics: true,
+      queuedInMemory: () => this.owner.waitingInMemory + this.gateway.rpcsWaiting,
+    });
     this.redis = createRedis(config.redis);
     this.keys = new Keys(config.redis.keyPrefix);
     this.store = new TaskStore(this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS);
@@ -84,14 +88,16 @@ export class ZdNode {
       isNodeLive: (id, boot) => this.membership.isLive(id, boot),
       leaseMoved: () => void this.leases.tick(),
       outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
-    }, this.clock, this.log);
+    }, { stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait }, this.clock, this.log);
     this.gateway = new Gateway({
       nodeId: this.nodeId, bootId: this.bootId,
       maxConcurrentTasksCap: config.matching.maxConcurrentTasksCap, maxStreams: config.matching.maxStreams,
       unsupportedTypeCacheEntries: config.matching.unsupportedTypeCacheEntries,
       pingIntervalMs: config.matching.pingInterval, maxPayloadBytes: config.limits.maxPayloadBytes,
+      stickyWaitMs: config.matching.stickyWait,
     }, this.store, {
-      capacityAvailable: (tenant, flowType) => this.owner.capacityAvailable(tenant, flowType),
+      capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
+      workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
       taskReady: (p, queue, taskId, readyAt) => this.owner.taskReady(p, queue, taskId, readyAt),
       attemptStarted: (p, deadlineAt) => this.owner.attemptStarted(p, deadlineAt),
       outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
@@ -130,14 +136,16 @@ export class ZdNode {
     });
 
     const server = createServer({ 'grpc.max_receive_message_length': c.limits.maxPayloadBytes + 64 * 1024 })
-      .use(errorMiddleware(this.log));
+      .use(errorMiddleware(this.log))
+      .use(protocolMiddleware());
     server.add(HealthDefinition, HealthServiceImpl(this.health));
     server.add(WorkerTaskServiceDefinition, workerService(this.gateway, c, this.log));
     server.add(MatchingServiceDefinition, matchingService({
       config: c, redis: this.redis, keys: this.keys, store: this.store, outcomes: this.outcomes, bell: this.bell,
       membership: this.membership, metrics: this.metrics, clock: this.clock,
-      taskEnqueued: (t) => {
-        this.owner.taskReady(t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()));
+      gateway: this.gateway,
+      taskEnqueued: (t, sticky) => {
+        this.owner.taskEnqueued(t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky);
         if (t.flowDeadline > 0) this.owner.flowDeadlineSet(t.partition, t.flowDeadline);
       },
       cancelAttempts: (attempts, reason) => this.gateway.cancelAttempts(attempts.filter((a) => a.nodeId === this.nodeId), reason),
@@ -227,6 +235,7 @@ export class ZdNode {
     });
     await step('metrics', () => new Promise<void>((resolve) => (this.metricsServer ? this.metricsServer.close(() => resolve()) : resolve())));
     this.gateway.stop();
+    this.owner.stop();
     await step('redis', () => this.redis.quit());
     this.state = 'stopped';
     this.log.info('node stopped');

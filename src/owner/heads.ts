@@ -78,7 +78,20 @@ export class QueueHeads {
     this.known.delete(taskId);
   }
 
-  /** Drops a ref from the window (resync or cancel found it gone). */
+  /**
+   * Keeps a task out of the window while it waits in memory (sticky or
+   * sync-match phase), so a refill cannot load it a second time.
+   */
+  hold(taskId: string): void {
+    this.known.add(taskId);
+  }
+
+  /** A held task goes to the durable-queue phase: into the window, or left to a refill. */
+  unhold(ref: HeadRef): void {
+    this.known.delete(ref.taskId);
+    this.add(ref);
+  }
+
   has(taskId: string): boolean {
     return this.known.has(taskId);
   }

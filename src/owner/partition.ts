@@ -79,6 +79,8 @@ export class PartitionOwner {
     if (!q) {
       const { tenant, flowType, stepType } = parseQueueName(name);
       q = new QueueHeads(this.partition, name, tenant, flowType, stepType);
+      // A queue first seen after the load held nothing then: every entry since came through here.
+      if (this.state === 'active') q.more = false;
       this.queues.set(name, q);
     }
     return q;

@@ -12,6 +12,13 @@ import type { Logger } from '../util/logger';
 import type { Dispatcher, OfferResult } from './dispatcher';
 import type { QueueHeads } from './heads';
 import { PartitionOwner, type PartitionHost } from './partition';
+import { Placement } from './placement';
+import { Timers } from './timers';
+
+export interface MatchingWaits {
+  stickyWaitMs: number;
+  syncMatchWaitMs: number;
+}
 
 export interface OwnerHooks {
   isNodeLive(nodeId: string, bootId: string): boolean;
@@ -27,15 +34,34 @@ export class OwnerRegistry implements PartitionHost {
   private readonly ready = new Map<string, Set<QueueHeads>>();
   private readonly pumpScheduled = new Set<string>();
   private dispatcher: Dispatcher | undefined;
+  private readonly timers: Timers;
+  private readonly placement: Placement;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly store: TaskStore,
     private readonly hooks: OwnerHooks,
+    waits: MatchingWaits,
     private readonly clock: Clock,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.timers = new Timers(clock);
+    this.placement = new Placement({
+      dispatcher: () => this.dispatcher,
+      epochOf: (p) => this.partitions.get(p)?.lease.epoch,
+      headsAvailable: (q) => this.headsAvailable(q),
+    }, this.timers, waits.stickyWaitMs, waits.syncMatchWaitMs, clock, log);
+  }
+
+  /** Steps waiting in memory in their sticky or sync-match phase. */
+  get waitingInMemory(): number {
+    return this.placement.size;
+  }
+
+  stop(): void {
+    this.timers.stop();
+  }
 
   setDispatcher(d: Dispatcher): void {
     this.dispatcher = d;
@@ -60,6 +86,7 @@ export class OwnerRegistry implements PartitionHost {
     if (!owner || owner.lease !== lease) return;
     owner.unload(cause);
     this.partitions.delete(lease.partition);
+    this.placement.dropPartition(lease.partition);
     for (const q of owner.queues.values()) this.ready.get(flowKey(q.tenant, q.flowType))?.delete(q);
   }
 
@@ -81,6 +108,18 @@ export class OwnerRegistry implements PartitionHost {
     return true;
   }
 
+  /**
+   * A new Step was enqueued: ready now, it goes through the sticky and
+   * sync-match phases; delayed, it waits for its readyAt in the queue.
+   */
+  taskEnqueued(partition: number, queue: string, taskId: string, readyAt: number, sticky: string): boolean {
+    const owner = this.partitions.get(partition);
+    if (!owner) return false;
+    if (readyAt > this.clock.now() || !owner.active) return this.taskReady(partition, queue, taskId, readyAt);
+    this.placement.place(owner.queueFor(queue), { taskId, readyAt }, sticky);
+    return true;
+  }
+
   attemptStarted(partition: number, deadlineAt: number): void {
     this.partitions.get(partition)?.attemptDeadline(deadlineAt);
   }
@@ -89,9 +128,18 @@ export class OwnerRegistry implements PartitionHost {
     this.partitions.get(partition)?.flowDeadline(deadline);
   }
 
-  /** Capacity for a flow type appeared somewhere: try to place its heads. */
-  capacityAvailable(tenant: string, flowType: string): void {
+  /**
+   * A slot of `appWorkerId` for the flow type became idle: its sticky
+   * waiters first, then the flow type's sync-match waiters, then the heads.
+   */
+  capacityAvailable(tenant: string, flowType: string, appWorkerId: string): void {
+    this.placement.capacity(tenant, flowType, appWorkerId);
     this.schedulePump(flowKey(tenant, flowType));
+  }
+
+  /** The app worker stopped taking work (drains, disconnected): its sticky waiters move on at once. */
+  workerUnavailable(tenant: string, appWorkerId: string): void {
+    this.placement.workerUnavailable(tenant, appWorkerId);
   }
 
   /** Attempts of dead node instances fail through the retry policy. */
@@ -102,6 +150,10 @@ export class OwnerRegistry implements PartitionHost {
   // ---- PartitionHost -------------------------------------------------------
 
   headsAvailable(q: QueueHeads): void {
+    if (q.size === 0) {
+      if (q.needsRefill()) void this.partitions.get(q.partition)?.refill(q);
+      return;
+    }
     const key = flowKey(q.tenant, q.flowType);
     let set = this.ready.get(key);
     if (!set) this.ready.set(key, (set = new Set()));
@@ -151,7 +203,7 @@ export class OwnerRegistry implements PartitionHost {
       if (q.needsRefill()) void owner.refill(q);
       const offer = {
         partition: q.partition, taskId: ref.taskId, attempt: 0,
-        tenant: q.tenant, flowType: q.flowType, stepType: q.stepType, readyAt: ref.readyAt,
+        tenant: q.tenant, flowType: q.flowType, stepType: q.stepType, readyAt: ref.readyAt, path: 'queued' as const,
       };
       d.offer(node, offer, owner.lease.epoch).then(
         (result) => this.settle(q, ref, result),

@@ -31,6 +31,12 @@ export interface NewTask {
 
 export type EnqueueResult = 'created' | 'exists' | 'ended';
 
+export interface Enqueued {
+  result: EnqueueResult;
+  /** For a created task: the app worker id that last completed a Step of its flow ('' = none). */
+  rememberedSticky: string;
+}
+
 /** Who takes an attempt: the slot that will run it. */
 export interface SlotIdentity {
   appWorkerId: string;
@@ -99,7 +105,7 @@ export class TaskStore {
     return Math.max(RETENTION_FLOOR_MS, this.retentionMs);
   }
 
-  async enqueue(t: NewTask, now: number): Promise<EnqueueResult> {
+  async enqueue(t: NewTask, now: number): Promise<Enqueued> {
     const p = t.partition;
     const r = await this.redis.zdEnqueueTask(
       this.keys.task(p, t.taskId),
@@ -108,7 +114,8 @@ export class TaskStore {
       t.maxAttempts, t.initialInterval, t.backoffCoefficient, t.maxInterval, t.nonRetryable.join('\x1f'),
       t.methodTimeout, t.heartbeatTimeout, t.stickyWorkerId,
     );
-    return r === 1 ? 'created' : r === 0 ? 'exists' : 'ended';
+    const code = Number(r[0]);
+    return { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
   }
 
   async start(

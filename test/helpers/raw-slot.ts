@@ -2,7 +2,7 @@
  * One worker stream driven frame by frame (no SDK), to test the server side of
  * the protocol exactly: what it sends, and what it does with each frame.
  */
-import type { createClient } from 'nice-grpc';
+import type { createClient, Metadata } from 'nice-grpc';
 import { pb, PROTOCOL_VERSION, type WorkerTaskServiceDefinition } from '../../src/wire';
 
 type WorkerClient = ReturnType<typeof createClient<typeof WorkerTaskServiceDefinition>>;
@@ -30,7 +30,7 @@ export function registerFrame(over: Partial<pb.IRegister> = {}): pb.IWorkerFrame
   };
 }
 
-export function openSlot(client: WorkerClient, first: pb.IWorkerFrame = registerFrame()): RawSlot {
+export function openSlot(client: WorkerClient, first: pb.IWorkerFrame = registerFrame(), metadata?: Metadata): RawSlot {
   const outgoing: pb.IWorkerFrame[] = [first];
   let wake: (() => void) | undefined;
   let closed = false;
@@ -47,7 +47,7 @@ export function openSlot(client: WorkerClient, first: pb.IWorkerFrame = register
   let failure: Error | undefined;
   const ended = (async () => {
     try {
-      for await (const f of client.connect(requests(), { signal: abort.signal })) {
+      for await (const f of client.connect(requests(), { signal: abort.signal, metadata })) {
         const w = waiters.shift();
         if (w) w(f);
         else frames.push(f);
@@ -66,12 +66,18 @@ export function openSlot(client: WorkerClient, first: pb.IWorkerFrame = register
       const f = frames.shift();
       if (f) return resolve(f);
       if (failure) return reject(failure);
-      const t = setTimeout(() => reject(new Error(`no frame within ${timeoutMs} ms`)), timeoutMs);
-      waiters.push((x) => {
+      const waiter = (x: pb.ServerFrame | Error) => {
         clearTimeout(t);
         if (x instanceof Error) reject(x);
         else resolve(x);
-      });
+      };
+      // A waiter that timed out leaves the queue, so the next frame is not lost to it.
+      const t = setTimeout(() => {
+        const i = waiters.indexOf(waiter);
+        if (i >= 0) waiters.splice(i, 1);
+        reject(new Error(`no frame within ${timeoutMs} ms`));
+      }, timeoutMs);
+      waiters.push(waiter);
     });
   return {
     next,

@@ -8,11 +8,13 @@
   ARGV[13] maxAttempts  ARGV[14] initialInterval  ARGV[15] backoffCoefficient  ARGV[16] maxInterval
   ARGV[17] nonRetryable failure types, "\31"-joined
   ARGV[18] methodTimeout (ms)  ARGV[19] heartbeatTimeout (ms)  ARGV[20] sticky app worker id
-  Returns: 1 created; 0 the task already exists; 2 it ended within outcomes.retention.
+  Returns: {1, remembered sticky app worker id or ""} created; {0} the task already exists;
+           {2} it ended within outcomes.retention. (The sticky read rides along so that
+           routing a new Step costs no extra round trip.)
 ]]
 local tag, taskId, queue = ARGV[1], ARGV[2], ARGV[3]
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('EXISTS', tag .. 'done:' .. taskId) == 1 then return 2 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
+if redis.call('EXISTS', tag .. 'done:' .. taskId) == 1 then return {2} end
 redis.call('HSET', KEYS[1],
   'state', 'queued', 'attempt', '1', 'queue', queue, 'enqueuedAt', ARGV[4], 'readyAt', ARGV[5],
   'deadline', ARGV[6], 'tenant', ARGV[7], 'flowId', ARGV[8], 'flowType', ARGV[9], 'stepType', ARGV[10],
@@ -23,4 +25,4 @@ redis.call('ZADD', tag .. 'q:' .. queue, ARGV[5], taskId)
 redis.call('SADD', tag .. 'queues', queue)
 redis.call('SADD', tag .. 'flow:' .. ARGV[7] .. ':' .. ARGV[8], taskId)
 if tonumber(ARGV[6]) > 0 then redis.call('ZADD', tag .. 'deadlines', ARGV[6], taskId) end
-return 1
+return {1, redis.call('GET', tag .. 'sticky:' .. ARGV[7] .. ':' .. ARGV[8]) or ''}

@@ -1,0 +1,48 @@
+/**
+ * RPCs waiting at this node for a slot, FIFO per (tenant, flowType). A freed
+ * slot takes the oldest waiter it is eligible for, before any Step.
+ */
+import type { RpcCall } from './slot';
+
+export class RpcWaiters {
+  private readonly byFlow = new Map<string, Set<RpcCall>>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(key: string, call: RpcCall): void {
+    let set = this.byFlow.get(key);
+    if (!set) this.byFlow.set(key, (set = new Set()));
+    if (!set.has(call)) {
+      set.add(call);
+      this.count++;
+    }
+  }
+
+  has(call: RpcCall): boolean {
+    return this.byFlow.get(`${call.tenant}\0${call.flowType}`)?.has(call) ?? false;
+  }
+
+  remove(call: RpcCall): void {
+    const key = `${call.tenant}\0${call.flowType}`;
+    const set = this.byFlow.get(key);
+    if (!set?.delete(call)) return;
+    this.count--;
+    if (set.size === 0) this.byFlow.delete(key);
+  }
+
+  /** Removes and returns the oldest waiter of these flow types that `eligible` accepts. */
+  takeFor(tenant: string, flowTypes: readonly string[], eligible: (c: RpcCall) => boolean): RpcCall | undefined {
+    if (this.count === 0) return undefined;
+    for (const ft of flowTypes) {
+      for (const call of this.byFlow.get(`${tenant}\0${ft}`) ?? []) {
+        if (call.settled || !eligible(call)) continue;
+        this.remove(call);
+        return call;
+      }
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * The in-memory phases of a new Step (DESIGN §4): first its flow's sticky
+ * worker, up to matching.stickyWait while that worker is connected but busy;
+ * then any worker of the flow type, up to matching.syncMatchWait; then the
+ * durable queue's heads. The Step is durable from its enqueue: these phases
+ * only decide who is offered it first. A freed slot serves sticky waiters of
+ * its worker, then sync-match waiters of its flow type, then the heads.
+ */
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import type { DispatchPath, Dispatcher, OfferResult } from './dispatcher';
+import type { HeadRef, QueueHeads } from './heads';
+import type { TimerHandle, Timers } from './timers';
+
+export interface PlacementHost {
+  dispatcher(): Dispatcher | undefined;
+  /** The partition's lease epoch, or undefined when it is no longer owned here. */
+  epochOf(partition: number): number | undefined;
+  /** The task entered the durable-queue phase: its queue has heads to offer. */
+  headsAvailable(q: QueueHeads): void;
+}
+
+interface Waiter {
+  q: QueueHeads;
+  ref: HeadRef;
+  phase: 'sticky' | 'sync';
+  sticky: string;
+  timer: TimerHandle;
+}
+
+const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+const workerKey = (tenant: string, appWorkerId: string) => `${tenant}\0${appWorkerId}`;
+
+export class Placement {
+  private readonly stickyWaiters = new Map<string, Set<Waiter>>();
+  private readonly syncWaiters = new Map<string, Set<Waiter>>();
+  private count = 0;
+
+  constructor(
+    private readonly host: PlacementHost,
+    private readonly timers: Timers,
+    private readonly stickyWaitMs: number,
+    private readonly syncMatchWaitMs: number,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  /** Steps waiting in their sticky or sync-match phase. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Places a Step that just became ready for the first time. */
+  place(q: QueueHeads, ref: HeadRef, sticky: string): void {
+    q.hold(ref.taskId);
+    const d = this.host.dispatcher();
+    if (d && sticky) {
+      const presence = d.presence(q.tenant, sticky, q.flowType, q.stepType);
+      if (presence === 'idle' && this.tryOffer(q, ref, 'sticky', sticky)) return;
+      if (presence !== 'absent') {
+        this.park(q, ref, 'sticky', sticky);
+        return;
+      }
+    }
+    this.syncPhase(q, ref);
+  }
+
+  private syncPhase(q: QueueHeads, ref: HeadRef): void {
+    const d = this.host.dispatcher();
+    // Behind an existing backlog that a connected worker can run: no cutting in.
+    if (!d || ((q.size > 0 || q.more) && d.canServe(q.tenant, q.flowType, q.stepType))) {
+      this.toHeads(q, ref);
+      return;
+    }
+    if (this.tryOffer(q, ref, 'sync')) return;
+    this.park(q, ref, 'sync', '');
+  }
+
+  private toHeads(q: QueueHeads, ref: HeadRef): void {
+    q.unhold(ref);
+    if (q.size > 0 || q.more) this.host.headsAvailable(q);
+  }
+
+  private park(q: QueueHeads, ref: HeadRef, phase: 'sticky' | 'sync', sticky: string): void {
+    const map = phase === 'sticky' ? this.stickyWaiters : this.syncWaiters;
+    const key = phase === 'sticky' ? workerKey(q.tenant, sticky) : flowKey(q.tenant, q.flowType);
+    const wait = phase === 'sticky' ? this.stickyWaitMs : this.syncMatchWaitMs;
+    const w: Waiter = {
+      q, ref, phase, sticky,
+      timer: this.timers.schedule(this.clock.now() + wait, () => {
+        if (!this.unpark(w)) return;
+        if (phase === 'sticky') this.syncPhase(q, ref);
+        else this.toHeads(q, ref);
+      }),
+    };
+    let set = map.get(key);
+    if (!set) map.set(key, (set = new Set()));
+    set.add(w);
+    this.count++;
+  }
+
+  private unpark(w: Waiter): boolean {
+    const map = w.phase === 'sticky' ? this.stickyWaiters : this.syncWaiters;
+    const key = w.phase === 'sticky' ? workerKey(w.q.tenant, w.sticky) : flowKey(w.q.tenant, w.q.flowType);
+    const set = map.get(key);
+    if (!set?.delete(w)) return false;
+    if (set.size === 0) map.delete(key);
+    w.timer.cancel();
+    this.count--;
+    return true;
+  }
+
+  /**
+   * A slot of `appWorkerId` for this flow type became idle: serve its sticky
+   * waiters, then the flow type's sync-match waiters, while slots last.
+   */
+  capacity(tenant: string, flowType: string, appWorkerId: string): void {
+    const sticky = this.stickyWaiters.get(workerKey(tenant, appWorkerId));
+    if (sticky) {
+      for (const w of [...sticky]) {
+        if (w.q.flowType !== flowType) continue;
+        const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, w.q.stepType, appWorkerId);
+        if (!node) break;
+        this.unpark(w);
+        this.offerTo(node, w.q, w.ref, 'sticky', appWorkerId);
+      }
+    }
+    const sync = this.syncWaiters.get(flowKey(tenant, flowType));
+    if (sync) {
+      for (const w of [...sync]) {
+        const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, w.q.stepType);
+        if (!node) continue;
+        this.unpark(w);
+        this.offerTo(node, w.q, w.ref, 'sync');
+      }
+    }
+  }
+
+  /** The worker can no longer take its sticky Steps (gone, draining): they move on at once. */
+  workerUnavailable(tenant: string, appWorkerId: string): void {
+    const set = this.stickyWaiters.get(workerKey(tenant, appWorkerId));
+    if (!set) return;
+    for (const w of [...set]) {
+      this.unpark(w);
+      this.syncPhase(w.q, w.ref);
+    }
+  }
+
+  /** A partition left this node: its waiters are dropped (the new owner reloads them from Redis). */
+  dropPartition(partition: number): void {
+    for (const map of [this.stickyWaiters, this.syncWaiters]) {
+      for (const set of map.values()) for (const w of [...set]) if (w.q.partition === partition) this.unpark(w);
+    }
+  }
+
+  private tryOffer(q: QueueHeads, ref: HeadRef, path: DispatchPath, appWorkerId?: string): boolean {
+    const node = this.host.dispatcher()?.reserveSlot(q.tenant, q.flowType, q.stepType, appWorkerId);
+    if (!node) return false;
+    this.offerTo(node, q, ref, path, appWorkerId);
+    return true;
+  }
+
+  /** Offers to a node whose slot was just reserved; a bounce sends the Step to the heads. */
+  private offerTo(node: string, q: QueueHeads, ref: HeadRef, path: DispatchPath, appWorkerId?: string): void {
+    const d = this.host.dispatcher();
+    const epoch = this.host.epochOf(q.partition);
+    if (!d || epoch === undefined) return;
+    d.offer(node, {
+      partition: q.partition, taskId: ref.taskId, attempt: 0, tenant: q.tenant, flowType: q.flowType,
+      stepType: q.stepType, readyAt: ref.readyAt, path, appWorkerId,
+    }, epoch).then(
+      (r: OfferResult) => {
+        if (r === 'no-slot') this.toHeads(q, ref);
+        else q.settle(ref.taskId);
+      },
+      (err: Error) => {
+        this.log.warn({ taskId: ref.taskId, err: err.message }, 'offer failed');
+        this.toHeads(q, ref);
+      },
+    );
+  }
+}

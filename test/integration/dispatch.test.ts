@@ -1,0 +1,339 @@
+/**
+ * Matching phases on one node (DESIGN §4): sticky first, then sync-match,
+ * then the durable queue; unsupported types; and RPC dispatch. Raw streams,
+ * real gRPC, real redis-server.
+ */
+import { ClientError, Status } from 'nice-grpc';
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+let prefix: string;
+const open: RawSlot[] = [];
+const STICKY_WAIT = 800;
+const DISPATCH_WAIT = 1000;
+
+async function start(over: Record<string, unknown> = {}) {
+  prefix = uniquePrefix('disp');
+  t = await startTestNode(redis.url, prefix, {
+    'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.syncMatchWait': '200ms', 'matching.dispatchWait': `${DISPATCH_WAIT}ms`, ...over,
+  });
+}
+beforeEach(() => start());
+afterEach(async () => {
+  for (const s of open.splice(0)) s.reset();
+  await t.close();
+});
+
+async function slot(app: string, over: Partial<pb.IRegister> = {}): Promise<RawSlot> {
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: app, ...over }));
+  open.push(s);
+  await s.nextOf('registered');
+  return s;
+}
+
+async function enqueue(over: Partial<pb.IStepSpec> = {}): Promise<string> {
+  const spec = { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'charge', step_execution_id: 's1', ...over };
+  return (await t.matching.enqueueStep({ step: spec })).task_id!;
+}
+
+async function take(s: RawSlot, timeoutMs = 3000): Promise<pb.IStepTask> {
+  return (await s.nextOf('step_task', timeoutMs)).step_task!;
+}
+
+/** The one of `slots` that receives the next frame of `kind`, and that frame. */
+async function frameFrom(slots: RawSlot[], kind: string): Promise<[RawSlot, pb.ServerFrame]> {
+  for (let round = 0; round < 20; round++) {
+    for (const s of slots) {
+      const f = await s.nextOf(kind, 100).catch(() => undefined);
+      if (f) return [s, f];
+    }
+  }
+  throw new Error(`no slot received a ${kind}`);
+}
+
+async function takeFrom(slots: RawSlot[]): Promise<[RawSlot, pb.IStepTask]> {
+  const [s, f] = await frameFrom(slots, 'step_task');
+  return [s, f.step_task!];
+}
+
+async function complete(s: RawSlot, task: pb.IStepTask): Promise<void> {
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+}
+
+async function nothing(s: RawSlot, ms: number, kind = 'step_task'): Promise<void> {
+  await expect(s.nextOf(kind, ms)).rejects.toThrow(/no frame/);
+}
+
+async function queuedInMemory(): Promise<number> {
+  const m = await t.node.metrics.registry.getSingleMetric('dexzd_matching_queued_tasks')!.get();
+  return Number(m.values[0]?.value ?? 0);
+}
+
+/** Makes A the remembered sticky worker of flow f1, then leaves its one slot busy with another flow's Step. */
+async function stickyAndBusy(a: RawSlot): Promise<pb.IStepTask> {
+  await enqueue({ step_execution_id: 'first' });
+  await complete(a, await take(a));
+  await enqueue({ flow_id: 'other', step_execution_id: 'long' });
+  return take(a);
+}
+
+describe('sticky phase', () => {
+  it('waits for the busy sticky worker instead of giving the Step to an idle one', async () => {
+    const a = await slot('A');
+    const long = await stickyAndBusy(a);
+    const b = await slot('B');
+    const id = await enqueue({ step_execution_id: 'second' });
+    await nothing(b, 300);
+    expect(await queuedInMemory()).toBe(1);
+    await complete(a, long);
+    expect((await take(a)).task_id).toBe(id);
+    expect(await queuedInMemory()).toBe(0);
+  });
+
+  it('gives up on the sticky worker after matching.stickyWait', async () => {
+    const a = await slot('A');
+    await stickyAndBusy(a);
+    const b = await slot('B');
+    const since = Date.now();
+    const id = await enqueue({ step_execution_id: 'second' });
+    expect((await take(b)).task_id).toBe(id);
+    expect(Date.now() - since).toBeGreaterThanOrEqual(STICKY_WAIT - 50);
+  });
+
+  it('skips the sticky phase at once when the sticky worker has no connected stream', async () => {
+    const a = await slot('A');
+    await enqueue({ step_execution_id: 'first' });
+    await complete(a, await take(a));
+    a.halfClose();
+    await a.ended;
+    const b = await slot('B');
+    const since = Date.now();
+    const id = await enqueue({ step_execution_id: 'second' });
+    expect((await take(b)).task_id).toBe(id);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
+  it('skips the sticky phase at once while the sticky worker drains: a graceful restart costs no sticky wait', async () => {
+    const a1 = await slot('A');
+    const a2 = await slot('A');
+    await enqueue({ step_execution_id: 'first' });
+    const [s1, first] = await takeFrom([a1, a2]);
+    await complete(s1, first);
+    await enqueue({ flow_id: 'other', step_execution_id: 'long' });
+    const [holder] = await takeFrom([a1, a2]);
+    // A stops: its idle stream half-closes at once while the busy one finishes.
+    (holder === a1 ? a2 : a1).halfClose();
+    await (holder === a1 ? a2 : a1).ended;
+    const b = await slot('B');
+    const since = Date.now();
+    const id = await enqueue({ step_execution_id: 'second' });
+    expect((await take(b)).task_id).toBe(id);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
+  it('skips the sticky worker at once for a type it declined', async () => {
+    const a = await slot('A');
+    await enqueue({ step_execution_id: 'first' });
+    await complete(a, await take(a)); // A is the sticky worker of f1
+    await enqueue({ flow_id: 'g', step_type: 'refund', step_execution_id: 'r0' });
+    const r0 = await take(a);
+    a.send({ decline: { task_token: r0.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    await enqueue({ flow_id: 'other', step_execution_id: 'long' });
+    await take(a); // A is busy now
+    const b = await slot('B');
+    await complete(b, await take(b)); // B ran r0
+    const since = Date.now();
+    const id = await enqueue({ step_type: 'refund', step_execution_id: 'r1' });
+    expect((await take(b)).task_id).toBe(id);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
+  it('prefers the sticky worker named in the request', async () => {
+    const a = await slot('A');
+    const b = await slot('B');
+    const id = await enqueue({ step_execution_id: 'named', sticky_worker_id: 'B' });
+    expect((await take(b)).task_id).toBe(id);
+    await nothing(a, 200);
+  });
+});
+
+describe('sync-match and the durable queue', () => {
+  it('puts a new Step behind a backlog that a connected worker can run', async () => {
+    const w = await slot('W');
+    const running = (await take(w, 100).catch(() => undefined)) ?? undefined;
+    expect(running).toBeUndefined();
+    await enqueue({ flow_id: 'busy', step_execution_id: 'b' });
+    const busy = await take(w);
+    const q1 = await enqueue({ flow_id: 'q1' });
+    const q2 = await enqueue({ flow_id: 'q2' });
+    await new Promise((r) => setTimeout(r, 300)); // past syncMatchWait: q1 and q2 are backlog now
+    const late = await enqueue({ flow_id: 'q3' });
+    await complete(w, busy);
+    const order = [];
+    for (let i = 0; i < 3; i++) {
+      const task = await take(w);
+      order.push(task.task_id);
+      await complete(w, task);
+    }
+    expect(order).toEqual([q1, q2, late]);
+  });
+
+  it('serves a Step waiting in sync-match before the durable backlog of another Step type', async () => {
+    const w = await slot('W');
+    await enqueue({ flow_id: 'busy', step_execution_id: 'b' });
+    const busy = await take(w);
+    const fresh = await enqueue({ flow_id: 'fresh', step_type: 'ship' });
+    expect(await queuedInMemory()).toBe(1);
+    await complete(w, busy);
+    expect((await take(w)).task_id).toBe(fresh);
+  });
+
+  it('keeps a Step type no connected worker supports queued without blocking other types', async () => {
+    const a = await slot('A');
+    const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });
+    const declined = await take(a);
+    expect(declined.task_id).toBe(x);
+    a.send({ decline: { task_token: declined.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    const y = await enqueue({ flow_id: 'y', step_type: 'charge' });
+    expect((await take(a)).task_id).toBe(y);
+    const info = (await t.matching.getTask({ task_id: x })).task!;
+    expect(info).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+    // A worker that supports it arrives: the Step runs, still attempt 1.
+    const b = await slot('B');
+    expect(await take(b)).toMatchObject({ task_id: x, attempt: 1 });
+  });
+
+  it('offers a declined type to the worker again once every stream of that worker is gone', async () => {
+    const a = await slot('A');
+    const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });
+    const first = await take(a);
+    a.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    await nothing(a, 300);
+    a.halfClose();
+    await a.ended;
+    const again = await slot('A');
+    expect((await take(again)).task_id).toBe(x);
+  });
+
+  it('offers an evicted type again once the worker completes a Step (unsupportedTypeCacheEntries)', async () => {
+    await t.close();
+    await start({ 'matching.unsupportedTypeCacheEntries': 1 });
+    const a = await slot('A');
+    const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });
+    const tx = await take(a);
+    a.send({ decline: { task_token: tx.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    const y = await enqueue({ flow_id: 'y', step_type: 'rare' });
+    const ty = await take(a);
+    expect(ty.task_id).toBe(y);
+    // Declining "rare" evicts "exotic" from the one-entry cache...
+    a.send({ decline: { task_token: ty.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    // ...so after A completes a Step, "exotic" is offered to A again.
+    const z = await enqueue({ flow_id: 'z', step_type: 'charge' });
+    const tz = await take(a);
+    expect(tz.task_id).toBe(z);
+    await complete(a, tz);
+    expect((await take(a)).task_id).toBe(x);
+  });
+});
+
+describe('RPCs', () => {
+  const rpc = (over: Partial<pb.IInvokeRpcRequest> = {}) =>
+    t.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), ...over });
+
+  it('runs on a slot and returns its output, never touching Redis', async () => {
+    const a = await slot('A');
+    const keysBefore = ((await redis.command('KEYS', `${prefix}:*`)) as string[]).sort();
+    const call = rpc();
+    const task = (await a.nextOf('rpc_task')).rpc_task!;
+    expect(task).toMatchObject({ rpc_name: 'status', flow_id: 'f1' });
+    expect(Buffer.from(task.input!).toString()).toBe('q');
+    a.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('fine') } });
+    const r = await call;
+    expect(Buffer.from(r.output!).toString()).toBe('fine');
+    expect(r.app_worker_id).toBe('A');
+    expect((await a.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+    expect(((await redis.command('KEYS', `${prefix}:*`)) as string[]).sort()).toEqual(keysBefore);
+  });
+
+  it('returns a handler failure as a failure', async () => {
+    const a = await slot('A');
+    const call = rpc();
+    const task = (await a.nextOf('rpc_task')).rpc_task!;
+    a.send({ rpc_result: { task_token: task.task_token, failure: { message: 'nope', type: 'Denied' } } });
+    expect((await call).failure).toMatchObject({ message: 'nope', type: 'Denied' });
+  });
+
+  it('answers UNAVAILABLE after matching.dispatchWait when no worker takes it', async () => {
+    const since = Date.now();
+    const err = await rpc().catch((e: unknown) => e);
+    expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
+    expect(Date.now() - since).toBeGreaterThanOrEqual(DISPATCH_WAIT - 50);
+    expect(Date.now() - since).toBeLessThan(DISPATCH_WAIT + 1000);
+  });
+
+  it('never waits past the caller budget', async () => {
+    const since = Date.now();
+    const err = await rpc({ timeout_ms: 200 }).catch((e: unknown) => e);
+    expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
+    expect(Date.now() - since).toBeLessThan(DISPATCH_WAIT - 300);
+  });
+
+  it('answers NOT_FOUND naming the rpc when every connected worker declines it, after trying each', async () => {
+    const a = await slot('A');
+    const b = await slot('B');
+    const call = rpc({ rpc_name: 'missing' });
+    const tried = new Set<string>();
+    for (let i = 0; i < 2; i++) {
+      const [s, f] = await frameFrom([a, b], 'rpc_task');
+      tried.add(s === a ? 'A' : 'B');
+      s.send({ decline: { task_token: f.rpc_task!.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    }
+    expect([...tried].sort()).toEqual(['A', 'B']);
+    const err = (await call.catch((e: unknown) => e)) as ClientError;
+    expect(err.code).toBe(Status.NOT_FOUND);
+    expect(err.details).toContain('missing');
+  });
+
+  it('gives a freed slot to a waiting RPC before the waiting Steps', async () => {
+    const a = await slot('A');
+    await enqueue({ flow_id: 'busy' });
+    const busy = await take(a);
+    await enqueue({ flow_id: 'queued' });
+    const call = rpc();
+    await new Promise((r) => setTimeout(r, 100));
+    await complete(a, busy);
+    const next = await a.nextOf('rpc_task');
+    a.send({ rpc_result: { task_token: next.rpc_task!.task_token, output: Buffer.from('x') } });
+    await call;
+    await a.nextOf('result_ack');
+    expect((await take(a)).flow_id).toBe('queued');
+  });
+
+  it('uses RPC-only slots for RPCs and never for Steps', async () => {
+    const r = await slot('A', { slot_kind: pb.SlotKind.RPC_ONLY });
+    await enqueue({ flow_id: 'step' });
+    await nothing(r, 300);
+    const call = rpc();
+    const task = (await r.nextOf('rpc_task')).rpc_task!;
+    r.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('y') } });
+    expect(Buffer.from((await call).output!).toString()).toBe('y');
+  });
+
+  it('tries the sticky worker first while it is connected but busy', async () => {
+    const a = await slot('A');
+    await enqueue({ flow_id: 'busy' });
+    const busy = await take(a);
+    const b = await slot('B');
+    const call = rpc({ sticky_worker_id: 'A' });
+    await nothing(b, 300, 'rpc_task');
+    await complete(a, busy);
+    const task = (await a.nextOf('rpc_task')).rpc_task!;
+    a.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('a') } });
+    expect((await call).app_worker_id).toBe('A');
+  });
+});
