@@ -234,8 +234,9 @@ export class Gateway {
       const held = slot.attempt;
       slot.attempt = undefined;
       this.metrics.returnedAttempts.inc({ reason: 'write_failed' });
-      await this.returnTask({ partition: ref.partition, taskId: ref.taskId, attempt: held.attempt, nonce }, queue);
-      return 'taken';
+      await this.store.release({ partition: ref.partition, taskId: ref.taskId, attempt: held.attempt, nonce });
+      // 'no-slot' hands the ref back to the offering owner, which re-offers it elsewhere.
+      return 'no-slot';
     }
     slot.attempt.delivered = true;
     this.metrics.dispatchLatency.observe({ path: ref.path }, Math.max(0, now - ref.readyAt) / 1000);

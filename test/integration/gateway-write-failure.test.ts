@@ -1,0 +1,63 @@
+/**
+ * Claimed-but-never-delivered must not happen: when the stream of the bound
+ * slot can no longer be written, the started task goes back at once with the
+ * same attempt (DESIGN §4), and the node limit on streams is enforced.
+ */
+import { Status } from 'nice-grpc';
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('wf'), { 'matching.maxStreams': 2 });
+});
+afterEach(() => t.close());
+
+it('returns a task unconsumed when the write to the worker stream fails', async () => {
+  const g = t.node.gateway;
+  // A slot whose outgoing stream is already gone, as when the connection drops between bind and write.
+  const slot = g.register({ tenant: 'acme', appWorkerId: 'ghost', flowTypes: ['order'], kind: 'STEP_AND_RPC', taskLimit: 1, sdk: 'test' });
+  slot.out.close();
+  const before = await t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get();
+  const writeFailedBefore = before.values.find((v) => v.labels.reason === 'write_failed')?.value ?? 0;
+
+  const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+  const after = await waitForMetric(() => t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get(), writeFailedBefore);
+  expect(after).toBe(writeFailedBefore + 1);
+  const task = (await t.matching.getTask({ task_id: r.task_id })).task!;
+  expect(task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+  await g.unregister(slot, true);
+
+  // A real worker then gets the same attempt.
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  s.reset();
+});
+
+it('refuses registrations past matching.maxStreams with RESOURCE_EXHAUSTED', async () => {
+  const a = openSlot(t.worker, registerFrame({ app_worker_id: 'a' }));
+  const b = openSlot(t.worker, registerFrame({ app_worker_id: 'b' }));
+  await a.nextOf('registered');
+  await b.nextOf('registered');
+  const c = openSlot(t.worker, registerFrame({ app_worker_id: 'c' }));
+  const err = (await c.ended) as Error & { code?: Status };
+  expect(err.code).toBe(Status.RESOURCE_EXHAUSTED);
+  expect(err.message).toContain('matching.maxStreams');
+  a.reset();
+  b.reset();
+});
+
+async function waitForMetric(read: () => Promise<{ values: { labels: Record<string, unknown>; value: number }[] }>, from: number): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const m = await read();
+    const v = m.values.find((x) => x.labels.reason === 'write_failed')?.value ?? 0;
+    if (v > from) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return from;
+}
