@@ -5,7 +5,7 @@ import type { CallContext } from 'nice-grpc';
 import type { Config } from '../config';
 import { invalidArgument, zdError } from '../errors';
 import type { Membership } from '../cluster/membership';
-import type { Gateway } from '../gateway/gateway';
+import type { RpcSettlement } from '../gateway/slot';
 import type { OutcomeBell } from '../gateway/outcome-bell';
 import type { Metrics } from '../metrics/registry';
 import type { Keys } from '../store/keys';
@@ -28,11 +28,15 @@ export interface MatchingDeps {
   outcomes: OutcomeStore;
   bell: OutcomeBell;
   membership: Membership;
-  gateway: Gateway;
   metrics: Metrics;
   clock: Clock;
   /** A task was enqueued: tell its partition's owner (`sticky`: the app worker to try first). */
   taskEnqueued(t: NewTask, sticky: string): void;
+  /** Runs an RPC on this node or routes it to the node with the sticky worker or capacity. */
+  invokeRpc(
+    r: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; waitMs: number },
+    signal: AbortSignal,
+  ): Promise<RpcSettlement>;
   /** Cancel running attempts wherever their slots are. */
   cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
   outcomeWritten(partition: number, taskId: string): void;
@@ -242,9 +246,7 @@ export function matchingService(d: MatchingDeps) {
         sticky = (await d.redis.get(d.keys.sticky(p, tenant, flowId))) ?? '';
       }
       const waitMs = timeout > 0 ? Math.min(timeout, m.dispatchWait) : m.dispatchWait;
-      const r = await d.gateway.invokeRpc(
-        { tenant, flowId, flowType, rpcName, input, sticky, deadline: d.clock.now() + waitMs }, ctx.signal,
-      );
+      const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs }, ctx.signal);
       d.metrics.rpcs.inc({ result: r.kind });
       if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName, flowType });
       if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName, waitMs, reason: r.reason });

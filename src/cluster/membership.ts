@@ -40,6 +40,11 @@ export class Membership extends EventEmitter {
     super();
   }
 
+  /** The peer-mesh address, once the internal listener knows its port. */
+  setAddress(address: string): void {
+    this.opts.address = address;
+  }
+
   async start(): Promise<void> {
     await this.beat();
     this.schedule();

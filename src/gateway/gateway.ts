@@ -29,6 +29,8 @@ export interface GatewayHooks {
   /** An attempt started; its owner arms the deadline timer. */
   attemptStarted(partition: number, deadlineAt: number): void;
   outcomeWritten(partition: number, taskId: string): void;
+  /** Idle/busy slots, workers or declines changed: peers should get a new snapshot (coalesced). */
+  capacityChanged(): void;
 }
 
 export interface GatewayOptions {
@@ -109,6 +111,7 @@ export class Gateway {
       },
     }, this.clock.now());
     this.becomeIdle(slot);
+    this.hooks.capacityChanged();
     return slot;
   }
 
@@ -138,6 +141,7 @@ export class Gateway {
       this.drainingWorkers.add(wk);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
     }
+    this.hooks.capacityChanged();
     const rpc = slot.rpc;
     slot.rpc = undefined;
     if (rpc && !rpc.settled) rpc.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} went away while running rpc ${rpc.rpcName}` });
@@ -176,6 +180,11 @@ export class Gateway {
     return any ? 'busy' : 'absent';
   }
 
+  /** Whether any stream of the flow type is connected here. */
+  hasConnected(tenant: string, flowType: string): boolean {
+    return (this.connected.get(flowKey(tenant, flowType))?.size ?? 0) > 0;
+  }
+
   /** Whether a connected, non-declining worker (idle or busy) can run this Step type. */
   canServe(tenant: string, flowType: string, stepType: string): boolean {
     for (const slot of this.connected.get(flowKey(tenant, flowType)) ?? []) {
@@ -195,6 +204,7 @@ export class Gateway {
     if (!slot) return Promise.resolve('no-slot');
     this.removeIdle(slot);
     slot.state = 'busy';
+    this.hooks.capacityChanged();
     return this.start(slot, ref);
   }
 
@@ -303,6 +313,7 @@ export class Gateway {
       const stepType = held.queue.split(':')[2] ?? '';
       const [, flowType = ''] = held.queue.split(':');
       this.declined.set(declineKey(slot.reg.tenant, flowType, stepType, slot.reg.appWorkerId), true);
+      this.hooks.capacityChanged();
     }
     slot.attempt = undefined;
     await this.returnTask({ partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce }, held.queue);
@@ -409,6 +420,7 @@ export class Gateway {
   private runRpc(slot: Slot, call: RpcCall): void {
     this.removeIdle(slot);
     slot.state = 'busy';
+    this.hooks.capacityChanged();
     slot.rpc = call;
     const sent = slot.send({
       rpc_task: {
@@ -441,6 +453,47 @@ export class Gateway {
         : { kind: 'result', failure: { message: truncate(f?.message ?? '', 4096), type: truncate(f?.type ?? '', 256), nonRetryable: f?.non_retryable ?? false }, appWorkerId: slot.reg.appWorkerId });
     }
     this.slotFree(slot);
+  }
+
+  /** This node's capacity for peers: idle slots per flow type, app workers, declines. */
+  capacitySnapshot(): { entries: pb.ICapacityEntry[]; workers: pb.IWorkerPresence[]; declined: pb.IDeclinedType[] } {
+    const entries: pb.ICapacityEntry[] = [];
+    for (const [key, slots] of this.connected) {
+      if (slots.size === 0) continue;
+      const [tenant = '', flowType = ''] = key.split('\0');
+      entries.push({
+        tenant, flow_type: flowType,
+        idle_step_slots: this.idleStep.get(key)?.size ?? 0, idle_rpc_slots: this.idleRpc.get(key)?.size ?? 0,
+      });
+    }
+    const workers: pb.IWorkerPresence[] = [];
+    for (const [app, slots] of this.byWorker) {
+      const first = slots.values().next().value as Slot | undefined;
+      if (!first) continue;
+      let idleStep = 0;
+      let idleRpc = 0;
+      let busy = 0;
+      const flowTypes = new Set<string>();
+      for (const slot of slots) {
+        for (const ft of slot.reg.flowTypes) flowTypes.add(ft);
+        if (slot.state === 'idle') {
+          if (slot.reg.kind === 'STEP_AND_RPC') idleStep++;
+          else idleRpc++;
+        } else if (slot.state === 'busy') {
+          busy++;
+        }
+      }
+      workers.push({
+        tenant: first.reg.tenant, app_worker_id: app, flow_types: [...flowTypes], idle_step_slots: idleStep,
+        idle_rpc_slots: idleRpc, busy_slots: busy, draining: this.drainingWorkers.has(workerKey(first.reg.tenant, app)),
+      });
+    }
+    const declined: pb.IDeclinedType[] = [];
+    for (const k of this.declined.keys()) {
+      const [tenant = '', flowType = '', type = '', appWorkerId = ''] = k.split('\0');
+      declined.push({ tenant, flow_type: flowType, type, app_worker_id: appWorkerId });
+    }
+    return { entries, workers, declined };
   }
 
   /** RPCs waiting for a slot on this node. */
@@ -533,6 +586,7 @@ export class Gateway {
     slot.state = 'idle';
     const index = slot.reg.kind === 'STEP_AND_RPC' ? this.idleStep : this.idleRpc;
     for (const ft of slot.reg.flowTypes) addTo(index, flowKey(slot.reg.tenant, ft), slot);
+    this.hooks.capacityChanged();
     if (slot.reg.kind !== 'STEP_AND_RPC') return;
     for (const ft of slot.reg.flowTypes) {
       if (slot.state !== 'idle') return;

@@ -534,6 +534,228 @@ export namespace zdmatch {
             type $Shape = zdmatch.v1.UnlockResponse.$Properties;
         }
 
+        interface ITerminalTask extends zdmatch.v1.TerminalTask.$Properties {
+        }
+
+        class TerminalTask {
+            constructor(p?: zdmatch.v1.TerminalTask.$Properties);
+            $unknowns?: Uint8Array[];
+            task_id: string;
+            topic?: (zdmatch.v1.Topic.$Properties|null);
+            flow_id: string;
+            step_execution_id: string;
+            attempt: number;
+            reason: string;
+            terminal_at_ms: number;
+            last_error?: (zdmatch.v1.Failure.$Properties|null);
+            lock_expiries: number;
+            partition: number;
+            static create(properties: zdmatch.v1.TerminalTask.$Shape): zdmatch.v1.TerminalTask & zdmatch.v1.TerminalTask.$Shape;
+            static create(properties?: zdmatch.v1.TerminalTask.$Properties): zdmatch.v1.TerminalTask;
+            static encode(m: zdmatch.v1.TerminalTask.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.TerminalTask.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.TerminalTask & zdmatch.v1.TerminalTask.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.TerminalTask & zdmatch.v1.TerminalTask.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.TerminalTask;
+            static toObject(m: zdmatch.v1.TerminalTask, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace TerminalTask {
+            interface $Properties {
+                task_id?: (string|null);
+                topic?: (zdmatch.v1.Topic.$Properties|null);
+                flow_id?: (string|null);
+                step_execution_id?: (string|null);
+                attempt?: (number|null);
+                reason?: (string|null);
+                terminal_at_ms?: (number|null);
+                last_error?: (zdmatch.v1.Failure.$Properties|null);
+                lock_expiries?: (number|null);
+                partition?: (number|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.TerminalTask.$Properties;
+        }
+
+        interface IListTerminalTasksRequest extends zdmatch.v1.ListTerminalTasksRequest.$Properties {
+        }
+
+        class ListTerminalTasksRequest {
+            constructor(p?: zdmatch.v1.ListTerminalTasksRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            tenant: string;
+            flow_type: string;
+            step_type: string;
+            limit: number;
+            static create(properties: zdmatch.v1.ListTerminalTasksRequest.$Shape): zdmatch.v1.ListTerminalTasksRequest & zdmatch.v1.ListTerminalTasksRequest.$Shape;
+            static create(properties?: zdmatch.v1.ListTerminalTasksRequest.$Properties): zdmatch.v1.ListTerminalTasksRequest;
+            static encode(m: zdmatch.v1.ListTerminalTasksRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.ListTerminalTasksRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.ListTerminalTasksRequest & zdmatch.v1.ListTerminalTasksRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.ListTerminalTasksRequest & zdmatch.v1.ListTerminalTasksRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.ListTerminalTasksRequest;
+            static toObject(m: zdmatch.v1.ListTerminalTasksRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace ListTerminalTasksRequest {
+            interface $Properties {
+                tenant?: (string|null);
+                flow_type?: (string|null);
+                step_type?: (string|null);
+                limit?: (number|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.ListTerminalTasksRequest.$Properties;
+        }
+
+        interface IListTerminalTasksResponse extends zdmatch.v1.ListTerminalTasksResponse.$Properties {
+        }
+
+        class ListTerminalTasksResponse {
+            constructor(p?: zdmatch.v1.ListTerminalTasksResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            tasks: zdmatch.v1.TerminalTask.$Properties[];
+            static create(properties: zdmatch.v1.ListTerminalTasksResponse.$Shape): zdmatch.v1.ListTerminalTasksResponse & zdmatch.v1.ListTerminalTasksResponse.$Shape;
+            static create(properties?: zdmatch.v1.ListTerminalTasksResponse.$Properties): zdmatch.v1.ListTerminalTasksResponse;
+            static encode(m: zdmatch.v1.ListTerminalTasksResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.ListTerminalTasksResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.ListTerminalTasksResponse & zdmatch.v1.ListTerminalTasksResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.ListTerminalTasksResponse & zdmatch.v1.ListTerminalTasksResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.ListTerminalTasksResponse;
+            static toObject(m: zdmatch.v1.ListTerminalTasksResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace ListTerminalTasksResponse {
+            interface $Properties {
+                tasks?: (zdmatch.v1.TerminalTask.$Properties[]|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.ListTerminalTasksResponse.$Properties;
+        }
+
+        interface IRetryTerminalTaskRequest extends zdmatch.v1.RetryTerminalTaskRequest.$Properties {
+        }
+
+        class RetryTerminalTaskRequest {
+            constructor(p?: zdmatch.v1.RetryTerminalTaskRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            task_id: string;
+            retries: number;
+            static create(properties: zdmatch.v1.RetryTerminalTaskRequest.$Shape): zdmatch.v1.RetryTerminalTaskRequest & zdmatch.v1.RetryTerminalTaskRequest.$Shape;
+            static create(properties?: zdmatch.v1.RetryTerminalTaskRequest.$Properties): zdmatch.v1.RetryTerminalTaskRequest;
+            static encode(m: zdmatch.v1.RetryTerminalTaskRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.RetryTerminalTaskRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.RetryTerminalTaskRequest & zdmatch.v1.RetryTerminalTaskRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.RetryTerminalTaskRequest & zdmatch.v1.RetryTerminalTaskRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.RetryTerminalTaskRequest;
+            static toObject(m: zdmatch.v1.RetryTerminalTaskRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace RetryTerminalTaskRequest {
+            interface $Properties {
+                task_id?: (string|null);
+                retries?: (number|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.RetryTerminalTaskRequest.$Properties;
+        }
+
+        interface IRetryTerminalTaskResponse extends zdmatch.v1.RetryTerminalTaskResponse.$Properties {
+        }
+
+        class RetryTerminalTaskResponse {
+            constructor(p?: zdmatch.v1.RetryTerminalTaskResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            static create(properties: zdmatch.v1.RetryTerminalTaskResponse.$Shape): zdmatch.v1.RetryTerminalTaskResponse & zdmatch.v1.RetryTerminalTaskResponse.$Shape;
+            static create(properties?: zdmatch.v1.RetryTerminalTaskResponse.$Properties): zdmatch.v1.RetryTerminalTaskResponse;
+            static encode(m: zdmatch.v1.RetryTerminalTaskResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.RetryTerminalTaskResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.RetryTerminalTaskResponse & zdmatch.v1.RetryTerminalTaskResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.RetryTerminalTaskResponse & zdmatch.v1.RetryTerminalTaskResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.RetryTerminalTaskResponse;
+            static toObject(m: zdmatch.v1.RetryTerminalTaskResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace RetryTerminalTaskResponse {
+            interface $Properties {
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.RetryTerminalTaskResponse.$Properties;
+        }
+
+        interface IAbandonTerminalTaskRequest extends zdmatch.v1.AbandonTerminalTaskRequest.$Properties {
+        }
+
+        class AbandonTerminalTaskRequest {
+            constructor(p?: zdmatch.v1.AbandonTerminalTaskRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            task_id: string;
+            reason: string;
+            static create(properties: zdmatch.v1.AbandonTerminalTaskRequest.$Shape): zdmatch.v1.AbandonTerminalTaskRequest & zdmatch.v1.AbandonTerminalTaskRequest.$Shape;
+            static create(properties?: zdmatch.v1.AbandonTerminalTaskRequest.$Properties): zdmatch.v1.AbandonTerminalTaskRequest;
+            static encode(m: zdmatch.v1.AbandonTerminalTaskRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.AbandonTerminalTaskRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.AbandonTerminalTaskRequest & zdmatch.v1.AbandonTerminalTaskRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.AbandonTerminalTaskRequest & zdmatch.v1.AbandonTerminalTaskRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.AbandonTerminalTaskRequest;
+            static toObject(m: zdmatch.v1.AbandonTerminalTaskRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace AbandonTerminalTaskRequest {
+            interface $Properties {
+                task_id?: (string|null);
+                reason?: (string|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.AbandonTerminalTaskRequest.$Properties;
+        }
+
+        interface IAbandonTerminalTaskResponse extends zdmatch.v1.AbandonTerminalTaskResponse.$Properties {
+        }
+
+        class AbandonTerminalTaskResponse {
+            constructor(p?: zdmatch.v1.AbandonTerminalTaskResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            outcome_id: string;
+            static create(properties: zdmatch.v1.AbandonTerminalTaskResponse.$Shape): zdmatch.v1.AbandonTerminalTaskResponse & zdmatch.v1.AbandonTerminalTaskResponse.$Shape;
+            static create(properties?: zdmatch.v1.AbandonTerminalTaskResponse.$Properties): zdmatch.v1.AbandonTerminalTaskResponse;
+            static encode(m: zdmatch.v1.AbandonTerminalTaskResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.AbandonTerminalTaskResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.AbandonTerminalTaskResponse & zdmatch.v1.AbandonTerminalTaskResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.AbandonTerminalTaskResponse & zdmatch.v1.AbandonTerminalTaskResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.AbandonTerminalTaskResponse;
+            static toObject(m: zdmatch.v1.AbandonTerminalTaskResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace AbandonTerminalTaskResponse {
+            interface $Properties {
+                outcome_id?: (string|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.AbandonTerminalTaskResponse.$Properties;
+        }
+
         interface ITaskRef extends zdmatch.v1.TaskRef.$Properties {
         }
 
@@ -548,6 +770,7 @@ export namespace zdmatch {
             step_type: string;
             ready_at_ms: number;
             sticky_worker_id: string;
+            path: string;
             static create(properties: zdmatch.v1.TaskRef.$Shape): zdmatch.v1.TaskRef & zdmatch.v1.TaskRef.$Shape;
             static create(properties?: zdmatch.v1.TaskRef.$Properties): zdmatch.v1.TaskRef;
             static encode(m: zdmatch.v1.TaskRef.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -571,6 +794,7 @@ export namespace zdmatch {
                 step_type?: (string|null);
                 ready_at_ms?: (number|null);
                 sticky_worker_id?: (string|null);
+                path?: (string|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.TaskRef.$Properties;
@@ -711,6 +935,46 @@ export namespace zdmatch {
             type $Shape = zdmatch.v1.DeclinedType.$Properties;
         }
 
+        interface IWorkerPresence extends zdmatch.v1.WorkerPresence.$Properties {
+        }
+
+        class WorkerPresence {
+            constructor(p?: zdmatch.v1.WorkerPresence.$Properties);
+            $unknowns?: Uint8Array[];
+            tenant: string;
+            app_worker_id: string;
+            flow_types: string[];
+            idle_step_slots: number;
+            busy_slots: number;
+            idle_rpc_slots: number;
+            draining: boolean;
+            static create(properties: zdmatch.v1.WorkerPresence.$Shape): zdmatch.v1.WorkerPresence & zdmatch.v1.WorkerPresence.$Shape;
+            static create(properties?: zdmatch.v1.WorkerPresence.$Properties): zdmatch.v1.WorkerPresence;
+            static encode(m: zdmatch.v1.WorkerPresence.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.WorkerPresence.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.WorkerPresence & zdmatch.v1.WorkerPresence.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.WorkerPresence & zdmatch.v1.WorkerPresence.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.WorkerPresence;
+            static toObject(m: zdmatch.v1.WorkerPresence, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace WorkerPresence {
+            interface $Properties {
+                tenant?: (string|null);
+                app_worker_id?: (string|null);
+                flow_types?: (string[]|null);
+                idle_step_slots?: (number|null);
+                busy_slots?: (number|null);
+                idle_rpc_slots?: (number|null);
+                draining?: (boolean|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.WorkerPresence.$Properties;
+        }
+
         interface ICapacityUpdate extends zdmatch.v1.CapacityUpdate.$Properties {
         }
 
@@ -721,6 +985,7 @@ export namespace zdmatch {
             seq: number;
             entries: zdmatch.v1.CapacityEntry.$Properties[];
             declined: zdmatch.v1.DeclinedType.$Properties[];
+            workers: zdmatch.v1.WorkerPresence.$Properties[];
             static create(properties: zdmatch.v1.CapacityUpdate.$Shape): zdmatch.v1.CapacityUpdate & zdmatch.v1.CapacityUpdate.$Shape;
             static create(properties?: zdmatch.v1.CapacityUpdate.$Properties): zdmatch.v1.CapacityUpdate;
             static encode(m: zdmatch.v1.CapacityUpdate.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -740,9 +1005,58 @@ export namespace zdmatch {
                 seq?: (number|null);
                 entries?: (zdmatch.v1.CapacityEntry.$Properties[]|null);
                 declined?: (zdmatch.v1.DeclinedType.$Properties[]|null);
+                workers?: (zdmatch.v1.WorkerPresence.$Properties[]|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.CapacityUpdate.$Properties;
+        }
+
+        interface IDoorbellEvent extends zdmatch.v1.DoorbellEvent.$Properties {
+        }
+
+        class DoorbellEvent {
+            constructor(p?: zdmatch.v1.DoorbellEvent.$Properties);
+            $unknowns?: Uint8Array[];
+            kind: zdmatch.v1.DoorbellEvent.Kind;
+            partition: number;
+            task_id: string;
+            queue: string;
+            at_ms: number;
+            sticky_worker_id: string;
+            fresh: boolean;
+            static create(properties: zdmatch.v1.DoorbellEvent.$Shape): zdmatch.v1.DoorbellEvent & zdmatch.v1.DoorbellEvent.$Shape;
+            static create(properties?: zdmatch.v1.DoorbellEvent.$Properties): zdmatch.v1.DoorbellEvent;
+            static encode(m: zdmatch.v1.DoorbellEvent.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.DoorbellEvent.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.DoorbellEvent & zdmatch.v1.DoorbellEvent.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.DoorbellEvent & zdmatch.v1.DoorbellEvent.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.DoorbellEvent;
+            static toObject(m: zdmatch.v1.DoorbellEvent, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace DoorbellEvent {
+            interface $Properties {
+                kind?: (zdmatch.v1.DoorbellEvent.Kind|null);
+                partition?: (number|null);
+                task_id?: (string|null);
+                queue?: (string|null);
+                at_ms?: (number|null);
+                sticky_worker_id?: (string|null);
+                fresh?: (boolean|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.DoorbellEvent.$Properties;
+
+            enum Kind {
+                KIND_UNSPECIFIED = 0,
+                READY = 1,
+                OUTCOME = 2,
+                ATTEMPT = 3,
+                FLOW_DEADLINE = 4
+            }
         }
 
         interface IDoorbellRequest extends zdmatch.v1.DoorbellRequest.$Properties {
@@ -751,9 +1065,8 @@ export namespace zdmatch {
         class DoorbellRequest {
             constructor(p?: zdmatch.v1.DoorbellRequest.$Properties);
             $unknowns?: Uint8Array[];
-            kind: zdmatch.v1.DoorbellRequest.Kind;
-            partition: number;
-            task_ids: string[];
+            from_node_id: string;
+            events: zdmatch.v1.DoorbellEvent.$Properties[];
             static create(properties: zdmatch.v1.DoorbellRequest.$Shape): zdmatch.v1.DoorbellRequest & zdmatch.v1.DoorbellRequest.$Shape;
             static create(properties?: zdmatch.v1.DoorbellRequest.$Properties): zdmatch.v1.DoorbellRequest;
             static encode(m: zdmatch.v1.DoorbellRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -769,18 +1082,45 @@ export namespace zdmatch {
 
         namespace DoorbellRequest {
             interface $Properties {
-                kind?: (zdmatch.v1.DoorbellRequest.Kind|null);
-                partition?: (number|null);
-                task_ids?: (string[]|null);
+                from_node_id?: (string|null);
+                events?: (zdmatch.v1.DoorbellEvent.$Properties[]|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.DoorbellRequest.$Properties;
+        }
 
-            enum Kind {
-                KIND_UNSPECIFIED = 0,
-                READY = 1,
-                OUTCOME = 2
+        interface ICancelledAttemptRef extends zdmatch.v1.CancelledAttemptRef.$Properties {
+        }
+
+        class CancelledAttemptRef {
+            constructor(p?: zdmatch.v1.CancelledAttemptRef.$Properties);
+            $unknowns?: Uint8Array[];
+            task_id: string;
+            attempt: number;
+            nonce: string;
+            stream_id: string;
+            static create(properties: zdmatch.v1.CancelledAttemptRef.$Shape): zdmatch.v1.CancelledAttemptRef & zdmatch.v1.CancelledAttemptRef.$Shape;
+            static create(properties?: zdmatch.v1.CancelledAttemptRef.$Properties): zdmatch.v1.CancelledAttemptRef;
+            static encode(m: zdmatch.v1.CancelledAttemptRef.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.CancelledAttemptRef.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.CancelledAttemptRef & zdmatch.v1.CancelledAttemptRef.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.CancelledAttemptRef & zdmatch.v1.CancelledAttemptRef.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.CancelledAttemptRef;
+            static toObject(m: zdmatch.v1.CancelledAttemptRef, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace CancelledAttemptRef {
+            interface $Properties {
+                task_id?: (string|null);
+                attempt?: (number|null);
+                nonce?: (string|null);
+                stream_id?: (string|null);
+                $unknowns?: Uint8Array[];
             }
+            type $Shape = zdmatch.v1.CancelledAttemptRef.$Properties;
         }
 
         interface ICancelAttemptsRequest extends zdmatch.v1.CancelAttemptsRequest.$Properties {
@@ -789,7 +1129,7 @@ export namespace zdmatch {
         class CancelAttemptsRequest {
             constructor(p?: zdmatch.v1.CancelAttemptsRequest.$Properties);
             $unknowns?: Uint8Array[];
-            task_tokens: string[];
+            attempts: zdmatch.v1.CancelledAttemptRef.$Properties[];
             reason: string;
             static create(properties: zdmatch.v1.CancelAttemptsRequest.$Shape): zdmatch.v1.CancelAttemptsRequest & zdmatch.v1.CancelAttemptsRequest.$Shape;
             static create(properties?: zdmatch.v1.CancelAttemptsRequest.$Properties): zdmatch.v1.CancelAttemptsRequest;
@@ -806,7 +1146,7 @@ export namespace zdmatch {
 
         namespace CancelAttemptsRequest {
             interface $Properties {
-                task_tokens?: (string[]|null);
+                attempts?: (zdmatch.v1.CancelledAttemptRef.$Properties[]|null);
                 reason?: (string|null);
                 $unknowns?: Uint8Array[];
             }

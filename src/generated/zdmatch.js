@@ -5954,6 +5954,2415 @@ $root.zdmatch = (function() {
             return UnlockResponse;
         })();
 
+        v1.TerminalTask = (function() {
+
+            /**
+             * Properties of a TerminalTask.
+             * @typedef {Object} zdmatch.v1.TerminalTask.$Properties
+             * @property {string|null} [task_id] TerminalTask task_id
+             * @property {zdmatch.v1.Topic.$Properties|null} [topic] TerminalTask topic
+             * @property {string|null} [flow_id] TerminalTask flow_id
+             * @property {string|null} [step_execution_id] TerminalTask step_execution_id
+             * @property {number|null} [attempt] TerminalTask attempt
+             * @property {string|null} [reason] TerminalTask reason
+             * @property {number|null} [terminal_at_ms] TerminalTask terminal_at_ms
+             * @property {zdmatch.v1.Failure.$Properties|null} [last_error] TerminalTask last_error
+             * @property {number|null} [lock_expiries] TerminalTask lock_expiries
+             * @property {number|null} [partition] TerminalTask partition
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a TerminalTask.
+             * @memberof zdmatch.v1
+             * @interface ITerminalTask
+             * @augments zdmatch.v1.TerminalTask.$Properties
+             * @deprecated Use zdmatch.v1.TerminalTask.$Properties instead.
+             */
+
+            /**
+             * Shape of a TerminalTask.
+             * @typedef {zdmatch.v1.TerminalTask.$Properties} zdmatch.v1.TerminalTask.$Shape
+             */
+
+            /**
+             * Constructs a new TerminalTask.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a TerminalTask.
+             * @constructor
+             * @param {zdmatch.v1.TerminalTask.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var TerminalTask = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * TerminalTask task_id.
+             * @member {string} task_id
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.task_id = "";
+
+            /**
+             * TerminalTask topic.
+             * @member {zdmatch.v1.Topic.$Properties|null|undefined} topic
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.topic = null;
+
+            /**
+             * TerminalTask flow_id.
+             * @member {string} flow_id
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.flow_id = "";
+
+            /**
+             * TerminalTask step_execution_id.
+             * @member {string} step_execution_id
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.step_execution_id = "";
+
+            /**
+             * TerminalTask attempt.
+             * @member {number} attempt
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.attempt = 0;
+
+            /**
+             * TerminalTask reason.
+             * @member {string} reason
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.reason = "";
+
+            /**
+             * TerminalTask terminal_at_ms.
+             * @member {number} terminal_at_ms
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.terminal_at_ms = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * TerminalTask last_error.
+             * @member {zdmatch.v1.Failure.$Properties|null|undefined} last_error
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.last_error = null;
+
+            /**
+             * TerminalTask lock_expiries.
+             * @member {number} lock_expiries
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.lock_expiries = 0;
+
+            /**
+             * TerminalTask partition.
+             * @member {number} partition
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             */
+            TerminalTask.prototype.partition = 0;
+
+            /**
+             * Creates a new TerminalTask instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {zdmatch.v1.TerminalTask.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.TerminalTask} TerminalTask instance
+             * @type {{
+             *   (properties: zdmatch.v1.TerminalTask.$Shape): zdmatch.v1.TerminalTask & zdmatch.v1.TerminalTask.$Shape;
+             *   (properties?: zdmatch.v1.TerminalTask.$Properties): zdmatch.v1.TerminalTask;
+             * }}
+             */
+            TerminalTask.create = function(properties) {
+                return new TerminalTask(properties);
+            };
+
+            /**
+             * Encodes the specified TerminalTask message. Does not implicitly {@link zdmatch.v1.TerminalTask.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {zdmatch.v1.TerminalTask.$Properties} m TerminalTask message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            TerminalTask.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id") && m.task_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.task_id);
+                if (m.topic != null && $Object.hasOwnProperty.call(m, "topic"))
+                    $root.zdmatch.v1.Topic.encode(m.topic, w.uint32(/* id 2, wireType 2 =*/18).fork(), q + 1).ldelim();
+                if (m.flow_id != null && $Object.hasOwnProperty.call(m, "flow_id") && m.flow_id !== "")
+                    w.uint32(/* id 3, wireType 2 =*/26).string(m.flow_id);
+                if (m.step_execution_id != null && $Object.hasOwnProperty.call(m, "step_execution_id") && m.step_execution_id !== "")
+                    w.uint32(/* id 4, wireType 2 =*/34).string(m.step_execution_id);
+                if (m.attempt != null && $Object.hasOwnProperty.call(m, "attempt") && m.attempt !== 0)
+                    w.uint32(/* id 5, wireType 0 =*/40).uint32(m.attempt);
+                if (m.reason != null && $Object.hasOwnProperty.call(m, "reason") && m.reason !== "")
+                    w.uint32(/* id 6, wireType 2 =*/50).string(m.reason);
+                if (m.terminal_at_ms != null && $Object.hasOwnProperty.call(m, "terminal_at_ms") && (typeof m.terminal_at_ms === "object" ? m.terminal_at_ms.low || m.terminal_at_ms.high : m.terminal_at_ms !== 0))
+                    w.uint32(/* id 7, wireType 0 =*/56).int64(m.terminal_at_ms);
+                if (m.last_error != null && $Object.hasOwnProperty.call(m, "last_error"))
+                    $root.zdmatch.v1.Failure.encode(m.last_error, w.uint32(/* id 8, wireType 2 =*/66).fork(), q + 1).ldelim();
+                if (m.lock_expiries != null && $Object.hasOwnProperty.call(m, "lock_expiries") && m.lock_expiries !== 0)
+                    w.uint32(/* id 9, wireType 0 =*/72).uint32(m.lock_expiries);
+                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                    w.uint32(/* id 10, wireType 0 =*/80).uint32(m.partition);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified TerminalTask message, length delimited. Does not implicitly {@link zdmatch.v1.TerminalTask.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {zdmatch.v1.TerminalTask.$Properties} message TerminalTask message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            TerminalTask.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a TerminalTask message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.TerminalTask & zdmatch.v1.TerminalTask.$Shape} TerminalTask
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            TerminalTask.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.TerminalTask();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.task_id = v;
+                            else
+                                delete m.task_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            m.topic = $root.zdmatch.v1.Topic.decode(r, r.size(), $undefined, q + 1, m.topic);
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.flow_id = v;
+                            else
+                                delete m.flow_id;
+                            continue;
+                        }
+                    case 4: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.step_execution_id = v;
+                            else
+                                delete m.step_execution_id;
+                            continue;
+                        }
+                    case 5: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.attempt = v;
+                            else
+                                delete m.attempt;
+                            continue;
+                        }
+                    case 6: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.reason = v;
+                            else
+                                delete m.reason;
+                            continue;
+                        }
+                    case 7: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                                m.terminal_at_ms = v;
+                            else
+                                delete m.terminal_at_ms;
+                            continue;
+                        }
+                    case 8: {
+                            if (u !== 2)
+                                break;
+                            m.last_error = $root.zdmatch.v1.Failure.decode(r, r.size(), $undefined, q + 1, m.last_error);
+                            continue;
+                        }
+                    case 9: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.lock_expiries = v;
+                            else
+                                delete m.lock_expiries;
+                            continue;
+                        }
+                    case 10: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.partition = v;
+                            else
+                                delete m.partition;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a TerminalTask message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.TerminalTask & zdmatch.v1.TerminalTask.$Shape} TerminalTask
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            TerminalTask.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a TerminalTask message.
+             * @function verify
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            TerminalTask.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    if (!$util.isString(m.task_id))
+                        return "task_id: string expected";
+                }
+                if (m.topic != null && $Object.hasOwnProperty.call(m, "topic")) {
+                    {
+                        var e = $root.zdmatch.v1.Topic.verify(m.topic, q + 1);
+                        if (e)
+                            return "topic." + e;
+                    }
+                }
+                if (m.flow_id != null && $Object.hasOwnProperty.call(m, "flow_id")) {
+                    if (!$util.isString(m.flow_id))
+                        return "flow_id: string expected";
+                }
+                if (m.step_execution_id != null && $Object.hasOwnProperty.call(m, "step_execution_id")) {
+                    if (!$util.isString(m.step_execution_id))
+                        return "step_execution_id: string expected";
+                }
+                if (m.attempt != null && $Object.hasOwnProperty.call(m, "attempt")) {
+                    if (!$util.isInteger(m.attempt))
+                        return "attempt: integer expected";
+                }
+                if (m.reason != null && $Object.hasOwnProperty.call(m, "reason")) {
+                    if (!$util.isString(m.reason))
+                        return "reason: string expected";
+                }
+                if (m.terminal_at_ms != null && $Object.hasOwnProperty.call(m, "terminal_at_ms")) {
+                    if (!$util.isInteger(m.terminal_at_ms) && !(m.terminal_at_ms && $util.isInteger(m.terminal_at_ms.low) && $util.isInteger(m.terminal_at_ms.high)))
+                        return "terminal_at_ms: integer|Long expected";
+                }
+                if (m.last_error != null && $Object.hasOwnProperty.call(m, "last_error")) {
+                    {
+                        var e = $root.zdmatch.v1.Failure.verify(m.last_error, q + 1);
+                        if (e)
+                            return "last_error." + e;
+                    }
+                }
+                if (m.lock_expiries != null && $Object.hasOwnProperty.call(m, "lock_expiries")) {
+                    if (!$util.isInteger(m.lock_expiries))
+                        return "lock_expiries: integer expected";
+                }
+                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition")) {
+                    if (!$util.isInteger(m.partition))
+                        return "partition: integer expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a TerminalTask message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.TerminalTask} TerminalTask
+             */
+            TerminalTask.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.TerminalTask)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.TerminalTask: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.TerminalTask();
+                if (d.task_id != null) {
+                    if (typeof d.task_id !== "string" || d.task_id.length) {
+                        m.task_id = $String(d.task_id);
+                    }
+                }
+                if (d.topic != null) {
+                    if (!$util.isObject(d.topic))
+                        throw $TypeError(".zdmatch.v1.TerminalTask.topic: object expected");
+                    m.topic = $root.zdmatch.v1.Topic.fromObject(d.topic, q + 1);
+                }
+                if (d.flow_id != null) {
+                    if (typeof d.flow_id !== "string" || d.flow_id.length) {
+                        m.flow_id = $String(d.flow_id);
+                    }
+                }
+                if (d.step_execution_id != null) {
+                    if (typeof d.step_execution_id !== "string" || d.step_execution_id.length) {
+                        m.step_execution_id = $String(d.step_execution_id);
+                    }
+                }
+                if (d.attempt != null) {
+                    if ($Number(d.attempt) !== 0) {
+                        m.attempt = d.attempt >>> 0;
+                    }
+                }
+                if (d.reason != null) {
+                    if (typeof d.reason !== "string" || d.reason.length) {
+                        m.reason = $String(d.reason);
+                    }
+                }
+                if (d.terminal_at_ms != null) {
+                    if (typeof d.terminal_at_ms === "object" ? d.terminal_at_ms.low || d.terminal_at_ms.high : $Number(d.terminal_at_ms) !== 0) {
+                        if ($util.Long)
+                            m.terminal_at_ms = $util.Long.fromValue(d.terminal_at_ms, false);
+                        else if (typeof d.terminal_at_ms === "string")
+                            m.terminal_at_ms = $parseInt(d.terminal_at_ms, 10);
+                        else if (typeof d.terminal_at_ms === "number")
+                            m.terminal_at_ms = d.terminal_at_ms;
+                        else if (typeof d.terminal_at_ms === "object")
+                            m.terminal_at_ms = new $util.LongBits(d.terminal_at_ms.low >>> 0, d.terminal_at_ms.high >>> 0).toNumber();
+                    }
+                }
+                if (d.last_error != null) {
+                    if (!$util.isObject(d.last_error))
+                        throw $TypeError(".zdmatch.v1.TerminalTask.last_error: object expected");
+                    m.last_error = $root.zdmatch.v1.Failure.fromObject(d.last_error, q + 1);
+                }
+                if (d.lock_expiries != null) {
+                    if ($Number(d.lock_expiries) !== 0) {
+                        m.lock_expiries = d.lock_expiries >>> 0;
+                    }
+                }
+                if (d.partition != null) {
+                    if ($Number(d.partition) !== 0) {
+                        m.partition = d.partition >>> 0;
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a TerminalTask message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {zdmatch.v1.TerminalTask} m TerminalTask
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            TerminalTask.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.task_id = "";
+                    d.topic = null;
+                    d.flow_id = "";
+                    d.step_execution_id = "";
+                    d.attempt = 0;
+                    d.reason = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.terminal_at_ms = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.terminal_at_ms = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    d.last_error = null;
+                    d.lock_expiries = 0;
+                    d.partition = 0;
+                }
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    d.task_id = m.task_id;
+                }
+                if (m.topic != null && $Object.hasOwnProperty.call(m, "topic")) {
+                    d.topic = $root.zdmatch.v1.Topic.toObject(m.topic, o, q + 1);
+                }
+                if (m.flow_id != null && $Object.hasOwnProperty.call(m, "flow_id")) {
+                    d.flow_id = m.flow_id;
+                }
+                if (m.step_execution_id != null && $Object.hasOwnProperty.call(m, "step_execution_id")) {
+                    d.step_execution_id = m.step_execution_id;
+                }
+                if (m.attempt != null && $Object.hasOwnProperty.call(m, "attempt")) {
+                    d.attempt = m.attempt;
+                }
+                if (m.reason != null && $Object.hasOwnProperty.call(m, "reason")) {
+                    d.reason = m.reason;
+                }
+                if (m.terminal_at_ms != null && $Object.hasOwnProperty.call(m, "terminal_at_ms")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.terminal_at_ms = typeof m.terminal_at_ms === "number" ? $BigInt(m.terminal_at_ms) : $util.Long.fromBits(m.terminal_at_ms.low >>> 0, m.terminal_at_ms.high >>> 0, false).toBigInt();
+                    else if (typeof m.terminal_at_ms === "number")
+                        d.terminal_at_ms = o.longs === $String ? $String(m.terminal_at_ms) : m.terminal_at_ms;
+                    else
+                        d.terminal_at_ms = o.longs === $String ? $util.Long.prototype.toString.call(m.terminal_at_ms) : o.longs === $Number ? new $util.LongBits(m.terminal_at_ms.low >>> 0, m.terminal_at_ms.high >>> 0).toNumber() : m.terminal_at_ms;
+                }
+                if (m.last_error != null && $Object.hasOwnProperty.call(m, "last_error")) {
+                    d.last_error = $root.zdmatch.v1.Failure.toObject(m.last_error, o, q + 1);
+                }
+                if (m.lock_expiries != null && $Object.hasOwnProperty.call(m, "lock_expiries")) {
+                    d.lock_expiries = m.lock_expiries;
+                }
+                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition")) {
+                    d.partition = m.partition;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this TerminalTask to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.TerminalTask
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            TerminalTask.prototype.toJSON = function() {
+                return TerminalTask.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for TerminalTask
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.TerminalTask
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            TerminalTask.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.TerminalTask";
+            };
+
+            return TerminalTask;
+        })();
+
+        v1.ListTerminalTasksRequest = (function() {
+
+            /**
+             * Properties of a ListTerminalTasksRequest.
+             * @typedef {Object} zdmatch.v1.ListTerminalTasksRequest.$Properties
+             * @property {string|null} [tenant] ListTerminalTasksRequest tenant
+             * @property {string|null} [flow_type] ListTerminalTasksRequest flow_type
+             * @property {string|null} [step_type] ListTerminalTasksRequest step_type
+             * @property {number|null} [limit] ListTerminalTasksRequest limit
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a ListTerminalTasksRequest.
+             * @memberof zdmatch.v1
+             * @interface IListTerminalTasksRequest
+             * @augments zdmatch.v1.ListTerminalTasksRequest.$Properties
+             * @deprecated Use zdmatch.v1.ListTerminalTasksRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of a ListTerminalTasksRequest.
+             * @typedef {zdmatch.v1.ListTerminalTasksRequest.$Properties} zdmatch.v1.ListTerminalTasksRequest.$Shape
+             */
+
+            /**
+             * Constructs a new ListTerminalTasksRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a ListTerminalTasksRequest.
+             * @constructor
+             * @param {zdmatch.v1.ListTerminalTasksRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var ListTerminalTasksRequest = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * ListTerminalTasksRequest tenant.
+             * @member {string} tenant
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @instance
+             */
+            ListTerminalTasksRequest.prototype.tenant = "";
+
+            /**
+             * ListTerminalTasksRequest flow_type.
+             * @member {string} flow_type
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @instance
+             */
+            ListTerminalTasksRequest.prototype.flow_type = "";
+
+            /**
+             * ListTerminalTasksRequest step_type.
+             * @member {string} step_type
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @instance
+             */
+            ListTerminalTasksRequest.prototype.step_type = "";
+
+            /**
+             * ListTerminalTasksRequest limit.
+             * @member {number} limit
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @instance
+             */
+            ListTerminalTasksRequest.prototype.limit = 0;
+
+            /**
+             * Creates a new ListTerminalTasksRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.ListTerminalTasksRequest} ListTerminalTasksRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.ListTerminalTasksRequest.$Shape): zdmatch.v1.ListTerminalTasksRequest & zdmatch.v1.ListTerminalTasksRequest.$Shape;
+             *   (properties?: zdmatch.v1.ListTerminalTasksRequest.$Properties): zdmatch.v1.ListTerminalTasksRequest;
+             * }}
+             */
+            ListTerminalTasksRequest.create = function(properties) {
+                return new ListTerminalTasksRequest(properties);
+            };
+
+            /**
+             * Encodes the specified ListTerminalTasksRequest message. Does not implicitly {@link zdmatch.v1.ListTerminalTasksRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksRequest.$Properties} m ListTerminalTasksRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListTerminalTasksRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant") && m.tenant !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.tenant);
+                if (m.flow_type != null && $Object.hasOwnProperty.call(m, "flow_type") && m.flow_type !== "")
+                    w.uint32(/* id 2, wireType 2 =*/18).string(m.flow_type);
+                if (m.step_type != null && $Object.hasOwnProperty.call(m, "step_type") && m.step_type !== "")
+                    w.uint32(/* id 3, wireType 2 =*/26).string(m.step_type);
+                if (m.limit != null && $Object.hasOwnProperty.call(m, "limit") && m.limit !== 0)
+                    w.uint32(/* id 4, wireType 0 =*/32).uint32(m.limit);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified ListTerminalTasksRequest message, length delimited. Does not implicitly {@link zdmatch.v1.ListTerminalTasksRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksRequest.$Properties} message ListTerminalTasksRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListTerminalTasksRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a ListTerminalTasksRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.ListTerminalTasksRequest & zdmatch.v1.ListTerminalTasksRequest.$Shape} ListTerminalTasksRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListTerminalTasksRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.ListTerminalTasksRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.tenant = v;
+                            else
+                                delete m.tenant;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.flow_type = v;
+                            else
+                                delete m.flow_type;
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.step_type = v;
+                            else
+                                delete m.step_type;
+                            continue;
+                        }
+                    case 4: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.limit = v;
+                            else
+                                delete m.limit;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a ListTerminalTasksRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.ListTerminalTasksRequest & zdmatch.v1.ListTerminalTasksRequest.$Shape} ListTerminalTasksRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListTerminalTasksRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a ListTerminalTasksRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ListTerminalTasksRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    if (!$util.isString(m.tenant))
+                        return "tenant: string expected";
+                }
+                if (m.flow_type != null && $Object.hasOwnProperty.call(m, "flow_type")) {
+                    if (!$util.isString(m.flow_type))
+                        return "flow_type: string expected";
+                }
+                if (m.step_type != null && $Object.hasOwnProperty.call(m, "step_type")) {
+                    if (!$util.isString(m.step_type))
+                        return "step_type: string expected";
+                }
+                if (m.limit != null && $Object.hasOwnProperty.call(m, "limit")) {
+                    if (!$util.isInteger(m.limit))
+                        return "limit: integer expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a ListTerminalTasksRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.ListTerminalTasksRequest} ListTerminalTasksRequest
+             */
+            ListTerminalTasksRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.ListTerminalTasksRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.ListTerminalTasksRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.ListTerminalTasksRequest();
+                if (d.tenant != null) {
+                    if (typeof d.tenant !== "string" || d.tenant.length) {
+                        m.tenant = $String(d.tenant);
+                    }
+                }
+                if (d.flow_type != null) {
+                    if (typeof d.flow_type !== "string" || d.flow_type.length) {
+                        m.flow_type = $String(d.flow_type);
+                    }
+                }
+                if (d.step_type != null) {
+                    if (typeof d.step_type !== "string" || d.step_type.length) {
+                        m.step_type = $String(d.step_type);
+                    }
+                }
+                if (d.limit != null) {
+                    if ($Number(d.limit) !== 0) {
+                        m.limit = d.limit >>> 0;
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a ListTerminalTasksRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksRequest} m ListTerminalTasksRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ListTerminalTasksRequest.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.tenant = "";
+                    d.flow_type = "";
+                    d.step_type = "";
+                    d.limit = 0;
+                }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    d.tenant = m.tenant;
+                }
+                if (m.flow_type != null && $Object.hasOwnProperty.call(m, "flow_type")) {
+                    d.flow_type = m.flow_type;
+                }
+                if (m.step_type != null && $Object.hasOwnProperty.call(m, "step_type")) {
+                    d.step_type = m.step_type;
+                }
+                if (m.limit != null && $Object.hasOwnProperty.call(m, "limit")) {
+                    d.limit = m.limit;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this ListTerminalTasksRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ListTerminalTasksRequest.prototype.toJSON = function() {
+                return ListTerminalTasksRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for ListTerminalTasksRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.ListTerminalTasksRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            ListTerminalTasksRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.ListTerminalTasksRequest";
+            };
+
+            return ListTerminalTasksRequest;
+        })();
+
+        v1.ListTerminalTasksResponse = (function() {
+
+            /**
+             * Properties of a ListTerminalTasksResponse.
+             * @typedef {Object} zdmatch.v1.ListTerminalTasksResponse.$Properties
+             * @property {Array.<zdmatch.v1.TerminalTask.$Properties>|null} [tasks] ListTerminalTasksResponse tasks
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a ListTerminalTasksResponse.
+             * @memberof zdmatch.v1
+             * @interface IListTerminalTasksResponse
+             * @augments zdmatch.v1.ListTerminalTasksResponse.$Properties
+             * @deprecated Use zdmatch.v1.ListTerminalTasksResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of a ListTerminalTasksResponse.
+             * @typedef {zdmatch.v1.ListTerminalTasksResponse.$Properties} zdmatch.v1.ListTerminalTasksResponse.$Shape
+             */
+
+            /**
+             * Constructs a new ListTerminalTasksResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a ListTerminalTasksResponse.
+             * @constructor
+             * @param {zdmatch.v1.ListTerminalTasksResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var ListTerminalTasksResponse = function (p) {
+                this.tasks = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * ListTerminalTasksResponse tasks.
+             * @member {Array.<zdmatch.v1.TerminalTask.$Properties>} tasks
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @instance
+             */
+            ListTerminalTasksResponse.prototype.tasks = $util.emptyArray;
+
+            /**
+             * Creates a new ListTerminalTasksResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.ListTerminalTasksResponse} ListTerminalTasksResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.ListTerminalTasksResponse.$Shape): zdmatch.v1.ListTerminalTasksResponse & zdmatch.v1.ListTerminalTasksResponse.$Shape;
+             *   (properties?: zdmatch.v1.ListTerminalTasksResponse.$Properties): zdmatch.v1.ListTerminalTasksResponse;
+             * }}
+             */
+            ListTerminalTasksResponse.create = function(properties) {
+                return new ListTerminalTasksResponse(properties);
+            };
+
+            /**
+             * Encodes the specified ListTerminalTasksResponse message. Does not implicitly {@link zdmatch.v1.ListTerminalTasksResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksResponse.$Properties} m ListTerminalTasksResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListTerminalTasksResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.tasks != null && m.tasks.length) {
+                    for (var i = 0; i < m.tasks.length; ++i)
+                        $root.zdmatch.v1.TerminalTask.encode(m.tasks[i], w.uint32(/* id 1, wireType 2 =*/10).fork(), q + 1).ldelim();
+                }
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified ListTerminalTasksResponse message, length delimited. Does not implicitly {@link zdmatch.v1.ListTerminalTasksResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksResponse.$Properties} message ListTerminalTasksResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListTerminalTasksResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a ListTerminalTasksResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.ListTerminalTasksResponse & zdmatch.v1.ListTerminalTasksResponse.$Shape} ListTerminalTasksResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListTerminalTasksResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.ListTerminalTasksResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.tasks && m.tasks.length))
+                                m.tasks = [];
+                            m.tasks.push($root.zdmatch.v1.TerminalTask.decode(r, r.size(), $undefined, q + 1));
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a ListTerminalTasksResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.ListTerminalTasksResponse & zdmatch.v1.ListTerminalTasksResponse.$Shape} ListTerminalTasksResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListTerminalTasksResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a ListTerminalTasksResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ListTerminalTasksResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.tasks != null && $Object.hasOwnProperty.call(m, "tasks")) {
+                    if (!$Array.isArray(m.tasks))
+                        return "tasks: array expected";
+                    for (var i = 0; i < m.tasks.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.TerminalTask.verify(m.tasks[i], q + 1);
+                            if (e)
+                                return "tasks." + e;
+                        }
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a ListTerminalTasksResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.ListTerminalTasksResponse} ListTerminalTasksResponse
+             */
+            ListTerminalTasksResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.ListTerminalTasksResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.ListTerminalTasksResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.ListTerminalTasksResponse();
+                if (d.tasks) {
+                    if (!$Array.isArray(d.tasks))
+                        throw $TypeError(".zdmatch.v1.ListTerminalTasksResponse.tasks: array expected");
+                    m.tasks = $Array(d.tasks.length);
+                    for (var i = 0; i < d.tasks.length; ++i) {
+                        if (!$util.isObject(d.tasks[i]))
+                            throw $TypeError(".zdmatch.v1.ListTerminalTasksResponse.tasks: object expected");
+                        m.tasks[i] = $root.zdmatch.v1.TerminalTask.fromObject(d.tasks[i], q + 1);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a ListTerminalTasksResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {zdmatch.v1.ListTerminalTasksResponse} m ListTerminalTasksResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ListTerminalTasksResponse.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.tasks = [];
+                }
+                if (m.tasks && m.tasks.length) {
+                    d.tasks = $Array(m.tasks.length);
+                    for (var j = 0; j < m.tasks.length; ++j) {
+                        d.tasks[j] = $root.zdmatch.v1.TerminalTask.toObject(m.tasks[j], o, q + 1);
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this ListTerminalTasksResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ListTerminalTasksResponse.prototype.toJSON = function() {
+                return ListTerminalTasksResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for ListTerminalTasksResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            ListTerminalTasksResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.ListTerminalTasksResponse";
+            };
+
+            return ListTerminalTasksResponse;
+        })();
+
+        v1.RetryTerminalTaskRequest = (function() {
+
+            /**
+             * Properties of a RetryTerminalTaskRequest.
+             * @typedef {Object} zdmatch.v1.RetryTerminalTaskRequest.$Properties
+             * @property {string|null} [task_id] RetryTerminalTaskRequest task_id
+             * @property {number|null} [retries] RetryTerminalTaskRequest retries
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a RetryTerminalTaskRequest.
+             * @memberof zdmatch.v1
+             * @interface IRetryTerminalTaskRequest
+             * @augments zdmatch.v1.RetryTerminalTaskRequest.$Properties
+             * @deprecated Use zdmatch.v1.RetryTerminalTaskRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of a RetryTerminalTaskRequest.
+             * @typedef {zdmatch.v1.RetryTerminalTaskRequest.$Properties} zdmatch.v1.RetryTerminalTaskRequest.$Shape
+             */
+
+            /**
+             * Constructs a new RetryTerminalTaskRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a RetryTerminalTaskRequest.
+             * @constructor
+             * @param {zdmatch.v1.RetryTerminalTaskRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var RetryTerminalTaskRequest = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * RetryTerminalTaskRequest task_id.
+             * @member {string} task_id
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @instance
+             */
+            RetryTerminalTaskRequest.prototype.task_id = "";
+
+            /**
+             * RetryTerminalTaskRequest retries.
+             * @member {number} retries
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @instance
+             */
+            RetryTerminalTaskRequest.prototype.retries = 0;
+
+            /**
+             * Creates a new RetryTerminalTaskRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.RetryTerminalTaskRequest} RetryTerminalTaskRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.RetryTerminalTaskRequest.$Shape): zdmatch.v1.RetryTerminalTaskRequest & zdmatch.v1.RetryTerminalTaskRequest.$Shape;
+             *   (properties?: zdmatch.v1.RetryTerminalTaskRequest.$Properties): zdmatch.v1.RetryTerminalTaskRequest;
+             * }}
+             */
+            RetryTerminalTaskRequest.create = function(properties) {
+                return new RetryTerminalTaskRequest(properties);
+            };
+
+            /**
+             * Encodes the specified RetryTerminalTaskRequest message. Does not implicitly {@link zdmatch.v1.RetryTerminalTaskRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskRequest.$Properties} m RetryTerminalTaskRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            RetryTerminalTaskRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id") && m.task_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.task_id);
+                if (m.retries != null && $Object.hasOwnProperty.call(m, "retries") && m.retries !== 0)
+                    w.uint32(/* id 2, wireType 0 =*/16).int32(m.retries);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified RetryTerminalTaskRequest message, length delimited. Does not implicitly {@link zdmatch.v1.RetryTerminalTaskRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskRequest.$Properties} message RetryTerminalTaskRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            RetryTerminalTaskRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a RetryTerminalTaskRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.RetryTerminalTaskRequest & zdmatch.v1.RetryTerminalTaskRequest.$Shape} RetryTerminalTaskRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            RetryTerminalTaskRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.RetryTerminalTaskRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.task_id = v;
+                            else
+                                delete m.task_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.int32())
+                                m.retries = v;
+                            else
+                                delete m.retries;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a RetryTerminalTaskRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.RetryTerminalTaskRequest & zdmatch.v1.RetryTerminalTaskRequest.$Shape} RetryTerminalTaskRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            RetryTerminalTaskRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a RetryTerminalTaskRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            RetryTerminalTaskRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    if (!$util.isString(m.task_id))
+                        return "task_id: string expected";
+                }
+                if (m.retries != null && $Object.hasOwnProperty.call(m, "retries")) {
+                    if (!$util.isInteger(m.retries))
+                        return "retries: integer expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a RetryTerminalTaskRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.RetryTerminalTaskRequest} RetryTerminalTaskRequest
+             */
+            RetryTerminalTaskRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.RetryTerminalTaskRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.RetryTerminalTaskRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.RetryTerminalTaskRequest();
+                if (d.task_id != null) {
+                    if (typeof d.task_id !== "string" || d.task_id.length) {
+                        m.task_id = $String(d.task_id);
+                    }
+                }
+                if (d.retries != null) {
+                    if ($Number(d.retries) !== 0) {
+                        m.retries = d.retries | 0;
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a RetryTerminalTaskRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskRequest} m RetryTerminalTaskRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            RetryTerminalTaskRequest.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.task_id = "";
+                    d.retries = 0;
+                }
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    d.task_id = m.task_id;
+                }
+                if (m.retries != null && $Object.hasOwnProperty.call(m, "retries")) {
+                    d.retries = m.retries;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this RetryTerminalTaskRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            RetryTerminalTaskRequest.prototype.toJSON = function() {
+                return RetryTerminalTaskRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for RetryTerminalTaskRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.RetryTerminalTaskRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            RetryTerminalTaskRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.RetryTerminalTaskRequest";
+            };
+
+            return RetryTerminalTaskRequest;
+        })();
+
+        v1.RetryTerminalTaskResponse = (function() {
+
+            /**
+             * Properties of a RetryTerminalTaskResponse.
+             * @typedef {Object} zdmatch.v1.RetryTerminalTaskResponse.$Properties
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a RetryTerminalTaskResponse.
+             * @memberof zdmatch.v1
+             * @interface IRetryTerminalTaskResponse
+             * @augments zdmatch.v1.RetryTerminalTaskResponse.$Properties
+             * @deprecated Use zdmatch.v1.RetryTerminalTaskResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of a RetryTerminalTaskResponse.
+             * @typedef {zdmatch.v1.RetryTerminalTaskResponse.$Properties} zdmatch.v1.RetryTerminalTaskResponse.$Shape
+             */
+
+            /**
+             * Constructs a new RetryTerminalTaskResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a RetryTerminalTaskResponse.
+             * @constructor
+             * @param {zdmatch.v1.RetryTerminalTaskResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var RetryTerminalTaskResponse = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * Creates a new RetryTerminalTaskResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.RetryTerminalTaskResponse} RetryTerminalTaskResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.RetryTerminalTaskResponse.$Shape): zdmatch.v1.RetryTerminalTaskResponse & zdmatch.v1.RetryTerminalTaskResponse.$Shape;
+             *   (properties?: zdmatch.v1.RetryTerminalTaskResponse.$Properties): zdmatch.v1.RetryTerminalTaskResponse;
+             * }}
+             */
+            RetryTerminalTaskResponse.create = function(properties) {
+                return new RetryTerminalTaskResponse(properties);
+            };
+
+            /**
+             * Encodes the specified RetryTerminalTaskResponse message. Does not implicitly {@link zdmatch.v1.RetryTerminalTaskResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskResponse.$Properties} m RetryTerminalTaskResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            RetryTerminalTaskResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified RetryTerminalTaskResponse message, length delimited. Does not implicitly {@link zdmatch.v1.RetryTerminalTaskResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskResponse.$Properties} message RetryTerminalTaskResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            RetryTerminalTaskResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a RetryTerminalTaskResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.RetryTerminalTaskResponse & zdmatch.v1.RetryTerminalTaskResponse.$Shape} RetryTerminalTaskResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            RetryTerminalTaskResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.RetryTerminalTaskResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    r.skipType(t & 7, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a RetryTerminalTaskResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.RetryTerminalTaskResponse & zdmatch.v1.RetryTerminalTaskResponse.$Shape} RetryTerminalTaskResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            RetryTerminalTaskResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a RetryTerminalTaskResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            RetryTerminalTaskResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                return null;
+            };
+
+            /**
+             * Creates a RetryTerminalTaskResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.RetryTerminalTaskResponse} RetryTerminalTaskResponse
+             */
+            RetryTerminalTaskResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.RetryTerminalTaskResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.RetryTerminalTaskResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                return new $root.zdmatch.v1.RetryTerminalTaskResponse();
+            };
+
+            /**
+             * Creates a plain object from a RetryTerminalTaskResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.RetryTerminalTaskResponse} m RetryTerminalTaskResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            RetryTerminalTaskResponse.toObject = function () {
+                return {};
+            };
+
+            /**
+             * Converts this RetryTerminalTaskResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            RetryTerminalTaskResponse.prototype.toJSON = function() {
+                return RetryTerminalTaskResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for RetryTerminalTaskResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.RetryTerminalTaskResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            RetryTerminalTaskResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.RetryTerminalTaskResponse";
+            };
+
+            return RetryTerminalTaskResponse;
+        })();
+
+        v1.AbandonTerminalTaskRequest = (function() {
+
+            /**
+             * Properties of an AbandonTerminalTaskRequest.
+             * @typedef {Object} zdmatch.v1.AbandonTerminalTaskRequest.$Properties
+             * @property {string|null} [task_id] AbandonTerminalTaskRequest task_id
+             * @property {string|null} [reason] AbandonTerminalTaskRequest reason
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of an AbandonTerminalTaskRequest.
+             * @memberof zdmatch.v1
+             * @interface IAbandonTerminalTaskRequest
+             * @augments zdmatch.v1.AbandonTerminalTaskRequest.$Properties
+             * @deprecated Use zdmatch.v1.AbandonTerminalTaskRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of an AbandonTerminalTaskRequest.
+             * @typedef {zdmatch.v1.AbandonTerminalTaskRequest.$Properties} zdmatch.v1.AbandonTerminalTaskRequest.$Shape
+             */
+
+            /**
+             * Constructs a new AbandonTerminalTaskRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents an AbandonTerminalTaskRequest.
+             * @constructor
+             * @param {zdmatch.v1.AbandonTerminalTaskRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var AbandonTerminalTaskRequest = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * AbandonTerminalTaskRequest task_id.
+             * @member {string} task_id
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @instance
+             */
+            AbandonTerminalTaskRequest.prototype.task_id = "";
+
+            /**
+             * AbandonTerminalTaskRequest reason.
+             * @member {string} reason
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @instance
+             */
+            AbandonTerminalTaskRequest.prototype.reason = "";
+
+            /**
+             * Creates a new AbandonTerminalTaskRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.AbandonTerminalTaskRequest} AbandonTerminalTaskRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.AbandonTerminalTaskRequest.$Shape): zdmatch.v1.AbandonTerminalTaskRequest & zdmatch.v1.AbandonTerminalTaskRequest.$Shape;
+             *   (properties?: zdmatch.v1.AbandonTerminalTaskRequest.$Properties): zdmatch.v1.AbandonTerminalTaskRequest;
+             * }}
+             */
+            AbandonTerminalTaskRequest.create = function(properties) {
+                return new AbandonTerminalTaskRequest(properties);
+            };
+
+            /**
+             * Encodes the specified AbandonTerminalTaskRequest message. Does not implicitly {@link zdmatch.v1.AbandonTerminalTaskRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskRequest.$Properties} m AbandonTerminalTaskRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            AbandonTerminalTaskRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id") && m.task_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.task_id);
+                if (m.reason != null && $Object.hasOwnProperty.call(m, "reason") && m.reason !== "")
+                    w.uint32(/* id 2, wireType 2 =*/18).string(m.reason);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified AbandonTerminalTaskRequest message, length delimited. Does not implicitly {@link zdmatch.v1.AbandonTerminalTaskRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskRequest.$Properties} message AbandonTerminalTaskRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            AbandonTerminalTaskRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes an AbandonTerminalTaskRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.AbandonTerminalTaskRequest & zdmatch.v1.AbandonTerminalTaskRequest.$Shape} AbandonTerminalTaskRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            AbandonTerminalTaskRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.AbandonTerminalTaskRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.task_id = v;
+                            else
+                                delete m.task_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.reason = v;
+                            else
+                                delete m.reason;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes an AbandonTerminalTaskRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.AbandonTerminalTaskRequest & zdmatch.v1.AbandonTerminalTaskRequest.$Shape} AbandonTerminalTaskRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            AbandonTerminalTaskRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies an AbandonTerminalTaskRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            AbandonTerminalTaskRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    if (!$util.isString(m.task_id))
+                        return "task_id: string expected";
+                }
+                if (m.reason != null && $Object.hasOwnProperty.call(m, "reason")) {
+                    if (!$util.isString(m.reason))
+                        return "reason: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates an AbandonTerminalTaskRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.AbandonTerminalTaskRequest} AbandonTerminalTaskRequest
+             */
+            AbandonTerminalTaskRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.AbandonTerminalTaskRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.AbandonTerminalTaskRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.AbandonTerminalTaskRequest();
+                if (d.task_id != null) {
+                    if (typeof d.task_id !== "string" || d.task_id.length) {
+                        m.task_id = $String(d.task_id);
+                    }
+                }
+                if (d.reason != null) {
+                    if (typeof d.reason !== "string" || d.reason.length) {
+                        m.reason = $String(d.reason);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an AbandonTerminalTaskRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskRequest} m AbandonTerminalTaskRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            AbandonTerminalTaskRequest.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.task_id = "";
+                    d.reason = "";
+                }
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    d.task_id = m.task_id;
+                }
+                if (m.reason != null && $Object.hasOwnProperty.call(m, "reason")) {
+                    d.reason = m.reason;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this AbandonTerminalTaskRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            AbandonTerminalTaskRequest.prototype.toJSON = function() {
+                return AbandonTerminalTaskRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for AbandonTerminalTaskRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.AbandonTerminalTaskRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            AbandonTerminalTaskRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.AbandonTerminalTaskRequest";
+            };
+
+            return AbandonTerminalTaskRequest;
+        })();
+
+        v1.AbandonTerminalTaskResponse = (function() {
+
+            /**
+             * Properties of an AbandonTerminalTaskResponse.
+             * @typedef {Object} zdmatch.v1.AbandonTerminalTaskResponse.$Properties
+             * @property {string|null} [outcome_id] AbandonTerminalTaskResponse outcome_id
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of an AbandonTerminalTaskResponse.
+             * @memberof zdmatch.v1
+             * @interface IAbandonTerminalTaskResponse
+             * @augments zdmatch.v1.AbandonTerminalTaskResponse.$Properties
+             * @deprecated Use zdmatch.v1.AbandonTerminalTaskResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of an AbandonTerminalTaskResponse.
+             * @typedef {zdmatch.v1.AbandonTerminalTaskResponse.$Properties} zdmatch.v1.AbandonTerminalTaskResponse.$Shape
+             */
+
+            /**
+             * Constructs a new AbandonTerminalTaskResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents an AbandonTerminalTaskResponse.
+             * @constructor
+             * @param {zdmatch.v1.AbandonTerminalTaskResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var AbandonTerminalTaskResponse = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * AbandonTerminalTaskResponse outcome_id.
+             * @member {string} outcome_id
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @instance
+             */
+            AbandonTerminalTaskResponse.prototype.outcome_id = "";
+
+            /**
+             * Creates a new AbandonTerminalTaskResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.AbandonTerminalTaskResponse} AbandonTerminalTaskResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.AbandonTerminalTaskResponse.$Shape): zdmatch.v1.AbandonTerminalTaskResponse & zdmatch.v1.AbandonTerminalTaskResponse.$Shape;
+             *   (properties?: zdmatch.v1.AbandonTerminalTaskResponse.$Properties): zdmatch.v1.AbandonTerminalTaskResponse;
+             * }}
+             */
+            AbandonTerminalTaskResponse.create = function(properties) {
+                return new AbandonTerminalTaskResponse(properties);
+            };
+
+            /**
+             * Encodes the specified AbandonTerminalTaskResponse message. Does not implicitly {@link zdmatch.v1.AbandonTerminalTaskResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskResponse.$Properties} m AbandonTerminalTaskResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            AbandonTerminalTaskResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.outcome_id != null && $Object.hasOwnProperty.call(m, "outcome_id") && m.outcome_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.outcome_id);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified AbandonTerminalTaskResponse message, length delimited. Does not implicitly {@link zdmatch.v1.AbandonTerminalTaskResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskResponse.$Properties} message AbandonTerminalTaskResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            AbandonTerminalTaskResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes an AbandonTerminalTaskResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.AbandonTerminalTaskResponse & zdmatch.v1.AbandonTerminalTaskResponse.$Shape} AbandonTerminalTaskResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            AbandonTerminalTaskResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.AbandonTerminalTaskResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.outcome_id = v;
+                            else
+                                delete m.outcome_id;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes an AbandonTerminalTaskResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.AbandonTerminalTaskResponse & zdmatch.v1.AbandonTerminalTaskResponse.$Shape} AbandonTerminalTaskResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            AbandonTerminalTaskResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies an AbandonTerminalTaskResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            AbandonTerminalTaskResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.outcome_id != null && $Object.hasOwnProperty.call(m, "outcome_id")) {
+                    if (!$util.isString(m.outcome_id))
+                        return "outcome_id: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates an AbandonTerminalTaskResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.AbandonTerminalTaskResponse} AbandonTerminalTaskResponse
+             */
+            AbandonTerminalTaskResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.AbandonTerminalTaskResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.AbandonTerminalTaskResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.AbandonTerminalTaskResponse();
+                if (d.outcome_id != null) {
+                    if (typeof d.outcome_id !== "string" || d.outcome_id.length) {
+                        m.outcome_id = $String(d.outcome_id);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an AbandonTerminalTaskResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {zdmatch.v1.AbandonTerminalTaskResponse} m AbandonTerminalTaskResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            AbandonTerminalTaskResponse.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.outcome_id = "";
+                }
+                if (m.outcome_id != null && $Object.hasOwnProperty.call(m, "outcome_id")) {
+                    d.outcome_id = m.outcome_id;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this AbandonTerminalTaskResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            AbandonTerminalTaskResponse.prototype.toJSON = function() {
+                return AbandonTerminalTaskResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for AbandonTerminalTaskResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.AbandonTerminalTaskResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            AbandonTerminalTaskResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.AbandonTerminalTaskResponse";
+            };
+
+            return AbandonTerminalTaskResponse;
+        })();
+
         v1.TaskRef = (function() {
 
             /**
@@ -5967,6 +8376,7 @@ $root.zdmatch = (function() {
              * @property {string|null} [step_type] TaskRef step_type
              * @property {number|null} [ready_at_ms] TaskRef ready_at_ms
              * @property {string|null} [sticky_worker_id] TaskRef sticky_worker_id
+             * @property {string|null} [path] TaskRef path
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -6063,6 +8473,14 @@ $root.zdmatch = (function() {
             TaskRef.prototype.sticky_worker_id = "";
 
             /**
+             * TaskRef path.
+             * @member {string} path
+             * @memberof zdmatch.v1.TaskRef
+             * @instance
+             */
+            TaskRef.prototype.path = "";
+
+            /**
              * Creates a new TaskRef instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.TaskRef
@@ -6110,6 +8528,8 @@ $root.zdmatch = (function() {
                     w.uint32(/* id 7, wireType 0 =*/56).int64(m.ready_at_ms);
                 if (m.sticky_worker_id != null && $Object.hasOwnProperty.call(m, "sticky_worker_id") && m.sticky_worker_id !== "")
                     w.uint32(/* id 8, wireType 2 =*/66).string(m.sticky_worker_id);
+                if (m.path != null && $Object.hasOwnProperty.call(m, "path") && m.path !== "")
+                    w.uint32(/* id 9, wireType 2 =*/74).string(m.path);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -6239,6 +8659,15 @@ $root.zdmatch = (function() {
                                 delete m.sticky_worker_id;
                             continue;
                         }
+                    case 9: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.path = v;
+                            else
+                                delete m.path;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -6319,6 +8748,10 @@ $root.zdmatch = (function() {
                     if (!$util.isString(m.sticky_worker_id))
                         return "sticky_worker_id: string expected";
                 }
+                if (m.path != null && $Object.hasOwnProperty.call(m, "path")) {
+                    if (!$util.isString(m.path))
+                        return "path: string expected";
+                }
                 return null;
             };
 
@@ -6387,6 +8820,11 @@ $root.zdmatch = (function() {
                         m.sticky_worker_id = $String(d.sticky_worker_id);
                     }
                 }
+                if (d.path != null) {
+                    if (typeof d.path !== "string" || d.path.length) {
+                        m.path = $String(d.path);
+                    }
+                }
                 return m;
             };
 
@@ -6420,6 +8858,7 @@ $root.zdmatch = (function() {
                     } else
                         d.ready_at_ms = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
                     d.sticky_worker_id = "";
+                    d.path = "";
                 }
                 if (m.partition != null && $Object.hasOwnProperty.call(m, "partition")) {
                     d.partition = m.partition;
@@ -6449,6 +8888,9 @@ $root.zdmatch = (function() {
                 }
                 if (m.sticky_worker_id != null && $Object.hasOwnProperty.call(m, "sticky_worker_id")) {
                     d.sticky_worker_id = m.sticky_worker_id;
+                }
+                if (m.path != null && $Object.hasOwnProperty.call(m, "path")) {
+                    d.path = m.path;
                 }
                 return d;
             };
@@ -7917,6 +10359,498 @@ $root.zdmatch = (function() {
             return DeclinedType;
         })();
 
+        v1.WorkerPresence = (function() {
+
+            /**
+             * Properties of a WorkerPresence.
+             * @typedef {Object} zdmatch.v1.WorkerPresence.$Properties
+             * @property {string|null} [tenant] WorkerPresence tenant
+             * @property {string|null} [app_worker_id] WorkerPresence app_worker_id
+             * @property {Array.<string>|null} [flow_types] WorkerPresence flow_types
+             * @property {number|null} [idle_step_slots] WorkerPresence idle_step_slots
+             * @property {number|null} [busy_slots] WorkerPresence busy_slots
+             * @property {number|null} [idle_rpc_slots] WorkerPresence idle_rpc_slots
+             * @property {boolean|null} [draining] WorkerPresence draining
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a WorkerPresence.
+             * @memberof zdmatch.v1
+             * @interface IWorkerPresence
+             * @augments zdmatch.v1.WorkerPresence.$Properties
+             * @deprecated Use zdmatch.v1.WorkerPresence.$Properties instead.
+             */
+
+            /**
+             * Shape of a WorkerPresence.
+             * @typedef {zdmatch.v1.WorkerPresence.$Properties} zdmatch.v1.WorkerPresence.$Shape
+             */
+
+            /**
+             * Constructs a new WorkerPresence.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a WorkerPresence.
+             * @constructor
+             * @param {zdmatch.v1.WorkerPresence.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var WorkerPresence = function (p) {
+                this.flow_types = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * WorkerPresence tenant.
+             * @member {string} tenant
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.tenant = "";
+
+            /**
+             * WorkerPresence app_worker_id.
+             * @member {string} app_worker_id
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.app_worker_id = "";
+
+            /**
+             * WorkerPresence flow_types.
+             * @member {Array.<string>} flow_types
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.flow_types = $util.emptyArray;
+
+            /**
+             * WorkerPresence idle_step_slots.
+             * @member {number} idle_step_slots
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.idle_step_slots = 0;
+
+            /**
+             * WorkerPresence busy_slots.
+             * @member {number} busy_slots
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.busy_slots = 0;
+
+            /**
+             * WorkerPresence idle_rpc_slots.
+             * @member {number} idle_rpc_slots
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.idle_rpc_slots = 0;
+
+            /**
+             * WorkerPresence draining.
+             * @member {boolean} draining
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.draining = false;
+
+            /**
+             * Creates a new WorkerPresence instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {zdmatch.v1.WorkerPresence.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.WorkerPresence} WorkerPresence instance
+             * @type {{
+             *   (properties: zdmatch.v1.WorkerPresence.$Shape): zdmatch.v1.WorkerPresence & zdmatch.v1.WorkerPresence.$Shape;
+             *   (properties?: zdmatch.v1.WorkerPresence.$Properties): zdmatch.v1.WorkerPresence;
+             * }}
+             */
+            WorkerPresence.create = function(properties) {
+                return new WorkerPresence(properties);
+            };
+
+            /**
+             * Encodes the specified WorkerPresence message. Does not implicitly {@link zdmatch.v1.WorkerPresence.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {zdmatch.v1.WorkerPresence.$Properties} m WorkerPresence message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            WorkerPresence.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant") && m.tenant !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.tenant);
+                if (m.app_worker_id != null && $Object.hasOwnProperty.call(m, "app_worker_id") && m.app_worker_id !== "")
+                    w.uint32(/* id 2, wireType 2 =*/18).string(m.app_worker_id);
+                if (m.flow_types != null && m.flow_types.length) {
+                    for (var i = 0; i < m.flow_types.length; ++i)
+                        w.uint32(/* id 3, wireType 2 =*/26).string(m.flow_types[i]);
+                }
+                if (m.idle_step_slots != null && $Object.hasOwnProperty.call(m, "idle_step_slots") && m.idle_step_slots !== 0)
+                    w.uint32(/* id 4, wireType 0 =*/32).uint32(m.idle_step_slots);
+                if (m.busy_slots != null && $Object.hasOwnProperty.call(m, "busy_slots") && m.busy_slots !== 0)
+                    w.uint32(/* id 5, wireType 0 =*/40).uint32(m.busy_slots);
+                if (m.idle_rpc_slots != null && $Object.hasOwnProperty.call(m, "idle_rpc_slots") && m.idle_rpc_slots !== 0)
+                    w.uint32(/* id 6, wireType 0 =*/48).uint32(m.idle_rpc_slots);
+                if (m.draining != null && $Object.hasOwnProperty.call(m, "draining") && m.draining !== false)
+                    w.uint32(/* id 7, wireType 0 =*/56).bool(m.draining);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified WorkerPresence message, length delimited. Does not implicitly {@link zdmatch.v1.WorkerPresence.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {zdmatch.v1.WorkerPresence.$Properties} message WorkerPresence message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            WorkerPresence.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a WorkerPresence message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.WorkerPresence & zdmatch.v1.WorkerPresence.$Shape} WorkerPresence
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            WorkerPresence.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.WorkerPresence();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.tenant = v;
+                            else
+                                delete m.tenant;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.app_worker_id = v;
+                            else
+                                delete m.app_worker_id;
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.flow_types && m.flow_types.length))
+                                m.flow_types = [];
+                            m.flow_types.push(r.stringVerify());
+                            continue;
+                        }
+                    case 4: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.idle_step_slots = v;
+                            else
+                                delete m.idle_step_slots;
+                            continue;
+                        }
+                    case 5: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.busy_slots = v;
+                            else
+                                delete m.busy_slots;
+                            continue;
+                        }
+                    case 6: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.idle_rpc_slots = v;
+                            else
+                                delete m.idle_rpc_slots;
+                            continue;
+                        }
+                    case 7: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.draining = v;
+                            else
+                                delete m.draining;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a WorkerPresence message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.WorkerPresence & zdmatch.v1.WorkerPresence.$Shape} WorkerPresence
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            WorkerPresence.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a WorkerPresence message.
+             * @function verify
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            WorkerPresence.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    if (!$util.isString(m.tenant))
+                        return "tenant: string expected";
+                }
+                if (m.app_worker_id != null && $Object.hasOwnProperty.call(m, "app_worker_id")) {
+                    if (!$util.isString(m.app_worker_id))
+                        return "app_worker_id: string expected";
+                }
+                if (m.flow_types != null && $Object.hasOwnProperty.call(m, "flow_types")) {
+                    if (!$Array.isArray(m.flow_types))
+                        return "flow_types: array expected";
+                    for (var i = 0; i < m.flow_types.length; ++i) {
+                        if (!$util.isString(m.flow_types[i]))
+                            return "flow_types: string[] expected";
+                    }
+                }
+                if (m.idle_step_slots != null && $Object.hasOwnProperty.call(m, "idle_step_slots")) {
+                    if (!$util.isInteger(m.idle_step_slots))
+                        return "idle_step_slots: integer expected";
+                }
+                if (m.busy_slots != null && $Object.hasOwnProperty.call(m, "busy_slots")) {
+                    if (!$util.isInteger(m.busy_slots))
+                        return "busy_slots: integer expected";
+                }
+                if (m.idle_rpc_slots != null && $Object.hasOwnProperty.call(m, "idle_rpc_slots")) {
+                    if (!$util.isInteger(m.idle_rpc_slots))
+                        return "idle_rpc_slots: integer expected";
+                }
+                if (m.draining != null && $Object.hasOwnProperty.call(m, "draining")) {
+                    if (typeof m.draining !== "boolean")
+                        return "draining: boolean expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a WorkerPresence message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.WorkerPresence} WorkerPresence
+             */
+            WorkerPresence.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.WorkerPresence)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.WorkerPresence: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.WorkerPresence();
+                if (d.tenant != null) {
+                    if (typeof d.tenant !== "string" || d.tenant.length) {
+                        m.tenant = $String(d.tenant);
+                    }
+                }
+                if (d.app_worker_id != null) {
+                    if (typeof d.app_worker_id !== "string" || d.app_worker_id.length) {
+                        m.app_worker_id = $String(d.app_worker_id);
+                    }
+                }
+                if (d.flow_types) {
+                    if (!$Array.isArray(d.flow_types))
+                        throw $TypeError(".zdmatch.v1.WorkerPresence.flow_types: array expected");
+                    m.flow_types = $Array(d.flow_types.length);
+                    for (var i = 0; i < d.flow_types.length; ++i) {
+                        m.flow_types[i] = $String(d.flow_types[i]);
+                    }
+                }
+                if (d.idle_step_slots != null) {
+                    if ($Number(d.idle_step_slots) !== 0) {
+                        m.idle_step_slots = d.idle_step_slots >>> 0;
+                    }
+                }
+                if (d.busy_slots != null) {
+                    if ($Number(d.busy_slots) !== 0) {
+                        m.busy_slots = d.busy_slots >>> 0;
+                    }
+                }
+                if (d.idle_rpc_slots != null) {
+                    if ($Number(d.idle_rpc_slots) !== 0) {
+                        m.idle_rpc_slots = d.idle_rpc_slots >>> 0;
+                    }
+                }
+                if (d.draining != null) {
+                    if (d.draining) {
+                        m.draining = $Boolean(d.draining);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a WorkerPresence message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {zdmatch.v1.WorkerPresence} m WorkerPresence
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            WorkerPresence.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.flow_types = [];
+                }
+                if (o.defaults) {
+                    d.tenant = "";
+                    d.app_worker_id = "";
+                    d.idle_step_slots = 0;
+                    d.busy_slots = 0;
+                    d.idle_rpc_slots = 0;
+                    d.draining = false;
+                }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    d.tenant = m.tenant;
+                }
+                if (m.app_worker_id != null && $Object.hasOwnProperty.call(m, "app_worker_id")) {
+                    d.app_worker_id = m.app_worker_id;
+                }
+                if (m.flow_types && m.flow_types.length) {
+                    d.flow_types = $Array(m.flow_types.length);
+                    for (var j = 0; j < m.flow_types.length; ++j) {
+                        d.flow_types[j] = m.flow_types[j];
+                    }
+                }
+                if (m.idle_step_slots != null && $Object.hasOwnProperty.call(m, "idle_step_slots")) {
+                    d.idle_step_slots = m.idle_step_slots;
+                }
+                if (m.busy_slots != null && $Object.hasOwnProperty.call(m, "busy_slots")) {
+                    d.busy_slots = m.busy_slots;
+                }
+                if (m.idle_rpc_slots != null && $Object.hasOwnProperty.call(m, "idle_rpc_slots")) {
+                    d.idle_rpc_slots = m.idle_rpc_slots;
+                }
+                if (m.draining != null && $Object.hasOwnProperty.call(m, "draining")) {
+                    d.draining = m.draining;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this WorkerPresence to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            WorkerPresence.prototype.toJSON = function() {
+                return WorkerPresence.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for WorkerPresence
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.WorkerPresence
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            WorkerPresence.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.WorkerPresence";
+            };
+
+            return WorkerPresence;
+        })();
+
         v1.CapacityUpdate = (function() {
 
             /**
@@ -7926,6 +10860,7 @@ $root.zdmatch = (function() {
              * @property {number|null} [seq] CapacityUpdate seq
              * @property {Array.<zdmatch.v1.CapacityEntry.$Properties>|null} [entries] CapacityUpdate entries
              * @property {Array.<zdmatch.v1.DeclinedType.$Properties>|null} [declined] CapacityUpdate declined
+             * @property {Array.<zdmatch.v1.WorkerPresence.$Properties>|null} [workers] CapacityUpdate workers
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -7953,6 +10888,7 @@ $root.zdmatch = (function() {
             var CapacityUpdate = function (p) {
                 this.entries = [];
                 this.declined = [];
+                this.workers = [];
                 if (p)
                     for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -7990,6 +10926,14 @@ $root.zdmatch = (function() {
              * @instance
              */
             CapacityUpdate.prototype.declined = $util.emptyArray;
+
+            /**
+             * CapacityUpdate workers.
+             * @member {Array.<zdmatch.v1.WorkerPresence.$Properties>} workers
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.workers = $util.emptyArray;
 
             /**
              * Creates a new CapacityUpdate instance using the specified properties.
@@ -8034,6 +10978,10 @@ $root.zdmatch = (function() {
                 if (m.declined != null && m.declined.length) {
                     for (var i = 0; i < m.declined.length; ++i)
                         $root.zdmatch.v1.DeclinedType.encode(m.declined[i], w.uint32(/* id 4, wireType 2 =*/34).fork(), q + 1).ldelim();
+                }
+                if (m.workers != null && m.workers.length) {
+                    for (var i = 0; i < m.workers.length; ++i)
+                        $root.zdmatch.v1.WorkerPresence.encode(m.workers[i], w.uint32(/* id 5, wireType 2 =*/42).fork(), q + 1).ldelim();
                 }
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
@@ -8126,6 +11074,14 @@ $root.zdmatch = (function() {
                             m.declined.push($root.zdmatch.v1.DeclinedType.decode(r, r.size(), $undefined, q + 1));
                             continue;
                         }
+                    case 5: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.workers && m.workers.length))
+                                m.workers = [];
+                            m.workers.push($root.zdmatch.v1.WorkerPresence.decode(r, r.size(), $undefined, q + 1));
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -8204,6 +11160,17 @@ $root.zdmatch = (function() {
                         }
                     }
                 }
+                if (m.workers != null && $Object.hasOwnProperty.call(m, "workers")) {
+                    if (!$Array.isArray(m.workers))
+                        return "workers: array expected";
+                    for (var i = 0; i < m.workers.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.WorkerPresence.verify(m.workers[i], q + 1);
+                            if (e)
+                                return "workers." + e;
+                        }
+                    }
+                }
                 return null;
             };
 
@@ -8262,6 +11229,16 @@ $root.zdmatch = (function() {
                         m.declined[i] = $root.zdmatch.v1.DeclinedType.fromObject(d.declined[i], q + 1);
                     }
                 }
+                if (d.workers) {
+                    if (!$Array.isArray(d.workers))
+                        throw $TypeError(".zdmatch.v1.CapacityUpdate.workers: array expected");
+                    m.workers = $Array(d.workers.length);
+                    for (var i = 0; i < d.workers.length; ++i) {
+                        if (!$util.isObject(d.workers[i]))
+                            throw $TypeError(".zdmatch.v1.CapacityUpdate.workers: object expected");
+                        m.workers[i] = $root.zdmatch.v1.WorkerPresence.fromObject(d.workers[i], q + 1);
+                    }
+                }
                 return m;
             };
 
@@ -8285,6 +11262,7 @@ $root.zdmatch = (function() {
                 if (o.arrays || o.defaults) {
                     d.entries = [];
                     d.declined = [];
+                    d.workers = [];
                 }
                 if (o.defaults) {
                     d.node_id = "";
@@ -8315,6 +11293,12 @@ $root.zdmatch = (function() {
                     d.declined = $Array(m.declined.length);
                     for (var j = 0; j < m.declined.length; ++j) {
                         d.declined[j] = $root.zdmatch.v1.DeclinedType.toObject(m.declined[j], o, q + 1);
+                    }
+                }
+                if (m.workers && m.workers.length) {
+                    d.workers = $Array(m.workers.length);
+                    for (var j = 0; j < m.workers.length; ++j) {
+                        d.workers[j] = $root.zdmatch.v1.WorkerPresence.toObject(m.workers[j], o, q + 1);
                     }
                 }
                 return d;
@@ -8348,14 +11332,549 @@ $root.zdmatch = (function() {
             return CapacityUpdate;
         })();
 
+        v1.DoorbellEvent = (function() {
+
+            /**
+             * Properties of a DoorbellEvent.
+             * @typedef {Object} zdmatch.v1.DoorbellEvent.$Properties
+             * @property {zdmatch.v1.DoorbellEvent.Kind|null} [kind] DoorbellEvent kind
+             * @property {number|null} [partition] DoorbellEvent partition
+             * @property {string|null} [task_id] DoorbellEvent task_id
+             * @property {string|null} [queue] DoorbellEvent queue
+             * @property {number|null} [at_ms] DoorbellEvent at_ms
+             * @property {string|null} [sticky_worker_id] DoorbellEvent sticky_worker_id
+             * @property {boolean|null} [fresh] DoorbellEvent fresh
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a DoorbellEvent.
+             * @memberof zdmatch.v1
+             * @interface IDoorbellEvent
+             * @augments zdmatch.v1.DoorbellEvent.$Properties
+             * @deprecated Use zdmatch.v1.DoorbellEvent.$Properties instead.
+             */
+
+            /**
+             * Shape of a DoorbellEvent.
+             * @typedef {zdmatch.v1.DoorbellEvent.$Properties} zdmatch.v1.DoorbellEvent.$Shape
+             */
+
+            /**
+             * Constructs a new DoorbellEvent.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a DoorbellEvent.
+             * @constructor
+             * @param {zdmatch.v1.DoorbellEvent.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var DoorbellEvent = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * DoorbellEvent kind.
+             * @member {zdmatch.v1.DoorbellEvent.Kind} kind
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             */
+            DoorbellEvent.prototype.kind = 0;
+
+            /**
+             * DoorbellEvent partition.
+             * @member {number} partition
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             */
+            DoorbellEvent.prototype.partition = 0;
+
+            /**
+             * DoorbellEvent task_id.
+             * @member {string} task_id
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             */
+            DoorbellEvent.prototype.task_id = "";
+
+            /**
+             * DoorbellEvent queue.
+             * @member {string} queue
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             */
+            DoorbellEvent.prototype.queue = "";
+
+            /**
+             * DoorbellEvent at_ms.
+             * @member {number} at_ms
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             */
+            DoorbellEvent.prototype.at_ms = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * DoorbellEvent sticky_worker_id.
+             * @member {string} sticky_worker_id
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             */
+            DoorbellEvent.prototype.sticky_worker_id = "";
+
+            /**
+             * DoorbellEvent fresh.
+             * @member {boolean} fresh
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             */
+            DoorbellEvent.prototype.fresh = false;
+
+            /**
+             * Creates a new DoorbellEvent instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {zdmatch.v1.DoorbellEvent.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.DoorbellEvent} DoorbellEvent instance
+             * @type {{
+             *   (properties: zdmatch.v1.DoorbellEvent.$Shape): zdmatch.v1.DoorbellEvent & zdmatch.v1.DoorbellEvent.$Shape;
+             *   (properties?: zdmatch.v1.DoorbellEvent.$Properties): zdmatch.v1.DoorbellEvent;
+             * }}
+             */
+            DoorbellEvent.create = function(properties) {
+                return new DoorbellEvent(properties);
+            };
+
+            /**
+             * Encodes the specified DoorbellEvent message. Does not implicitly {@link zdmatch.v1.DoorbellEvent.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {zdmatch.v1.DoorbellEvent.$Properties} m DoorbellEvent message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DoorbellEvent.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.kind != null && $Object.hasOwnProperty.call(m, "kind") && m.kind !== 0)
+                    w.uint32(/* id 1, wireType 0 =*/8).int32(m.kind);
+                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
+                    w.uint32(/* id 2, wireType 0 =*/16).uint32(m.partition);
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id") && m.task_id !== "")
+                    w.uint32(/* id 3, wireType 2 =*/26).string(m.task_id);
+                if (m.queue != null && $Object.hasOwnProperty.call(m, "queue") && m.queue !== "")
+                    w.uint32(/* id 4, wireType 2 =*/34).string(m.queue);
+                if (m.at_ms != null && $Object.hasOwnProperty.call(m, "at_ms") && (typeof m.at_ms === "object" ? m.at_ms.low || m.at_ms.high : m.at_ms !== 0))
+                    w.uint32(/* id 5, wireType 0 =*/40).int64(m.at_ms);
+                if (m.sticky_worker_id != null && $Object.hasOwnProperty.call(m, "sticky_worker_id") && m.sticky_worker_id !== "")
+                    w.uint32(/* id 6, wireType 2 =*/50).string(m.sticky_worker_id);
+                if (m.fresh != null && $Object.hasOwnProperty.call(m, "fresh") && m.fresh !== false)
+                    w.uint32(/* id 7, wireType 0 =*/56).bool(m.fresh);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified DoorbellEvent message, length delimited. Does not implicitly {@link zdmatch.v1.DoorbellEvent.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {zdmatch.v1.DoorbellEvent.$Properties} message DoorbellEvent message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DoorbellEvent.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a DoorbellEvent message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.DoorbellEvent & zdmatch.v1.DoorbellEvent.$Shape} DoorbellEvent
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DoorbellEvent.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.DoorbellEvent();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.int32())
+                                m.kind = v;
+                            else
+                                delete m.kind;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.partition = v;
+                            else
+                                delete m.partition;
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.task_id = v;
+                            else
+                                delete m.task_id;
+                            continue;
+                        }
+                    case 4: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.queue = v;
+                            else
+                                delete m.queue;
+                            continue;
+                        }
+                    case 5: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                                m.at_ms = v;
+                            else
+                                delete m.at_ms;
+                            continue;
+                        }
+                    case 6: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.sticky_worker_id = v;
+                            else
+                                delete m.sticky_worker_id;
+                            continue;
+                        }
+                    case 7: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.fresh = v;
+                            else
+                                delete m.fresh;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a DoorbellEvent message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.DoorbellEvent & zdmatch.v1.DoorbellEvent.$Shape} DoorbellEvent
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DoorbellEvent.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a DoorbellEvent message.
+             * @function verify
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            DoorbellEvent.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.kind != null && $Object.hasOwnProperty.call(m, "kind")) {
+                    if (typeof m.kind !== "number" || (m.kind | 0) !== m.kind)
+                        return "kind: enum value expected";
+                }
+                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition")) {
+                    if (!$util.isInteger(m.partition))
+                        return "partition: integer expected";
+                }
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    if (!$util.isString(m.task_id))
+                        return "task_id: string expected";
+                }
+                if (m.queue != null && $Object.hasOwnProperty.call(m, "queue")) {
+                    if (!$util.isString(m.queue))
+                        return "queue: string expected";
+                }
+                if (m.at_ms != null && $Object.hasOwnProperty.call(m, "at_ms")) {
+                    if (!$util.isInteger(m.at_ms) && !(m.at_ms && $util.isInteger(m.at_ms.low) && $util.isInteger(m.at_ms.high)))
+                        return "at_ms: integer|Long expected";
+                }
+                if (m.sticky_worker_id != null && $Object.hasOwnProperty.call(m, "sticky_worker_id")) {
+                    if (!$util.isString(m.sticky_worker_id))
+                        return "sticky_worker_id: string expected";
+                }
+                if (m.fresh != null && $Object.hasOwnProperty.call(m, "fresh")) {
+                    if (typeof m.fresh !== "boolean")
+                        return "fresh: boolean expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a DoorbellEvent message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.DoorbellEvent} DoorbellEvent
+             */
+            DoorbellEvent.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.DoorbellEvent)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.DoorbellEvent: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.DoorbellEvent();
+                if (d.kind !== 0 && (typeof d.kind !== "string" || $root.zdmatch.v1.DoorbellEvent.Kind[d.kind] !== 0)) {
+                    switch (d.kind) {
+                    case "KIND_UNSPECIFIED":
+                    case 0:
+                        m.kind = 0;
+                        break;
+                    case "READY":
+                    case 1:
+                        m.kind = 1;
+                        break;
+                    case "OUTCOME":
+                    case 2:
+                        m.kind = 2;
+                        break;
+                    case "ATTEMPT":
+                    case 3:
+                        m.kind = 3;
+                        break;
+                    case "FLOW_DEADLINE":
+                    case 4:
+                        m.kind = 4;
+                        break;
+                    default:
+                        if (typeof d.kind === "number" && (d.kind | 0) === d.kind)
+                            m.kind = d.kind;
+                    }
+                }
+                if (d.partition != null) {
+                    if ($Number(d.partition) !== 0) {
+                        m.partition = d.partition >>> 0;
+                    }
+                }
+                if (d.task_id != null) {
+                    if (typeof d.task_id !== "string" || d.task_id.length) {
+                        m.task_id = $String(d.task_id);
+                    }
+                }
+                if (d.queue != null) {
+                    if (typeof d.queue !== "string" || d.queue.length) {
+                        m.queue = $String(d.queue);
+                    }
+                }
+                if (d.at_ms != null) {
+                    if (typeof d.at_ms === "object" ? d.at_ms.low || d.at_ms.high : $Number(d.at_ms) !== 0) {
+                        if ($util.Long)
+                            m.at_ms = $util.Long.fromValue(d.at_ms, false);
+                        else if (typeof d.at_ms === "string")
+                            m.at_ms = $parseInt(d.at_ms, 10);
+                        else if (typeof d.at_ms === "number")
+                            m.at_ms = d.at_ms;
+                        else if (typeof d.at_ms === "object")
+                            m.at_ms = new $util.LongBits(d.at_ms.low >>> 0, d.at_ms.high >>> 0).toNumber();
+                    }
+                }
+                if (d.sticky_worker_id != null) {
+                    if (typeof d.sticky_worker_id !== "string" || d.sticky_worker_id.length) {
+                        m.sticky_worker_id = $String(d.sticky_worker_id);
+                    }
+                }
+                if (d.fresh != null) {
+                    if (d.fresh) {
+                        m.fresh = $Boolean(d.fresh);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a DoorbellEvent message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {zdmatch.v1.DoorbellEvent} m DoorbellEvent
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            DoorbellEvent.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.kind = o.enums === $String ? "KIND_UNSPECIFIED" : 0;
+                    d.partition = 0;
+                    d.task_id = "";
+                    d.queue = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.at_ms = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.at_ms = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    d.sticky_worker_id = "";
+                    d.fresh = false;
+                }
+                if (m.kind != null && $Object.hasOwnProperty.call(m, "kind")) {
+                    d.kind = o.enums === $String ? $root.zdmatch.v1.DoorbellEvent.Kind[m.kind] === $undefined ? m.kind : $root.zdmatch.v1.DoorbellEvent.Kind[m.kind] : m.kind;
+                }
+                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition")) {
+                    d.partition = m.partition;
+                }
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    d.task_id = m.task_id;
+                }
+                if (m.queue != null && $Object.hasOwnProperty.call(m, "queue")) {
+                    d.queue = m.queue;
+                }
+                if (m.at_ms != null && $Object.hasOwnProperty.call(m, "at_ms")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.at_ms = typeof m.at_ms === "number" ? $BigInt(m.at_ms) : $util.Long.fromBits(m.at_ms.low >>> 0, m.at_ms.high >>> 0, false).toBigInt();
+                    else if (typeof m.at_ms === "number")
+                        d.at_ms = o.longs === $String ? $String(m.at_ms) : m.at_ms;
+                    else
+                        d.at_ms = o.longs === $String ? $util.Long.prototype.toString.call(m.at_ms) : o.longs === $Number ? new $util.LongBits(m.at_ms.low >>> 0, m.at_ms.high >>> 0).toNumber() : m.at_ms;
+                }
+                if (m.sticky_worker_id != null && $Object.hasOwnProperty.call(m, "sticky_worker_id")) {
+                    d.sticky_worker_id = m.sticky_worker_id;
+                }
+                if (m.fresh != null && $Object.hasOwnProperty.call(m, "fresh")) {
+                    d.fresh = m.fresh;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this DoorbellEvent to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            DoorbellEvent.prototype.toJSON = function() {
+                return DoorbellEvent.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for DoorbellEvent
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.DoorbellEvent
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            DoorbellEvent.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.DoorbellEvent";
+            };
+
+            /**
+             * Kind enum.
+             * @name zdmatch.v1.DoorbellEvent.Kind
+             * @enum {number}
+             * @property {number} KIND_UNSPECIFIED=0 KIND_UNSPECIFIED value
+             * @property {number} READY=1 READY value
+             * @property {number} OUTCOME=2 OUTCOME value
+             * @property {number} ATTEMPT=3 ATTEMPT value
+             * @property {number} FLOW_DEADLINE=4 FLOW_DEADLINE value
+             */
+            DoorbellEvent.Kind = (function() {
+                var valuesById = $Object.create(null), values = $Object.create(valuesById);
+                values[valuesById[0] = "KIND_UNSPECIFIED"] = 0;
+                values[valuesById[1] = "READY"] = 1;
+                values[valuesById[2] = "OUTCOME"] = 2;
+                values[valuesById[3] = "ATTEMPT"] = 3;
+                values[valuesById[4] = "FLOW_DEADLINE"] = 4;
+                return values;
+            })();
+
+            return DoorbellEvent;
+        })();
+
         v1.DoorbellRequest = (function() {
 
             /**
              * Properties of a DoorbellRequest.
              * @typedef {Object} zdmatch.v1.DoorbellRequest.$Properties
-             * @property {zdmatch.v1.DoorbellRequest.Kind|null} [kind] DoorbellRequest kind
-             * @property {number|null} [partition] DoorbellRequest partition
-             * @property {Array.<string>|null} [task_ids] DoorbellRequest task_ids
+             * @property {string|null} [from_node_id] DoorbellRequest from_node_id
+             * @property {Array.<zdmatch.v1.DoorbellEvent.$Properties>|null} [events] DoorbellRequest events
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -8381,7 +11900,7 @@ $root.zdmatch = (function() {
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
             var DoorbellRequest = function (p) {
-                this.task_ids = [];
+                this.events = [];
                 if (p)
                     for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -8389,28 +11908,20 @@ $root.zdmatch = (function() {
             };
 
             /**
-             * DoorbellRequest kind.
-             * @member {zdmatch.v1.DoorbellRequest.Kind} kind
+             * DoorbellRequest from_node_id.
+             * @member {string} from_node_id
              * @memberof zdmatch.v1.DoorbellRequest
              * @instance
              */
-            DoorbellRequest.prototype.kind = 0;
+            DoorbellRequest.prototype.from_node_id = "";
 
             /**
-             * DoorbellRequest partition.
-             * @member {number} partition
+             * DoorbellRequest events.
+             * @member {Array.<zdmatch.v1.DoorbellEvent.$Properties>} events
              * @memberof zdmatch.v1.DoorbellRequest
              * @instance
              */
-            DoorbellRequest.prototype.partition = 0;
-
-            /**
-             * DoorbellRequest task_ids.
-             * @member {Array.<string>} task_ids
-             * @memberof zdmatch.v1.DoorbellRequest
-             * @instance
-             */
-            DoorbellRequest.prototype.task_ids = $util.emptyArray;
+            DoorbellRequest.prototype.events = $util.emptyArray;
 
             /**
              * Creates a new DoorbellRequest instance using the specified properties.
@@ -8444,13 +11955,11 @@ $root.zdmatch = (function() {
                     q = 0;
                 if (q > $util.recursionLimit)
                     throw $Error("max depth exceeded");
-                if (m.kind != null && $Object.hasOwnProperty.call(m, "kind") && m.kind !== 0)
-                    w.uint32(/* id 1, wireType 0 =*/8).int32(m.kind);
-                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition") && m.partition !== 0)
-                    w.uint32(/* id 2, wireType 0 =*/16).uint32(m.partition);
-                if (m.task_ids != null && m.task_ids.length) {
-                    for (var i = 0; i < m.task_ids.length; ++i)
-                        w.uint32(/* id 3, wireType 2 =*/26).string(m.task_ids[i]);
+                if (m.from_node_id != null && $Object.hasOwnProperty.call(m, "from_node_id") && m.from_node_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.from_node_id);
+                if (m.events != null && m.events.length) {
+                    for (var i = 0; i < m.events.length; ++i)
+                        $root.zdmatch.v1.DoorbellEvent.encode(m.events[i], w.uint32(/* id 2, wireType 2 =*/18).fork(), q + 1).ldelim();
                 }
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
@@ -8510,29 +12019,20 @@ $root.zdmatch = (function() {
                     var u = t & 7;
                     switch (t >>>= 3) {
                     case 1: {
-                            if (u !== 0)
+                            if (u !== 2)
                                 break;
-                            if (v = r.int32())
-                                m.kind = v;
+                            if ((v = r.stringVerify()).length)
+                                m.from_node_id = v;
                             else
-                                delete m.kind;
+                                delete m.from_node_id;
                             continue;
                         }
                     case 2: {
-                            if (u !== 0)
-                                break;
-                            if (v = r.uint32())
-                                m.partition = v;
-                            else
-                                delete m.partition;
-                            continue;
-                        }
-                    case 3: {
                             if (u !== 2)
                                 break;
-                            if (!(m.task_ids && m.task_ids.length))
-                                m.task_ids = [];
-                            m.task_ids.push(r.stringVerify());
+                            if (!(m.events && m.events.length))
+                                m.events = [];
+                            m.events.push($root.zdmatch.v1.DoorbellEvent.decode(r, r.size(), $undefined, q + 1));
                             continue;
                         }
                     }
@@ -8583,20 +12083,19 @@ $root.zdmatch = (function() {
                     q = 0;
                 if (q > $util.recursionLimit)
                     return "max depth exceeded";
-                if (m.kind != null && $Object.hasOwnProperty.call(m, "kind")) {
-                    if (typeof m.kind !== "number" || (m.kind | 0) !== m.kind)
-                        return "kind: enum value expected";
+                if (m.from_node_id != null && $Object.hasOwnProperty.call(m, "from_node_id")) {
+                    if (!$util.isString(m.from_node_id))
+                        return "from_node_id: string expected";
                 }
-                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition")) {
-                    if (!$util.isInteger(m.partition))
-                        return "partition: integer expected";
-                }
-                if (m.task_ids != null && $Object.hasOwnProperty.call(m, "task_ids")) {
-                    if (!$Array.isArray(m.task_ids))
-                        return "task_ids: array expected";
-                    for (var i = 0; i < m.task_ids.length; ++i) {
-                        if (!$util.isString(m.task_ids[i]))
-                            return "task_ids: string[] expected";
+                if (m.events != null && $Object.hasOwnProperty.call(m, "events")) {
+                    if (!$Array.isArray(m.events))
+                        return "events: array expected";
+                    for (var i = 0; i < m.events.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.DoorbellEvent.verify(m.events[i], q + 1);
+                            if (e)
+                                return "events." + e;
+                        }
                     }
                 }
                 return null;
@@ -8620,36 +12119,19 @@ $root.zdmatch = (function() {
                 if (q > $util.recursionLimit)
                     throw $Error("max depth exceeded");
                 var m = new $root.zdmatch.v1.DoorbellRequest();
-                if (d.kind !== 0 && (typeof d.kind !== "string" || $root.zdmatch.v1.DoorbellRequest.Kind[d.kind] !== 0)) {
-                    switch (d.kind) {
-                    case "KIND_UNSPECIFIED":
-                    case 0:
-                        m.kind = 0;
-                        break;
-                    case "READY":
-                    case 1:
-                        m.kind = 1;
-                        break;
-                    case "OUTCOME":
-                    case 2:
-                        m.kind = 2;
-                        break;
-                    default:
-                        if (typeof d.kind === "number" && (d.kind | 0) === d.kind)
-                            m.kind = d.kind;
+                if (d.from_node_id != null) {
+                    if (typeof d.from_node_id !== "string" || d.from_node_id.length) {
+                        m.from_node_id = $String(d.from_node_id);
                     }
                 }
-                if (d.partition != null) {
-                    if ($Number(d.partition) !== 0) {
-                        m.partition = d.partition >>> 0;
-                    }
-                }
-                if (d.task_ids) {
-                    if (!$Array.isArray(d.task_ids))
-                        throw $TypeError(".zdmatch.v1.DoorbellRequest.task_ids: array expected");
-                    m.task_ids = $Array(d.task_ids.length);
-                    for (var i = 0; i < d.task_ids.length; ++i) {
-                        m.task_ids[i] = $String(d.task_ids[i]);
+                if (d.events) {
+                    if (!$Array.isArray(d.events))
+                        throw $TypeError(".zdmatch.v1.DoorbellRequest.events: array expected");
+                    m.events = $Array(d.events.length);
+                    for (var i = 0; i < d.events.length; ++i) {
+                        if (!$util.isObject(d.events[i]))
+                            throw $TypeError(".zdmatch.v1.DoorbellRequest.events: object expected");
+                        m.events[i] = $root.zdmatch.v1.DoorbellEvent.fromObject(d.events[i], q + 1);
                     }
                 }
                 return m;
@@ -8673,22 +12155,18 @@ $root.zdmatch = (function() {
                     throw $Error("max depth exceeded");
                 var d = {};
                 if (o.arrays || o.defaults) {
-                    d.task_ids = [];
+                    d.events = [];
                 }
                 if (o.defaults) {
-                    d.kind = o.enums === $String ? "KIND_UNSPECIFIED" : 0;
-                    d.partition = 0;
+                    d.from_node_id = "";
                 }
-                if (m.kind != null && $Object.hasOwnProperty.call(m, "kind")) {
-                    d.kind = o.enums === $String ? $root.zdmatch.v1.DoorbellRequest.Kind[m.kind] === $undefined ? m.kind : $root.zdmatch.v1.DoorbellRequest.Kind[m.kind] : m.kind;
+                if (m.from_node_id != null && $Object.hasOwnProperty.call(m, "from_node_id")) {
+                    d.from_node_id = m.from_node_id;
                 }
-                if (m.partition != null && $Object.hasOwnProperty.call(m, "partition")) {
-                    d.partition = m.partition;
-                }
-                if (m.task_ids && m.task_ids.length) {
-                    d.task_ids = $Array(m.task_ids.length);
-                    for (var j = 0; j < m.task_ids.length; ++j) {
-                        d.task_ids[j] = m.task_ids[j];
+                if (m.events && m.events.length) {
+                    d.events = $Array(m.events.length);
+                    for (var j = 0; j < m.events.length; ++j) {
+                        d.events[j] = $root.zdmatch.v1.DoorbellEvent.toObject(m.events[j], o, q + 1);
                     }
                 }
                 return d;
@@ -8719,23 +12197,386 @@ $root.zdmatch = (function() {
                 return prefix + "/zdmatch.v1.DoorbellRequest";
             };
 
-            /**
-             * Kind enum.
-             * @name zdmatch.v1.DoorbellRequest.Kind
-             * @enum {number}
-             * @property {number} KIND_UNSPECIFIED=0 KIND_UNSPECIFIED value
-             * @property {number} READY=1 READY value
-             * @property {number} OUTCOME=2 OUTCOME value
-             */
-            DoorbellRequest.Kind = (function() {
-                var valuesById = $Object.create(null), values = $Object.create(valuesById);
-                values[valuesById[0] = "KIND_UNSPECIFIED"] = 0;
-                values[valuesById[1] = "READY"] = 1;
-                values[valuesById[2] = "OUTCOME"] = 2;
-                return values;
-            })();
-
             return DoorbellRequest;
+        })();
+
+        v1.CancelledAttemptRef = (function() {
+
+            /**
+             * Properties of a CancelledAttemptRef.
+             * @typedef {Object} zdmatch.v1.CancelledAttemptRef.$Properties
+             * @property {string|null} [task_id] CancelledAttemptRef task_id
+             * @property {number|null} [attempt] CancelledAttemptRef attempt
+             * @property {string|null} [nonce] CancelledAttemptRef nonce
+             * @property {string|null} [stream_id] CancelledAttemptRef stream_id
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a CancelledAttemptRef.
+             * @memberof zdmatch.v1
+             * @interface ICancelledAttemptRef
+             * @augments zdmatch.v1.CancelledAttemptRef.$Properties
+             * @deprecated Use zdmatch.v1.CancelledAttemptRef.$Properties instead.
+             */
+
+            /**
+             * Shape of a CancelledAttemptRef.
+             * @typedef {zdmatch.v1.CancelledAttemptRef.$Properties} zdmatch.v1.CancelledAttemptRef.$Shape
+             */
+
+            /**
+             * Constructs a new CancelledAttemptRef.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a CancelledAttemptRef.
+             * @constructor
+             * @param {zdmatch.v1.CancelledAttemptRef.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var CancelledAttemptRef = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * CancelledAttemptRef task_id.
+             * @member {string} task_id
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @instance
+             */
+            CancelledAttemptRef.prototype.task_id = "";
+
+            /**
+             * CancelledAttemptRef attempt.
+             * @member {number} attempt
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @instance
+             */
+            CancelledAttemptRef.prototype.attempt = 0;
+
+            /**
+             * CancelledAttemptRef nonce.
+             * @member {string} nonce
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @instance
+             */
+            CancelledAttemptRef.prototype.nonce = "";
+
+            /**
+             * CancelledAttemptRef stream_id.
+             * @member {string} stream_id
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @instance
+             */
+            CancelledAttemptRef.prototype.stream_id = "";
+
+            /**
+             * Creates a new CancelledAttemptRef instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {zdmatch.v1.CancelledAttemptRef.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.CancelledAttemptRef} CancelledAttemptRef instance
+             * @type {{
+             *   (properties: zdmatch.v1.CancelledAttemptRef.$Shape): zdmatch.v1.CancelledAttemptRef & zdmatch.v1.CancelledAttemptRef.$Shape;
+             *   (properties?: zdmatch.v1.CancelledAttemptRef.$Properties): zdmatch.v1.CancelledAttemptRef;
+             * }}
+             */
+            CancelledAttemptRef.create = function(properties) {
+                return new CancelledAttemptRef(properties);
+            };
+
+            /**
+             * Encodes the specified CancelledAttemptRef message. Does not implicitly {@link zdmatch.v1.CancelledAttemptRef.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {zdmatch.v1.CancelledAttemptRef.$Properties} m CancelledAttemptRef message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            CancelledAttemptRef.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id") && m.task_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.task_id);
+                if (m.attempt != null && $Object.hasOwnProperty.call(m, "attempt") && m.attempt !== 0)
+                    w.uint32(/* id 2, wireType 0 =*/16).uint32(m.attempt);
+                if (m.nonce != null && $Object.hasOwnProperty.call(m, "nonce") && m.nonce !== "")
+                    w.uint32(/* id 3, wireType 2 =*/26).string(m.nonce);
+                if (m.stream_id != null && $Object.hasOwnProperty.call(m, "stream_id") && m.stream_id !== "")
+                    w.uint32(/* id 4, wireType 2 =*/34).string(m.stream_id);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified CancelledAttemptRef message, length delimited. Does not implicitly {@link zdmatch.v1.CancelledAttemptRef.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {zdmatch.v1.CancelledAttemptRef.$Properties} message CancelledAttemptRef message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            CancelledAttemptRef.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a CancelledAttemptRef message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.CancelledAttemptRef & zdmatch.v1.CancelledAttemptRef.$Shape} CancelledAttemptRef
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            CancelledAttemptRef.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.CancelledAttemptRef();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.task_id = v;
+                            else
+                                delete m.task_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.attempt = v;
+                            else
+                                delete m.attempt;
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.nonce = v;
+                            else
+                                delete m.nonce;
+                            continue;
+                        }
+                    case 4: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.stream_id = v;
+                            else
+                                delete m.stream_id;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a CancelledAttemptRef message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.CancelledAttemptRef & zdmatch.v1.CancelledAttemptRef.$Shape} CancelledAttemptRef
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            CancelledAttemptRef.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a CancelledAttemptRef message.
+             * @function verify
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            CancelledAttemptRef.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    if (!$util.isString(m.task_id))
+                        return "task_id: string expected";
+                }
+                if (m.attempt != null && $Object.hasOwnProperty.call(m, "attempt")) {
+                    if (!$util.isInteger(m.attempt))
+                        return "attempt: integer expected";
+                }
+                if (m.nonce != null && $Object.hasOwnProperty.call(m, "nonce")) {
+                    if (!$util.isString(m.nonce))
+                        return "nonce: string expected";
+                }
+                if (m.stream_id != null && $Object.hasOwnProperty.call(m, "stream_id")) {
+                    if (!$util.isString(m.stream_id))
+                        return "stream_id: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a CancelledAttemptRef message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.CancelledAttemptRef} CancelledAttemptRef
+             */
+            CancelledAttemptRef.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.CancelledAttemptRef)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.CancelledAttemptRef: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.CancelledAttemptRef();
+                if (d.task_id != null) {
+                    if (typeof d.task_id !== "string" || d.task_id.length) {
+                        m.task_id = $String(d.task_id);
+                    }
+                }
+                if (d.attempt != null) {
+                    if ($Number(d.attempt) !== 0) {
+                        m.attempt = d.attempt >>> 0;
+                    }
+                }
+                if (d.nonce != null) {
+                    if (typeof d.nonce !== "string" || d.nonce.length) {
+                        m.nonce = $String(d.nonce);
+                    }
+                }
+                if (d.stream_id != null) {
+                    if (typeof d.stream_id !== "string" || d.stream_id.length) {
+                        m.stream_id = $String(d.stream_id);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a CancelledAttemptRef message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {zdmatch.v1.CancelledAttemptRef} m CancelledAttemptRef
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            CancelledAttemptRef.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.task_id = "";
+                    d.attempt = 0;
+                    d.nonce = "";
+                    d.stream_id = "";
+                }
+                if (m.task_id != null && $Object.hasOwnProperty.call(m, "task_id")) {
+                    d.task_id = m.task_id;
+                }
+                if (m.attempt != null && $Object.hasOwnProperty.call(m, "attempt")) {
+                    d.attempt = m.attempt;
+                }
+                if (m.nonce != null && $Object.hasOwnProperty.call(m, "nonce")) {
+                    d.nonce = m.nonce;
+                }
+                if (m.stream_id != null && $Object.hasOwnProperty.call(m, "stream_id")) {
+                    d.stream_id = m.stream_id;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this CancelledAttemptRef to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            CancelledAttemptRef.prototype.toJSON = function() {
+                return CancelledAttemptRef.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for CancelledAttemptRef
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.CancelledAttemptRef
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            CancelledAttemptRef.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.CancelledAttemptRef";
+            };
+
+            return CancelledAttemptRef;
         })();
 
         v1.CancelAttemptsRequest = (function() {
@@ -8743,7 +12584,7 @@ $root.zdmatch = (function() {
             /**
              * Properties of a CancelAttemptsRequest.
              * @typedef {Object} zdmatch.v1.CancelAttemptsRequest.$Properties
-             * @property {Array.<string>|null} [task_tokens] CancelAttemptsRequest task_tokens
+             * @property {Array.<zdmatch.v1.CancelledAttemptRef.$Properties>|null} [attempts] CancelAttemptsRequest attempts
              * @property {string|null} [reason] CancelAttemptsRequest reason
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
@@ -8770,7 +12611,7 @@ $root.zdmatch = (function() {
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
             var CancelAttemptsRequest = function (p) {
-                this.task_tokens = [];
+                this.attempts = [];
                 if (p)
                     for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -8778,12 +12619,12 @@ $root.zdmatch = (function() {
             };
 
             /**
-             * CancelAttemptsRequest task_tokens.
-             * @member {Array.<string>} task_tokens
+             * CancelAttemptsRequest attempts.
+             * @member {Array.<zdmatch.v1.CancelledAttemptRef.$Properties>} attempts
              * @memberof zdmatch.v1.CancelAttemptsRequest
              * @instance
              */
-            CancelAttemptsRequest.prototype.task_tokens = $util.emptyArray;
+            CancelAttemptsRequest.prototype.attempts = $util.emptyArray;
 
             /**
              * CancelAttemptsRequest reason.
@@ -8825,9 +12666,9 @@ $root.zdmatch = (function() {
                     q = 0;
                 if (q > $util.recursionLimit)
                     throw $Error("max depth exceeded");
-                if (m.task_tokens != null && m.task_tokens.length) {
-                    for (var i = 0; i < m.task_tokens.length; ++i)
-                        w.uint32(/* id 1, wireType 2 =*/10).string(m.task_tokens[i]);
+                if (m.attempts != null && m.attempts.length) {
+                    for (var i = 0; i < m.attempts.length; ++i)
+                        $root.zdmatch.v1.CancelledAttemptRef.encode(m.attempts[i], w.uint32(/* id 1, wireType 2 =*/10).fork(), q + 1).ldelim();
                 }
                 if (m.reason != null && $Object.hasOwnProperty.call(m, "reason") && m.reason !== "")
                     w.uint32(/* id 2, wireType 2 =*/18).string(m.reason);
@@ -8891,9 +12732,9 @@ $root.zdmatch = (function() {
                     case 1: {
                             if (u !== 2)
                                 break;
-                            if (!(m.task_tokens && m.task_tokens.length))
-                                m.task_tokens = [];
-                            m.task_tokens.push(r.stringVerify());
+                            if (!(m.attempts && m.attempts.length))
+                                m.attempts = [];
+                            m.attempts.push($root.zdmatch.v1.CancelledAttemptRef.decode(r, r.size(), $undefined, q + 1));
                             continue;
                         }
                     case 2: {
@@ -8953,12 +12794,15 @@ $root.zdmatch = (function() {
                     q = 0;
                 if (q > $util.recursionLimit)
                     return "max depth exceeded";
-                if (m.task_tokens != null && $Object.hasOwnProperty.call(m, "task_tokens")) {
-                    if (!$Array.isArray(m.task_tokens))
-                        return "task_tokens: array expected";
-                    for (var i = 0; i < m.task_tokens.length; ++i) {
-                        if (!$util.isString(m.task_tokens[i]))
-                            return "task_tokens: string[] expected";
+                if (m.attempts != null && $Object.hasOwnProperty.call(m, "attempts")) {
+                    if (!$Array.isArray(m.attempts))
+                        return "attempts: array expected";
+                    for (var i = 0; i < m.attempts.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.CancelledAttemptRef.verify(m.attempts[i], q + 1);
+                            if (e)
+                                return "attempts." + e;
+                        }
                     }
                 }
                 if (m.reason != null && $Object.hasOwnProperty.call(m, "reason")) {
@@ -8986,12 +12830,14 @@ $root.zdmatch = (function() {
                 if (q > $util.recursionLimit)
                     throw $Error("max depth exceeded");
                 var m = new $root.zdmatch.v1.CancelAttemptsRequest();
-                if (d.task_tokens) {
-                    if (!$Array.isArray(d.task_tokens))
-                        throw $TypeError(".zdmatch.v1.CancelAttemptsRequest.task_tokens: array expected");
-                    m.task_tokens = $Array(d.task_tokens.length);
-                    for (var i = 0; i < d.task_tokens.length; ++i) {
-                        m.task_tokens[i] = $String(d.task_tokens[i]);
+                if (d.attempts) {
+                    if (!$Array.isArray(d.attempts))
+                        throw $TypeError(".zdmatch.v1.CancelAttemptsRequest.attempts: array expected");
+                    m.attempts = $Array(d.attempts.length);
+                    for (var i = 0; i < d.attempts.length; ++i) {
+                        if (!$util.isObject(d.attempts[i]))
+                            throw $TypeError(".zdmatch.v1.CancelAttemptsRequest.attempts: object expected");
+                        m.attempts[i] = $root.zdmatch.v1.CancelledAttemptRef.fromObject(d.attempts[i], q + 1);
                     }
                 }
                 if (d.reason != null) {
@@ -9020,15 +12866,15 @@ $root.zdmatch = (function() {
                     throw $Error("max depth exceeded");
                 var d = {};
                 if (o.arrays || o.defaults) {
-                    d.task_tokens = [];
+                    d.attempts = [];
                 }
                 if (o.defaults) {
                     d.reason = "";
                 }
-                if (m.task_tokens && m.task_tokens.length) {
-                    d.task_tokens = $Array(m.task_tokens.length);
-                    for (var j = 0; j < m.task_tokens.length; ++j) {
-                        d.task_tokens[j] = m.task_tokens[j];
+                if (m.attempts && m.attempts.length) {
+                    d.attempts = $Array(m.attempts.length);
+                    for (var j = 0; j < m.attempts.length; ++j) {
+                        d.attempts[j] = $root.zdmatch.v1.CancelledAttemptRef.toObject(m.attempts[j], o, q + 1);
                     }
                 }
                 if (m.reason != null && $Object.hasOwnProperty.call(m, "reason")) {

@@ -17,6 +17,9 @@ import { workerService } from '../api/worker-service';
 import { LeaseManager } from '../cluster/leases';
 import { Membership } from '../cluster/membership';
 import { targetPartitions } from '../cluster/rendezvous';
+import { CapacityView } from '../cluster/capacity-view';
+import { ClusterDispatcher } from '../cluster/cluster-dispatcher';
+import { Mesh } from '../cluster/mesh';
 import { Gateway } from '../gateway/gateway';
 import { OutcomeBell } from '../gateway/outcome-bell';
 import { createMetrics, type Metrics } from '../metrics/registry';
@@ -29,7 +32,7 @@ import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { ALL_SERVICES, MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../wire';
 import { startMetricsServer } from './http-server';
-import { LocalDispatcher } from './local-dispatcher';
+import { Routing } from './routing';
 
 export type NodeState = 'starting' | 'running' | 'draining' | 'stopped' | 'failed';
 
@@ -58,6 +61,10 @@ export class ZdNode {
   readonly owner: OwnerRegistry;
   readonly membership: Membership;
   readonly leases: LeaseManager;
+  readonly mesh: Mesh;
+  readonly view = new CapacityView();
+  readonly routing: Routing;
+  internalAddress = '';
   private readonly bell = new OutcomeBell();
   private readonly health = HealthState();
   private server: Server | undefined;
@@ -87,7 +94,7 @@ export class ZdNode {
     this.owner = new OwnerRegistry(this.redis, this.keys, this.store, {
       isNodeLive: (id, boot) => this.membership.isLive(id, boot),
       leaseMoved: () => void this.leases.tick(),
-      outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
+      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
     }, { stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait }, this.clock, this.log);
     this.gateway = new Gateway({
       nodeId: this.nodeId, bootId: this.bootId,
@@ -98,11 +105,25 @@ export class ZdNode {
     }, this.store, {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
       workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
-      taskReady: (p, queue, taskId, readyAt) => this.owner.taskReady(p, queue, taskId, readyAt),
-      attemptStarted: (p, deadlineAt) => this.owner.attemptStarted(p, deadlineAt),
-      outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
+      taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
+      attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
+      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+      capacityChanged: () => this.mesh.capacityChanged(),
     }, this.metrics, this.clock, this.log);
-    this.owner.setDispatcher(new LocalDispatcher(this.nodeId, this.gateway));
+    this.mesh = new Mesh(this.nodeId, this.membership, {
+      offer: (ref) => this.gateway.offer(ref),
+      capacity: (u) => this.routing.onCapacity(u),
+      doorbell: (events) => this.routing.onDoorbell(events),
+      cancelAttempts: (attempts, reason) => this.gateway.cancelAttempts(attempts.map((a) => ({
+        taskId: a.task_id ?? '', attempt: a.attempt ?? 0, nonce: a.nonce ?? '', streamId: a.stream_id ?? '',
+      })), reason),
+      invokeRpc: (req, signal) => this.routing.serveRpc(req, signal),
+      capacitySnapshot: () => this.gateway.capacitySnapshot(),
+    }, this.log);
+    this.routing = new Routing(
+      this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell, this.clock,
+    );
+    this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh));
   }
 
   static async start(config: Config, opts: NodeOptions): Promise<ZdNode> {
@@ -131,6 +152,8 @@ export class ZdNode {
       this.owner.unload(lease, cause);
     });
     this.membership.on('change', (ids: string[]) => {
+      this.view.retainOnly(new Set(ids));
+      this.mesh.membersChanged(ids);
       void this.leases.setTargets(targetPartitions(this.nodeId, ids, c.cluster.partitions));
       void this.owner.membershipChanged();
     });
@@ -143,18 +166,22 @@ export class ZdNode {
     server.add(MatchingServiceDefinition, matchingService({
       config: c, redis: this.redis, keys: this.keys, store: this.store, outcomes: this.outcomes, bell: this.bell,
       membership: this.membership, metrics: this.metrics, clock: this.clock,
-      gateway: this.gateway,
+      invokeRpc: (r, signal) => this.routing.invokeRpc(r, signal),
       taskEnqueued: (t, sticky) => {
-        this.owner.taskEnqueued(t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky);
-        if (t.flowDeadline > 0) this.owner.flowDeadlineSet(t.partition, t.flowDeadline);
+        this.routing.taskEnqueued(
+          t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky, t.flowDeadline,
+        );
       },
-      cancelAttempts: (attempts, reason) => this.gateway.cancelAttempts(attempts.filter((a) => a.nodeId === this.nodeId), reason),
-      outcomeWritten: (p, taskId) => this.outcomeWritten(p, taskId),
+      cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
+      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
     }));
     this.server = server;
     const port = await server.listen(c.api.listen);
     this.apiAddress = `${hostOf(c.api.listen)}:${port}`;
 
+    const internalPort = await this.mesh.listen(c.internal.listen, c.limits.maxPayloadBytes + 64 * 1024);
+    this.internalAddress = c.internal.advertise || `${hostOf(c.internal.listen)}:${internalPort}`;
+    this.membership.setAddress(this.internalAddress);
     await this.membership.start();
     this.leases.start();
     await this.leases.setTargets(targetPartitions(this.nodeId, this.membership.liveIds(), c.cluster.partitions));
@@ -179,10 +206,6 @@ export class ZdNode {
     if (have !== want) {
       throw new Error(`config cluster.partitions: ${want} differs from the ${have} this Redis was set up with (fixed for the life of a cluster)`);
     }
-  }
-
-  private outcomeWritten(partition: number, taskId: string): void {
-    this.bell.ring(partition, taskId);
   }
 
   private async trimOutcomes(): Promise<void> {
@@ -227,6 +250,7 @@ export class ZdNode {
     if (this.trimTimer) clearInterval(this.trimTimer);
     await step('leases', () => this.leases.releaseAll());
     await step('membership', () => this.membership.leave());
+    await step('mesh', () => this.mesh.close());
     await step('server', async () => {
       const server = this.server;
       if (!server) return;

@@ -69,6 +69,7 @@ interface BufferCommands {
 
 export class OutcomeStore {
   private readonly groupsReady = new Set<string>();
+  private rotation = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -90,38 +91,45 @@ export class OutcomeStore {
     this.groupsReady.add(group);
   }
 
-  /** New entries for this group, at most `count`, across the given partitions. */
-  async readNew(group: string, consumer: string, count: number, partitions: number[]): Promise<StoredOutcome[]> {
-    const replies = await Promise.all(
-      partitions.map((p) =>
-        (this.redis as unknown as BufferCommands).xreadgroupBuffer('GROUP', group, consumer, 'COUNT', count, 'STREAMS', this.keys.out(p), '>')
-          .then((r) => ({ p, r: r as [Buffer, Entry[]][] | null })),
-      ),
-    );
-    const out: StoredOutcome[] = [];
-    for (const { p, r } of replies) {
-      for (const [, entries] of r ?? []) {
-        for (const [id, fields] of entries) {
-          if (fields) out.push(outcomeFromFields(p, id.toString(), pairs(fields)));
-        }
-      }
-    }
-    return out;
+  /**
+   * New entries for this group, at most `count` in all, across the given
+   * partitions. Every entry read is delivered (it enters the group's pending
+   * list), so each round asks each partition for its share only, and asks
+   * again while some partition filled its share and the budget is not spent.
+   */
+  readNew(group: string, consumer: string, count: number, partitions: number[]): Promise<StoredOutcome[]> {
+    return this.inRounds(count, partitions, (p, n) =>
+      (this.redis as unknown as BufferCommands)
+        .xreadgroupBuffer('GROUP', group, consumer, 'COUNT', n, 'STREAMS', this.keys.out(p), '>')
+        .then((r) => ((r as [Buffer, Entry[]][] | null) ?? []).flatMap(([, entries]) => entries)));
   }
 
-  /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`. */
-  async claimStale(group: string, consumer: string, minIdleMs: number, count: number, partitions: number[]): Promise<StoredOutcome[]> {
-    const replies = await Promise.all(
-      partitions.map((p) =>
-        (this.redis as unknown as BufferCommands).xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, '0-0', 'COUNT', count)
-          .then((r) => ({ p, r: r as [Buffer, Entry[]] })),
-      ),
-    );
+  /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`; at most `count`. */
+  claimStale(group: string, consumer: string, minIdleMs: number, count: number, partitions: number[]): Promise<StoredOutcome[]> {
+    return this.inRounds(count, partitions, (p, n) =>
+      (this.redis as unknown as BufferCommands)
+        .xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, '0-0', 'COUNT', n)
+        .then((r) => (r as [Buffer, Entry[]])[1] ?? []));
+  }
+
+  private async inRounds(
+    count: number, partitions: number[], read: (p: number, n: number) => Promise<Entry[]>,
+  ): Promise<StoredOutcome[]> {
     const out: StoredOutcome[] = [];
-    for (const { p, r } of replies) {
-      for (const [id, fields] of r[1] ?? []) {
-        if (fields) out.push(outcomeFromFields(p, id.toString(), pairs(fields)));
+    // Start at a different partition each call so a small budget does not always favour the first ones.
+    const start = this.rotation++ % Math.max(1, partitions.length);
+    let active = [...partitions.slice(start), ...partitions.slice(0, start)];
+    while (out.length < count && active.length > 0) {
+      const share = Math.max(1, Math.floor((count - out.length) / active.length));
+      const budget = count - out.length;
+      const picked = active.slice(0, Math.min(active.length, budget));
+      const replies = await Promise.all(picked.map((p) => read(p, share).then((entries) => ({ p, entries }))));
+      const next: number[] = [];
+      for (const { p, entries } of replies) {
+        for (const [id, fields] of entries) if (fields) out.push(outcomeFromFields(p, id.toString(), pairs(fields)));
+        if (entries.length >= share) next.push(p);
       }
+      active = next;
     }
     return out;
   }

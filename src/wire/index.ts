@@ -40,12 +40,20 @@ export const ExternalTaskServiceDefinition = {
   unlock: unary(E, 'Unlock', pb.UnlockRequest, pb.UnlockResponse),
 } as const;
 
+const O = 'zdmatch.v1.OperatorService';
+export const OperatorServiceDefinition = {
+  listTerminalTasks: unary(O, 'ListTerminalTasks', pb.ListTerminalTasksRequest, pb.ListTerminalTasksResponse),
+  retryTerminalTask: unary(O, 'RetryTerminalTask', pb.RetryTerminalTaskRequest, pb.RetryTerminalTaskResponse),
+  abandonTerminalTask: unary(O, 'AbandonTerminalTask', pb.AbandonTerminalTaskRequest, pb.AbandonTerminalTaskResponse),
+} as const;
+
 const P = 'zdmatch.v1.PeerService';
 export const PeerServiceDefinition = {
   offer: unary(P, 'Offer', pb.OfferRequest, pb.OfferResponse),
   capacity: unary(P, 'Capacity', pb.CapacityUpdate, pb.PeerAck),
   doorbell: unary(P, 'Doorbell', pb.DoorbellRequest, pb.PeerAck),
   cancelAttempts: unary(P, 'CancelAttempts', pb.CancelAttemptsRequest, pb.PeerAck),
+  invokeRpc: unary(P, 'InvokeRpc', pb.InvokeRpcRequest, pb.InvokeRpcResponse),
 } as const;
 
 /** Every public and internal service, by full name (reflection tests, health). */
@@ -53,5 +61,6 @@ export const ALL_SERVICES = {
   'zdmatch.v1.WorkerTaskService': WorkerTaskServiceDefinition,
   'zdmatch.v1.MatchingService': MatchingServiceDefinition,
   'zdmatch.v1.ExternalTaskService': ExternalTaskServiceDefinition,
+  'zdmatch.v1.OperatorService': OperatorServiceDefinition,
   'zdmatch.v1.PeerService': PeerServiceDefinition,
 } as const;

@@ -1,0 +1,126 @@
+/**
+ * The cluster capacity view an owner matches against: the newest snapshot
+ * each peer gateway advertised (idle slots per flow type, app workers and
+ * their declines). Reserving a slot decrements the count optimistically; the
+ * peer's next snapshot corrects it, and a wrong guess only costs a no-slot.
+ */
+import type { Presence } from '../owner/dispatcher';
+import type { pb } from '../wire';
+
+interface NodeCapacity {
+  seq: number;
+  idleStep: Map<string, number>;
+  connected: Set<string>;
+  workers: Map<string, pb.IWorkerPresence>;
+  declined: Set<string>;
+}
+
+const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+const declineKey = (tenant: string, flowType: string, type: string, app: string) => `${tenant}\0${flowType}\0${type}\0${app}`;
+
+export class CapacityView {
+  private readonly nodes = new Map<string, NodeCapacity>();
+
+  /** Applies a snapshot; false when it is older than the one held. */
+  apply(u: pb.ICapacityUpdate): boolean {
+    const node = u.node_id ?? '';
+    const seq = Number(u.seq ?? 0);
+    const cur = this.nodes.get(node);
+    if (cur && cur.seq >= seq) return false;
+    const next: NodeCapacity = { seq, idleStep: new Map(), connected: new Set(), workers: new Map(), declined: new Set() };
+    for (const e of u.entries ?? []) {
+      const key = flowKey(e.tenant ?? '', e.flow_type ?? '');
+      next.connected.add(key);
+      if ((e.idle_step_slots ?? 0) > 0) next.idleStep.set(key, e.idle_step_slots ?? 0);
+    }
+    for (const w of u.workers ?? []) next.workers.set(`${w.tenant}\0${w.app_worker_id}`, w);
+    for (const d of u.declined ?? []) next.declined.add(declineKey(d.tenant ?? '', d.flow_type ?? '', d.type ?? '', d.app_worker_id ?? ''));
+    this.nodes.set(node, next);
+    return true;
+  }
+
+  remove(nodeId: string): void {
+    this.nodes.delete(nodeId);
+  }
+
+  retainOnly(nodeIds: Set<string>): void {
+    for (const id of [...this.nodes.keys()]) if (!nodeIds.has(id)) this.nodes.delete(id);
+  }
+
+  /** A peer with an idle Step slot for the type (of `appWorkerId` when given), counted as promised. */
+  reserve(tenant: string, flowType: string, stepType: string, appWorkerId?: string): string | undefined {
+    const key = flowKey(tenant, flowType);
+    for (const [node, c] of this.nodes) {
+      const idle = c.idleStep.get(key) ?? 0;
+      if (idle <= 0) continue;
+      if (appWorkerId !== undefined) {
+        const w = c.workers.get(`${tenant}\0${appWorkerId}`);
+        if (!w || w.draining || (w.idle_step_slots ?? 0) <= 0 || !(w.flow_types ?? []).includes(flowType)) continue;
+        if (c.declined.has(declineKey(tenant, flowType, stepType, appWorkerId))) continue;
+        w.idle_step_slots = (w.idle_step_slots ?? 1) - 1;
+      } else if (this.allDeclinedOn(c, tenant, flowType, stepType)) {
+        continue;
+      }
+      c.idleStep.set(key, idle - 1);
+      return node;
+    }
+    return undefined;
+  }
+
+  presence(tenant: string, appWorkerId: string, flowType: string, stepType: string): Presence {
+    let busy = false;
+    for (const c of this.nodes.values()) {
+      const w = c.workers.get(`${tenant}\0${appWorkerId}`);
+      if (!w || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
+      if (c.declined.has(declineKey(tenant, flowType, stepType, appWorkerId))) continue;
+      if ((w.idle_step_slots ?? 0) > 0) return 'idle';
+      if ((w.busy_slots ?? 0) > 0) busy = true;
+    }
+    return busy ? 'busy' : 'absent';
+  }
+
+  canServe(tenant: string, flowType: string, stepType: string): boolean {
+    for (const c of this.nodes.values()) {
+      if (c.connected.has(flowKey(tenant, flowType)) && !this.allDeclinedOn(c, tenant, flowType, stepType)) return true;
+    }
+    return false;
+  }
+
+  /** The node holding streams of an app worker, if any. */
+  nodeOfWorker(tenant: string, appWorkerId: string): string | undefined {
+    for (const [node, c] of this.nodes) {
+      const w = c.workers.get(`${tenant}\0${appWorkerId}`);
+      if (w && !w.draining) return node;
+    }
+    return undefined;
+  }
+
+  /** Peers with a connected worker of the flow type, those with idle slots first. */
+  nodesFor(tenant: string, flowType: string): string[] {
+    const key = flowKey(tenant, flowType);
+    const withIdle: string[] = [];
+    const rest: string[] = [];
+    for (const [node, c] of this.nodes) {
+      let idle = 0;
+      let any = false;
+      for (const w of c.workers.values()) {
+        if (w.tenant !== tenant || !(w.flow_types ?? []).includes(flowType)) continue;
+        any = true;
+        idle += (w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0);
+      }
+      if (!any && !c.connected.has(key)) continue;
+      (idle > 0 ? withIdle : rest).push(node);
+    }
+    return [...withIdle, ...rest];
+  }
+
+  private allDeclinedOn(c: NodeCapacity, tenant: string, flowType: string, stepType: string): boolean {
+    let any = false;
+    for (const w of c.workers.values()) {
+      if (w.tenant !== tenant || !(w.flow_types ?? []).includes(flowType)) continue;
+      any = true;
+      if (!c.declined.has(declineKey(tenant, flowType, stepType, w.app_worker_id ?? ''))) return false;
+    }
+    return any;
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Where each notice goes in a cluster: ready tasks, attempt deadlines and
+ * flow deadlines to the partition's owner (a local call when that is us, a
+ * doorbell otherwise); outcomes to every node's waiters; cancels to the node
+ * holding the slot; RPCs to the node with the sticky worker or capacity.
+ */
+import { ClientError, Status } from 'nice-grpc';
+import type { CapacityView } from '../cluster/capacity-view';
+import type { LeaseManager } from '../cluster/leases';
+import type { Membership } from '../cluster/membership';
+import type { Mesh } from '../cluster/mesh';
+import { ownerOf } from '../cluster/rendezvous';
+import { zdError } from '../errors';
+import type { Gateway } from '../gateway/gateway';
+import type { OutcomeBell } from '../gateway/outcome-bell';
+import type { RpcSettlement } from '../gateway/slot';
+import type { OwnerRegistry } from '../owner/registry';
+import type { CancelledAttempt } from '../store/task-store';
+import type { Clock } from '../util/clock';
+import { pb } from '../wire';
+
+export interface RpcRequest {
+  tenant: string;
+  flowId: string;
+  flowType: string;
+  rpcName: string;
+  input: Buffer;
+  sticky: string;
+  waitMs: number;
+}
+
+const Kind = pb.DoorbellEvent.Kind;
+
+export class Routing {
+  constructor(
+    private readonly nodeId: string,
+    private readonly partitions: number,
+    private readonly leases: LeaseManager,
+    private readonly membership: Membership,
+    private readonly owner: OwnerRegistry,
+    private readonly gateway: Gateway,
+    private readonly mesh: Mesh,
+    private readonly view: CapacityView,
+    private readonly bell: OutcomeBell,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The node that owns (or is about to own) a partition. */
+  ownerNodeOf(p: number): string {
+    if (this.leases.holds(p)) return this.nodeId;
+    return ownerOf(p, this.membership.liveIds()) ?? this.nodeId;
+  }
+
+  taskEnqueued(p: number, queue: string, taskId: string, readyAt: number, sticky: string, flowDeadline: number): void {
+    const owner = this.ownerNodeOf(p);
+    if (owner === this.nodeId) {
+      this.owner.taskEnqueued(p, queue, taskId, readyAt, sticky);
+      if (flowDeadline > 0) this.owner.flowDeadlineSet(p, flowDeadline);
+      return;
+    }
+    this.mesh.ring(owner, { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky, fresh: true });
+    if (flowDeadline > 0) this.mesh.ring(owner, { kind: Kind.FLOW_DEADLINE, partition: p, task_id: taskId, at_ms: flowDeadline });
+  }
+
+  taskReady(p: number, queue: string, taskId: string, readyAt: number): void {
+    const owner = this.ownerNodeOf(p);
+    if (owner === this.nodeId) this.owner.taskReady(p, queue, taskId, readyAt);
+    else this.mesh.ring(owner, { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt });
+  }
+
+  attemptStarted(p: number, deadlineAt: number): void {
+    const owner = this.ownerNodeOf(p);
+    if (owner === this.nodeId) this.owner.attemptStarted(p, deadlineAt);
+    else this.mesh.ring(owner, { kind: Kind.ATTEMPT, partition: p, at_ms: deadlineAt });
+  }
+
+  outcomeWritten(p: number, taskId: string): void {
+    this.bell.ring(p, taskId);
+    this.mesh.ringAll({ kind: Kind.OUTCOME, partition: p, task_id: taskId });
+  }
+
+  /** Doorbells from peers; a READY for a partition we do not own is dropped (its owner loads it from Redis). */
+  onDoorbell(events: pb.IDoorbellEvent[]): void {
+    for (const e of events) {
+      const p = e.partition ?? 0;
+      if (p >= this.partitions) continue;
+      const at = Number(e.at_ms ?? 0);
+      switch (e.kind) {
+        case Kind.READY:
+          if (e.fresh) this.owner.taskEnqueued(p, e.queue ?? '', e.task_id ?? '', at, e.sticky_worker_id ?? '');
+          else this.owner.taskReady(p, e.queue ?? '', e.task_id ?? '', at);
+          break;
+        case Kind.ATTEMPT:
+          this.owner.attemptStarted(p, at);
+          break;
+        case Kind.FLOW_DEADLINE:
+          this.owner.flowDeadlineSet(p, at);
+          break;
+        case Kind.OUTCOME:
+          this.bell.ring(p, e.task_id ?? '');
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** A peer's capacity snapshot: idle slots there may take heads of our partitions. */
+  onCapacity(update: pb.ICapacityUpdate): void {
+    if (!this.view.apply(update)) return;
+    for (const w of update.workers ?? []) {
+      if ((w.idle_step_slots ?? 0) <= 0 || w.draining) continue;
+      for (const ft of w.flow_types ?? []) this.owner.capacityAvailable(w.tenant ?? '', ft, w.app_worker_id ?? '');
+    }
+  }
+
+  cancelAttempts(attempts: CancelledAttempt[], reason: string): void {
+    const byNode = new Map<string, CancelledAttempt[]>();
+    for (const a of attempts) byNode.set(a.nodeId, [...(byNode.get(a.nodeId) ?? []), a]);
+    for (const [node, list] of byNode) {
+      if (node === this.nodeId) this.gateway.cancelAttempts(list, reason);
+      else this.mesh.cancelAttempts(node, list.map((a) => ({ task_id: a.taskId, attempt: a.attempt, nonce: a.nonce, stream_id: a.streamId })), reason);
+    }
+  }
+
+  /** Picks the node to run an RPC on: the sticky worker's, else ours if we have its workers, else a peer with capacity. */
+  private rpcNode(r: RpcRequest): string {
+    if (r.sticky) {
+      if (this.gateway.presence(r.tenant, r.sticky, r.flowType, r.rpcName, true) !== 'absent') return this.nodeId;
+      const node = this.view.nodeOfWorker(r.tenant, r.sticky);
+      if (node) return node;
+    }
+    if (this.gateway.hasConnected(r.tenant, r.flowType)) return this.nodeId;
+    return this.view.nodesFor(r.tenant, r.flowType)[0] ?? this.nodeId;
+  }
+
+  async invokeRpc(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
+    const node = this.rpcNode(r);
+    if (node === this.nodeId) return this.runLocal(r, signal);
+    try {
+      const res = await this.mesh.invokeRpc(node, {
+        tenant: r.tenant, flow_id: r.flowId, flow_type: r.flowType, rpc_name: r.rpcName, input: r.input,
+        sticky_worker_id: r.sticky, timeout_ms: r.waitMs,
+      }, signal);
+      return res.output != null && res.failure == null
+        ? { kind: 'result', output: Buffer.from(res.output), appWorkerId: res.app_worker_id ?? '' }
+        : {
+          kind: 'result', appWorkerId: res.app_worker_id ?? '',
+          failure: { message: res.failure?.message ?? '', type: res.failure?.type ?? '', nonRetryable: res.failure?.non_retryable ?? false },
+        };
+    } catch (err) {
+      if (err instanceof ClientError && err.code === Status.NOT_FOUND) return { kind: 'not-found' };
+      return { kind: 'unavailable', reason: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  private runLocal(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
+    return this.gateway.invokeRpc(
+      { tenant: r.tenant, flowId: r.flowId, flowType: r.flowType, rpcName: r.rpcName, input: r.input, sticky: r.sticky, deadline: this.clock.now() + r.waitMs },
+      signal,
+    );
+  }
+
+  /** A peer routed an RPC here: run it on our slots. */
+  async serveRpc(req: pb.InvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse> {
+    const r = await this.runLocal({
+      tenant: req.tenant, flowId: req.flow_id, flowType: req.flow_type, rpcName: req.rpc_name,
+      input: Buffer.from(req.input ?? []), sticky: req.sticky_worker_id, waitMs: Number(req.timeout_ms ?? 0),
+    }, signal);
+    if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName: req.rpc_name, flowType: req.flow_type });
+    if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName: req.rpc_name, waitMs: Number(req.timeout_ms ?? 0), reason: r.reason });
+    return r.output
+      ? { output: r.output, app_worker_id: r.appWorkerId }
+      : { failure: { message: r.failure?.message ?? '', type: r.failure?.type ?? '', non_retryable: r.failure?.nonRetryable ?? false }, app_worker_id: r.appWorkerId };
+  }
+}
