@@ -70,10 +70,11 @@ async function readFrames(
     for (;;) {
       const r = await it.next();
       if (r.done) {
-        // A reset can surface as the end of the request side; the call's
-        // cancellation lands in the same turn, so look once the turn is over.
-        await new Promise((resolve) => setImmediate(resolve));
-        graceful = !signal.aborted;
+        // A client reset reaches us as END_STREAM followed a moment later by
+        // RST_STREAM (Node's http2 closes that way), so the end of the request
+        // side alone does not prove a half-close: give the cancellation a
+        // bounded moment to land before returning a held task unconsumed.
+        graceful = !(await abortedWithin(signal, slot.attempt ? RESET_GRACE_MS : 0));
         break;
       }
       await handleFrame(r.value, slot, gateway);
@@ -83,6 +84,24 @@ async function readFrames(
   } finally {
     await gateway.unregister(slot, graceful).catch((err: Error) => log.warn({ err: err.message }, 'unregister failed'));
   }
+}
+
+/** How long a stream that ended while holding a task waits to learn whether it was reset. */
+const RESET_GRACE_MS = 150;
+
+function abortedWithin(signal: AbortSignal, ms: number): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(true);
+  if (ms <= 0) return new Promise((resolve) => setImmediate(() => resolve(signal.aborted)));
+  return new Promise((resolve) => {
+    const done = (v: boolean) => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    };
+    const onAbort = () => done(true);
+    const t = setTimeout(() => done(signal.aborted), ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 async function handleFrame(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): Promise<void> {

@@ -95,7 +95,12 @@ export class ZdNode {
       isNodeLive: (id, boot) => this.membership.isLive(id, boot),
       leaseMoved: () => void this.leases.tick(),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
-    }, { stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait }, this.clock, this.log);
+      headsRestored: (n) => this.metrics.headsRestored.inc(n),
+      headsIncompleteScan: () => this.metrics.headsIncompleteScans.inc(),
+    }, {
+      stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait,
+      headsResyncIntervalMs: config.matching.headsResyncInterval,
+    }, this.clock, this.log);
     this.gateway = new Gateway({
       nodeId: this.nodeId, bootId: this.bootId,
       maxConcurrentTasksCap: config.matching.maxConcurrentTasksCap, maxStreams: config.matching.maxStreams,

@@ -92,6 +92,15 @@ export class QueueHeads {
     this.add(ref);
   }
 
+  /** Forgets a ref entirely, as a bug would (the resync's test seam). */
+  drop(taskId: string): boolean {
+    const i = this.refs.findIndex((r, j) => j >= this.start && r?.taskId === taskId);
+    if (i < 0) return false;
+    this.refs.splice(i, 1);
+    this.known.delete(taskId);
+    return true;
+  }
+
   has(taskId: string): boolean {
     return this.known.has(taskId);
   }

@@ -13,17 +13,23 @@ import type { Dispatcher, OfferResult } from './dispatcher';
 import type { QueueHeads } from './heads';
 import { PartitionOwner, type PartitionHost } from './partition';
 import { Placement } from './placement';
+import { HeadsResync } from './resync';
 import { Timers } from './timers';
 
 export interface MatchingWaits {
   stickyWaitMs: number;
   syncMatchWaitMs: number;
+  /** matching.headsResyncInterval; 0 disables the resync. */
+  headsResyncIntervalMs: number;
 }
 
 export interface OwnerHooks {
   isNodeLive(nodeId: string, bootId: string): boolean;
   leaseMoved(partition: number): void;
   outcomeWritten(partition: number, taskId: string): void;
+  /** The resync restored refs matching had lost (a bug: counted and logged). */
+  headsRestored(n: number): void;
+  headsIncompleteScan(): void;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -36,6 +42,7 @@ export class OwnerRegistry implements PartitionHost {
   private dispatcher: Dispatcher | undefined;
   private readonly timers: Timers;
   private readonly placement: Placement;
+  readonly resync: HeadsResync;
 
   constructor(
     private readonly redis: RedisClient,
@@ -52,6 +59,11 @@ export class OwnerRegistry implements PartitionHost {
       epochOf: (p) => this.partitions.get(p)?.lease.epoch,
       headsAvailable: (q) => this.headsAvailable(q),
     }, this.timers, waits.stickyWaitMs, waits.syncMatchWaitMs, clock, log);
+    this.resync = new HeadsResync(() => this.owned(), redis, keys, {
+      restored: (n) => hooks.headsRestored(n),
+      incomplete: () => hooks.headsIncompleteScan(),
+    }, waits.headsResyncIntervalMs, clock, log);
+    this.resync.start();
   }
 
   /** Steps waiting in memory in their sticky or sync-match phase. */
@@ -61,6 +73,7 @@ export class OwnerRegistry implements PartitionHost {
 
   stop(): void {
     this.timers.stop();
+    this.resync.stop();
   }
 
   setDispatcher(d: Dispatcher): void {

@@ -4,8 +4,8 @@
  * the named errors of sdk/common (`mapGrpcError`).
  */
 import { createChannel, createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
-import { MatchingServiceDefinition } from '../../wire';
-import { authMetadata, mapGrpcError, ZdDeadlineExceededError, type Credential } from '../common';
+import { MatchingServiceDefinition, PROTOCOL_VERSION } from '../../wire';
+import { authMetadata, mapGrpcError, withProtocolVersion, ZdDeadlineExceededError, type Credential } from '../common';
 import { RpcFailedError } from './errors';
 import {
   fromCluster, fromEnqueue, fromFailure, fromOutcome, fromQueueInfo, fromTaskInfo, toConsumeRequest, toInvokeRpc,
@@ -23,6 +23,11 @@ export interface ClientOptions {
   credential?: Credential;
   /** Timeout of a call that sets none; long polls add their wait to it. @default 30000 */
   defaultTimeoutMs?: number;
+  /**
+   * @internal Not part of the public API and not documented: lets tests of
+   * the server's protocol check send another protocol version.
+   */
+  _internal?: { protocolVersion?: number };
 }
 
 type Stub = GrpcClient<typeof MatchingServiceDefinition>;
@@ -33,6 +38,8 @@ export class Client {
   private readonly stub: Stub;
   private readonly credential: Credential | undefined;
   private readonly defaultTimeoutMs: number;
+  /** Sent in the `zd-protocol-version` header of every call. */
+  private readonly protocolVersion: number;
   private closed = false;
 
   constructor(options: ClientOptions) {
@@ -40,6 +47,7 @@ export class Client {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
     if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`Client option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
     this.credential = options.credential;
+    this.protocolVersion = options._internal?.protocolVersion ?? PROTOCOL_VERSION;
     this.channel = createChannel(options.address);
     this.stub = createClient(MatchingServiceDefinition, this.channel);
   }
@@ -111,7 +119,10 @@ export class Client {
     this.channel.close();
   }
 
-  /** Adds credentials and a timeout (nice-grpc has no deadline of its own) and maps errors. */
+  /**
+   * Adds credentials, the protocol version header and a timeout (nice-grpc
+   * has no deadline of its own) and maps errors.
+   */
   private async call<T>(method: string, fn: (o: Grpc) => Promise<T>, opts: CallOptions = {}, waitMs = 0): Promise<T> {
     if (this.closed) throw new Error(`${method}: the client is closed`);
     const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs + waitMs;
@@ -125,7 +136,8 @@ export class Client {
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await fn({ signal: controller.signal, metadata: await authMetadata(this.credential) });
+      const metadata = withProtocolVersion(await authMetadata(this.credential), this.protocolVersion);
+      return await fn({ signal: controller.signal, metadata });
     } catch (err) {
       if (timedOut) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
       throw mapGrpcError(err);

@@ -1,8 +1,21 @@
 /** Worker options: Options → defaults and validation → CompiledWorkerOptions. */
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
+import { PROTOCOL_VERSION } from '../../wire';
 import { consoleLogger, type BackoffOptions, type Credential, type SdkLogger } from '../common';
+import { PONG_INTERVAL_MS } from './task';
 import type { FlowTypeHandlers, SlotKindName } from './types';
+
+/**
+ * @internal Not part of the public API and not documented: knobs for tests
+ * that check the server side of the protocol against a real node.
+ */
+export interface WorkerInternalOptions {
+  /** Protocol version sent in Register and the `zd-protocol-version` header. @default PROTOCOL_VERSION */
+  protocolVersion?: number;
+  /** Pong cadence while a task runs, in ms. @default PONG_INTERVAL_MS (20 s) */
+  pongIntervalMs?: number;
+}
 
 export interface WorkerOptions {
   /** Server address, `host:port` (or `https://host:port` for TLS). */
@@ -39,6 +52,8 @@ export interface WorkerOptions {
   logger?: SdkLogger;
   /** Backoff between reconnects of a slot stream. @default { initialMs: 100, coefficient: 2, maxMs: 10000 } */
   reconnectBackoff?: BackoffOptions;
+  /** @internal See WorkerInternalOptions; not part of the public API. */
+  _internal?: WorkerInternalOptions;
 }
 
 export interface CompiledWorkerOptions {
@@ -53,6 +68,10 @@ export interface CompiledWorkerOptions {
   readonly credential: Credential | undefined;
   readonly logger: SdkLogger;
   readonly reconnectBackoff: BackoffOptions;
+  /** Sent in Register and in the `zd-protocol-version` header of Connect. */
+  readonly protocolVersion: number;
+  /** Pong cadence while a task runs, in ms. */
+  readonly pongIntervalMs: number;
   /** One entry per slot, in order: the shared slots, then the reserved ones. */
   readonly slotKinds: readonly SlotKindName[];
 }
@@ -105,6 +124,9 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     fail('stopDrainTimeout', `must be a number of ms ≥ 0, got ${stopDrainTimeout}`);
   }
 
+  const pongIntervalMs = options._internal?.pongIntervalMs ?? PONG_INTERVAL_MS;
+  if (!(pongIntervalMs > 0)) fail('_internal.pongIntervalMs', `must be > 0, got ${pongIntervalMs}`);
+
   const slotKinds: SlotKindName[] = [
     ...Array<SlotKindName>(limit - reserve).fill('STEP_AND_RPC'),
     ...Array<SlotKindName>(reserve).fill('RPC_ONLY'),
@@ -121,6 +143,8 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     credential: options.credential,
     logger,
     reconnectBackoff: options.reconnectBackoff ?? {},
+    protocolVersion: options._internal?.protocolVersion ?? PROTOCOL_VERSION,
+    pongIntervalMs,
     slotKinds,
   };
 }

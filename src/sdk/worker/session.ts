@@ -5,8 +5,8 @@
  * returns it without consuming an attempt.
  */
 import type { Client } from 'nice-grpc';
-import { pb, PROTOCOL_VERSION, type WorkerTaskServiceDefinition } from '../../wire';
-import { authMetadata, fromEpochMs, SDK_NAME, SDK_VERSION, toBuffer, toNum } from '../common';
+import { pb, type WorkerTaskServiceDefinition } from '../../wire';
+import { authMetadata, fromEpochMs, SDK_NAME, SDK_VERSION, toBuffer, toNum, withProtocolVersion } from '../common';
 import type { CompiledWorkerOptions } from './options';
 import { Outbox } from './outbox';
 import type { ReadinessTracker } from './readiness';
@@ -33,6 +33,9 @@ export interface SlotHost {
 
 export type SlotPhase = 'connecting' | 'idle' | TaskPhase;
 
+/** How long stop() waits for the node to end a half-closed stream it never answered. */
+const UNANSWERED_STOP_GRACE_MS = 2_000;
+
 const SLOT_KIND: Record<SlotKindName, pb.SlotKind> = {
   STEP_AND_RPC: pb.SlotKind.STEP_AND_RPC,
   RPC_ONLY: pb.SlotKind.RPC_ONLY,
@@ -41,6 +44,13 @@ const SLOT_KIND: Record<SlotKindName, pb.SlotKind> = {
 export class Session {
   registered = false;
   reconnectRequested = false;
+  /**
+   * The worker refused this stream's Registered (a cap below the task
+   * limit): the stream half-closes instead of resetting, so a task the
+   * server already sent returns without consuming an attempt.
+   */
+  private refusedRegistration = false;
+  private unansweredTimer: NodeJS.Timeout | undefined;
   private readonly outbox = new Outbox<pb.IWorkerFrame>();
   private readonly call = new AbortController();
   private closing = false;
@@ -57,10 +67,10 @@ export class Session {
   async run(): Promise<void> {
     const { options, client } = this.host;
     try {
-      const metadata = await authMetadata(options.credential);
+      const metadata = withProtocolVersion(await authMetadata(options.credential), options.protocolVersion);
       this.outbox.push({
         register: {
-          protocol_version: PROTOCOL_VERSION,
+          protocol_version: options.protocolVersion,
           tenant: options.tenant,
           app_worker_id: options.appWorkerId,
           flow_types: Object.keys(options.flowTypes),
@@ -73,6 +83,7 @@ export class Session {
       const responses = client.connect(this.outbox.frames(), { signal: this.call.signal, metadata });
       for await (const frame of responses) this.onFrame(frame);
     } finally {
+      clearTimeout(this.unansweredTimer);
       this.outbox.end();
       if (this.registered) this.host.readiness.unregistered(this.kind);
       // A handler whose stream is gone cannot deliver its result; stop it and
@@ -88,9 +99,16 @@ export class Session {
   /** Graceful stop: half-close now if idle, after the running task's ack otherwise. */
   drain(): void {
     this.closing = true;
-    // Nothing can be assigned before Registered, so an unregistered stream just goes.
-    if (!this.registered) this.call.abort();
-    else if (!this.task) this.outbox.end();
+    // Half-close even before Registered arrived: the node may already have
+    // registered the stream and written a task behind its Registered. A
+    // reset would fail that attempt; a half-close returns it unconsumed.
+    if (!this.task) this.outbox.end();
+    // A stream the node never answers (an unreachable node) must not hold
+    // stop() for the whole stopDrainTimeout: reset it after a short grace.
+    if (!this.registered && !this.refusedRegistration && !this.unansweredTimer) {
+      this.unansweredTimer = setTimeout(() => this.call.abort(), UNANSWERED_STOP_GRACE_MS);
+      this.unansweredTimer.unref();
+    }
   }
 
   /** Forced stop: abort the handler and cancel the stream. */
@@ -100,7 +118,7 @@ export class Session {
   }
 
   private onFrame(frame: pb.ServerFrame): void {
-    if (!this.registered && frame.frame !== 'registered') {
+    if (!this.registered && !this.refusedRegistration && frame.frame !== 'registered') {
       throw new Error(`protocol error: expected Registered, got ${frame.frame ?? 'an empty frame'}`);
     }
     switch (frame.frame) {
@@ -131,9 +149,15 @@ export class Session {
   }
 
   private onRegistered(reg: pb.IRegistered): void {
-    if (this.registered) return;
+    if (this.registered || this.refusedRegistration) return;
+    clearTimeout(this.unansweredTimer); // the node answers: it will end the half-closed stream itself
     if (!this.host.onRegistered(this.kind, reg)) {
-      this.call.abort();
+      // Half-close, never reset: the server may have written a task right
+      // after Registered; it is not run (refuse()) and the half-close
+      // returns it unconsumed, where a reset would fail the attempt.
+      this.refusedRegistration = true;
+      this.closing = true;
+      this.outbox.end();
       return;
     }
     this.registered = true;
@@ -219,7 +243,8 @@ export class Session {
   }
 
   private io() {
-    return { send: (frame: pb.IWorkerFrame, key?: string) => this.outbox.push(frame, key), logger: this.host.options.logger };
+    const { logger, pongIntervalMs } = this.host.options;
+    return { send: (frame: pb.IWorkerFrame, key?: string) => this.outbox.push(frame, key), logger, pongIntervalMs };
   }
 }
 

@@ -15,6 +15,8 @@ export interface TaskIo {
   /** Queues a frame; false when the stream is already closed. */
   send(frame: pb.IWorkerFrame, key?: string): boolean;
   readonly logger: SdkLogger;
+  /** Pong cadence while the task runs. @default PONG_INTERVAL_MS */
+  readonly pongIntervalMs?: number;
 }
 
 /** Calls the user's handler with the task's signal and heartbeat. */
@@ -75,7 +77,7 @@ export class TaskRun {
   }
 
   private async run(invoke: Invoke): Promise<void> {
-    const pong = setInterval(() => this.io.send({ pong: { sent_at_ms: Date.now() } }, 'pong'), PONG_INTERVAL_MS);
+    const pong = setInterval(() => this.io.send({ pong: { sent_at_ms: Date.now() } }, 'pong'), this.io.pongIntervalMs ?? PONG_INTERVAL_MS);
     pong.unref();
     let result: pb.IStepResult;
     try {

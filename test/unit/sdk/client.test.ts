@@ -1,12 +1,12 @@
 /** The Client against a hand-written MatchingService on a real nice-grpc server. */
 import { createServer, ServerError, Status, type CallContext, type Server } from 'nice-grpc';
-import { MatchingServiceDefinition, pb } from '../../../src/wire';
+import { MatchingServiceDefinition, pb, PROTOCOL_VERSION } from '../../../src/wire';
 import { Client, RpcFailedError, ZdDeadlineExceededError, ZdInvalidArgumentError, ZdUnavailableError } from '../../../src';
 
 describe('Client', () => {
   let server: Server;
   let client: Client;
-  const seen: { req?: unknown; auth?: string } = {};
+  const seen: { req?: unknown; auth?: string; version?: string } = {};
   const never = () => new Promise<never>(() => {});
 
   beforeAll(async () => {
@@ -16,6 +16,7 @@ describe('Client', () => {
       async enqueueStep(req: pb.EnqueueStepRequest, ctx: CallContext) {
         seen.req = req;
         seen.auth = ctx.metadata.get('authorization');
+        seen.version = ctx.metadata.get('zd-protocol-version');
         if (!req.step!.tenant) throw new ServerError(Status.INVALID_ARGUMENT, 'ZD_INVALID_ARGUMENT: step.tenant: must not be empty');
         return { task_id: `id-${req.step!.step_execution_id}`, created: true, partition: 5 };
       },
@@ -57,6 +58,7 @@ describe('Client', () => {
     const res = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e1', input: 'x' });
     expect(res).toEqual({ taskId: 'id-e1', created: true, partition: 5 });
     expect(seen.auth).toBe('Bearer secret');
+    expect(seen.version).toBe(String(PROTOCOL_VERSION)); // on every call: the server checks it
     expect((seen.req as pb.EnqueueStepRequest).step!.flow_id).toBe('f');
     expect(await client.enqueueSteps([{ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e2' }]))
       .toEqual([{ taskId: 'id-e2', created: false, partition: 1 }]);

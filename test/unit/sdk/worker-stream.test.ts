@@ -69,6 +69,7 @@ describe('Worker streams', () => {
       sdk_name: 'zdmatch-ts',
     });
     expect(streams[0]!.metadata.get('authorization')).toBe('Bearer tok');
+    expect(streams.map((s) => s.metadata.get('zd-protocol-version'))).toEqual(Array(3).fill(String(PROTOCOL_VERSION)));
     expect(w.readiness()).toEqual({
       isReady: true,
       queues: [
@@ -176,12 +177,35 @@ describe('Worker streams', () => {
     await server.stop();
     server = await new FakeWorkerServer({ onRegister: registerOk(2) }).start();
     const w = make({ maxConcurrentTasks: 4, reservedRpcTasks: 1 });
-    const wait = w.waitPullRegistered();
+    // Handled at once: start() drains (a round trip) before it rejects, and the waiter rejects first.
+    const wait = w.waitPullRegistered().catch((e: unknown) => e);
     const err = await w.start().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkerCapacityError);
     expect((err as Error).message).toMatch(/4.*2/);
-    await expect(wait).rejects.toBe(err);
+    expect(await wait).toBe(err);
+    // The refused streams half-close (never reset): a task sent behind Registered returns unconsumed.
+    await server.waitStreams(3);
+    await Promise.all(server.streams.map((s) => s.until(() => s.halfClosed || s.cancelled, 'the stream to end')));
+    expect(server.streams.filter((s) => s.received[0]?.frame === 'register').every((s) => s.halfClosed)).toBe(true);
     expect(w.state).toBe('failed');
+  });
+
+  it('stop() half-closes a stream the node has not answered yet, and resets it only after a short grace', async () => {
+    await server.stop();
+    server = await new FakeWorkerServer({ onRegister: () => undefined, endOnHalfClose: false }).start();
+    const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
+    const running = w.start().catch((e: unknown) => e);
+    const [s] = await server.waitStreams(1);
+    const t0 = Date.now();
+    const stopping = w.stop();
+    // Half-close first: had the node registered it and sent a task, the task would come back unconsumed.
+    await s!.until(() => s!.halfClosed, 'the half-close');
+    expect(s!.cancelled).toBe(false);
+    await stopping;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+    expect(Date.now() - t0).toBeLessThan(4000);
+    await s!.until(() => s!.cancelled, 'the reset');
+    expect(await running).toBeUndefined(); // stop() ends start() normally
   });
 
   it('fails start with ZdProtocolError on a protocol mismatch', async () => {
@@ -189,11 +213,11 @@ describe('Worker streams', () => {
     const msg = `ZD_PROTOCOL_MISMATCH: worker protocol version ${PROTOCOL_VERSION} is not supported; this server speaks protocol version 3`;
     server = await new FakeWorkerServer({ onRegister: (s) => s.fail(Status.FAILED_PRECONDITION, msg) }).start();
     const w = make();
-    const wait = w.waitPullRegistered();
+    const wait = w.waitPullRegistered().catch((e: unknown) => e);
     const err = await w.start().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ZdProtocolError);
     expect((err as Error).message).toBe(msg);
-    await expect(wait).rejects.toBe(err);
+    expect(await wait).toBe(err);
   });
 
   it('records permanent rejections, retries, and clears them on registration', async () => {

@@ -1,0 +1,74 @@
+/**
+ * The periodic heads resync (matching.headsResyncInterval): compares each
+ * owned queue's ready entries in Redis with what the owner holds in memory
+ * and restores any the owner lost. It only catches bugs: every restore is
+ * counted (dexzd_matching_heads_restored_refs_total) and logged at WARN.
+ */
+import type { Keys } from '../store/keys';
+import type { RedisClient } from '../store/redis';
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import type { PartitionOwner } from './partition';
+
+export interface ResyncHooks {
+  restored(n: number): void;
+  incomplete(): void;
+}
+
+/** Entries per queue one scan reads; a queue with more ready entries is an incomplete scan. */
+const SCAN_LIMIT = 5000;
+
+export class HeadsResync {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly owned: () => PartitionOwner[],
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly hooks: ResyncHooks,
+    private readonly intervalMs: number,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    if (this.intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** One pass over every owned partition; returns how many refs were restored. */
+  async runOnce(): Promise<number> {
+    let restored = 0;
+    // Entries younger than this may still be on their way in (a doorbell in flight).
+    const grace = Math.min(2000, Math.max(50, Math.floor(this.intervalMs / 2)));
+    for (const p of this.owned()) {
+      if (!p.active) continue;
+      try {
+        const names = await this.redis.smembers(this.keys.queues(p.partition));
+        for (const name of names) {
+          const q = p.queueFor(name);
+          if (q.more || q.loading) continue; // a refill will read Redis anyway
+          const ids = await this.redis.zrangebyscore(this.keys.queue(p.partition, name), '-inf', this.clock.now() - grace, 'WITHSCORES', 'LIMIT', 0, SCAN_LIMIT);
+          if (ids.length / 2 >= SCAN_LIMIT) this.hooks.incomplete();
+          for (let i = 0; i + 1 < ids.length; i += 2) {
+            const taskId = ids[i]!;
+            if (q.has(taskId) || !p.active) continue;
+            this.log.warn({ partition: p.partition, queue: name, taskId }, 'periodic Heads restored a queued task that matching had lost');
+            restored++;
+            p.taskReady(name, taskId, Number(ids[i + 1]));
+          }
+        }
+      } catch (err) {
+        this.hooks.incomplete();
+        this.log.warn({ partition: p.partition, err: (err as Error).message }, 'heads resync scan did not finish');
+      }
+    }
+    if (restored > 0) this.hooks.restored(restored);
+    return restored;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The periodic heads resync finds a queued task the owner's memory lost,
+ * restores it, counts dexzd_matching_heads_restored_refs_total, and logs the
+ * documented WARN line.
+ */
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { createChannel, createClient } from 'nice-grpc';
+import { loadConfig } from '../../src/config';
+import { ZdNode } from '../../src/node/node';
+import { queueName } from '../../src/store/keys';
+import { MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+
+const redis = useEmbeddedRedis();
+
+it('restores a head that matching lost, counts it and logs a WARN', async () => {
+  const lines: string[] = [];
+  const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('rs'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
+      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
+      'matching.syncMatchWait': '20ms', 'matching.headsResyncInterval': '0',
+    },
+  });
+  const node = await ZdNode.start(config, { logger: pino({ level: 'warn' }, sink) });
+  const channel = createChannel(node.apiAddress);
+  const matching = createClient(MatchingServiceDefinition, channel);
+  try {
+    const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+    const q = node.owner.get(r.partition!)!.queueFor(queueName('acme', 'order', 's'));
+    // past its sync-match phase, the task sits in the heads window
+    for (let i = 0; i < 100 && q.peek()?.taskId !== r.task_id; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(q.drop(r.task_id!)).toBe(true); // the bug the resync exists for
+
+    const slot = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame());
+    await slot.nextOf('registered');
+    await expect(slot.nextOf('step_task', 400)).rejects.toThrow(/no frame/); // lost: nobody offers it
+    await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
+
+    expect(await node.owner.resync.runOnce()).toBe(1);
+    expect((await slot.nextOf('step_task')).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
+    expect(restored.values[0]!.value).toBe(1);
+    expect(lines.some((l) => l.includes('periodic Heads restored a queued task that matching had lost') && l.includes('"level":40'))).toBe(true);
+    // A second pass finds nothing more to restore.
+    expect(await node.owner.resync.runOnce()).toBe(0);
+    slot.reset();
+  } finally {
+    channel.close();
+    await node.close();
+  }
+});

@@ -1,0 +1,605 @@
+/**
+ * The Worker SDK against a real node and a real redis-server: the protocol
+ * check, registration limits and readiness, graceful and forced stop,
+ * liveness frames and attempt timeouts, cancellation, and the reserved RPC
+ * slots (DESIGN §4–§6; reference: "Readiness", "Capacity and shutdown").
+ * Where a test must see what the SDK sends, a transparent tap sits between
+ * the Worker and the node (test/helpers/worker-tap.ts).
+ */
+import { createClient, Metadata, Status } from 'nice-grpc';
+import { HealthDefinition } from 'nice-grpc-server-health';
+import {
+  Client, PullRegistrationError, TaskCancelledError, Worker, WorkerCapacityError, WorkerStoppedError, ZdProtocolError,
+  type StepHandler, type StepSpec, type WorkerOptions,
+} from '../../src';
+import { MIN_PROTOCOL_VERSION } from '../../src/api/worker-service';
+import { toNum } from '../../src/sdk/common';
+import { pb, PROTOCOL_VERSION } from '../../src/wire';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { aborted, gate, metricValue, recordingLogger, type Gate } from '../helpers/sdk';
+import { sleep, waitFor } from '../helpers/wait';
+import { startWorkerTap, type TappedFrame, type WorkerTap } from '../helpers/worker-tap';
+
+const redis = useEmbeddedRedis();
+
+// Everything a test opens is closed after it, newest first (workers before nodes).
+const cleanups: Array<() => unknown> = [];
+const gates: Gate[] = [];
+afterEach(async () => {
+  for (const g of gates.splice(0)) g.open();
+  for (const fn of cleanups.splice(0).reverse()) {
+    try {
+      await fn();
+    } catch {
+      /* keep closing the rest */
+    }
+  }
+});
+
+async function node(overrides: Record<string, unknown> = {}, prefix = uniquePrefix('wl')): Promise<TestNode> {
+  const t = await startTestNode(redis.url, prefix, overrides);
+  let closed: Promise<void> | undefined;
+  const close = t.close.bind(t);
+  t.close = () => (closed ??= close());
+  cleanups.push(() => t.close());
+  return t;
+}
+
+function client(address: string, protocolVersion?: number): Client {
+  const c = new Client({ address, defaultTimeoutMs: 5000, _internal: protocolVersion === undefined ? undefined : { protocolVersion } });
+  cleanups.push(() => c.close());
+  return c;
+}
+
+function held(): Gate {
+  const g = gate();
+  gates.push(g);
+  return g;
+}
+
+/** A Worker of tenant acme, flow type order; one shared slot unless told otherwise. */
+function worker(address: string, steps: Record<string, StepHandler>, options: Partial<WorkerOptions> = {}) {
+  const logger = recordingLogger();
+  const w = new Worker({
+    address, tenant: 'acme', flowTypes: { order: { steps } }, maxConcurrentTasks: 1, reservedRpcTasks: 0, logger,
+    reconnectBackoff: { initialMs: 50, maxMs: 200 }, ...options,
+  });
+  cleanups.push(() => w.stop());
+  return { w, logger };
+}
+
+/** start() as a promise that never rejects: 'stopped', or the error it failed with. */
+function run(w: Worker): Promise<unknown> {
+  return w.start().then(() => 'stopped', (err: unknown) => err);
+}
+
+function rawSlot(t: TestNode, over: Partial<pb.IRegister> = {}, metadata?: Metadata): RawSlot {
+  const s = openSlot(t.worker, registerFrame(over), metadata);
+  cleanups.push(() => s.reset());
+  return s;
+}
+
+async function tap(t: TestNode): Promise<WorkerTap> {
+  const tp = await startWorkerTap(t.node.apiAddress);
+  cleanups.push(() => tp.close());
+  return tp;
+}
+
+function versionHeader(value: string): Metadata {
+  const md = new Metadata();
+  md.set('zd-protocol-version', value);
+  return md;
+}
+
+let flowSeq = 0;
+/** A Step of its own flow (so no sticky routing gets in the way). */
+function spec(over: Partial<StepSpec> = {}): StepSpec {
+  return { tenant: 'acme', flowId: `flow-${++flowSeq}`, flowType: 'order', stepType: 'charge', stepExecutionId: 's1', input: 'in', ...over };
+}
+
+async function outcome(c: Client, taskId: string) {
+  const o = await c.waitOutcome(taskId, { waitMs: 8000 });
+  if (!o) throw new Error(`no outcome for ${taskId}`);
+  return o;
+}
+
+/** The gateway's streams of one app worker id on a node (test-only view of its registry). */
+function serverSlots(t: TestNode, appWorkerId?: string) {
+  const slots = (t.node.gateway as unknown as { slots: Map<string, { reg: { appWorkerId: string }; out: { close(): void } }> }).slots;
+  return [...slots.values()].filter((s) => appWorkerId === undefined || s.reg.appWorkerId === appWorkerId);
+}
+
+const kinds = (frames: TappedFrame[], stream: number) => frames.filter((f) => f.stream === stream).map((f) => `${f.dir}:${f.kind}`);
+
+describe('protocol version check (zd-protocol-version header)', () => {
+  it('fails a Client\'s first call with ZdProtocolError naming both versions; supported or absent versions pass', async () => {
+    const t = await node();
+    const future = client(t.node.apiAddress, 99);
+    const err = await future.enqueueStep(spec({ flowId: 'p1' })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ZdProtocolError);
+    expect(err).toMatchObject({ status: Status.FAILED_PRECONDITION, code: 'ZD_PROTOCOL_MISMATCH' });
+    expect((err as Error).message).toContain('protocol version 99');
+    expect((err as Error).message).toContain(`protocol version ${PROTOCOL_VERSION}`);
+    // Refused before the handler ran: the same Step is still new.
+    expect((await client(t.node.apiAddress).enqueueStep(spec({ flowId: 'p1' }))).created).toBe(true);
+
+    const old = await client(t.node.apiAddress, MIN_PROTOCOL_VERSION - 1).describeCluster().catch((e: unknown) => e);
+    expect(old).toBeInstanceOf(ZdProtocolError);
+    expect((old as Error).message).toContain(`protocol version ${MIN_PROTOCOL_VERSION - 1}`);
+    await expect(client(t.node.apiAddress, MIN_PROTOCOL_VERSION).describeCluster()).resolves.toMatchObject({ partitions: 8 });
+    // An older client sends no header at all: allowed.
+    await expect(t.matching.describeCluster({})).resolves.toMatchObject({ partitions: 8 });
+    await expect(t.matching.describeCluster({}, { metadata: versionHeader('4.1') })).rejects.toMatchObject({
+      code: Status.FAILED_PRECONDITION, details: expect.stringContaining('"4.1"'),
+    });
+    // Health checks are exempt: probes send whatever they send.
+    const health = createClient(HealthDefinition, t.channel);
+    await expect(health.check({ service: '' }, { metadata: versionHeader('99') })).resolves.toMatchObject({ status: 1 });
+  });
+
+  it('fails a Worker\'s start() with ZdProtocolError naming both versions when it speaks an unsupported one', async () => {
+    const t = await node();
+    const { w } = worker(t.node.apiAddress, { charge: () => 'x' }, { maxConcurrentTasks: 2, _internal: { protocolVersion: 99 } });
+    const waiting = w.waitPullRegistered().catch((e: unknown) => e);
+    const err = await run(w);
+    expect(err).toBeInstanceOf(ZdProtocolError);
+    expect((err as Error).message).toContain('protocol version 99');
+    expect((err as Error).message).toContain(`protocol version ${PROTOCOL_VERSION}`);
+    expect(await waiting).toBe(err);
+    expect(w.state).toBe('failed');
+    expect(t.node.gateway.streamCount).toBe(0);
+  });
+
+  it('checks the Connect header and the Register version each on its own', async () => {
+    const t = await node();
+    const byHeader = rawSlot(t, {}, versionHeader('99')); // a valid Register behind a bad header
+    const e1 = (await byHeader.ended) as Error & { code?: Status; details?: string };
+    expect(e1.code).toBe(Status.FAILED_PRECONDITION);
+    expect(e1.details).toMatch(new RegExp(`ZD_PROTOCOL_MISMATCH: .*version 99 .*version ${PROTOCOL_VERSION}`));
+    const byRegister = rawSlot(t, { protocol_version: 99 }, versionHeader(String(PROTOCOL_VERSION)));
+    const e2 = (await byRegister.ended) as Error & { code?: Status; details?: string };
+    expect(e2.code).toBe(Status.FAILED_PRECONDITION);
+    expect(e2.details).toContain('version 99');
+    const fine = rawSlot(t, {}, versionHeader(String(PROTOCOL_VERSION)));
+    expect((await fine.nextOf('registered')).registered!.server_protocol_version).toBe(PROTOCOL_VERSION);
+  });
+});
+
+describe('registration limits through the SDK', () => {
+  it('fails start() with WorkerCapacityError naming both values; a task it was already sent returns unconsumed', async () => {
+    const t = await node({ 'matching.maxConcurrentTasksCap': 2 });
+    const c = client(t.node.apiAddress);
+    // Queued before the worker connects, so the node offers it the moment a stream registers.
+    const { taskId } = await c.enqueueStep(spec());
+    const ran: number[] = [];
+    const { w } = worker(t.node.apiAddress, { charge: (ctx) => void ran.push(ctx.attempt) }, { maxConcurrentTasks: 3 });
+    const err = await run(w);
+    expect(err).toBeInstanceOf(WorkerCapacityError);
+    expect(err).toMatchObject({ taskLimit: 3, cap: 2 });
+    expect((err as Error).message).toMatch(/maxConcurrentTasks 3 .*maxConcurrentTasksCap 2/);
+    expect(ran).toEqual([]);
+    await waitFor(() => t.node.gateway.streamCount === 0, { description: 'the refused streams to close' });
+    // Whether or not the node had written the Step to a refused stream, its attempt was not consumed.
+    const s = rawSlot(t, { app_worker_id: 'next' });
+    await s.nextOf('registered');
+    expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: taskId, attempt: 1 });
+  });
+
+  it('reports matching.maxStreams rejections in readiness and waitPullRegistered, and keeps retrying by default', async () => {
+    const t = await node({ 'matching.maxStreams': 1 });
+    const blocker = rawSlot(t, { app_worker_id: 'blocker', flow_types: ['elsewhere'] });
+    await blocker.nextOf('registered');
+
+    const { w, logger } = worker(t.node.apiAddress, { charge: () => 'done' });
+    const running = run(w);
+    const err = await w.waitPullRegistered().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PullRegistrationError);
+    expect(err).toMatchObject({ slotKind: 'STEP_AND_RPC', code: Status.RESOURCE_EXHAUSTED, zdCode: 'ZD_TOO_MANY_STREAMS' });
+    expect((err as Error).message).toContain('matching.maxStreams = 1');
+    expect(w.readiness()).toEqual({
+      isReady: false,
+      queues: [{ slotKind: 'STEP_AND_RPC', hasRegisteredStream: false, lastPermanentError: expect.any(PullRegistrationError) }],
+    });
+    // stopOnPermanentStreamRejection defaults to false: it retries, and start() stays pending.
+    await waitFor(() => logger.count('slot stream rejected') >= 3, { description: 'three rejections' });
+    expect(w.state).toBe('running');
+
+    // The same rejection with stopOnPermanentStreamRejection ends start() with it.
+    const strict = worker(t.node.apiAddress, { charge: () => 'x' }, { stopOnPermanentStreamRejection: true }).w;
+    const strictErr = await run(strict);
+    expect(strictErr).toBeInstanceOf(PullRegistrationError);
+    expect(strictErr).toMatchObject({ slotKind: 'STEP_AND_RPC', code: Status.RESOURCE_EXHAUSTED });
+    expect(strict.state).toBe('failed');
+
+    // Room again: the retrying worker registers, its error clears and it runs Steps.
+    blocker.halfClose();
+    await waitFor(() => w.readiness().isReady, { description: 'readiness' });
+    expect(w.readiness().queues[0]).toEqual({ slotKind: 'STEP_AND_RPC', hasRegisteredStream: true, lastPermanentError: null });
+    await expect(w.waitPullRegistered()).resolves.toBeUndefined();
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec());
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1, appWorkerId: w.appWorkerId });
+    expect(await Promise.race([running, sleep(10).then(() => 'pending')])).toBe('pending');
+  });
+
+  it('does not stop on a rejection while another stream of the kind is registered, even with stopOnPermanentStreamRejection', async () => {
+    const t = await node({ 'matching.maxStreams': 2 });
+    const { w, logger } = worker(t.node.apiAddress, { charge: () => 'ok' }, {
+      maxConcurrentTasks: 2, stopOnPermanentStreamRejection: true, reconnectBackoff: { initialMs: 600, maxMs: 600 },
+    });
+    const running = run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    // The node ends one of the worker's streams; a raw stream takes its place before the worker is back (≥ 300 ms backoff).
+    serverSlots(t, w.appWorkerId)[0]!.out.close();
+    await waitFor(() => t.node.gateway.streamCount === 1);
+    const blocker = rawSlot(t, { app_worker_id: 'blocker', flow_types: ['elsewhere'] });
+    await blocker.nextOf('registered');
+    await waitFor(() => logger.count('slot stream rejected', { status: 'RESOURCE_EXHAUSTED', noRegisteredStreamOfKind: false }) >= 1, {
+      description: 'the rejection of the reconnecting stream',
+    });
+    expect(w.state).toBe('running');
+    expect(w.readiness()).toEqual({ isReady: true, queues: [{ slotKind: 'STEP_AND_RPC', hasRegisteredStream: true, lastPermanentError: null }] });
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec());
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', appWorkerId: w.appWorkerId });
+    // Room again: the rejected slot comes back.
+    blocker.halfClose();
+    await waitFor(() => serverSlots(t, w.appWorkerId).length === 2, { description: 'both worker streams registered' });
+    expect(await Promise.race([running, sleep(10).then(() => 'pending')])).toBe('pending');
+  });
+
+  it('stays ready across a node restart on the same port and while every slot is busy', async () => {
+    const prefix = uniquePrefix('restart');
+    const t1 = await node({}, prefix);
+    const port = t1.node.apiAddress.slice(t1.node.apiAddress.lastIndexOf(':') + 1);
+    const started = held();
+    const release = held();
+    const { w } = worker(t1.node.apiAddress, {
+      charge: async (ctx) => {
+        if (ctx.input.toString() === 'hold') {
+          started.open();
+          await release.opened;
+        }
+        return 'ok';
+      },
+    }, { reconnectBackoff: { initialMs: 20, maxMs: 100 } });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+
+    const c1 = client(t1.node.apiAddress);
+    const busy = await c1.enqueueStep(spec({ input: 'hold' }));
+    await started.opened;
+    expect(w.readiness()).toEqual({ isReady: true, queues: [{ slotKind: 'STEP_AND_RPC', hasRegisteredStream: true, lastPermanentError: null }] });
+    release.open();
+    expect(await outcome(c1, busy.taskId)).toMatchObject({ status: 'COMPLETED' });
+
+    const samples: boolean[] = [];
+    const sampler = setInterval(() => samples.push(w.readiness().isReady), 5);
+    try {
+      await t1.close();
+      await waitFor(() => !w.readiness().queues[0]!.hasRegisteredStream, { description: 'the stream to go' });
+      // Disconnected with only transient errors: still ready.
+      expect(w.readiness()).toEqual({ isReady: true, queues: [{ slotKind: 'STEP_AND_RPC', hasRegisteredStream: false, lastPermanentError: null }] });
+      const t2 = await node({ 'api.listen': `127.0.0.1:${port}` }, prefix);
+      await waitFor(() => t2.node.gateway.streamCount === 1, { timeoutMs: 8000, description: 'the worker back on the new node' });
+      expect(w.readiness().queues[0]!.hasRegisteredStream).toBe(true);
+      const c2 = client(t2.node.apiAddress);
+      const { taskId } = await c2.enqueueStep(spec());
+      expect(await outcome(c2, taskId)).toMatchObject({ status: 'COMPLETED' });
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(samples.length).toBeGreaterThan(0);
+    expect(samples.every(Boolean)).toBe(true);
+  });
+});
+
+describe('stop() against the real server', () => {
+  it('half-closes idle streams at once, lets a busy one finish, and records its output', async () => {
+    const t = await node();
+    const tp = await tap(t);
+    const started = held();
+    const release = held();
+    const { w } = worker(tp.address, {
+      charge: async () => {
+        started.open();
+        await release.opened;
+        return 'finished';
+      },
+    }, { maxConcurrentTasks: 2 });
+    const running = run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec());
+    await started.opened;
+    const busy = tp.frames.find((f) => f.kind === 'step_task')!.stream;
+
+    const stopping = w.stop();
+    await waitFor(() => tp.frames.some((f) => f.kind === 'half-close' && f.stream !== busy), { description: 'the idle half-close' });
+    await waitFor(() => t.node.gateway.streamCount === 1, { description: 'the node to let the idle stream go' });
+    expect(w.state).toBe('stopping');
+    expect(kinds(tp.frames, busy)).not.toContain('up:half-close-held');
+
+    const releasedAt = Date.now();
+    release.open();
+    await stopping;
+    expect(Date.now() - releasedAt).toBeLessThan(2000); // not the 30 s stopDrainTimeout
+    expect(await running).toBe('stopped');
+    // Output, its ack, and only then the half-close.
+    expect(kinds(tp.frames, busy).filter((k) => k !== 'up:pong' && k !== 'down:ping').slice(-4))
+      .toEqual(['up:step_result', 'down:result_ack', 'up:half-close-held', 'up:half-close']);
+    const o = await outcome(c, taskId);
+    expect(o).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(o.output.toString()).toBe('finished');
+    await waitFor(() => t.node.gateway.streamCount === 0);
+  });
+
+  it('does not run a task that reaches a half-closed stream; the node returns it unconsumed', async () => {
+    const t = await node();
+    const tp = await tap(t);
+    const ran: number[] = [];
+    const { w } = worker(tp.address, { charge: (ctx) => void ran.push(ctx.attempt) });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    // Hold the worker's half-close in the tap: the node still sees an idle stream and writes a Step to it.
+    const passHalfClose = tp.holdHalfCloses();
+    const stopping = w.stop();
+    await waitFor(() => tp.frames.some((f) => f.kind === 'half-close-held'));
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec());
+    await waitFor(() => tp.frames.some((f) => f.kind === 'step_task'), { description: 'the Step written to the stopping stream' });
+    passHalfClose();
+    await stopping;
+    expect(ran).toEqual([]);
+    expect(tp.frames.filter((f) => f.dir === 'up').map((f) => f.kind)).toEqual(['register', 'half-close-held', 'half-close']);
+    await waitFor(async () => (await c.getTask(taskId)).state === 'QUEUED', { description: 'the Step back in the queue' });
+    expect(await metricValue(t.node.metrics.registry, 'dexzd_matching_returned_attempts_total', { reason: 'drain_no_output' })).toBe(1);
+    // Same attempt number, offered to another worker.
+    const s = rawSlot(t, { app_worker_id: 'next' });
+    await s.nextOf('registered');
+    expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: taskId, attempt: 1 });
+  });
+
+  it('after stopDrainTimeout aborts the handler, resets its stream, and the attempt fails through the retry policy', async () => {
+    const t = await node();
+    const started = held();
+    let reason: unknown;
+    const { w } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        started.open();
+        reason = await aborted(ctx.signal);
+        return 'too late';
+      },
+    }, { stopDrainTimeout: 300 });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec({ retryPolicy: { maxAttempts: 3, initialIntervalMs: 100 } }));
+    await started.opened;
+
+    const stopAt = Date.now();
+    await w.stop();
+    const took = Date.now() - stopAt;
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(3000);
+    expect(reason).toBeInstanceOf(WorkerStoppedError);
+    expect((reason as Error).message).toContain('stopDrainTimeout');
+    // A reset stream may have run the task: attempt 1 is spent, attempt 2 follows the policy.
+    const info = await waitFor(async () => {
+      const ti = await c.getTask(taskId);
+      return ti.attempt === 2 ? ti : undefined;
+    }, { timeoutMs: 3000, description: 'attempt 2' });
+    expect(info.lastError).toMatchObject({ type: 'worker_lost' });
+    expect(await metricValue(t.node.metrics.registry, 'dexzd_matching_returned_attempts_total', { reason: 'drain_no_output' })).toBe(0);
+    const s = rawSlot(t, { app_worker_id: 'next' });
+    await s.nextOf('registered');
+    expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: taskId, attempt: 2 });
+  });
+});
+
+describe('liveness and attempt timeouts', () => {
+  it('pings idle streams every matching.pingInterval, and never a busy one', async () => {
+    const t = await node({ 'matching.pingInterval': '200ms' });
+    const s = rawSlot(t);
+    await s.nextOf('registered');
+    const times = [Date.now()];
+    for (let i = 0; i < 3; i++) {
+      expect((await s.next(1000)).frame).toBe('ping');
+      times.push(Date.now());
+    }
+    for (let i = 1; i < times.length; i++) {
+      expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(150);
+      expect(times[i]! - times[i - 1]!).toBeLessThan(450);
+    }
+    const c = client(t.node.apiAddress);
+    await c.enqueueStep(spec());
+    const task = (await s.nextOf('step_task')).step_task!;
+    await expect(s.next(700)).rejects.toThrow(/no frame within 700 ms/); // busy: no Ping
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    expect((await s.next(1000)).frame).toBe('result_ack');
+    expect((await s.next(450)).frame).toBe('ping'); // idle again
+  });
+
+  it('the SDK answers Pings on idle streams and sends Pongs at its cadence while a task runs', async () => {
+    const t = await node({ 'matching.pingInterval': '200ms' });
+    const tp = await tap(t);
+    const { w } = worker(tp.address, { charge: () => sleep(650).then(() => 'ok') }, { _internal: { pongIntervalMs: 100 } });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const ping = await waitFor(() => tp.frames.find((f) => f.dir === 'down' && f.kind === 'ping'));
+    const reply = await waitFor(() => tp.frames.find((f) => f.dir === 'up' && f.kind === 'pong' && f.at >= ping.at));
+    expect(toNum((reply.frame as pb.IWorkerFrame).pong!.sent_at_ms)).toBe(toNum((ping.frame as pb.IServerFrame).ping!.sent_at_ms));
+
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec());
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED' });
+    const from = tp.frames.findIndex((f) => f.kind === 'step_task');
+    const to = tp.frames.findIndex((f) => f.kind === 'step_result');
+    const during = tp.frames.slice(from, to);
+    const pongs = during.filter((f) => f.dir === 'up' && f.kind === 'pong');
+    expect(pongs.length).toBeGreaterThanOrEqual(4);
+    expect(pongs.length).toBeLessThanOrEqual(7);
+    for (let i = 1; i < pongs.length; i++) expect(pongs[i]!.at - pongs[i - 1]!.at).toBeGreaterThanOrEqual(60);
+    expect(during.some((f) => f.kind === 'ping')).toBe(false);
+  });
+
+  it('a Heartbeat extends the heartbeat deadline: a 1 s Step with a 300 ms heartbeat timeout completes as attempt 1', async () => {
+    const t = await node();
+    const attempts: number[] = [];
+    const { w } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        attempts.push(ctx.attempt);
+        for (let i = 0; i < 10; i++) {
+          ctx.heartbeat();
+          await sleep(100);
+        }
+        return 'ok';
+      },
+    });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec({ heartbeatTimeoutMs: 300, retryPolicy: { maxAttempts: 3, initialIntervalMs: 50 } }));
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(attempts).toEqual([1]);
+  });
+
+  it('a missing Heartbeat fails the attempt through the retry policy', async () => {
+    const t = await node();
+    const release = held();
+    const attempts: number[] = [];
+    const { w, logger } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        attempts.push(ctx.attempt);
+        if (ctx.attempt > 1) return `done-${ctx.attempt}`;
+        ctx.heartbeat();
+        await release.opened; // and no more heartbeats
+        return 'late';
+      },
+    }, { maxConcurrentTasks: 2 });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec({ heartbeatTimeoutMs: 300, retryPolicy: { maxAttempts: 3, initialIntervalMs: 50 } }));
+    const o = await outcome(c, taskId);
+    expect(o).toMatchObject({ status: 'COMPLETED', attempt: 2 });
+    expect(o.output.toString()).toBe('done-2');
+    expect(attempts).toEqual([1, 2]);
+    release.open();
+    await waitFor(() => logger.count('result not accepted', { verdict: 'REFUSED_STALE' }) === 1, { description: 'the stale refusal' });
+  });
+
+  it('method_timeout_ms fails a too-long attempt even while it heartbeats', async () => {
+    const t = await node();
+    const release = held();
+    const startedAt: number[] = [];
+    const { w } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        startedAt.push(Date.now());
+        if (ctx.attempt > 1) return 'second';
+        const beat = setInterval(() => ctx.heartbeat(), 50);
+        await release.opened;
+        clearInterval(beat);
+        return 'late';
+      },
+    }, { maxConcurrentTasks: 2 });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec({
+      methodTimeoutMs: 400, heartbeatTimeoutMs: 200, retryPolicy: { maxAttempts: 3, initialIntervalMs: 50 },
+    }));
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 2 });
+    expect(startedAt).toHaveLength(2);
+    // Heartbeats kept the 200 ms heartbeat deadline away; the 400 ms method deadline ended it.
+    expect(startedAt[1]! - startedAt[0]!).toBeGreaterThanOrEqual(380);
+  });
+
+  it('queue time counts toward neither timeout', async () => {
+    const t = await node();
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec({ methodTimeoutMs: 300, heartbeatTimeoutMs: 300 }));
+    await sleep(600); // queued, with no worker, for twice both timeouts
+    expect(await c.getTask(taskId)).toMatchObject({ state: 'QUEUED', attempt: 1 });
+    const { w } = worker(t.node.apiAddress, { charge: () => sleep(100).then(() => 'ok') });
+    void run(w);
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+  });
+});
+
+describe('CancelFlow through the SDK', () => {
+  it('aborts the running handler\'s signal and refuses its late result: the outcome stays CANCELLED', async () => {
+    const t = await node();
+    const started = held();
+    let reason: unknown;
+    const { w, logger } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        started.open();
+        reason = await aborted(ctx.signal);
+        return 'late output'; // a result, not a throw: the node must refuse it
+      },
+    });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const s = spec();
+    const { taskId } = await c.enqueueStep(s);
+    await started.opened;
+    expect(await c.cancelFlow('acme', s.flowId, 'user asked')).toEqual({ cancelledQueued: 0, cancelledRunning: 1 });
+    await waitFor(() => reason !== undefined, { description: 'the handler signal' });
+    expect(reason).toBeInstanceOf(TaskCancelledError);
+    expect((reason as Error).message).toBe('user asked');
+    await waitFor(() => logger.count('result refused: task was cancelled', { verdict: 'REFUSED_CANCELLED' }) === 1);
+    const o = await outcome(c, taskId);
+    expect(o).toMatchObject({ status: 'CANCELLED', attempt: 1 });
+    expect(o.output.length).toBe(0);
+    expect((await c.getTask(taskId)).outcome).toMatchObject({ status: 'CANCELLED' });
+  });
+});
+
+describe('reserved RPC slots', () => {
+  it('a Worker with limit 4 and the default reserve opens 3 STEP_AND_RPC and 1 RPC_ONLY streams', async () => {
+    const t = await node();
+    const { w } = worker(t.node.apiAddress, { charge: () => 'ok' }, { maxConcurrentTasks: 4, reservedRpcTasks: undefined });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const registry = t.node.metrics.registry;
+    await waitFor(async () => (await metricValue(registry, 'dexzd_gateway_streams', { kind: 'STEP_AND_RPC' })) === 3
+      && (await metricValue(registry, 'dexzd_gateway_streams', { kind: 'RPC_ONLY' })) === 1, { description: '3 + 1 streams' });
+    expect(w.readiness().queues.map((q) => [q.slotKind, q.hasRegisteredStream])).toEqual([['STEP_AND_RPC', true], ['RPC_ONLY', true]]);
+  });
+
+  it('never sends a Step to an RPC-only slot: with the one shared slot busy, a second Step waits', async () => {
+    const t = await node();
+    const started = held();
+    const release = held();
+    const ran: string[] = [];
+    const { w, logger } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        ran.push(ctx.input.toString());
+        if (ctx.input.toString() === 'long') {
+          started.open();
+          await release.opened;
+        }
+        return 'ok';
+      },
+    }, { maxConcurrentTasks: 2, reservedRpcTasks: undefined }); // 1 shared + 1 RPC-only
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const long = await c.enqueueStep(spec({ input: 'long' }));
+    await started.opened;
+    const second = await c.enqueueStep(spec({ input: 'second' }));
+    await sleep(500); // a non-event: give a wrong dispatch every chance to happen
+    expect(await c.getTask(second.taskId)).toMatchObject({ state: 'QUEUED', attempt: 1 });
+    expect(ran).toEqual(['long']);
+    expect(logger.count('server sent a Step to an RPC-only slot; declining it')).toBe(0);
+    expect(await metricValue(t.node.metrics.registry, 'dexzd_matching_returned_attempts_total', { reason: 'legacy_no_capacity' })).toBe(0);
+    release.open();
+    expect(await outcome(c, long.taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(await outcome(c, second.taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(ran).toEqual(['long', 'second']);
+  });
+});
