@@ -21,9 +21,17 @@ function hostPort(s: string): { host: string; port: number } {
   return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
 }
 
+/**
+ * Auto-pipelining routes a batch by the slot of each command's first argument,
+ * which for these is a subcommand word, not the key: on Redis Cluster they
+ * would land on the wrong primary (MOVED). They go out on their own.
+ */
+const NOT_PIPELINED = ['xreadgroup', 'xgroup', 'xinfo'];
+
 export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): RedisClient {
   const common: RedisOptions = {
     enableAutoPipelining: true,
+    autoPipeliningIgnoredCommands: NOT_PIPELINED,
     maxRetriesPerRequest: 3,
     connectionName: 'zdmatch',
     ...extra,
@@ -32,6 +40,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   if (settings.clusterNodes.length > 0) {
     client = new Cluster(settings.clusterNodes.map(hostPort), {
       enableAutoPipelining: true,
+      autoPipeliningIgnoredCommands: NOT_PIPELINED,
       redisOptions: { ...common, password: settings.password || undefined },
       scaleReads: 'master',
     });

@@ -7,15 +7,20 @@
 import { Client, Worker, type StepContext } from '../../src';
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
+import { startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const LEASE_TTL = 1500;
 
-function clusterConfig(api: number) {
+/** Where the nodes keep their state: the file's redis-server, or a Redis Cluster's seeds. */
+type Store = { url: string } | { seeds: readonly string[] };
+
+function clusterConfig(api: number, store: Store) {
   return {
     api: { listen: `127.0.0.1:${api}` },
+    ...('seeds' in store ? { redis: { clusterNodes: [...store.seeds] } } : {}),
     cluster: { partitions: 16, heartbeat: '200ms', nodeTtl: `${LEASE_TTL}ms`, leaseTtl: `${LEASE_TTL}ms` },
     matching: { syncMatchWait: '50ms', stickyWait: '200ms' },
     steps: { initialInterval: '50ms', maxAttempts: 20 },
@@ -31,14 +36,16 @@ interface Cluster {
   stopAll(): Promise<void>;
 }
 
-async function startCluster(n: number): Promise<Cluster> {
+async function startCluster(n: number, store: Store = { url: redis.url }): Promise<Cluster> {
   const prefix = uniquePrefix('c3');
   const ports = await freePorts(n);
   const nodes: (NodeProcess | undefined)[] = [];
   const c: Cluster = {
     prefix, ports, nodes,
     async start(i) {
-      const node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: prefix, nodeId: `n${i}`, config: clusterConfig(ports[i]!) });
+      const node = await startNodeProcess({
+        redisUrl: 'url' in store ? store.url : undefined, keyPrefix: prefix, nodeId: `n${i}`, config: clusterConfig(ports[i]!, store),
+      });
       nodes[i] = node;
       return node;
     },
@@ -50,10 +57,17 @@ async function startCluster(n: number): Promise<Cluster> {
   return c;
 }
 
+/** When each partition last started a task (task ids start with their partition). */
+const startsByPartition = new Map<number, number[]>();
+
 function recordingWorker(address: string, app: string, runs: Map<string, number>, delayMs = 0) {
   const handler = async (ctx: StepContext) => {
     const key = `${ctx.taskId}#${ctx.attempt}`;
     runs.set(key, (runs.get(key) ?? 0) + 1);
+    const p = Number(ctx.taskId.split('-')[0]);
+    const list = startsByPartition.get(p) ?? [];
+    list.push(Date.now());
+    startsByPartition.set(p, list);
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     return 'ok';
   };
@@ -109,35 +123,60 @@ it('serves a Step from any node\'s partition to an idle slot on another node', a
   await c.stopAll();
 }, 60_000);
 
-it('keeps every Step to exactly one outcome across SIGKILLs of the busiest owner and of a gateway', async () => {
-  const TOTAL = 20_000;
-  const c = await startCluster(3);
+/**
+ * Kills the owner of the most partitions, then another node holding busy
+ * worker streams, restarts both, and checks every Step's one outcome, that no
+ * attempt ran twice, and how soon each killed owner's partitions started
+ * tasks again (DESIGN §3: within leaseTtl plus one second).
+ */
+async function killAndRestart(total: number, store?: Store): Promise<number[]> {
+  const c = await startCluster(3, store);
   const runs = new Map<string, number>();
+  startsByPartition.clear();
   const workers = c.ports.map((p, i) => recordingWorker(`127.0.0.1:${p}`, `w${i}`, runs, 1));
   const started = workers.map((w) => w.start().catch(() => undefined));
   await Promise.all(workers.map((w) => w.waitPullRegistered()));
 
   const clients = c.ports.map((p) => new Client({ address: `127.0.0.1:${p}` }));
-  const ids = await enqueueAll(clients[0]!, TOTAL, 'k');
-  expect(ids.size).toBe(TOTAL);
+  const ids = await enqueueAll(clients[0]!, total, 'k');
+  expect(ids.size).toBe(total);
 
-  // The owner of the most partitions dies first, then another node holding busy worker streams.
-  const info = await clients[0]!.describeCluster();
-  const count = new Map<string, number>();
-  for (const p of info.partitionOwners) count.set(p.owner, (count.get(p.owner) ?? 0) + 1);
-  const busiest = [...count.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+  const owners = async (via: Client) => {
+    const info = await via.describeCluster();
+    const byNode = new Map<string, number[]>();
+    for (const p of info.partitionOwners) byNode.set(p.owner, [...(byNode.get(p.owner) ?? []), p.partition]);
+    return byNode;
+  };
+  const byNode = await owners(clients[0]!);
+  const busiest = [...byNode.entries()].sort((a, b) => b[1].length - a[1].length)[0]![0];
   const x = Number(busiest.slice(1));
   const y = (x + 1) % 3;
   const z = 3 - x - y;
-  await waitForRuns(runs, TOTAL / 5);
-  await c.nodes[x]!.kill('SIGKILL');
-  await waitForRuns(runs, TOTAL / 2);
-  await c.nodes[y]!.kill('SIGKILL');
-  await new Promise((r) => setTimeout(r, 500));
+  const resumed: number[] = [];
+  const killAt = async (i: number) => {
+    const mine = (await owners(clients[z]!)).get(`n${i}`) ?? [];
+    await c.nodes[i]!.kill('SIGKILL');
+    const at = Date.now();
+    // The first start of a task in one of its partitions after the kill.
+    const until = at + 20_000;
+    for (;;) {
+      const first = mine.map((p) => (startsByPartition.get(p) ?? []).find((t) => t > at)).filter((t): t is number => t !== undefined);
+      if (first.length > 0) {
+        resumed.push(Math.min(...first) - at);
+        return;
+      }
+      if (Date.now() > until || mine.length === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await waitForRuns(runs, total / 5);
+  await killAt(x);
+  await waitForRuns(runs, total / 2);
+  await killAt(y);
   await Promise.all([c.start(x), c.start(y)]);
 
   const outcomes = await collect(clients[z]!, ids, 120_000);
-  expect(outcomes.size).toBe(TOTAL);
+  expect(outcomes.size).toBe(total);
   expect([...outcomes.values()].every((s) => s === 'COMPLETED')).toBe(true);
   expect([...runs.values()].every((n) => n === 1)).toBe(true);
 
@@ -145,7 +184,29 @@ it('keeps every Step to exactly one outcome across SIGKILLs of the busiest owner
   await Promise.all(started);
   for (const cl of clients) cl.close();
   await c.stopAll();
+  return resumed;
+}
+
+it('keeps every Step to exactly one outcome across SIGKILLs of the busiest owner and of a gateway', async () => {
+  const resumed = await killAndRestart(20_000);
+  console.log(`dispatch resumed in the killed owners' partitions after ${resumed.join(' ms, ')} ms (leaseTtl ${LEASE_TTL} ms)`);
+  expect(resumed.length).toBeGreaterThan(0);
+  for (const ms of resumed) expect(ms).toBeLessThanOrEqual(LEASE_TTL + 1000);
 }, 240_000);
+
+describe('on a 3-master Redis Cluster', () => {
+  let rc: RedisCluster;
+  beforeAll(async () => {
+    rc = await startRedisCluster({ masters: 3 });
+  }, 60_000);
+  afterAll(() => rc?.stop());
+
+  it('keeps every Step to exactly one outcome across the same kills', async () => {
+    const resumed = await killAndRestart(6_000, { seeds: rc.seeds });
+    console.log(`Redis Cluster: dispatch resumed after ${resumed.join(' ms, ')} ms`);
+    for (const ms of resumed) expect(ms).toBeLessThanOrEqual(LEASE_TTL + 1000);
+  }, 240_000);
+});
 
 async function waitForRuns(runs: Map<string, number>, n: number): Promise<void> {
   const until = Date.now() + 60_000;
