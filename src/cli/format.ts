@@ -50,6 +50,11 @@ function tableStyle(): { head: string[]; border: string[] } | undefined {
   return process.stdout.isTTY ? undefined : { head: [], border: [] };
 }
 
+/** A table with these column heads, styled for a terminal or plain when piped. */
+export function newTable(head: string[]): InstanceType<typeof Table> {
+  return new Table({ head, style: tableStyle() });
+}
+
 export interface QueueRow {
   flowType: string;
   stepType: string;

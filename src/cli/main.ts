@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { registerCluster } from './cluster';
 import { CliExit, EXIT_CONFIG, EXIT_FAILURE } from './common';
 import { registerDev } from './dev';
 import { registerEnqueue } from './enqueue';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerEnqueue(program);
   registerQueues(program);
   registerTask(program);
+  registerCluster(program);
   return program;
 }
 

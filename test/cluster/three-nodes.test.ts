@@ -5,6 +5,7 @@
  * restarted. Every Step gets exactly one outcome and no attempt runs in two slots.
  */
 import { Client, Worker, type StepContext } from '../../src';
+import { runCli } from '../helpers/cli';
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
@@ -117,6 +118,15 @@ it('serves a Step from any node\'s partition to an idle slot on another node', a
   expect([...outcomes.values()].every((s) => s === 'COMPLETED')).toBe(true);
   const owners = await producer.describeCluster();
   expect(owners.nodes.length).toBe(3);
+  // `zdmatch cluster` shows the same picture: every partition owned, with its epoch.
+  const cli = runCli(['cluster', '--address', `127.0.0.1:${c.ports[1]}`, '--json']);
+  expect(cli.status).toBe(0);
+  const shown = JSON.parse(cli.stdout) as { nodes: { nodeId: string; ownedPartitions: number }[]; partitionOwners: { owner: string; epoch: number }[] };
+  expect(shown.nodes.map((n) => n.nodeId).sort()).toEqual(['n0', 'n1', 'n2']);
+  expect(shown.nodes.reduce((a, n) => a + n.ownedPartitions, 0)).toBe(16);
+  expect(shown.partitionOwners.every((p) => p.owner !== '' && p.epoch > 0)).toBe(true);
+  const table = runCli(['cluster', '--address', `127.0.0.1:${c.ports[1]}`, '--partitions']);
+  expect(table.stdout).toContain('16 partitions, 3 live nodes');
   await worker.stop();
   await started;
   producer.close();

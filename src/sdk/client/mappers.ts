@@ -53,6 +53,8 @@ export function toInvokeRpc(r: InvokeRpcRequest): pb.IInvokeRpcRequest {
     rpc_name: r.rpcName,
     input: toBytes(r.input),
     sticky_worker_id: r.stickyWorkerId ?? '',
+    // The server never waits for a worker past the caller's own budget.
+    timeout_ms: r.timeoutMs ?? 0,
   };
 }
 
