@@ -5,3 +5,4 @@
 export * from './sdk/worker';
 export * from './sdk/client';
 export * from './sdk/common';
+export * from './sdk/fetch';

@@ -13,6 +13,7 @@ import { registerEnqueue } from './enqueue';
 import { registerQueues } from './queues';
 import { registerServe } from './serve';
 import { registerTask } from './task';
+import { registerTerminal } from './terminal';
 
 function version(): string {
   try {
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerQueues(program);
   registerTask(program);
   registerCluster(program);
+  registerTerminal(program);
   return program;
 }
 

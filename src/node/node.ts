@@ -32,6 +32,14 @@ import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { ALL_SERVICES, MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../wire';
 import { startMetricsServer } from './http-server';
+// ---- fetch surface (issue 5) ----
+import { externalTaskService, operatorService } from '../api/external-service';
+import { startExternalHttp } from '../api/external-http';
+import { ExternalTasks } from '../api/external-tasks';
+import { FetchBell } from '../gateway/fetch-bell';
+import { FetchStore } from '../store/fetch-store';
+import { ExternalTaskServiceDefinition, OperatorServiceDefinition } from '../wire';
+// ---- end fetch surface ----
 import { Routing } from './routing';
 
 export type NodeState = 'starting' | 'running' | 'draining' | 'stopped' | 'failed';
@@ -73,6 +81,13 @@ export class ZdNode {
   private closing: Promise<void> | undefined;
   private readonly log: Logger;
   private readonly clock: Clock;
+  // ---- fetch surface (issue 5): set in boot() ----
+  /** Doorbell of long-polling fetches, keyed by topic (queue name). */
+  readonly fetchBell = new FetchBell();
+  /** The fetch-and-lock surface (gRPC and HTTP share it); `hooks` is a test seam. */
+  externalTasks: ExternalTasks | undefined;
+  private externalHttp: http.Server | undefined;
+  // ---- end fetch surface ----
 
   private constructor(readonly config: Config, opts: NodeOptions) {
     this.log = opts.logger;
@@ -110,7 +125,10 @@ export class ZdNode {
     }, this.store, {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
       workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
-      taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
+      taskReady: (p, queue, taskId, readyAt) => {
+        this.fetchBell.ringAt(queue, readyAt); // a returned or retried Step is fetchable too
+        this.routing.taskReady(p, queue, taskId, readyAt);
+      },
       attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
       capacityChanged: () => this.mesh.capacityChanged(),
@@ -173,6 +191,7 @@ export class ZdNode {
       membership: this.membership, metrics: this.metrics, clock: this.clock,
       invokeRpc: (r, signal) => this.routing.invokeRpc(r, signal),
       taskEnqueued: (t, sticky) => {
+        this.fetchBell.ringAt(t.queue, t.readyAt); // fetch surface (issue 5): wake long-polling fetches of the topic
         this.routing.taskEnqueued(
           t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky, t.flowDeadline,
         );
@@ -180,6 +199,20 @@ export class ZdNode {
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
     }));
+    // ---- fetch surface (issue 5): ExternalTaskService + OperatorService on gRPC, HTTP/JSON on http.listen ----
+    const externalTasks = new ExternalTasks({
+      config: c, store: new FetchStore(this.redis, this.keys, c.outcomes.retention), bell: this.fetchBell,
+      clock: this.clock, log: this.log,
+      taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
+      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+    });
+    this.externalTasks = externalTasks;
+    server.add(ExternalTaskServiceDefinition, externalTaskService(externalTasks, c));
+    server.add(OperatorServiceDefinition, operatorService(externalTasks, c));
+    const fetchHttp = await startExternalHttp(c.http.listen, externalTasks, c, this.log);
+    this.externalHttp = fetchHttp.server;
+    this.httpAddress = fetchHttp.address;
+    // ---- end fetch surface ----
     this.server = server;
     const port = await server.listen(c.api.listen);
     this.apiAddress = `${hostOf(c.api.listen)}:${port}`;
@@ -262,6 +295,15 @@ export class ZdNode {
       const forced = sleep(2000).then(() => server.forceShutdown());
       await Promise.race([server.shutdown(), forced]);
     });
+    // ---- fetch surface (issue 5): long polls in flight end at once (their fetches claim nothing) ----
+    await step('http', () => new Promise<void>((resolve) => {
+      this.fetchBell.stop();
+      const h = this.externalHttp;
+      if (!h) return resolve();
+      h.close(() => resolve());
+      h.closeAllConnections();
+    }));
+    // ---- end fetch surface ----
     await step('metrics', () => new Promise<void>((resolve) => (this.metricsServer ? this.metricsServer.close(() => resolve()) : resolve())));
     this.gateway.stop();
     this.owner.stop();

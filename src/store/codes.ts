@@ -8,6 +8,33 @@ export enum ScriptCode {
   NotReady = -3,
   Ended = -4,
   LeaseMoved = -5,
+  LockedByOther = -6,
+  LockExpired = -7,
+  Terminal = -8,
+  NotTerminal = -9,
+}
+
+/**
+ * Why a fetch worker's guarded mutation (Complete, Fail, ExtendLock, Unlock)
+ * matched nothing: read from lock state only, in the same script as the guard
+ * (store/lua/includes/locked.lua `lockVerdict`). Zero rows is never success.
+ */
+export type LockVerdict = 'not-found' | 'locked-by-other' | 'lock-expired' | 'terminal';
+
+export function lockVerdictOf(reply: unknown[]): LockVerdict {
+  const code = Number(reply[0]);
+  switch (code) {
+    case ScriptCode.NotFound:
+      return 'not-found';
+    case ScriptCode.LockedByOther:
+      return 'locked-by-other';
+    case ScriptCode.LockExpired:
+      return 'lock-expired';
+    case ScriptCode.Terminal:
+      return 'terminal';
+    default:
+      throw new Error(`unexpected lock verdict code ${code}`);
+  }
 }
 
 /** Why a guarded mutation matched nothing. */

@@ -33,6 +33,10 @@ export class Keys {
   sticky(p: number, tenant: string, flowId: string): string {
     return `${this.tag(p)}sticky:${tenant}:${flowId}`;
   }
+  /** Fetch-surface terminal tasks of the partition, scored by when they turned terminal. */
+  terminal(p: number): string {
+    return `${this.tag(p)}terminal`;
+  }
   out(p: number): string {
     return `${this.tag(p)}out`;
   }

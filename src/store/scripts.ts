@@ -22,6 +22,14 @@ declare module 'ioredis' {
     zdHeartbeatTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdCancelFlow(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdTimeoutTask(k1: string, k2: string, k3: string, ...args: Arg[]): Result<Reply, Context>;
+    // fetch surface (store/fetch-store.ts)
+    zdLockTasksBuffer(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdCompleteLocked(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdFailLocked(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdExtendLock(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdUnlockTask(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdRetryTerminal(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdAbandonTerminal(k1: string, ...args: Arg[]): Result<Reply, Context>;
     zdAcquireLease(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdRenewLease(k1: string, ...args: Arg[]): Result<number, Context>;
     zdReleaseLease(k1: string, ...args: Arg[]): Result<number, Context>;

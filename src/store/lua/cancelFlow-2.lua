@@ -11,8 +11,10 @@ local queued, running, slots = 0, 0, {}
 for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local taskKey = tag .. 't:' .. taskId
   local t = redis.call('HMGET', taskKey, 'state', 'queue', 'attempt', 'nonce', 'node', 'slot')
-  if t[1] == 'queued' then
+  if t[1] == 'queued' or t[1] == 'locked' or t[1] == 'terminal' then
+    -- locked and terminal: the fetch surface's (its late worker calls get the TERMINAL verdict)
     redis.call('ZREM', tag .. 'q:' .. t[2], taskId)
+    redis.call('ZREM', tag .. 'terminal', taskId)
     writeOutcome(tag, taskKey, taskId, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
     queued = queued + 1
   elseif t[1] == 'running' then

@@ -1,6 +1,9 @@
 --[[ End a queued task whose flow deadline has passed with TIMED_OUT. Owner-initiated:
   refused once the lease has moved. Running tasks are left to their attempt
-  deadlines (a retry past the flow deadline times out in failTask).
+  deadlines (a retry past the flow deadline times out in failTask). Tasks of the
+  fetch surface time out too, locked or terminal: a fetch worker retrying on its
+  own budget never holds a flow deadline off (DESIGN §6); its late completion then
+  gets the TERMINAL verdict.
   KEYS[1]  task hash      KEYS[2]  deadlines sorted set     KEYS[3]  lease
   ARGV[1]  tag  ARGV[2] taskId  ARGV[3] now  ARGV[4] outcomes.retention  ARGV[5] lease token
   Returns: {1, outcomeId} timed out | {0} not due / not queued | {-1} gone | {-5} lease moved
@@ -15,10 +18,11 @@ if not t[1] then
 end
 local deadline = tonumber(t[3]) or 0
 if deadline <= 0 or deadline > tonumber(ARGV[3]) then return {0} end
-if t[1] ~= 'queued' then
+if t[1] ~= 'queued' and t[1] ~= 'locked' and t[1] ~= 'terminal' then
   redis.call('ZREM', KEYS[2], taskId)
   return {0}
 end
 redis.call('ZREM', tag .. 'q:' .. t[2], taskId)
-return {1, writeOutcome(tag, KEYS[1], taskId, 'TIMED_OUT', '', 'flow deadline passed while queued', 'timeout', '1',
+redis.call('ZREM', tag .. 'terminal', taskId)
+return {1, writeOutcome(tag, KEYS[1], taskId, 'TIMED_OUT', '', 'flow deadline passed while ' .. t[1], 'timeout', '1',
   ARGV[3], ARGV[4])}

@@ -2,7 +2,11 @@
 -- done hash (kept for outcomes.retention), then deletes the task and its index
 -- entries. The caller has already removed it from its queue or from inflight.
 -- Returns the outcome's stream entry id.
-local function writeOutcome(tag, taskKey, taskId, status, output, errMsg, errType, errNR, now, retention)
+--
+-- appendOutcome and deleteEnded are its two halves, for callers that must
+-- do something between them (completeLocked: the fetch surface's idempotency
+-- key rides on the done hash). Every other script calls writeOutcome.
+local function appendOutcome(tag, taskKey, taskId, status, output, errMsg, errType, errNR, now, retention)
   local f = redis.call('HMGET', taskKey, 'tenant', 'flowId', 'flowType', 'stepType', 'seid', 'attempt',
     'worker', 'enqueuedAt')
   local fields = {
@@ -15,8 +19,18 @@ local function writeOutcome(tag, taskKey, taskId, status, output, errMsg, errTyp
   local doneKey = tag .. 'done:' .. taskId
   redis.call('HSET', doneKey, 'outcomeId', id, unpack(fields))
   redis.call('PEXPIRE', doneKey, retention)
+  return id
+end
+
+local function deleteEnded(tag, taskKey, taskId)
+  local f = redis.call('HMGET', taskKey, 'tenant', 'flowId')
   redis.call('DEL', taskKey)
   redis.call('SREM', tag .. 'flow:' .. (f[1] or '') .. ':' .. (f[2] or ''), taskId)
   redis.call('ZREM', tag .. 'deadlines', taskId)
+end
+
+local function writeOutcome(tag, taskKey, taskId, status, output, errMsg, errType, errNR, now, retention)
+  local id = appendOutcome(tag, taskKey, taskId, status, output, errMsg, errType, errNR, now, retention)
+  deleteEnded(tag, taskKey, taskId)
   return id
 end

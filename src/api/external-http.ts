@@ -1,0 +1,203 @@
+/**
+ * The fetch surface as HTTP/JSON on `http.listen` (docs/fetch.md), on
+ * node:http — five POST routes do not earn a framework. Bodies are JSON
+ * objects with camelCase fields; byte payloads are base64 strings. Errors use
+ * the catalog: the HTTP status it gives, and a body `{code, message}`.
+ *
+ *   POST /v1/external-tasks/fetch-and-lock
+ *   POST /v1/external-tasks/{taskId}/complete
+ *   POST /v1/external-tasks/{taskId}/failure
+ *   POST /v1/external-tasks/{taskId}/extend-lock
+ *   POST /v1/external-tasks/{taskId}/unlock
+ */
+import http from 'node:http';
+import type { Config } from '../config';
+import { ERROR_CATALOG, invalidArgument, zdError, ZdError } from '../errors';
+import type { ClaimedTask } from '../store/fetch-store';
+import type { Logger } from '../util/logger';
+import type { ExternalTasks } from './external-tasks';
+import {
+  idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf,
+} from './external-validation';
+
+const PREFIX = '/v1/external-tasks/';
+const TASK_ROUTES = new Set(['complete', 'failure', 'extend-lock', 'unlock']);
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+type Body = Record<string, unknown>;
+
+export function lockedTaskToJson(t: ClaimedTask) {
+  return {
+    taskId: t.taskId, topic: { tenant: t.tenant, flowType: t.flowType, stepType: t.stepType }, flowId: t.flowId,
+    stepExecutionId: t.stepExecutionId, input: t.input.toString('base64'), lockUntilMs: t.lockUntil, retries: t.retries,
+    attempt: t.attempt,
+  };
+}
+
+/** Largest accepted body: a payload of limits.maxPayloadBytes as base64, plus room for the other fields. */
+export function bodyLimit(c: Config): number {
+  return Math.ceil(c.limits.maxPayloadBytes / 3) * 4 + 64 * 1024;
+}
+
+function base64Field(field: string, value: unknown): Buffer | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !BASE64.test(value)) throw invalidArgument(field, 'must be a base64 string');
+  return Buffer.from(value, 'base64');
+}
+
+function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        reject(zdError('ZD_BODY_TOO_LARGE', { limit }));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('error', (err) => {
+      if (!failed) reject(err);
+      failed = true;
+    });
+    req.on('end', () => {
+      if (failed) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') {
+        resolve({});
+        return;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (err) {
+        reject(invalidArgument('body', `is not valid JSON (${(err as Error).message})`));
+        return;
+      }
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        reject(invalidArgument('body', 'must be a JSON object'));
+        return;
+      }
+      resolve(parsed as Body);
+    });
+  });
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, close = false): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (res.destroyed || res.writableEnded) {
+      resolve(false);
+      return;
+    }
+    const text = JSON.stringify(body);
+    res.once('finish', () => resolve(true));
+    res.once('close', () => resolve(res.writableFinished));
+    res.writeHead(status, {
+      'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(close ? { connection: 'close' } : {}),
+    });
+    res.end(text);
+  });
+}
+
+function errorBody(err: ZdError): { code: string; message: string } {
+  // ServerError.details is "<code>: <message>"
+  const prefix = `${err.zdCode}: `;
+  return { code: err.zdCode, message: err.details.startsWith(prefix) ? err.details.slice(prefix.length) : err.details };
+}
+
+export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logger) {
+  const limit = bodyLimit(c);
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const method = req.method ?? 'GET';
+    let action: string;
+    let taskId: string | undefined;
+    if (path === `${PREFIX}fetch-and-lock`) {
+      action = 'fetch-and-lock';
+    } else {
+      const m = path.startsWith(PREFIX) ? /^([^/]+)\/([a-z-]+)$/.exec(path.slice(PREFIX.length)) : null;
+      if (!m || !TASK_ROUTES.has(m[2]!)) throw zdError('ZD_UNKNOWN_ROUTE', { method, path });
+      taskId = decodeURIComponent(m[1]!);
+      action = m[2]!;
+    }
+    if (method !== 'POST') throw zdError('ZD_METHOD_NOT_ALLOWED', { path, method, allowed: 'POST' });
+    const body = await readBody(req, limit);
+
+    if (action === 'fetch-and-lock') {
+      const r = parseFetch('http', body, c);
+      const tasks = await surface.fetchAndLock(r, signal);
+      const written = await sendJson(res, 200, { tasks: tasks.map(lockedTaskToJson) });
+      // Claimed for a response that never reached the caller: give the locks back at once.
+      if (!written && tasks.length > 0) await surface.unlockClaimed(r.workerId, tasks);
+      return;
+    }
+    const ref = taskRefOf('http', taskId, c);
+    const workerId = workerIdOf('http', body.workerId, c);
+    switch (action) {
+      case 'complete': {
+        const result = resultOf('http', base64Field('result', body.result), c);
+        await surface.complete(ref, workerId, result, idempotencyKeyOf('http', body.idempotencyKey));
+        await sendJson(res, 200, {});
+        return;
+      }
+      case 'failure': {
+        const failure = body.failure === undefined || body.failure === null ? {} : body.failure;
+        if (typeof failure !== 'object' || Array.isArray(failure)) throw invalidArgument('failure', 'must be an object {message, type}');
+        const f = parseFail('http', failure as { message?: unknown; type?: unknown }, body.retries, body.retryTimeoutMs);
+        await sendJson(res, 200, { terminal: await surface.fail(ref, workerId, f) });
+        return;
+      }
+      case 'extend-lock': {
+        const lockUntil = await surface.extendLock(ref, workerId, lockDurationOf('http', body.lockDurationMs, c));
+        await sendJson(res, 200, { lockUntilMs: lockUntil });
+        return;
+      }
+      default: {
+        await surface.unlock(ref, workerId);
+        await sendJson(res, 200, {});
+      }
+    }
+  }
+
+  return (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    const ac = new AbortController();
+    // The caller has gone when the connection closes before our response finished.
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort();
+    });
+    route(req, res, ac.signal).catch((err: unknown) => {
+      let e: ZdError;
+      if (err instanceof ZdError) {
+        e = err;
+      } else {
+        log.error({ url: req.url, err: err instanceof Error ? err.stack : String(err) }, 'unexpected error in HTTP handler');
+        e = zdError('ZD_INTERNAL');
+      }
+      // A refused body is not read to its end: close the connection after answering.
+      void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), e.zdCode === 'ZD_BODY_TOO_LARGE');
+    });
+  };
+}
+
+export function startExternalHttp(
+  listen: string, surface: ExternalTasks, c: Config, log: Logger,
+): Promise<{ server: http.Server; address: string }> {
+  const server = http.createServer(externalHttpHandler(surface, c, log));
+  // Long polls outlive Node's default request timeout only up to fetch.maxWait; keep a margin.
+  server.requestTimeout = Math.max(c.fetch.maxWait + 30_000, 60_000);
+  const i = listen.lastIndexOf(':');
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(Number(listen.slice(i + 1)), listen.slice(0, i).replace(/^\[|\]$/g, ''), () => {
+      const a = server.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      const host = listen.slice(0, i);
+      resolve({ server, address: `${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}` });
+    });
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * ExternalTaskService (fetch-and-lock workers) and OperatorService (terminal
+ * tasks) over gRPC: wire messages → validated requests → ExternalTasks.
+ */
+import { AbortError } from 'abort-controller-x';
+import type { CallContext } from 'nice-grpc';
+import type { Config } from '../config';
+import { invalidArgument } from '../errors';
+import type { ClaimedTask, TerminalTaskRecord } from '../store/fetch-store';
+import type { pb } from '../wire';
+import type { ExternalTasks } from './external-tasks';
+import {
+  idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf,
+} from './external-validation';
+import { optionalId, requireCount, requireName } from './validation';
+
+const DEFAULT_LIST = 100;
+const MAX_LIST = 1000;
+
+export function lockedTaskToWire(t: ClaimedTask): pb.ILockedTask {
+  return {
+    task_id: t.taskId, topic: { tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType }, flow_id: t.flowId,
+    step_execution_id: t.stepExecutionId, input: t.input, lock_until_ms: t.lockUntil, retries: t.retries, attempt: t.attempt,
+  };
+}
+
+const bytes = (b: Uint8Array | null | undefined): Buffer =>
+  b ? Buffer.from(b.buffer, b.byteOffset, b.byteLength) : Buffer.alloc(0);
+
+export function externalTaskService(surface: ExternalTasks, c: Config) {
+  return {
+    async fetchAndLock(req: pb.FetchAndLockRequest, ctx: CallContext): Promise<pb.IFetchAndLockResponse> {
+      const r = parseFetch('grpc', {
+        workerId: req.worker_id, maxTasks: req.max_tasks, lockDurationMs: req.lock_duration_ms, waitMs: req.wait_ms,
+        topics: req.topics.map((t) => ({ tenant: t.tenant, flowType: t.flow_type, stepType: t.step_type })),
+      }, c);
+      const tasks = await surface.fetchAndLock(r, ctx.signal);
+      if (ctx.signal.aborted) {
+        // The caller went away while we claimed: nobody will see these locks, so give them back now.
+        await surface.unlockClaimed(r.workerId, tasks);
+        throw new AbortError();
+      }
+      return { tasks: tasks.map(lockedTaskToWire) };
+    },
+
+    async complete(req: pb.CompleteRequest): Promise<pb.ICompleteResponse> {
+      const ref = taskRefOf('grpc', req.task_id, c);
+      const workerId = workerIdOf('grpc', req.worker_id, c);
+      const result = req.has_result ? resultOf('grpc', bytes(req.result), c) : undefined;
+      if (!req.has_result && req.result.length > 0) throw invalidArgument('has_result', 'must be true when result is set');
+      await surface.complete(ref, workerId, result, idempotencyKeyOf('grpc', req.idempotency_key));
+      return {};
+    },
+
+    async fail(req: pb.FailRequest): Promise<pb.IFailResponse> {
+      const ref = taskRefOf('grpc', req.task_id, c);
+      const workerId = workerIdOf('grpc', req.worker_id, c);
+      const f = parseFail('grpc', req.failure, req.retries, req.retry_timeout_ms);
+      return { terminal: await surface.fail(ref, workerId, f) };
+    },
+
+    async extendLock(req: pb.ExtendLockRequest): Promise<pb.IExtendLockResponse> {
+      const ref = taskRefOf('grpc', req.task_id, c);
+      const workerId = workerIdOf('grpc', req.worker_id, c);
+      return { lock_until_ms: await surface.extendLock(ref, workerId, lockDurationOf('grpc', req.lock_duration_ms, c)) };
+    },
+
+    async unlock(req: pb.UnlockRequest): Promise<pb.IUnlockResponse> {
+      const ref = taskRefOf('grpc', req.task_id, c);
+      await surface.unlock(ref, workerIdOf('grpc', req.worker_id, c));
+      return {};
+    },
+  };
+}
+
+export function terminalTaskToWire(t: TerminalTaskRecord): pb.ITerminalTask {
+  return {
+    task_id: t.taskId, topic: { tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType }, flow_id: t.flowId,
+    step_execution_id: t.stepExecutionId, attempt: t.attempt, reason: t.reason, terminal_at_ms: t.terminalAt,
+    last_error: t.errMsg || t.errType ? { message: t.errMsg, type: t.errType } : null, lock_expiries: t.lockExpiries,
+    partition: t.partition,
+  };
+}
+
+export function operatorService(surface: ExternalTasks, c: Config) {
+  const m = c.matching;
+  return {
+    async listTerminalTasks(req: pb.ListTerminalTasksRequest): Promise<pb.IListTerminalTasksResponse> {
+      const tenant = requireName('tenant', req.tenant, m.maxQueueLength);
+      const flowType = req.flow_type ? requireName('flow_type', req.flow_type, m.maxFlowTypeLength) : '';
+      const stepType = req.step_type ? requireName('step_type', req.step_type, m.maxQueueLength) : '';
+      const limit = requireCount('limit', req.limit, MAX_LIST, DEFAULT_LIST);
+      return { tasks: (await surface.listTerminal(tenant, flowType, stepType, limit)).map(terminalTaskToWire) };
+    },
+
+    async retryTerminalTask(req: pb.RetryTerminalTaskRequest): Promise<pb.IRetryTerminalTaskResponse> {
+      const ref = taskRefOf('grpc', req.task_id, c);
+      if (req.retries < 0) throw invalidArgument('retries', 'must not be negative');
+      await surface.retryTerminal(ref, req.retries);
+      return {};
+    },
+
+    async abandonTerminalTask(req: pb.AbandonTerminalTaskRequest): Promise<pb.IAbandonTerminalTaskResponse> {
+      const ref = taskRefOf('grpc', req.task_id, c);
+      const reason = optionalId('reason', req.reason, 1024) || 'abandoned by an operator';
+      return { outcome_id: await surface.abandonTerminal(ref, reason) };
+    },
+  };
+}

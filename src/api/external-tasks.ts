@@ -1,0 +1,218 @@
+/**
+ * The fetch-and-lock surface (DESIGN §7), transport-free: gRPC
+ * (external-service.ts) and HTTP/JSON (external-http.ts) validate into the
+ * same requests and call this. Workers name topics, never partitions; the
+ * surface walks the partitions and finds tasks from their ids.
+ *
+ * Long poll: subscribe to the topics' doorbell, then claim; when nothing was
+ * claimed, wait for a ring, for the next due time the claim reported (a retry
+ * timeout passing, a lock expiring), or for the end of the wait — whichever
+ * comes first — and claim again. A fetch whose caller has gone claims nothing.
+ */
+import type { Config } from '../config';
+import { zdError, type ZdError } from '../errors';
+import type { FetchBell } from '../gateway/fetch-bell';
+import type { LockVerdict } from '../store/codes';
+import type { ClaimedTask, FetchStore, TerminalTaskRecord } from '../store/fetch-store';
+import { formatOutcomeId } from '../store/outcomes';
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import type { FailInput, FetchRequest, TaskRef } from './external-validation';
+
+export interface ExternalTasksDeps {
+  config: Config;
+  store: FetchStore;
+  bell: FetchBell;
+  clock: Clock;
+  log: Logger;
+  /** A task of `queue` is offerable to stream slots at `readyAt` (now or later): tell its partition's owner. */
+  taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
+  /** An outcome was written (doorbell of WaitOutcome / ConsumeOutcomes). */
+  outcomeWritten(partition: number, taskId: string): void;
+}
+
+/** Test seams; unset in production. */
+export interface ExternalTasksHooks {
+  /**
+   * Runs after a claim found nothing and before the fetch waits: a test parks
+   * a task here to force the lost-wakeup interleaving deterministically.
+   */
+  beforeWait?: (round: number) => Promise<void> | void;
+  /** Runs after a claim took tasks, before they are returned (a test makes the caller leave here). */
+  afterClaim?: (tasks: ClaimedTask[]) => Promise<void> | void;
+}
+
+/** Shortest sleep between claims when the queues report something already due that the claim did not take. */
+const MIN_RECHECK_MS = 25;
+
+export function verdictError(taskId: string, v: LockVerdict): ZdError {
+  switch (v) {
+    case 'not-found':
+      return zdError('ZD_TASK_NOT_FOUND', { taskId });
+    case 'locked-by-other':
+      return zdError('ZD_LOCKED_BY_OTHER', { taskId });
+    case 'lock-expired':
+      return zdError('ZD_LOCK_EXPIRED', { taskId });
+    case 'terminal':
+      return zdError('ZD_TERMINAL', { taskId });
+  }
+}
+
+export class ExternalTasks {
+  hooks: ExternalTasksHooks = {};
+  private readonly c: Config;
+
+  constructor(private readonly d: ExternalTasksDeps) {
+    this.c = d.config;
+  }
+
+  /** Its `faults` are a test seam. */
+  get store(): FetchStore {
+    return this.d.store;
+  }
+
+  // ---- worker calls ---------------------------------------------------------
+
+  async fetchAndLock(r: FetchRequest, signal: AbortSignal): Promise<ClaimedTask[]> {
+    const topics = r.topics.map((t) => t.queue);
+    // Subscribe before the first claim query: a task parked between the query and the wait still wakes us.
+    const sub = this.d.bell.subscribe(topics, signal);
+    try {
+      const deadline = this.d.clock.now() + r.waitMs;
+      for (let round = 0; ; round++) {
+        if (signal.aborted) return [];
+        const { tasks, nextDue } = await this.claim(r, [...new Set(topics)]);
+        if (tasks.length > 0) {
+          if (this.hooks.afterClaim) await this.hooks.afterClaim(tasks);
+          return tasks;
+        }
+        if (this.hooks.beforeWait) await this.hooks.beforeWait(round);
+        const now = this.d.clock.now();
+        const left = deadline - now;
+        if (left <= 0 || signal.aborted) return [];
+        await sub.wait(Math.min(left, Math.max(MIN_RECHECK_MS, nextDue - now)));
+      }
+    } finally {
+      sub.close();
+    }
+  }
+
+  /** Tasks claimed for a response that could not be written go back at once. */
+  async unlockClaimed(workerId: string, tasks: ClaimedTask[]): Promise<void> {
+    await Promise.all(tasks.map(async (t) => {
+      try {
+        const r = await this.d.store.unlock(t.partition, t.taskId, workerId, this.d.clock.now());
+        if (r.kind === 'ok') this.ready(t.partition, r.queue, t.taskId, r.readyAt);
+      } catch (err) {
+        // Not lost: the lock lapses after its duration and the task is fetchable again.
+        this.d.log.warn({ taskId: t.taskId, err: (err as Error).message }, 'unlock of an undelivered fetch failed');
+      }
+    }));
+  }
+
+  async complete(ref: TaskRef, workerId: string, result: Buffer | undefined, idempotencyKey: string): Promise<void> {
+    const r = await this.d.store.complete(ref.partition, ref.taskId, workerId, result, idempotencyKey, this.d.clock.now());
+    if (r.kind === 'refused') throw verdictError(ref.taskId, r.verdict);
+    if (!r.absorbed) this.d.outcomeWritten(ref.partition, ref.taskId);
+  }
+
+  /** Returns whether the task turned terminal. */
+  async fail(ref: TaskRef, workerId: string, f: FailInput): Promise<boolean> {
+    const r = await this.d.store.fail(
+      ref.partition, ref.taskId, workerId, f.message, f.type, f.retries, f.retryTimeoutMs, this.d.clock.now(),
+    );
+    if (r.kind === 'refused') throw verdictError(ref.taskId, r.verdict);
+    if (!r.terminal) this.ready(ref.partition, r.queue, ref.taskId, r.readyAt);
+    return r.terminal;
+  }
+
+  async extendLock(ref: TaskRef, workerId: string, lockMs: number): Promise<number> {
+    const r = await this.d.store.extend(ref.partition, ref.taskId, workerId, lockMs, this.d.clock.now());
+    if (r.kind === 'refused') throw verdictError(ref.taskId, r.verdict);
+    return r.lockUntil;
+  }
+
+  async unlock(ref: TaskRef, workerId: string): Promise<void> {
+    const r = await this.d.store.unlock(ref.partition, ref.taskId, workerId, this.d.clock.now());
+    if (r.kind === 'refused') throw verdictError(ref.taskId, r.verdict);
+    this.ready(ref.partition, r.queue, ref.taskId, r.readyAt);
+  }
+
+  // ---- operators ------------------------------------------------------------
+
+  async listTerminal(tenant: string, flowType: string, stepType: string, limit: number): Promise<TerminalTaskRecord[]> {
+    const all = await Promise.all(
+      Array.from({ length: this.c.cluster.partitions }, (_, p) => this.d.store.listTerminal(p, limit * 4)),
+    );
+    return all.flat()
+      .filter((t) => t.tenant === tenant && (!flowType || t.flowType === flowType) && (!stepType || t.stepType === stepType))
+      .sort((a, b) => a.terminalAt - b.terminalAt || a.taskId.localeCompare(b.taskId))
+      .slice(0, limit);
+  }
+
+  async retryTerminal(ref: TaskRef, retries: number): Promise<void> {
+    const now = this.d.clock.now();
+    const r = await this.d.store.retryTerminal(ref.partition, ref.taskId, retries, now);
+    if (r.kind === 'not-found') throw zdError('ZD_TASK_NOT_FOUND', { taskId: ref.taskId });
+    if (r.kind === 'not-terminal') throw zdError('ZD_NOT_TERMINAL', { taskId: ref.taskId, state: r.state });
+    this.ready(ref.partition, r.queue, ref.taskId, now);
+  }
+
+  async abandonTerminal(ref: TaskRef, reason: string): Promise<string> {
+    const r = await this.d.store.abandonTerminal(ref.partition, ref.taskId, reason, this.d.clock.now());
+    if (r.kind === 'not-found') throw zdError('ZD_TASK_NOT_FOUND', { taskId: ref.taskId });
+    if (r.kind === 'not-terminal') throw zdError('ZD_NOT_TERMINAL', { taskId: ref.taskId, state: r.state });
+    this.d.outcomeWritten(ref.partition, ref.taskId);
+    return formatOutcomeId(ref.partition, r.outcomeId);
+  }
+
+  // ---- internals ------------------------------------------------------------
+
+  /** A task is fetchable (now or at readyAt): ring the topic's fetches and tell the stream path's owner. */
+  private ready(partition: number, queue: string, taskId: string, readyAt: number): void {
+    this.d.bell.ringAt(queue, readyAt);
+    this.d.taskReady(partition, queue, taskId, readyAt);
+  }
+
+  /**
+   * One claim across every partition. A peek (the lowest score of each
+   * partition's queue, all in one pipelined round) finds the partitions with
+   * something due; claim scripts then run only there, oldest first, until
+   * maxTasks are claimed. `nextDue` is the earliest future score seen.
+   */
+  private async claim(r: FetchRequest, queues: string[]): Promise<{ tasks: ClaimedTask[]; nextDue: number }> {
+    const now = this.d.clock.now();
+    const peeks = await Promise.all(
+      Array.from({ length: this.c.cluster.partitions }, (_, p) => queues.map(async (queue) => ({
+        p, queue, score: await this.d.store.firstScore(p, queue),
+      }))).flat(),
+    );
+    let nextDue = Infinity;
+    const due = new Map<number, { queues: string[]; oldest: number }>();
+    for (const { p, queue, score } of peeks) {
+      if (score === undefined) continue;
+      if (score > now) {
+        nextDue = Math.min(nextDue, score);
+        continue;
+      }
+      const e = due.get(p) ?? { queues: [], oldest: score };
+      e.queues.push(queue);
+      e.oldest = Math.min(e.oldest, score);
+      due.set(p, e);
+    }
+    const tasks: ClaimedTask[] = [];
+    for (const [p, e] of [...due].sort((a, b) => a[1].oldest - b[1].oldest)) {
+      const left = r.maxTasks - tasks.length;
+      if (left <= 0) break;
+      const res = await this.d.store.lock(p, e.queues, r.workerId, r.lockMs, left, this.c.fetch.maxLockExpiries, this.d.clock.now());
+      nextDue = Math.min(nextDue, res.nextDue);
+      for (const t of res.tasks) {
+        tasks.push(t);
+        // The stream path's owner learns when this lock lapses (DESIGN §4: an expired lock is a head again).
+        this.d.taskReady(p, t.queue, t.taskId, t.lockUntil);
+      }
+      if (res.terminal.length > 0) this.d.log.warn({ partition: p, taskIds: res.terminal }, 'fetch tasks turned terminal: lock expired too often');
+    }
+    return { tasks, nextDue };
+  }
+}

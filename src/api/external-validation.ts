@@ -1,0 +1,144 @@
+/**
+ * Validation of fetch-surface requests, shared by gRPC and HTTP/JSON. Fields
+ * are read from one neutral camelCase shape; errors name the field the way
+ * the caller spelt it (`lock_duration_ms` over gRPC, `lockDurationMs` over
+ * HTTP). Bounds are rejections, never clamps; 0 or omitted takes the default
+ * (DESIGN §7, §11.6).
+ */
+import type { Config } from '../config';
+import { invalidArgument } from '../errors';
+import { partitionOfTaskId, queueName } from '../store/keys';
+import { requireId, requireName } from './validation';
+
+export type Naming = 'grpc' | 'http';
+
+/** `topics[0].flowType` → `topics[0].flow_type` for gRPC; HTTP keeps camelCase. */
+export function fieldName(naming: Naming, camel: string): string {
+  return naming === 'http' ? camel : camel.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`);
+}
+
+export interface TopicRef {
+  tenant: string;
+  flowType: string;
+  stepType: string;
+  /** The queue name, also the doorbell key. */
+  queue: string;
+}
+
+export interface FetchRequest {
+  workerId: string;
+  topics: TopicRef[];
+  maxTasks: number;
+  lockMs: number;
+  waitMs: number;
+}
+
+export interface TaskRef {
+  taskId: string;
+  partition: number;
+}
+
+const MAX_MESSAGE = 4096;
+const MAX_TYPE = 256;
+const MAX_RETRIES = 2_147_483_647;
+const MAX_RETRY_TIMEOUT_MS = 366 * 86_400_000;
+
+/** A non-negative safe integer from a number (or a decimal string, as proto3 JSON writes 64-bit fields). */
+function wholeNumber(field: string, value: unknown, what = 'a non-negative whole number'): number {
+  if (value === undefined || value === null || value === '') return 0;
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw invalidArgument(field, `must be ${what}`);
+  return n;
+}
+
+/** A bound with a default and a ceiling: 0/omitted → default; over the ceiling → rejected naming both. */
+export function bounded(field: string, value: unknown, ceiling: number, dflt: number, ceilingKey: string, unit: 'ms' | ''): number {
+  const n = wholeNumber(field, value, unit === 'ms' ? 'a non-negative whole number of milliseconds' : 'a non-negative whole number');
+  const u = unit ? ` ${unit}` : '';
+  if (n > ceiling) throw invalidArgument(field, `${n}${u} exceeds the ceiling of ${ceiling}${u} (${ceilingKey})`);
+  return n === 0 ? dflt : n;
+}
+
+export function workerIdOf(naming: Naming, value: unknown, c: Config): string {
+  return requireId(fieldName(naming, 'workerId'), value, c.matching.maxQueueLength);
+}
+
+export function taskRefOf(naming: Naming, value: unknown, c: Config): TaskRef {
+  const field = fieldName(naming, 'taskId');
+  const taskId = requireId(field, value, 64);
+  const partition = partitionOfTaskId(taskId, c.cluster.partitions);
+  if (partition === undefined) throw invalidArgument(field, 'is not a zdmatch task id');
+  return { taskId, partition };
+}
+
+export interface RawFetch {
+  workerId?: unknown;
+  topics?: unknown;
+  maxTasks?: unknown;
+  lockDurationMs?: unknown;
+  waitMs?: unknown;
+}
+
+export function parseFetch(naming: Naming, raw: RawFetch, c: Config): FetchRequest {
+  const f = (n: string) => fieldName(naming, n);
+  const workerId = workerIdOf(naming, raw.workerId, c);
+  if (!Array.isArray(raw.topics) || raw.topics.length === 0) throw invalidArgument(f('topics'), 'must name at least one topic');
+  if (raw.topics.length > c.matching.maxFlowTypes) {
+    throw invalidArgument(f('topics'), `names ${raw.topics.length} topics; the limit is ${c.matching.maxFlowTypes} (matching.maxFlowTypes)`);
+  }
+  const m = c.matching;
+  const topics = raw.topics.map((t: unknown, i): TopicRef => {
+    const o = (t && typeof t === 'object' ? t : {}) as Record<string, unknown>;
+    const tenant = requireName(f(`topics[${i}].tenant`), o.tenant, m.maxQueueLength);
+    const flowType = requireName(f(`topics[${i}].flowType`), o.flowType, m.maxFlowTypeLength);
+    const stepType = requireName(f(`topics[${i}].stepType`), o.stepType, m.maxQueueLength);
+    return { tenant, flowType, stepType, queue: queueName(tenant, flowType, stepType) };
+  });
+  const x = c.fetch;
+  return {
+    workerId, topics,
+    maxTasks: bounded(f('maxTasks'), raw.maxTasks, x.maxMaxTasks, x.maxTasks, 'fetch.maxMaxTasks', ''),
+    lockMs: bounded(f('lockDurationMs'), raw.lockDurationMs, x.maxLockDuration, x.lockDuration, 'fetch.maxLockDuration', 'ms'),
+    waitMs: bounded(f('waitMs'), raw.waitMs, x.maxWait, x.wait, 'fetch.maxWait', 'ms'),
+  };
+}
+
+export function lockDurationOf(naming: Naming, value: unknown, c: Config): number {
+  return bounded(fieldName(naming, 'lockDurationMs'), value, c.fetch.maxLockDuration, c.fetch.lockDuration, 'fetch.maxLockDuration', 'ms');
+}
+
+export function idempotencyKeyOf(naming: Naming, value: unknown): string {
+  if (value === undefined || value === null || value === '') return '';
+  return requireId(fieldName(naming, 'idempotencyKey'), value);
+}
+
+export function resultOf(naming: Naming, value: Buffer | undefined, c: Config): Buffer | undefined {
+  if (value && value.length > c.limits.maxPayloadBytes) {
+    throw invalidArgument(fieldName(naming, 'result'), `is ${value.length} bytes; the limit is ${c.limits.maxPayloadBytes} (limits.maxPayloadBytes)`);
+  }
+  return value;
+}
+
+export interface FailInput {
+  message: string;
+  type: string;
+  retries: number;
+  retryTimeoutMs: number;
+}
+
+export function parseFail(
+  naming: Naming, failure: { message?: unknown; type?: unknown } | null | undefined, retries: unknown, retryTimeoutMs: unknown,
+): FailInput {
+  const f = (n: string) => fieldName(naming, n);
+  const message = failure?.message ?? '';
+  const type = failure?.type ?? '';
+  if (typeof message !== 'string') throw invalidArgument(f('failure.message'), 'must be a string');
+  if (message.length > MAX_MESSAGE) throw invalidArgument(f('failure.message'), `is ${message.length} characters long; the limit is ${MAX_MESSAGE}`);
+  if (typeof type !== 'string') throw invalidArgument(f('failure.type'), 'must be a string');
+  if (type.length > MAX_TYPE) throw invalidArgument(f('failure.type'), `is ${type.length} characters long; the limit is ${MAX_TYPE}`);
+  const r = typeof retries === 'number' && retries < 0 ? -1 : wholeNumber(f('retries'), retries);
+  if (r < 0 || r > MAX_RETRIES) throw invalidArgument(f('retries'), `must be between 0 (terminal) and ${MAX_RETRIES}`);
+  const timeout = wholeNumber(f('retryTimeoutMs'), retryTimeoutMs, 'a non-negative whole number of milliseconds');
+  if (timeout > MAX_RETRY_TIMEOUT_MS) throw invalidArgument(f('retryTimeoutMs'), `${timeout} ms exceeds the ceiling of ${MAX_RETRY_TIMEOUT_MS} ms`);
+  return { message, type, retries: r, retryTimeoutMs: timeout };
+}

@@ -1,0 +1,74 @@
+import type { Command } from 'commander';
+import { TerminalTasksClient } from '../sdk/fetch';
+import { CliExit, EXIT_CONFIG } from './common';
+import { cell, jsonReplacer } from './format';
+
+function count(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new CliExit(`${flag}: must be a whole number from ${min} to ${max}`, EXIT_CONFIG);
+  return n;
+}
+
+interface CommonOptions {
+  address: string;
+}
+
+async function withTerminalClient<T>(address: string, fn: (c: TerminalTasksClient) => Promise<T>): Promise<T> {
+  const client = new TerminalTasksClient({ address });
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * `zdmatch terminal list|retry|abandon`: the fetch surface's terminal tasks
+ * (fetch retries exhausted, lock expired too often) — durable, listed here,
+ * not backlog — and their resolution by an operator.
+ */
+export function registerTerminal(program: Command): void {
+  const terminal = program.command('terminal').description('list and resolve terminal tasks of the fetch surface');
+  const address = (c: Command) => c.option('--address <host:port>', 'gRPC API address', '127.0.0.1:8801');
+
+  address(terminal.command('list'))
+    .description('list the terminal tasks of a tenant, oldest first')
+    .requiredOption('--tenant <tenant>', 'tenant')
+    .option('--flow-type <type>', 'only this flow type')
+    .option('--step-type <type>', 'only this step type')
+    .option('--limit <n>', 'at most this many (1-1000)', '100')
+    .option('--json', 'print JSON')
+    .action(async (opts: CommonOptions & { tenant: string; flowType?: string; stepType?: string; limit: string; json?: boolean }) => {
+      const tasks = await withTerminalClient(opts.address, (c) => c.list(opts.tenant, {
+        flowType: opts.flowType, stepType: opts.stepType, limit: count('--limit', opts.limit, 1, 1000),
+      }));
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(tasks, jsonReplacer, 2)}\n`);
+      } else if (tasks.length === 0) {
+        process.stdout.write(`no terminal tasks for tenant ${opts.tenant}\n`);
+      } else {
+        for (const t of tasks) {
+          process.stdout.write(`${[t.taskId, `${t.topic.flowType}/${t.topic.stepType}`, t.flowId, `attempt ${t.attempt}`,
+            cell(t.terminalAt), t.reason, t.lastError ? `last error: ${t.lastError.message}` : ''].filter(Boolean).join('\t')}\n`);
+        }
+      }
+    });
+
+  address(terminal.command('retry'))
+    .description('queue a terminal task again with a fresh fetch budget')
+    .argument('<taskId>', 'task id')
+    .option('--retries <n>', 'fetch retries it starts with (0 = unset)', '0')
+    .action(async (taskId: string, opts: CommonOptions & { retries: string }) => {
+      await withTerminalClient(opts.address, (c) => c.retry(taskId, count('--retries', opts.retries, 0, 2_147_483_647)));
+      process.stdout.write(`${taskId} queued again\n`);
+    });
+
+  address(terminal.command('abandon'))
+    .description('end a terminal task with a FAILED outcome')
+    .argument('<taskId>', 'task id')
+    .requiredOption('--reason <text>', 'why (carried by the outcome)')
+    .action(async (taskId: string, opts: CommonOptions & { reason: string }) => {
+      const outcomeId = await withTerminalClient(opts.address, (c) => c.abandon(taskId, opts.reason));
+      process.stdout.write(`${taskId} abandoned (outcome ${outcomeId})\n`);
+    });
+}

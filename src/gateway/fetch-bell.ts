@@ -1,0 +1,98 @@
+/**
+ * Doorbell for long-polling fetches (DESIGN §7), keyed by topic (the queue
+ * name "<tenant>:<flowType>:<stepType>"). A ring carries only "look again":
+ * a woken fetch re-runs its claim, so a spurious or duplicate ring costs one
+ * extra claim and a missed one costs at most the rest of a bounded wait.
+ * Fetches subscribe before their first claim query, so a ring between the
+ * query and the wait is never missed.
+ *
+ * Node-local for now. Rings come from enqueues (node.ts `taskEnqueued`),
+ * unlocks, fetch-Fail retries and operator retries; `ringAt` schedules a ring
+ * for a task that becomes fetchable later (a retry timeout). The peer mesh can
+ * carry `ring(topic)` to other nodes without changing this interface.
+ */
+import { EventEmitter } from 'node:events';
+
+export interface FetchSubscription {
+  /** Resolves true on a ring since the last wait (or during this one), false at the timeout or abort. */
+  wait(ms: number): Promise<boolean>;
+  close(): void;
+}
+
+export class FetchBell {
+  private readonly emitter = new EventEmitter();
+  /** One pending timer per topic: the earliest due time asked for. */
+  private readonly due = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.emitter.setMaxListeners(0);
+  }
+
+  ring(topic: string): void {
+    this.emitter.emit(topic);
+  }
+
+  /**
+   * Rings `topic` at `at` (epoch ms). Only the earliest pending time per topic
+   * is kept: a fetch woken then finds later due times itself (its claim
+   * reports the next due score of its queues) and sleeps until them.
+   */
+  ringAt(topic: string, at: number): void {
+    const delay = at - this.now();
+    if (delay <= 0) {
+      this.ring(topic);
+      return;
+    }
+    const cur = this.due.get(topic);
+    if (cur && cur.at <= at) return;
+    if (cur) clearTimeout(cur.timer);
+    const timer = setTimeout(() => {
+      this.due.delete(topic);
+      this.ring(topic);
+    }, delay);
+    timer.unref();
+    this.due.set(topic, { at, timer });
+  }
+
+  /** Subscribes to rings of any of `topics`; call before the first claim query. */
+  subscribe(topics: readonly string[], signal: AbortSignal): FetchSubscription {
+    let rung = false;
+    let wake: (() => void) | undefined;
+    const onRing = () => {
+      rung = true;
+      wake?.();
+    };
+    const unique = [...new Set(topics)];
+    for (const t of unique) this.emitter.on(t, onRing);
+    return {
+      wait: (ms: number): Promise<boolean> => {
+        if (rung) {
+          rung = false;
+          return Promise.resolve(true);
+        }
+        if (ms <= 0 || signal.aborted) return Promise.resolve(false);
+        return new Promise<boolean>((resolve) => {
+          const done = (v: boolean) => {
+            clearTimeout(t);
+            signal.removeEventListener('abort', onAbort);
+            wake = undefined;
+            rung = false;
+            resolve(v);
+          };
+          const onAbort = () => done(false);
+          const t = setTimeout(() => done(false), ms);
+          wake = () => done(true);
+          signal.addEventListener('abort', onAbort, { once: true });
+        });
+      },
+      close: () => {
+        for (const t of unique) this.emitter.off(t, onRing);
+      },
+    };
+  }
+
+  stop(): void {
+    for (const d of this.due.values()) clearTimeout(d.timer);
+    this.due.clear();
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Fetch-and-lock workers' client of ExternalTaskService (DESIGN §7, docs/fetch.md),
+ * and operators' client of OperatorService (terminal tasks). camelCase in and
+ * out; refused mutations throw the named verdict errors of ./errors.
+ */
+import { createChannel, createClient, type Channel, type Client as GrpcClient, type Metadata } from 'nice-grpc';
+import { ExternalTaskServiceDefinition, OperatorServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
+import { authMetadata, fromEpochMs, toBuffer, toBytes, toNum, withProtocolVersion, type Credential, type Payload } from '../common';
+import { mapFetchError } from './errors';
+import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, Topic } from './types';
+
+interface BaseOptions {
+  /** Server address, `host:port`. */
+  address: string;
+  /** Bearer token sent as `authorization` metadata. @default none */
+  credential?: Credential;
+  /** Timeout of a call; long polls add their wait to it. @default 30000 */
+  defaultTimeoutMs?: number;
+}
+
+export interface FetchClientOptions extends BaseOptions {
+  /** This worker's id: its locks are held in this name. */
+  workerId: string;
+}
+
+const fromTopic = (t: pb.ITopic | null | undefined): Topic => ({ tenant: t?.tenant ?? '', flowType: t?.flow_type ?? '', stepType: t?.step_type ?? '' });
+
+function fromLocked(t: pb.ILockedTask): LockedTask {
+  return {
+    taskId: t.task_id ?? '', topic: fromTopic(t.topic), flowId: t.flow_id ?? '', stepExecutionId: t.step_execution_id ?? '',
+    input: toBuffer(t.input), lockUntil: new Date(toNum(t.lock_until_ms)), retries: t.retries ?? 0, attempt: t.attempt ?? 0,
+  };
+}
+
+abstract class BaseClient {
+  protected readonly channel: Channel;
+  private readonly credential: Credential | undefined;
+  private readonly defaultTimeoutMs: number;
+
+  constructor(options: BaseOptions, what: string) {
+    if (!options.address) throw new TypeError(`${what} option address: is required`);
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
+    if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`${what} option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
+    this.credential = options.credential;
+    this.channel = createChannel(options.address);
+  }
+
+  protected async call<T>(fn: (o: { signal: AbortSignal; metadata: Metadata }) => Promise<T>, opts: FetchCallOptions = {}, waitMs = 0): Promise<T> {
+    const signal = AbortSignal.any([
+      AbortSignal.timeout((opts.timeoutMs ?? this.defaultTimeoutMs) + waitMs),
+      ...(opts.signal ? [opts.signal] : []),
+    ]);
+    const metadata = withProtocolVersion(await authMetadata(this.credential), PROTOCOL_VERSION);
+    try {
+      return await fn({ signal, metadata });
+    } catch (err) {
+      throw mapFetchError(err);
+    }
+  }
+
+  close(): void {
+    this.channel.close();
+  }
+}
+
+export class FetchClient extends BaseClient {
+  readonly workerId: string;
+  private readonly stub: GrpcClient<typeof ExternalTaskServiceDefinition>;
+
+  constructor(options: FetchClientOptions) {
+    super(options, 'FetchClient');
+    if (!options.workerId) throw new TypeError('FetchClient option workerId: is required');
+    this.workerId = options.workerId;
+    this.stub = createClient(ExternalTaskServiceDefinition, this.channel);
+  }
+
+  /** Claims up to maxTasks tasks of the topics, long-polling up to waitMs; [] when the wait ends empty. */
+  async fetchAndLock(options: FetchOptions, opts?: FetchCallOptions): Promise<LockedTask[]> {
+    const req: pb.IFetchAndLockRequest = {
+      worker_id: this.workerId, max_tasks: options.maxTasks ?? 0, lock_duration_ms: options.lockDurationMs ?? 0,
+      wait_ms: options.waitMs ?? 0, topics: options.topics.map((t) => ({ tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType })),
+    };
+    // an omitted wait is the server's fetch.wait (≤ fetch.maxWait, 60s by default): allow for it
+    const res = await this.call((o) => this.stub.fetchAndLock(req, o), opts, options.waitMs || 60_000);
+    return (res.tasks ?? []).map(fromLocked);
+  }
+
+  /**
+   * Completes a locked task. Without `result` the outcome carries the task's input.
+   * Pass an `idempotencyKey` to make a retried completion (a lost reply) answer success.
+   */
+  async complete(taskId: string, options: { result?: Payload; idempotencyKey?: string } = {}, opts?: FetchCallOptions): Promise<void> {
+    const has = options.result !== undefined;
+    await this.call((o) => this.stub.complete({
+      task_id: taskId, worker_id: this.workerId, has_result: has, result: has ? toBytes(options.result) : new Uint8Array(),
+      idempotency_key: options.idempotencyKey ?? '',
+    }, o), opts);
+  }
+
+  /** Reports a failure on the fetch budget (never a step attempt). Returns whether the task turned terminal. */
+  async fail(taskId: string, options: FailOptions, opts?: FetchCallOptions): Promise<boolean> {
+    const res = await this.call((o) => this.stub.fail({
+      task_id: taskId, worker_id: this.workerId, failure: { message: options.message ?? '', type: options.type ?? '' },
+      retries: options.retries, retry_timeout_ms: options.retryTimeoutMs ?? 0,
+    }, o), opts);
+    return res.terminal ?? false;
+  }
+
+  /** Extends this worker's live lock to now + lockDurationMs (0 = the server's default); returns the new lockUntil. */
+  async extendLock(taskId: string, lockDurationMs = 0, opts?: FetchCallOptions): Promise<Date> {
+    const res = await this.call((o) => this.stub.extendLock({ task_id: taskId, worker_id: this.workerId, lock_duration_ms: lockDurationMs }, o), opts);
+    return new Date(toNum(res.lock_until_ms));
+  }
+
+  /** Gives the lock back: the task is fetchable again at once. */
+  async unlock(taskId: string, opts?: FetchCallOptions): Promise<void> {
+    await this.call((o) => this.stub.unlock({ task_id: taskId, worker_id: this.workerId }, o), opts);
+  }
+}
+
+export type TerminalTasksClientOptions = BaseOptions;
+
+/** Operators: list, retry and abandon the fetch surface's terminal tasks. */
+export class TerminalTasksClient extends BaseClient {
+  private readonly stub: GrpcClient<typeof OperatorServiceDefinition>;
+
+  constructor(options: TerminalTasksClientOptions) {
+    super(options, 'TerminalTasksClient');
+    this.stub = createClient(OperatorServiceDefinition, this.channel);
+  }
+
+  async list(tenant: string, filter: { flowType?: string; stepType?: string; limit?: number } = {}, opts?: FetchCallOptions): Promise<TerminalTask[]> {
+    const res = await this.call((o) => this.stub.listTerminalTasks({
+      tenant, flow_type: filter.flowType ?? '', step_type: filter.stepType ?? '', limit: filter.limit ?? 0,
+    }, o), opts);
+    return (res.tasks ?? []).map((t) => ({
+      taskId: t.task_id ?? '', partition: t.partition ?? 0, topic: fromTopic(t.topic), flowId: t.flow_id ?? '',
+      stepExecutionId: t.step_execution_id ?? '', attempt: t.attempt ?? 0, reason: t.reason ?? '',
+      terminalAt: fromEpochMs(t.terminal_at_ms), lockExpiries: t.lock_expiries ?? 0,
+      lastError: t.last_error ? { message: t.last_error.message ?? '', type: t.last_error.type ?? '' } : undefined,
+    }));
+  }
+
+  /** Queued again with `retries` fetch retries (0 = unset) and no lock expiries. */
+  async retry(taskId: string, retries = 0, opts?: FetchCallOptions): Promise<void> {
+    await this.call((o) => this.stub.retryTerminalTask({ task_id: taskId, retries }, o), opts);
+  }
+
+  /** Ends the task with a FAILED outcome carrying the reason; returns the outcome id. */
+  async abandon(taskId: string, reason = '', opts?: FetchCallOptions): Promise<string> {
+    const res = await this.call((o) => this.stub.abandonTerminalTask({ task_id: taskId, reason }, o), opts);
+    return res.outcome_id ?? '';
+  }
+}

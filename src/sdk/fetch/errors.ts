@@ -1,0 +1,31 @@
+/**
+ * The fetch surface's verdicts as named errors, mapped in one place
+ * (`mapFetchError`). Each extends the common class of its gRPC status, so a
+ * caller catching `ZdFailedPreconditionError` still catches them.
+ */
+import { mapGrpcError, ZdFailedPreconditionError, ZdNotFoundError } from '../common';
+
+/** Another worker holds the task's lock (or a stream slot runs it): drop the task. */
+export class LockedByOtherError extends ZdFailedPreconditionError { override name = 'LockedByOtherError'; }
+/** This worker's lock lapsed; the task may be fetched by another worker: drop the result. */
+export class LockExpiredError extends ZdFailedPreconditionError { override name = 'LockExpiredError'; }
+/** The task is terminal, or has ended (completed, cancelled, timed out): drop it. */
+export class TerminalError extends ZdFailedPreconditionError { override name = 'TerminalError'; }
+/** No such task (or it ended longer ago than outcomes.retention). */
+export class NotFoundError extends ZdNotFoundError { override name = 'NotFoundError'; }
+
+const BY_CODE = {
+  ZD_LOCKED_BY_OTHER: LockedByOtherError,
+  ZD_LOCK_EXPIRED: LockExpiredError,
+  ZD_TERMINAL: TerminalError,
+  ZD_TASK_NOT_FOUND: NotFoundError,
+} as const;
+
+/** gRPC failure → the verdict's named error, else the common mapping (`mapGrpcError`). */
+export function mapFetchError(err: unknown): unknown {
+  const mapped = mapGrpcError(err);
+  if (!(mapped instanceof ZdFailedPreconditionError || mapped instanceof ZdNotFoundError)) return mapped;
+  const cls = BY_CODE[mapped.code as keyof typeof BY_CODE];
+  if (!cls) return mapped;
+  return new cls(mapped.message, mapped.status, { code: mapped.code, path: mapped.path, cause: mapped.cause });
+}

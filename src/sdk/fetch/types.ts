@@ -1,0 +1,59 @@
+/** Plain camelCase types of the fetch SDK. */
+
+/** A queue of Step tasks a fetch worker serves. */
+export interface Topic {
+  tenant: string;
+  flowType: string;
+  stepType: string;
+}
+
+export interface FetchOptions {
+  topics: Topic[];
+  /** At most this many tasks; 0/omitted = the server's fetch.maxTasks; over fetch.maxMaxTasks is rejected. */
+  maxTasks?: number;
+  /** 0/omitted = the server's fetch.lockDuration; over fetch.maxLockDuration is rejected. */
+  lockDurationMs?: number;
+  /** Long-poll wait; 0/omitted = the server's fetch.wait; over fetch.maxWait is rejected. */
+  waitMs?: number;
+}
+
+export interface LockedTask {
+  taskId: string;
+  topic: Topic;
+  flowId: string;
+  stepExecutionId: string;
+  input: Buffer;
+  lockUntil: Date;
+  /** Fetch retries left as set by the last Fail (0 = unset). */
+  retries: number;
+  /** The step attempt; fetch failures never change it. */
+  attempt: number;
+}
+
+export interface FailOptions {
+  message?: string;
+  type?: string;
+  /** Retries left after this failure; 0 makes the task terminal. */
+  retries: number;
+  /** The task is fetchable again after this long. */
+  retryTimeoutMs?: number;
+}
+
+export interface TerminalTask {
+  taskId: string;
+  partition: number;
+  topic: Topic;
+  flowId: string;
+  stepExecutionId: string;
+  attempt: number;
+  reason: string;
+  terminalAt: Date | undefined;
+  lastError: { message: string; type: string } | undefined;
+  lockExpiries: number;
+}
+
+export interface FetchCallOptions {
+  signal?: AbortSignal;
+  /** Overrides the client's defaultTimeoutMs (long polls add their wait to it). */
+  timeoutMs?: number;
+}

@@ -1,0 +1,183 @@
+/**
+ * Typed wrappers over the fetch surface's scripts (DESIGN §7): claim, complete,
+ * fail, extend, unlock, and the operators' terminal-task actions. Each method
+ * is one script call on one partition; refused worker mutations come back as a
+ * LockVerdict, never as success.
+ */
+import { Keys, parseQueueName } from './keys';
+import { lockVerdictOf, ScriptCode, type LockVerdict } from './codes';
+import type { RedisClient } from './redis';
+import type { ScriptReply } from './scripts';
+
+export interface ClaimedTask {
+  partition: number;
+  taskId: string;
+  queue: string;
+  tenant: string;
+  flowType: string;
+  stepType: string;
+  flowId: string;
+  stepExecutionId: string;
+  input: Buffer;
+  lockUntil: number;
+  retries: number;
+  attempt: number;
+}
+
+export interface ClaimResult {
+  tasks: ClaimedTask[];
+  /** Earliest future score left in the claimed queues (a retry becoming due, a lock expiring); Infinity = none. */
+  nextDue: number;
+  /** Tasks that turned terminal during the claim (lock expiries exceeded). */
+  terminal: string[];
+}
+
+export type Verdict<T> = ({ kind: 'ok' } & T) | { kind: 'refused'; verdict: LockVerdict };
+
+export interface TerminalTaskRecord {
+  partition: number;
+  taskId: string;
+  tenant: string;
+  flowType: string;
+  stepType: string;
+  flowId: string;
+  stepExecutionId: string;
+  attempt: number;
+  reason: string;
+  terminalAt: number;
+  errMsg: string;
+  errType: string;
+  lockExpiries: number;
+}
+
+/** Test seams; never set in production. */
+export interface FetchStoreFaults {
+  /** Makes completeLocked fail right after writing the outcome, before deleting the task. */
+  completeAfterOutcome?: boolean;
+}
+
+const RETENTION_FLOOR_MS = 1000;
+
+export class FetchStore {
+  /** Test seam (see FetchStoreFaults). */
+  faults: FetchStoreFaults = {};
+
+  constructor(
+    readonly redis: RedisClient,
+    readonly keys: Keys,
+    private readonly retentionMs: number,
+  ) {}
+
+  private get retention(): number {
+    return Math.max(RETENTION_FLOOR_MS, this.retentionMs);
+  }
+
+  /** The first (lowest-scored) entry of a queue in a partition: [score] or undefined. */
+  async firstScore(partition: number, queue: string): Promise<number | undefined> {
+    const r = await this.redis.zrange(this.keys.queue(partition, queue), 0, 0, 'WITHSCORES');
+    return r.length === 2 ? Number(r[1]) : undefined;
+  }
+
+  async lock(
+    partition: number, queues: string[], workerId: string, lockMs: number, max: number, maxExpiries: number, now: number,
+  ): Promise<ClaimResult> {
+    const r = (await this.redis.zdLockTasksBuffer(
+      this.keys.terminal(partition), this.keys.tag(partition), now, workerId, lockMs, max, maxExpiries, ...queues,
+    )) as unknown as [Buffer[][], Buffer | string, Buffer[]];
+    const s = (b: Buffer | string | undefined) => (b === undefined ? '' : b.toString());
+    const tasks = (r[0] ?? []).map((x): ClaimedTask => {
+      const queue = s(x[1]);
+      const q = parseQueueName(queue);
+      return {
+        partition, taskId: s(x[0]), queue, tenant: q.tenant, flowType: q.flowType, stepType: q.stepType,
+        flowId: s(x[2]), stepExecutionId: s(x[3]), input: (x[4] as Buffer | undefined) ?? Buffer.alloc(0),
+        lockUntil: Number(s(x[5])), retries: Number(s(x[6]) || 0), attempt: Number(s(x[7]) || 0),
+      };
+    });
+    const next = s(r[1]);
+    return { tasks, nextDue: next === '' ? Infinity : Number(next), terminal: (r[2] ?? []).map(s) };
+  }
+
+  async complete(
+    partition: number, taskId: string, workerId: string, result: Buffer | undefined, idempotencyKey: string, now: number,
+  ): Promise<Verdict<{ outcomeId: string; absorbed: boolean }>> {
+    const r = await this.redis.zdCompleteLocked(
+      this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now,
+      result ? '1' : '0', result ?? '', idempotencyKey, this.retention,
+      this.faults.completeAfterOutcome ? 'after-outcome' : '',
+    );
+    if (Number(r[0]) === 1) return { kind: 'ok', outcomeId: String(r[1]), absorbed: String(r[2]) === '1' };
+    return { kind: 'refused', verdict: lockVerdictOf(r) };
+  }
+
+  async fail(
+    partition: number, taskId: string, workerId: string, message: string, type: string, retries: number, retryTimeoutMs: number, now: number,
+  ): Promise<Verdict<{ terminal: boolean; readyAt: number; queue: string }>> {
+    const r = await this.redis.zdFailLocked(
+      this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now, message, type, retries, retryTimeoutMs,
+    );
+    const code = Number(r[0]);
+    if (code === 1) return { kind: 'ok', terminal: false, readyAt: Number(r[1]), queue: String(r[2]) };
+    if (code === 2) return { kind: 'ok', terminal: true, readyAt: 0, queue: String(r[1]) };
+    return { kind: 'refused', verdict: lockVerdictOf(r) };
+  }
+
+  async extend(
+    partition: number, taskId: string, workerId: string, lockMs: number, now: number,
+  ): Promise<Verdict<{ lockUntil: number; queue: string }>> {
+    const r = await this.redis.zdExtendLock(this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now, lockMs);
+    if (Number(r[0]) === 1) return { kind: 'ok', lockUntil: Number(r[1]), queue: String(r[2]) };
+    return { kind: 'refused', verdict: lockVerdictOf(r) };
+  }
+
+  async unlock(partition: number, taskId: string, workerId: string, now: number): Promise<Verdict<{ readyAt: number; queue: string }>> {
+    const r = await this.redis.zdUnlockTask(this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now);
+    if (Number(r[0]) === 1) return { kind: 'ok', readyAt: Number(r[1]), queue: String(r[2]) };
+    return { kind: 'refused', verdict: lockVerdictOf(r) };
+  }
+
+  // ---- operators ------------------------------------------------------------
+
+  /** Terminal tasks of one partition, oldest first (up to `limit`), as stored. */
+  async listTerminal(partition: number, limit: number): Promise<TerminalTaskRecord[]> {
+    const ids = await this.redis.zrange(this.keys.terminal(partition), 0, limit - 1, 'WITHSCORES');
+    const out: TerminalTaskRecord[] = [];
+    const rows = await Promise.all(Array.from({ length: ids.length / 2 }, (_, i) => this.redis.hmget(
+      this.keys.task(partition, ids[i * 2]!), 'tenant', 'flowType', 'stepType', 'flowId', 'seid', 'attempt', 'termReason',
+      'errMsg', 'errType', 'lockExpiries', 'state',
+    )));
+    rows.forEach((f, i) => {
+      if (f[10] !== 'terminal') return;
+      out.push({
+        partition, taskId: ids[i * 2]!, terminalAt: Number(ids[i * 2 + 1]), tenant: f[0] ?? '', flowType: f[1] ?? '',
+        stepType: f[2] ?? '', flowId: f[3] ?? '', stepExecutionId: f[4] ?? '', attempt: Number(f[5] ?? 0), reason: f[6] ?? '',
+        errMsg: f[7] ?? '', errType: f[8] ?? '', lockExpiries: Number(f[9] ?? 0),
+      });
+    });
+    return out;
+  }
+
+  async retryTerminal(
+    partition: number, taskId: string, retries: number, now: number,
+  ): Promise<{ kind: 'queued'; queue: string } | { kind: 'not-found' } | { kind: 'not-terminal'; state: string }> {
+    const r = await this.redis.zdRetryTerminal(this.keys.task(partition, taskId), this.keys.tag(partition), taskId, now, retries);
+    return this.operatorResult(r, () => ({ kind: 'queued' as const, queue: String(r[1]) }));
+  }
+
+  async abandonTerminal(
+    partition: number, taskId: string, reason: string, now: number,
+  ): Promise<{ kind: 'abandoned'; outcomeId: string } | { kind: 'not-found' } | { kind: 'not-terminal'; state: string }> {
+    const r = await this.redis.zdAbandonTerminal(
+      this.keys.task(partition, taskId), this.keys.tag(partition), taskId, now, reason, this.retention,
+    );
+    return this.operatorResult(r, () => ({ kind: 'abandoned' as const, outcomeId: String(r[1]) }));
+  }
+
+  private operatorResult<T>(r: ScriptReply, ok: () => T): T | { kind: 'not-found' } | { kind: 'not-terminal'; state: string } {
+    const code = Number(r[0]);
+    if (code === 1) return ok();
+    if (code === ScriptCode.NotFound) return { kind: 'not-found' };
+    if (code === ScriptCode.NotTerminal) return { kind: 'not-terminal', state: String(r[1]) };
+    throw new Error(`unexpected script reply code ${code}`);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The fetch surface as HTTP/JSON, driven with curl — a real HTTP client that
+ * is not ours — against a real node and redis-server (docs/fetch.md).
+ */
+import { execFile } from 'node:child_process';
+import { pb } from '../../src/wire';
+import { sleep, step } from '../helpers/fetch';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('http'), { 'limits.maxPayloadBytes': 1024 });
+});
+afterEach(() => t.close());
+
+interface CurlResult {
+  status: number;
+  body: Record<string, unknown>;
+  raw: string;
+}
+
+/** `curl -X <method> http://<node>/<path> --data-binary <body>`; resolves with the status and the parsed body. */
+function curl(path: string, body?: unknown, opts: { method?: string; raw?: string; maxTime?: number } = {}): Promise<CurlResult> {
+  const args = ['-sS', '-X', opts.method ?? 'POST', '-H', 'content-type: application/json', '-w', '\n%{http_code}'];
+  if (opts.maxTime) args.push('--max-time', String(opts.maxTime));
+  const data = opts.raw ?? (body === undefined ? undefined : JSON.stringify(body));
+  if (data !== undefined) args.push('--data-binary', '@-'); // the body on stdin
+  args.push(`http://${t.node.httpAddress}${path}`);
+  return new Promise((resolve, reject) => {
+    const child = execFile('curl', args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err && !opts.maxTime) return reject(new Error(`curl failed: ${stderr || err.message}`));
+      const i = stdout.lastIndexOf('\n');
+      const raw = stdout.slice(0, i);
+      const status = Number(stdout.slice(i + 1));
+      let parsed: Record<string, unknown> = {};
+      try {
+        parsed = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+      } catch {
+        parsed = {};
+      }
+      resolve({ status, body: parsed, raw });
+    });
+    child.stdin!.end(data ?? '');
+  });
+}
+
+const topic = { tenant: 'acme', flowType: 'order', stepType: 'charge' };
+const FETCH = '/v1/external-tasks/fetch-and-lock';
+
+async function enqueued(over: Partial<pb.IStepSpec> = {}): Promise<string> {
+  return (await t.matching.enqueueStep({ step: step(over) })).task_id;
+}
+
+async function fetchOne(workerId = 'A', extra: Record<string, unknown> = {}) {
+  const r = await curl(FETCH, { workerId, topics: [topic], waitMs: 1, ...extra });
+  expect(r.status).toBe(200);
+  return (r.body.tasks as Record<string, unknown>[])[0];
+}
+
+it('fetches with base64 payloads and completes with a base64 result', async () => {
+  const id = await enqueued({ input: Buffer.from([0, 1, 2, 255]) });
+  const task = await fetchOne('A', { lockDurationMs: 5000, maxTasks: 5 });
+  expect(task).toMatchObject({
+    taskId: id, topic, flowId: 'f1', stepExecutionId: 's1', input: Buffer.from([0, 1, 2, 255]).toString('base64'), attempt: 1, retries: 0,
+  });
+  expect(task!.lockUntilMs).toBeGreaterThan(Date.now() + 4000);
+  const done = await curl(`/v1/external-tasks/${id}/complete`, { workerId: 'A', result: Buffer.from('out').toString('base64'), idempotencyKey: 'k1' });
+  expect(done).toMatchObject({ status: 200, body: {} });
+  const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!;
+  expect(o.status).toBe(pb.OutcomeStatus.COMPLETED);
+  expect(Buffer.from(o.output!).toString()).toBe('out');
+});
+
+it('answers each of the four verdicts with its own status and {code, message}', async () => {
+  const id = await enqueued();
+  await fetchOne('A', { lockDurationMs: 300 });
+  const cases: [string, string, number, string][] = [];
+  const locked = await curl(`/v1/external-tasks/${id}/complete`, { workerId: 'B' });
+  cases.push(['locked', String(locked.body.code), locked.status, String(locked.body.message)]);
+  await sleep(400);
+  const expired = await curl(`/v1/external-tasks/${id}/extend-lock`, { workerId: 'A', lockDurationMs: 1000 });
+  cases.push(['expired', String(expired.body.code), expired.status, String(expired.body.message)]);
+  await fetchOne('A');
+  const fail = await curl(`/v1/external-tasks/${id}/failure`, { workerId: 'A', failure: { message: 'nope', type: 'X' }, retries: 0 });
+  expect(fail).toMatchObject({ status: 200, body: { terminal: true } });
+  const terminal = await curl(`/v1/external-tasks/${id}/unlock`, { workerId: 'A' });
+  cases.push(['terminal', String(terminal.body.code), terminal.status, String(terminal.body.message)]);
+  const missing = await curl('/v1/external-tasks/3-0123456789abcdef01234567/complete', { workerId: 'A' });
+  cases.push(['missing', String(missing.body.code), missing.status, String(missing.body.message)]);
+  expect(cases.map((c) => c.slice(0, 3))).toEqual([
+    ['locked', 'ZD_LOCKED_BY_OTHER', 409],
+    ['expired', 'ZD_LOCK_EXPIRED', 410],
+    ['terminal', 'ZD_TERMINAL', 422],
+    ['missing', 'ZD_TASK_NOT_FOUND', 404],
+  ]);
+  expect(cases[0]![3]).toBe(`task ${id} is locked by another worker`);
+  // never the payload on a failure path
+  for (const c of [locked, expired, terminal, missing]) expect(Object.keys(c.body).sort()).toEqual(['code', 'message']);
+});
+
+it.each<[string, Record<string, unknown>, string]>([
+  ['maxTasks', { maxTasks: 101 }, 'maxTasks: 101 exceeds the ceiling of 100 (fetch.maxMaxTasks)'],
+  ['lockDurationMs', { lockDurationMs: 600_001 }, 'lockDurationMs: 600001 ms exceeds the ceiling of 600000 ms (fetch.maxLockDuration)'],
+  ['waitMs', { waitMs: 60_001 }, 'waitMs: 60001 ms exceeds the ceiling of 60000 ms (fetch.maxWait)'],
+  ['topics[0].flowType', { topics: [{ tenant: 'acme', flowType: '', stepType: 'charge' }] }, 'topics[0].flowType: is required'],
+  ['maxTasks as text', { maxTasks: 'ten' }, 'maxTasks: must be a non-negative whole number'],
+])('rejects %s with 400 naming the field', async (_n, over, message) => {
+  const id = await enqueued();
+  const r = await curl(FETCH, { workerId: 'A', topics: [topic], waitMs: 1, ...over });
+  expect(r).toMatchObject({ status: 400, body: { code: 'ZD_INVALID_ARGUMENT', message } });
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.QUEUED);
+});
+
+it('refuses bad JSON, oversized bodies, bad base64, unknown routes and other methods', async () => {
+  const badJson = await curl(FETCH, undefined, { raw: '{"workerId": "A",' });
+  expect(badJson.status).toBe(400);
+  expect(badJson.body).toMatchObject({ code: 'ZD_INVALID_ARGUMENT' });
+  expect(String(badJson.body.message)).toMatch(/^body: is not valid JSON \(/);
+  expect((await curl(FETCH, undefined, { raw: '[1,2]' })).body).toMatchObject({ code: 'ZD_INVALID_ARGUMENT', message: 'body: must be a JSON object' });
+
+  const id = await enqueued();
+  await fetchOne();
+  const big = await curl(`/v1/external-tasks/${id}/complete`, { workerId: 'A', result: 'A'.repeat(200_000) });
+  expect(big).toMatchObject({ status: 413, body: { code: 'ZD_BODY_TOO_LARGE' } });
+  const notB64 = await curl(`/v1/external-tasks/${id}/complete`, { workerId: 'A', result: 'not base64!' });
+  expect(notB64).toMatchObject({ status: 400, body: { message: 'result: must be a base64 string' } });
+  const tooBig = await curl(`/v1/external-tasks/${id}/complete`, { workerId: 'A', result: Buffer.alloc(1025).toString('base64') });
+  expect(tooBig).toMatchObject({ status: 400, body: { message: 'result: is 1025 bytes; the limit is 1024 (limits.maxPayloadBytes)' } });
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.LOCKED);
+
+  expect(await curl('/v1/external-tasks/x/frobnicate', {})).toMatchObject({ status: 404, body: { code: 'ZD_UNKNOWN_ROUTE' } });
+  expect(await curl(FETCH, undefined, { method: 'GET' })).toMatchObject({ status: 405, body: { code: 'ZD_METHOD_NOT_ALLOWED' } });
+});
+
+it('fails with retries, extends and unlocks', async () => {
+  const id = await enqueued();
+  await fetchOne('A', { lockDurationMs: 2000 });
+  const ext = await curl(`/v1/external-tasks/${id}/extend-lock`, { workerId: 'A', lockDurationMs: 60_000 });
+  expect(ext.status).toBe(200);
+  expect(ext.body.lockUntilMs).toBeGreaterThan(Date.now() + 50_000);
+  expect(await curl(`/v1/external-tasks/${id}/unlock`, { workerId: 'A' })).toMatchObject({ status: 200, body: {} });
+  await fetchOne('B');
+  const failed = await curl(`/v1/external-tasks/${id}/failure`, { workerId: 'B', failure: { message: 'later' }, retries: 2, retryTimeoutMs: 300 });
+  expect(failed).toMatchObject({ status: 200, body: { terminal: false } });
+  const again = await curl(FETCH, { workerId: 'C', topics: [topic], waitMs: 3000 });
+  expect((again.body.tasks as { taskId: string; retries: number; attempt: number }[])[0]).toMatchObject({ taskId: id, retries: 2, attempt: 1 });
+});
+
+it('long-polls: a waiting curl is woken by an enqueue', async () => {
+  const pending = curl(FETCH, { workerId: 'A', topics: [topic], waitMs: 10_000 });
+  await sleep(300);
+  const id = await enqueued();
+  const r = await pending;
+  expect(r.status).toBe(200);
+  expect((r.body.tasks as { taskId: string }[]).map((x) => x.taskId)).toEqual([id]);
+});
+
+it('unlocks at once the tasks claimed for a response that could not be written', async () => {
+  const surface = t.node.externalTasks!;
+  const id = await enqueued();
+  let hookDone!: () => void;
+  const returned = new Promise<void>((r) => (hookDone = r));
+  surface.hooks.afterClaim = async () => {
+    await sleep(800); // curl gives up after 0.3s: the socket is gone when we answer
+    hookDone();
+  };
+  const r = await curl(FETCH, { workerId: 'A', topics: [topic], waitMs: 5000, lockDurationMs: 60_000 }, { maxTime: 0.3 });
+  expect(r.status).toBe(0);
+  await returned;
+  surface.hooks.afterClaim = undefined;
+  await sleep(100);
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.QUEUED);
+});

@@ -1,0 +1,90 @@
+/**
+ * The fetch SDK (FetchClient, TerminalTasksClient: named verdict errors) and
+ * the `zdmatch terminal list|retry|abandon` CLI against a real node. The CLI
+ * part needs `npm run build` (npm test does it).
+ */
+import { execFile } from 'node:child_process';
+import {
+  FetchClient, LockedByOtherError, LockExpiredError, NotFoundError, TerminalError, TerminalTasksClient, ZdInvalidArgumentError,
+} from '../../src';
+import { pb } from '../../src/wire';
+import { sleep, step } from '../helpers/fetch';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { CLI_MAIN } from '../helpers/node-process';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+const clients: { close(): void }[] = [];
+
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('sdk'));
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await t.close();
+});
+
+function worker(workerId: string): FetchClient {
+  const c = new FetchClient({ address: t.node.apiAddress, workerId });
+  clients.push(c);
+  return c;
+}
+
+const topics = [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }];
+
+it('maps each verdict to its named error in one place', async () => {
+  const a = worker('A');
+  const b = worker('B');
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id;
+  const [task] = await a.fetchAndLock({ topics, lockDurationMs: 300, waitMs: 1000 });
+  expect(task).toMatchObject({ taskId: id, attempt: 1, topic: topics[0] });
+  expect(task!.input.toString()).toBe('in');
+  await expect(b.complete(id, { result: 'x' })).rejects.toBeInstanceOf(LockedByOtherError);
+  await sleep(400);
+  await expect(a.extendLock(id, 1000)).rejects.toBeInstanceOf(LockExpiredError);
+  await b.fetchAndLock({ topics, waitMs: 1000 });
+  expect(await b.fail(id, { message: 'no', retries: 0 })).toBe(true);
+  await expect(b.unlock(id)).rejects.toBeInstanceOf(TerminalError);
+  await expect(b.complete('3-0123456789abcdef01234567')).rejects.toBeInstanceOf(NotFoundError);
+  await expect(b.fetchAndLock({ topics, maxTasks: 1000 })).rejects.toBeInstanceOf(ZdInvalidArgumentError);
+});
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI_MAIN, ...args], { env: { PATH: process.env.PATH } }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+it('operators list, retry and abandon terminal tasks (SDK and CLI)', async () => {
+  const a = worker('A');
+  const ops = new TerminalTasksClient({ address: t.node.apiAddress });
+  clients.push(ops);
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id;
+  await a.fetchAndLock({ topics, waitMs: 1000 });
+  await a.fail(id, { message: 'broken', type: 'Bad', retries: 0 });
+  const listed = await ops.list('acme');
+  expect(listed).toHaveLength(1);
+  expect(listed[0]).toMatchObject({ taskId: id, reason: 'fetch retries exhausted', lastError: { message: 'broken', type: 'Bad' } });
+
+  const addr = ['--address', t.node.apiAddress];
+  const list = await cli(['terminal', 'list', '--tenant', 'acme', '--json', ...addr]);
+  expect(list.code).toBe(0);
+  expect((JSON.parse(list.stdout) as { taskId: string }[]).map((x) => x.taskId)).toEqual([id]);
+  const retried = await cli(['terminal', 'retry', id, '--retries', '2', ...addr]);
+  expect(retried).toMatchObject({ code: 0, stdout: `${id} queued again\n` });
+  const [again] = await a.fetchAndLock({ topics, waitMs: 1000 });
+  expect(again).toMatchObject({ taskId: id, retries: 2, attempt: 1 });
+  await a.fail(id, { message: 'still broken', retries: 0 });
+  const abandoned = await cli(['terminal', 'abandon', id, '--reason', 'bad data', ...addr]);
+  expect(abandoned.code).toBe(0);
+  expect(abandoned.stdout).toMatch(new RegExp(`^${id} abandoned \\(outcome \\d+-`));
+  const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!;
+  expect(o).toMatchObject({ status: pb.OutcomeStatus.FAILED, error: { message: 'bad data', type: 'abandoned' } });
+  expect((await cli(['terminal', 'list', '--tenant', 'acme', ...addr])).stdout).toBe('no terminal tasks for tenant acme\n');
+  const again2 = await cli(['terminal', 'abandon', id, '--reason', 'x', ...addr]);
+  expect(again2.code).toBe(1);
+  expect(again2.stderr).toMatch(/ZD_TASK_NOT_FOUND/);
+});

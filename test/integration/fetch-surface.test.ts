@@ -1,0 +1,407 @@
+/**
+ * The fetch-and-lock surface over real gRPC and a real redis-server (DESIGN
+ * §6, §7): claims across partitions, the four verdicts, bounds, the long poll
+ * (including the forced lost-wakeup interleaving), lock expiry as part of the
+ * claim predicate, the fetch budget and terminal tasks, and a crash between
+ * the outcome and the delete absorbed by the idempotency key.
+ */
+import { Status } from 'nice-grpc';
+import { pb } from '../../src/wire';
+import { fetchClients, failureOf, sleep, step, topic, type ExternalClient, type OperatorClient } from '../helpers/fetch';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+let external: ExternalClient;
+let operator: OperatorClient;
+const open: RawSlot[] = [];
+
+async function boot(overrides: Record<string, unknown> = {}): Promise<void> {
+  t = await startTestNode(redis.url, uniquePrefix('fetch'), overrides);
+  ({ external, operator } = fetchClients(t));
+}
+
+afterEach(async () => {
+  for (const s of open.splice(0)) s.reset();
+  await t?.close();
+});
+
+const fetch = (over: Partial<pb.IFetchAndLockRequest> = {}) =>
+  external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1, ...over });
+
+async function enqueued(over: Partial<pb.IStepSpec> = {}): Promise<string> {
+  return (await t.matching.enqueueStep({ step: step(over) })).task_id;
+}
+
+async function stateOf(taskId: string): Promise<pb.TaskState> {
+  return (await t.matching.getTask({ task_id: taskId })).task!.state ?? pb.TaskState.TASK_STATE_UNSPECIFIED;
+}
+
+async function outcomesOf(group: string, taskId?: string): Promise<pb.IOutcome[]> {
+  const r = await t.matching.consumeOutcomes({ group, consumer: 'c', max_count: 100, wait_ms: 300 });
+  return (r.outcomes ?? []).filter((o) => !taskId || o.task_id === taskId);
+}
+
+describe('claims', () => {
+  beforeEach(() => boot());
+
+  it('claims tasks of a topic across partitions, locks them, and never hands a locked task out twice', async () => {
+    const ids = await Promise.all(['f1', 'f2', 'f3', 'f4', 'f5'].map((f) => enqueued({ flow_id: f })));
+    expect(new Set(ids.map((id) => id.split('-')[0])).size).toBeGreaterThan(1);
+    await enqueued({ flow_id: 'other', step_type: 'ship' });
+    const before = Date.now();
+    const r = await fetch({ max_tasks: 10, lock_duration_ms: 5000 });
+    expect(r.tasks.map((x) => x.task_id).sort()).toEqual([...ids].sort());
+    for (const x of r.tasks) {
+      expect(x).toMatchObject({ topic: { tenant: 'acme', flow_type: 'order', step_type: 'charge' }, attempt: 1, retries: 0 });
+      expect(Buffer.from(x.input!).toString()).toBe('in');
+      expect(x.lock_until_ms).toBeGreaterThanOrEqual(before + 5000);
+      expect(await stateOf(x.task_id!)).toBe(pb.TaskState.LOCKED);
+    }
+    expect((await fetch({ worker_id: 'B', max_tasks: 10 })).tasks).toEqual([]);
+  });
+
+  it('completes with a result, or without one (fire-and-forget: the outcome carries the input)', async () => {
+    const a = await enqueued({ flow_id: 'fa', input: Buffer.from('A-in') });
+    const b = await enqueued({ flow_id: 'fb', input: Buffer.from('B-in') });
+    await fetch({ max_tasks: 2 });
+    await external.complete({ task_id: a, worker_id: 'A', result: Buffer.from('A-out'), has_result: true });
+    await external.complete({ task_id: b, worker_id: 'A' });
+    const out = await outcomesOf('engine');
+    const by = new Map(out.map((o) => [o.task_id ?? '', o]));
+    expect(by.get(a)).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, app_worker_id: 'A', attempt: 1, idempotency_key: a });
+    expect(Buffer.from(by.get(a)!.output!).toString()).toBe('A-out');
+    expect(Buffer.from(by.get(b)!.output!).toString()).toBe('B-in');
+    expect(await stateOf(a)).toBe(pb.TaskState.DONE);
+  });
+
+  it('extends a lock, and unlocks a task so that another worker can fetch it at once', async () => {
+    const id = await enqueued();
+    const got = (await fetch({ lock_duration_ms: 1000 })).tasks[0]!;
+    const ext = await external.extendLock({ task_id: id, worker_id: 'A', lock_duration_ms: 60_000 });
+    expect(ext.lock_until_ms).toBeGreaterThan(Number(got.lock_until_ms) + 50_000);
+    await external.unlock({ task_id: id, worker_id: 'A' });
+    expect(await stateOf(id)).toBe(pb.TaskState.QUEUED);
+    expect((await fetch({ worker_id: 'B' })).tasks.map((x) => x.task_id)).toEqual([id]);
+  });
+});
+
+describe('the four verdicts (a refused mutation is never success)', () => {
+  beforeEach(() => boot());
+
+  const mutations = (id: string, worker: string) => [
+    external.complete({ task_id: id, worker_id: worker, result: Buffer.from('x'), has_result: true }),
+    external.fail({ task_id: id, worker_id: worker, failure: { message: 'm' }, retries: 3 }),
+    external.extendLock({ task_id: id, worker_id: worker, lock_duration_ms: 1000 }),
+    external.unlock({ task_id: id, worker_id: worker }),
+  ];
+
+  async function expectVerdict(id: string, worker: string, status: Status, code: string): Promise<void> {
+    for (const call of mutations(id, worker)) {
+      const err = await failureOf(call);
+      expect({ status: err.code, code: err.details.split(':')[0] }).toEqual({ status, code });
+      expect(err.details).toContain(id);
+    }
+  }
+
+  it('NOT_FOUND: no such task', async () => {
+    await expectVerdict('3-0123456789abcdef01234567', 'A', Status.NOT_FOUND, 'ZD_TASK_NOT_FOUND');
+  });
+
+  it('LOCKED_BY_OTHER: another worker holds the lock; nothing changes', async () => {
+    const id = await enqueued();
+    const lockUntil = (await fetch({ lock_duration_ms: 10_000 })).tasks[0]!.lock_until_ms;
+    await expectVerdict(id, 'B', Status.FAILED_PRECONDITION, 'ZD_LOCKED_BY_OTHER');
+    const task = (await t.matching.getTask({ task_id: id })).task!;
+    expect(task).toMatchObject({ state: pb.TaskState.LOCKED, app_worker_id: 'A' });
+    expect((await outcomesOf('g'))).toEqual([]);
+    expect((await external.extendLock({ task_id: id, worker_id: 'A', lock_duration_ms: 10_000 })).lock_until_ms).toBeGreaterThanOrEqual(Number(lockUntil));
+  });
+
+  it('LOCK_EXPIRED: the worker held the lock, and it lapsed', async () => {
+    const id = await enqueued();
+    await fetch({ lock_duration_ms: 150 });
+    await sleep(250);
+    await expectVerdict(id, 'A', Status.FAILED_PRECONDITION, 'ZD_LOCK_EXPIRED');
+    expect(await outcomesOf('g')).toEqual([]);
+  });
+
+  it('TERMINAL: the task is terminal, or has ended', async () => {
+    const id = await enqueued();
+    await fetch();
+    expect((await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'no more' }, retries: 0 })).terminal).toBe(true);
+    await expectVerdict(id, 'A', Status.FAILED_PRECONDITION, 'ZD_TERMINAL');
+    const done = await enqueued({ flow_id: 'f2' });
+    await fetch();
+    await external.complete({ task_id: done, worker_id: 'A' });
+    await expectVerdict(done, 'A', Status.FAILED_PRECONDITION, 'ZD_TERMINAL');
+  });
+
+  it('a malformed task id is bad input, not a verdict', async () => {
+    const err = await failureOf(external.complete({ task_id: 'nope', worker_id: 'A' }));
+    expect(err.code).toBe(Status.INVALID_ARGUMENT);
+    expect(err.details).toContain('task_id');
+  });
+});
+
+describe('bounds are rejections, never clamps', () => {
+  beforeEach(() => boot({ 'fetch.wait': '300ms', 'fetch.maxTasks': 2 }));
+
+  it.each<[string, Partial<pb.IFetchAndLockRequest>, string]>([
+    ['max_tasks', { max_tasks: 101 }, 'max_tasks: 101 exceeds the ceiling of 100 (fetch.maxMaxTasks)'],
+    ['lock_duration_ms', { lock_duration_ms: 600_001 }, 'lock_duration_ms: 600001 ms exceeds the ceiling of 600000 ms (fetch.maxLockDuration)'],
+    ['wait_ms', { wait_ms: 60_001 }, 'wait_ms: 60001 ms exceeds the ceiling of 60000 ms (fetch.maxWait)'],
+    ['worker_id', { worker_id: '' }, 'worker_id: is required'],
+    ['topics', { topics: [] }, 'topics: must name at least one topic'],
+    ['topics[0].step_type', { topics: [topic({ step_type: 'a:b' })] }, 'topics[0].step_type'],
+  ])('%s over its bound → INVALID_ARGUMENT naming the field and the ceiling; nothing claimed', async (_f, over, message) => {
+    const id = await enqueued();
+    const err = await failureOf(fetch(over));
+    expect(err.code).toBe(Status.INVALID_ARGUMENT);
+    expect(err.details).toContain(message);
+    expect(await stateOf(id)).toBe(pb.TaskState.QUEUED);
+  });
+
+  it('ExtendLock over the ceiling is rejected too, and the lock is unchanged', async () => {
+    const id = await enqueued();
+    const before = (await fetch({ lock_duration_ms: 5000 })).tasks[0]!.lock_until_ms;
+    const err = await failureOf(external.extendLock({ task_id: id, worker_id: 'A', lock_duration_ms: 600_001 }));
+    expect(err.code).toBe(Status.INVALID_ARGUMENT);
+    expect(err.details).toContain('lock_duration_ms: 600001 ms exceeds the ceiling of 600000 ms');
+    const after = (await external.extendLock({ task_id: id, worker_id: 'A', lock_duration_ms: 1 })).lock_until_ms;
+    expect(after).toBeLessThan(Number(before));
+  });
+
+  it('omitted bounds take the defaults, not the ceilings', async () => {
+    await Promise.all(['f1', 'f2', 'f3'].map((f) => enqueued({ flow_id: f })));
+    const before = Date.now();
+    const r = await external.fetchAndLock({ worker_id: 'A', topics: [topic()] });
+    expect(r.tasks).toHaveLength(2); // fetch.maxTasks, not fetch.maxMaxTasks (100)
+    for (const x of r.tasks) {
+      // fetch.lockDuration (30s), not fetch.maxLockDuration (10m)
+      expect(x.lock_until_ms).toBeGreaterThanOrEqual(before + 30_000);
+      expect(x.lock_until_ms).toBeLessThan(Date.now() + 31_000);
+    }
+    await external.fetchAndLock({ worker_id: 'A', topics: [topic()] }); // takes the third
+    const started = Date.now();
+    expect((await external.fetchAndLock({ worker_id: 'A', topics: [topic()] })).tasks).toEqual([]);
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(280); // fetch.wait (300ms), not fetch.maxWait (60s)
+    expect(waited).toBeLessThan(2000);
+  });
+});
+
+describe('long poll', () => {
+  beforeEach(() => boot());
+
+  it('cannot miss a wake-up: a task parked between the first claim query and the wait is fetched at once', async () => {
+    const surface = t.node.externalTasks!;
+    let parked = '';
+    // Forced interleaving: the first claim found nothing; before the fetch waits, the task arrives.
+    surface.hooks.beforeWait = async (round) => {
+      if (round === 0) parked = await enqueued();
+    };
+    const started = Date.now();
+    const r = await fetch({ wait_ms: 20_000 });
+    const took = Date.now() - started;
+    surface.hooks.beforeWait = undefined;
+    expect(r.tasks.map((x) => x.task_id)).toEqual([parked]);
+    // The ring was caught by the subscription made before the first query, not by a timer.
+    expect(took).toBeLessThan(2000);
+  });
+
+  it('a waiting fetch is woken by an enqueue on its topic, and only the claim decides', async () => {
+    const pending = fetch({ wait_ms: 10_000 });
+    await sleep(100);
+    await enqueued({ step_type: 'ship', step_execution_id: 'other' }); // another topic: no wake-up that matters
+    const id = await enqueued();
+    const r = await pending;
+    expect(r.tasks.map((x) => x.task_id)).toEqual([id]);
+  });
+
+  it('is bounded: an empty topic answers an empty list after the wait', async () => {
+    const started = Date.now();
+    expect((await fetch({ wait_ms: 400 })).tasks).toEqual([]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+  });
+
+  it('a fetch whose caller has gone claims nothing', async () => {
+    const surface = t.node.externalTasks!;
+    const ac = new AbortController();
+    let id = '';
+    surface.hooks.beforeWait = async (round) => {
+      if (round !== 0) return;
+      ac.abort();
+      await sleep(150); // the cancel reaches the server
+      id = await enqueued();
+    };
+    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 5000 }, { signal: ac.signal })).rejects.toThrow();
+    await sleep(200);
+    surface.hooks.beforeWait = undefined;
+    expect(await stateOf(id)).toBe(pb.TaskState.QUEUED);
+  });
+
+  it('tasks claimed for a caller that left are unlocked at once', async () => {
+    const surface = t.node.externalTasks!;
+    const id = await enqueued();
+    const ac = new AbortController();
+    let hookDone!: () => void;
+    const returned = new Promise<void>((r) => (hookDone = r));
+    surface.hooks.afterClaim = async () => {
+      ac.abort();
+      await sleep(150); // the cancel reaches the server while the claimed tasks are on their way back
+      hookDone();
+    };
+    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 5000, lock_duration_ms: 60_000 }, { signal: ac.signal })).rejects.toThrow();
+    await returned;
+    surface.hooks.afterClaim = undefined;
+    await sleep(50);
+    expect(await stateOf(id)).toBe(pb.TaskState.QUEUED); // not after the 60s lock
+    expect((await fetch({ worker_id: 'B' })).tasks.map((x) => x.task_id)).toEqual([id]);
+  });
+});
+
+describe('lock expiry is part of the claim predicate', () => {
+  it('a dead fetch worker costs exactly one lock duration', async () => {
+    await boot();
+    const id = await enqueued();
+    const claimedAt = Date.now();
+    await fetch({ lock_duration_ms: 1000 });
+    // worker A dies; B long-polls at once
+    const r = await fetch({ worker_id: 'B', wait_ms: 5000, lock_duration_ms: 1000 });
+    const after = Date.now() - claimedAt;
+    expect(r.tasks.map((x) => x.task_id)).toEqual([id]);
+    expect(after).toBeGreaterThanOrEqual(990);
+    expect(after).toBeLessThan(1400);
+    expect(r.tasks[0]!.attempt).toBe(1);
+  });
+
+  it('past fetch.maxLockExpiries the task turns terminal instead of looping as a poison task', async () => {
+    await boot({ 'fetch.maxLockExpiries': 2 });
+    const id = await enqueued();
+    expect((await fetch({ lock_duration_ms: 100 })).tasks).toHaveLength(1);
+    for (let i = 0; i < 2; i++) {
+      await sleep(150);
+      expect((await fetch({ lock_duration_ms: 100 })).tasks.map((x) => x.task_id)).toEqual([id]); // expiry 1, 2
+    }
+    await sleep(150);
+    expect((await fetch({ lock_duration_ms: 100 })).tasks).toEqual([]); // expiry 3 > 2
+    expect(await stateOf(id)).toBe(pb.TaskState.TERMINAL);
+    const listed = (await operator.listTerminalTasks({ tenant: 'acme' })).tasks;
+    expect(listed.map((x) => x.task_id)).toEqual([id]);
+    expect(listed[0]!.reason).toContain('fetch.maxLockExpiries = 2');
+    // no longer backlog
+    const q = (await t.matching.describeQueues({ tenant: 'acme' })).queues;
+    expect(q.reduce((n, x) => n + Number(x.ready) + Number(x.delayed), 0)).toBe(0);
+  });
+
+  it('a locked task is not offered to a stream slot; once its lock expires a slot may take it (one expiry)', async () => {
+    await boot();
+    const id = await enqueued();
+    const lockedAt = Date.now();
+    await fetch({ lock_duration_ms: 600 });
+    const s = openSlot(t.worker, registerFrame());
+    open.push(s);
+    await s.nextOf('registered');
+    const task = (await s.nextOf('step_task', 5000)).step_task!;
+    expect(Date.now() - lockedAt).toBeGreaterThanOrEqual(590);
+    expect(task).toMatchObject({ task_id: id, attempt: 1 });
+    expect(await stateOf(id)).toBe(pb.TaskState.RUNNING);
+    // the fetch worker's late completion is refused
+    const err = await failureOf(external.complete({ task_id: id, worker_id: 'A' }));
+    expect(err.details).toMatch(/^ZD_LOCKED_BY_OTHER/);
+  });
+});
+
+describe('the fetch budget (Fail) never meets the step budget', () => {
+  it('Fail with retries: fetchable again after retryTimeout, with the same step attempt', async () => {
+    await boot();
+    const id = await enqueued({ retry_policy: { max_attempts: 1 } });
+    await fetch();
+    const failedAt = Date.now();
+    expect((await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'flaky', type: 'Io' }, retries: 2, retry_timeout_ms: 500 })).terminal).toBe(false);
+    const queued = (await t.matching.getTask({ task_id: id })).task!;
+    expect(queued).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+    expect(queued.last_error).toMatchObject({ message: 'flaky', type: 'Io' });
+    expect((await fetch({ worker_id: 'B' })).tasks).toEqual([]); // not before retryTimeout
+    const r = await fetch({ worker_id: 'B', wait_ms: 3000 }); // woken when the retry is due
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(490);
+    expect(Date.now() - failedAt).toBeLessThan(1200);
+    expect(r.tasks[0]).toMatchObject({ task_id: id, attempt: 1, retries: 2 });
+  });
+
+  it('retries 0 → terminal, listed, no backlog; operators retry it, then abandon it with a FAILED outcome', async () => {
+    await boot();
+    const id = await enqueued();
+    await fetch();
+    expect((await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'gave up', type: 'Bad' }, retries: 0 })).terminal).toBe(true);
+    const listed = (await operator.listTerminalTasks({ tenant: 'acme', flow_type: 'order' })).tasks;
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ task_id: id, reason: 'fetch retries exhausted', attempt: 1, last_error: { message: 'gave up', type: 'Bad' } });
+    expect((await operator.listTerminalTasks({ tenant: 'other' })).tasks).toEqual([]);
+    expect((await fetch({ worker_id: 'B' })).tasks).toEqual([]);
+
+    await operator.retryTerminalTask({ task_id: id, retries: 3 });
+    expect((await operator.listTerminalTasks({ tenant: 'acme' })).tasks).toEqual([]);
+    const again = (await fetch({ worker_id: 'B' })).tasks[0]!;
+    expect(again).toMatchObject({ task_id: id, attempt: 1, retries: 3 });
+    await external.fail({ task_id: id, worker_id: 'B', failure: { message: 'still bad' }, retries: 0 });
+
+    const err = await failureOf(operator.retryTerminalTask({ task_id: (await enqueued({ flow_id: 'x' })), retries: 1 }));
+    expect(err.details).toMatch(/^ZD_NOT_TERMINAL/);
+
+    const abandoned = await operator.abandonTerminalTask({ task_id: id, reason: 'bad data, see ticket 42' });
+    expect(abandoned.outcome_id).toMatch(/^\d+-/);
+    const out = await outcomesOf('engine', id);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1, error: { message: 'bad data, see ticket 42', type: 'abandoned' } });
+    expect(await stateOf(id)).toBe(pb.TaskState.DONE);
+  });
+
+  it('a flow deadline still fires while a fetch worker retries (TIMED_OUT), and while it holds a lock', async () => {
+    await boot();
+    const retrying = await enqueued({ flow_deadline_ms: Date.now() + 700 });
+    const locked = await enqueued({ flow_id: 'f2', flow_deadline_ms: Date.now() + 700 });
+    await fetch({ max_tasks: 2, lock_duration_ms: 60_000 });
+    await external.fail({ task_id: retrying, worker_id: 'A', failure: { message: 'later' }, retries: 5, retry_timeout_ms: 60_000 });
+    for (const id of [retrying, locked]) {
+      const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 5000 })).outcome!;
+      expect(o).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
+    }
+    const err = await failureOf(external.complete({ task_id: locked, worker_id: 'A' }));
+    expect(err.details).toMatch(/^ZD_TERMINAL/);
+  });
+});
+
+describe('complete: verify and hold the lock, write the outcome, then delete', () => {
+  it('a crash between the outcome and the delete re-offers the task; the second completion is absorbed by the idempotency key', async () => {
+    await boot();
+    const id = await enqueued();
+    await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1, wait_ms: 1 }); // create the group
+    await fetch({ lock_duration_ms: 400 });
+    const store = t.node.externalTasks!.store;
+    store.faults.completeAfterOutcome = true;
+    const crash = await failureOf(external.complete({ task_id: id, worker_id: 'A', result: Buffer.from('r1'), has_result: true, idempotency_key: 'k-1' }));
+    store.faults.completeAfterOutcome = false;
+    expect(crash.code).toBe(Status.INTERNAL);
+    // the outcome is written, the task is still there, still locked (held across the dispatch)
+    expect(await stateOf(id)).toBe(pb.TaskState.LOCKED);
+    expect((await fetch({ worker_id: 'B' })).tasks).toEqual([]);
+
+    // re-offered once the held lock lapses
+    const again = await fetch({ worker_id: 'B', wait_ms: 3000, lock_duration_ms: 5000 });
+    expect(again.tasks.map((x) => x.task_id)).toEqual([id]);
+    await external.complete({ task_id: id, worker_id: 'B', result: Buffer.from('r2'), has_result: true, idempotency_key: 'k-1' });
+    expect(await stateOf(id)).toBe(pb.TaskState.DONE);
+    // a retried completion whose reply was lost is absorbed too; another key is refused
+    await external.complete({ task_id: id, worker_id: 'A', idempotency_key: 'k-1' });
+    expect((await failureOf(external.complete({ task_id: id, worker_id: 'A', idempotency_key: 'k-2' }))).details).toMatch(/^ZD_TERMINAL/);
+
+    const seen = await outcomesOf('engine', id);
+    expect(seen).toHaveLength(1);
+    expect(Buffer.from(seen[0]!.output!).toString()).toBe('r1');
+    expect((await redis.command('XLEN', `${t.config.redis.keyPrefix}:{${id.split('-')[0]}}:out`))).toBe(1);
+  });
+});
