@@ -3,6 +3,7 @@
  * hop), then the peers' advertised capacity, offers over the mesh.
  */
 import type { Gateway } from '../gateway/gateway';
+import type { Metrics } from '../metrics/registry';
 import type { Dispatcher, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import type { CapacityView } from './capacity-view';
 import type { Mesh } from './mesh';
@@ -13,6 +14,7 @@ export class ClusterDispatcher implements Dispatcher {
     private readonly gateway: Gateway,
     private readonly view: CapacityView,
     private readonly mesh: Mesh,
+    private readonly metrics?: Metrics,
   ) {}
 
   reserveSlot(tenant: string, flowType: string, stepType: string, appWorkerId?: string): string | undefined {
@@ -31,7 +33,21 @@ export class ClusterDispatcher implements Dispatcher {
     return this.gateway.canServe(tenant, flowType, stepType) || this.view.canServe(tenant, flowType, stepType);
   }
 
+  hasWorker(tenant: string, flowType: string): boolean {
+    return this.gateway.hasConnected(tenant, flowType) || this.view.nodesFor(tenant, flowType).length > 0;
+  }
+
   offer(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {
-    return nodeId === this.nodeId ? this.gateway.offer(ref) : this.mesh.offer(nodeId, ref, epoch);
+    const sent = nodeId === this.nodeId ? this.gateway.offer(ref) : this.mesh.offer(nodeId, ref, epoch);
+    return sent.then(
+      (r) => {
+        this.metrics?.offers.inc({ result: r });
+        return r;
+      },
+      (err: unknown) => {
+        this.metrics?.offers.inc({ result: 'error' });
+        throw err;
+      },
+    );
   }
 }

@@ -496,6 +496,20 @@ export class Gateway {
     return { entries, workers, declined };
   }
 
+  /** Slots by kind and state, for the slots gauge. */
+  slotCounts(): { kind: string; state: string; count: number }[] {
+    const counts = new Map<string, number>();
+    for (const slot of this.slots.values()) {
+      const state = slot.state === 'idle' ? 'idle' : 'busy';
+      const key = `${slot.reg.kind}\0${state}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return [...counts].map(([k, count]) => {
+      const [kind = '', state = ''] = k.split('\0');
+      return { kind, state, count };
+    });
+  }
+
   /** RPCs waiting for a slot on this node. */
   get rpcsWaiting(): number {
     return this.rpcWaiters.size;

@@ -4,10 +4,22 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+export interface BacklogRow {
+  tenant: string;
+  flowType: string;
+  stepType: string;
+  entries: number;
+  oldestAgeSeconds: number;
+}
+
+/** Values read at scrape time (gauges of state the node already holds). */
 export interface MetricSources {
   defaultMetrics?: boolean;
-  /** Steps in their sticky or sync-match phase plus RPCs waiting for a slot, read at scrape time. */
+  /** Steps in their sticky or sync-match phase plus RPCs waiting for a slot. */
   queuedInMemory?: () => number;
+  backlog?: () => { queues: BacklogRow[]; unserved: { no_worker: number; no_supporting_worker: number } };
+  slots?: () => { kind: string; state: string; count: number }[];
+  liveNodes?: () => number;
 }
 
 export function createMetrics(opts: MetricSources = {}) {
@@ -16,8 +28,43 @@ export function createMetrics(opts: MetricSources = {}) {
   const r = [registry];
   return {
     registry,
-    queueEntries: new Gauge({ name: 'dexzd_step_task_queue_entries', help: 'Queued Steps in the partitions this node owns (low after a failover until each partition is counted)', labelNames: ['tenant', 'flow_type', 'step_type'], registers: r }),
-    queueOldestAge: new Gauge({ name: 'dexzd_step_task_queue_oldest_age_seconds', help: 'Age of the oldest queued Step', labelNames: ['tenant', 'flow_type', 'step_type'], registers: r }),
+    queueEntries: new Gauge({
+      name: 'dexzd_step_task_queue_entries', help: 'Queued Steps in the partitions this node owns (low after a failover until each partition is counted)',
+      labelNames: ['tenant', 'flow_type', 'step_type'], registers: r,
+      collect() {
+        if (!opts.backlog) return;
+        this.reset();
+        for (const q of opts.backlog().queues) this.set({ tenant: q.tenant, flow_type: q.flowType, step_type: q.stepType }, q.entries);
+      },
+    }),
+    queueOldestAge: new Gauge({
+      name: 'dexzd_step_task_queue_oldest_age_seconds', help: 'Age of the oldest queued Step (accurate from the first queued task after a failover)',
+      labelNames: ['tenant', 'flow_type', 'step_type'], registers: r,
+      collect() {
+        if (!opts.backlog) return;
+        this.reset();
+        for (const q of opts.backlog().queues) this.set({ tenant: q.tenant, flow_type: q.flowType, step_type: q.stepType }, q.oldestAgeSeconds);
+      },
+    }),
+    slots: new Gauge({
+      name: 'dexzd_gateway_slots', help: 'Worker slots on this node by kind and state', labelNames: ['kind', 'state'], registers: r,
+      collect() {
+        if (!opts.slots) return;
+        this.reset();
+        for (const s of opts.slots()) this.set({ kind: s.kind, state: s.state }, s.count);
+      },
+    }),
+    liveNodes: new Gauge({
+      name: 'dexzd_cluster_live_nodes', help: 'Nodes this node sees as live', registers: r,
+      collect() {
+        if (opts.liveNodes) this.set(opts.liveNodes());
+      },
+    }),
+    offers: new Counter({ name: 'dexzd_matching_offers_total', help: 'Offers of ready tasks to gateways, by result', labelNames: ['result'], registers: r }),
+    redisLatency: new Histogram({
+      name: 'dexzd_redis_command_seconds', help: 'Latency of the task scripts and Redis calls of the matching path',
+      labelNames: ['command'], buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 0.5], registers: r,
+    }),
     matchingQueued: new Gauge({
       name: 'dexzd_matching_queued_tasks', help: 'In-memory waiters: Steps in their sticky or sync-match phase and RPCs waiting for a slot', registers: r,
       collect() {
@@ -25,7 +72,15 @@ export function createMetrics(opts: MetricSources = {}) {
       },
     }),
     rpcs: new Counter({ name: 'dexzd_matching_rpcs_total', help: 'InvokeRpc calls by result', labelNames: ['result'], registers: r }),
-    unservedQueues: new Gauge({ name: 'dexzd_matching_unserved_task_queues', help: 'Queues with backlog that no connected worker can serve', labelNames: ['reason'], registers: r }),
+    unservedQueues: new Gauge({
+      name: 'dexzd_matching_unserved_task_queues', help: 'Queues with backlog that no connected worker can serve', labelNames: ['reason'], registers: r,
+      collect() {
+        if (!opts.backlog) return;
+        const u = opts.backlog().unserved;
+        this.set({ reason: 'no_worker' }, u.no_worker);
+        this.set({ reason: 'no_supporting_worker' }, u.no_supporting_worker);
+      },
+    }),
     headsRestored: new Counter({ name: 'dexzd_matching_heads_restored_refs_total', help: 'Queued tasks the periodic resync found matching had lost (should stay 0)', registers: r }),
     headsIncompleteScans: new Counter({ name: 'dexzd_matching_heads_incomplete_scans_total', help: 'Heads resync scans that did not finish', registers: r }),
     incompleteSeeks: new Counter({ name: 'dexzd_step_task_queue_incomplete_seeks_total', help: 'Searches for the next queued task that passed too many deleted or stale entries', registers: r }),

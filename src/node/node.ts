@@ -96,10 +96,16 @@ export class ZdNode {
     this.metrics = createMetrics({
       defaultMetrics: true,
       queuedInMemory: () => this.owner.waitingInMemory + this.gateway.rpcsWaiting,
+      backlog: () => this.owner.backlog.snapshot(),
+      slots: () => this.gateway.slotCounts(),
+      liveNodes: () => this.membership.liveIds().length,
     });
     this.redis = createRedis(config.redis);
     this.keys = new Keys(config.redis.keyPrefix);
-    this.store = new TaskStore(this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS);
+    this.store = new TaskStore(
+      this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS,
+      (command, seconds) => this.metrics.redisLatency.observe({ command }, seconds),
+    );
     this.outcomes = new OutcomeStore(this.redis, this.keys, config.cluster.partitions);
     this.membership = new Membership(this.redis, this.keys, {
       nodeId: this.nodeId, bootId: this.bootId, address: config.internal.advertise || config.internal.listen,
@@ -146,7 +152,7 @@ export class ZdNode {
     this.routing = new Routing(
       this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell, this.clock,
     );
-    this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh));
+    this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.metrics));
   }
 
   static async start(config: Config, opts: NodeOptions): Promise<ZdNode> {

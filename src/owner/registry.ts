@@ -14,6 +14,7 @@ import type { QueueHeads } from './heads';
 import { PartitionOwner, type PartitionHost } from './partition';
 import { Placement } from './placement';
 import { HeadsResync } from './resync';
+import { BacklogCounter } from './backlog';
 import { Timers } from './timers';
 
 export interface MatchingWaits {
@@ -21,6 +22,8 @@ export interface MatchingWaits {
   syncMatchWaitMs: number;
   /** matching.headsResyncInterval; 0 disables the resync. */
   headsResyncIntervalMs: number;
+  /** How often the backlog gauges recount owned partitions. */
+  backlogCountIntervalMs?: number;
 }
 
 export interface OwnerHooks {
@@ -43,6 +46,7 @@ export class OwnerRegistry implements PartitionHost {
   private readonly timers: Timers;
   private readonly placement: Placement;
   readonly resync: HeadsResync;
+  readonly backlog: BacklogCounter;
 
   constructor(
     private readonly redis: RedisClient,
@@ -64,6 +68,8 @@ export class OwnerRegistry implements PartitionHost {
       incomplete: () => hooks.headsIncompleteScan(),
     }, waits.headsResyncIntervalMs, clock, log);
     this.resync.start();
+    this.backlog = new BacklogCounter(() => this.owned(), () => this.dispatcher, redis, keys, waits.backlogCountIntervalMs ?? 5000, clock, log);
+    this.backlog.start();
   }
 
   /** Steps waiting in memory in their sticky or sync-match phase. */
@@ -74,6 +80,7 @@ export class OwnerRegistry implements PartitionHost {
   stop(): void {
     this.timers.stop();
     this.resync.stop();
+    this.backlog.stop();
   }
 
   setDispatcher(d: Dispatcher): void {
@@ -88,6 +95,8 @@ export class OwnerRegistry implements PartitionHost {
     try {
       await owner.load();
       this.log.debug({ partition: lease.partition, epoch: lease.epoch }, 'partition loaded');
+      // The backlog count runs in the background: dispatch does not wait for it.
+      void this.backlog.count(owner);
     } catch (err) {
       this.log.warn({ partition: lease.partition, err: (err as Error).message }, 'partition load failed');
       this.hooks.leaseMoved(lease.partition);
@@ -99,6 +108,7 @@ export class OwnerRegistry implements PartitionHost {
     if (!owner || owner.lease !== lease) return;
     owner.unload(cause);
     this.partitions.delete(lease.partition);
+    this.backlog.forget(owner);
     this.placement.dropPartition(lease.partition);
     for (const q of owner.queues.values()) this.ready.get(flowKey(q.tenant, q.flowType))?.delete(q);
   }

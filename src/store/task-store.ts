@@ -92,6 +92,9 @@ export interface CancelledAttempt {
 
 const RETENTION_FLOOR_MS = 1000;
 
+/** Told how long each script call took (the Redis latency histogram). */
+export type ObserveCall = (command: string, seconds: number) => void;
+
 export class TaskStore {
   constructor(
     readonly redis: RedisClient,
@@ -99,7 +102,14 @@ export class TaskStore {
     private readonly retentionMs: number,
     /** How long a flow remembers the app worker that last completed one of its Steps. */
     private readonly stickyTtlMs: number,
+    private readonly observe?: ObserveCall,
   ) {}
+
+  private timed<T>(command: string, call: Promise<T>): Promise<T> {
+    if (!this.observe) return call;
+    const t0 = process.hrtime.bigint();
+    return call.finally(() => this.observe!(command, Number(process.hrtime.bigint() - t0) / 1e9));
+  }
 
   private get retention(): number {
     return Math.max(RETENTION_FLOOR_MS, this.retentionMs);
@@ -107,13 +117,13 @@ export class TaskStore {
 
   async enqueue(t: NewTask, now: number): Promise<Enqueued> {
     const p = t.partition;
-    const r = await this.redis.zdEnqueueTask(
+    const r = await this.timed('enqueueTask', this.redis.zdEnqueueTask(
       this.keys.task(p, t.taskId),
       this.keys.tag(p), t.taskId, t.queue, now, Math.max(t.readyAt, now), t.flowDeadline,
       t.tenant, t.flowId, t.flowType, t.stepType, t.stepExecutionId, t.input,
       t.maxAttempts, t.initialInterval, t.backoffCoefficient, t.maxInterval, t.nonRetryable.join('\x1f'),
       t.methodTimeout, t.heartbeatTimeout, t.stickyWorkerId,
-    );
+    ));
     const code = Number(r[0]);
     return { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
   }
@@ -122,10 +132,10 @@ export class TaskStore {
     partition: number, taskId: string, attempt: number, slot: SlotIdentity, nonce: string, now: number,
   ): Promise<StartedTask | Refusal> {
     // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
-    const r = (await this.redis.zdStartTaskBuffer(
+    const r = (await this.timed('startTask', this.redis.zdStartTaskBuffer(
       this.keys.task(partition, taskId), this.keys.inflight(partition),
       this.keys.tag(partition), taskId, attempt, slot.appWorkerId, slot.streamId, slot.nodeId, slot.bootId, nonce, now,
-    )) as Buffer[] | number[];
+    ))) as Buffer[] | number[];
     if (Number(r[0]) !== 1) return refusalOf(r as unknown[]);
     const b = r as (Buffer | number)[];
     const s = (i: number) => (b[i] as Buffer).toString();
@@ -139,21 +149,21 @@ export class TaskStore {
   }
 
   async complete(a: AttemptRef, output: Buffer, now: number): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
-    const r = await this.redis.zdCompleteTask(
+    const r = await this.timed('completeTask', this.redis.zdCompleteTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
       this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, output, now, this.retention, this.stickyTtlMs,
-    );
+    ));
     if (Number(r[0]) === 1) return { kind: 'completed', outcomeId: String(r[1]) };
     return refusalOf(r);
   }
 
   /** `leaseToken` is set for owner-initiated failures (timeouts, dead nodes), '' for a gateway's own slot. */
   async fail(a: AttemptRef, f: FailureInfo, now: number, leaseToken = ''): Promise<FailResult> {
-    const r = await this.redis.zdFailTask(
+    const r = await this.timed('failTask', this.redis.zdFailTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition), this.keys.lease(a.partition),
       this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, f.message, f.type, f.nonRetryable ? '1' : '0',
       f.retryAfterMs, now, this.retention, leaseToken,
-    );
+    ));
     const code = Number(r[0]);
     if (code === 1) return { kind: 'retry', readyAt: Number(r[1]), attempt: Number(r[2]) };
     if (code === 2) return { kind: 'terminal', outcomeId: String(r[1]) };
@@ -161,19 +171,19 @@ export class TaskStore {
   }
 
   async release(a: AttemptRef): Promise<{ kind: 'released'; readyAt: number } | Refusal> {
-    const r = await this.redis.zdReleaseTask(
+    const r = await this.timed('releaseTask', this.redis.zdReleaseTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
       this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce,
-    );
+    ));
     if (Number(r[0]) === 1) return { kind: 'released', readyAt: Number(r[1]) };
     return refusalOf(r);
   }
 
   async heartbeat(a: AttemptRef, now: number): Promise<{ kind: 'extended'; deadlineAt: number } | Refusal> {
-    const r = await this.redis.zdHeartbeatTask(
+    const r = await this.timed('heartbeatTask', this.redis.zdHeartbeatTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
       this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, now,
-    );
+    ));
     if (Number(r[0]) === 1) return { kind: 'extended', deadlineAt: Number(r[1]) };
     return refusalOf(r);
   }
@@ -181,10 +191,10 @@ export class TaskStore {
   async cancelFlow(
     partition: number, tenant: string, flowId: string, reason: string, now: number,
   ): Promise<{ queued: number; running: CancelledAttempt[] }> {
-    const r = (await this.redis.zdCancelFlow(
+    const r = (await this.timed('cancelFlow', this.redis.zdCancelFlow(
       this.keys.flow(partition, tenant, flowId), this.keys.inflight(partition),
       this.keys.tag(partition), reason, now, this.retention,
-    )) as [number, number, string[][]];
+    ))) as [number, number, string[][]];
     return {
       queued: Number(r[0]),
       running: (r[2] ?? []).map((x) => ({
@@ -196,10 +206,10 @@ export class TaskStore {
   async timeout(
     partition: number, taskId: string, now: number, leaseToken: string,
   ): Promise<'timed-out' | 'not-due' | 'gone' | 'lease-moved'> {
-    const r = (await this.redis.zdTimeoutTask(
+    const r = (await this.timed('timeoutTask', this.redis.zdTimeoutTask(
       this.keys.task(partition, taskId), this.keys.deadlines(partition), this.keys.lease(partition),
       this.keys.tag(partition), taskId, now, this.retention, leaseToken,
-    )) as ScriptReply;
+    ))) as ScriptReply;
     const code = Number(r[0]);
     return code === 1 ? 'timed-out' : code === 0 ? 'not-due' : code === -5 ? 'lease-moved' : 'gone';
   }

@@ -1,0 +1,115 @@
+/**
+ * Backlog gauges of the partitions this node owns (DESIGN §10): queued Steps
+ * per queue, the age of the oldest, and queues no connected worker can serve.
+ * A partition joins the entries gauge only once its background count has
+ * finished (so it reads low right after a failover); the oldest age comes from
+ * the in-memory heads first, which a new owner loads oldest-first, so it is
+ * accurate from the first queued task.
+ */
+import { parseQueueName, type Keys } from '../store/keys';
+import type { RedisClient } from '../store/redis';
+import type { Clock } from '../util/clock';
+import type { Logger } from '../util/logger';
+import type { Dispatcher } from './dispatcher';
+import type { PartitionOwner } from './partition';
+
+export interface QueueBacklog {
+  tenant: string;
+  flowType: string;
+  stepType: string;
+  entries: number;
+  oldestAgeSeconds: number;
+}
+
+export interface BacklogSnapshot {
+  queues: QueueBacklog[];
+  unserved: { no_worker: number; no_supporting_worker: number };
+}
+
+interface Counted {
+  /** queue name → ready entries and the oldest readyAt ("0" when empty). */
+  queues: Map<string, { entries: number; oldest: number }>;
+}
+
+export class BacklogCounter {
+  private readonly counted = new Map<PartitionOwner, Counted>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly owned: () => PartitionOwner[],
+    private readonly dispatcher: () => Dispatcher | undefined,
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly everyMs: number,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.countAll(), this.everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Counts one partition in the background (after it is loaded, and periodically). */
+  async count(p: PartitionOwner): Promise<void> {
+    try {
+      const now = this.clock.now();
+      const names = await this.redis.smembers(this.keys.queues(p.partition));
+      const rows = await Promise.all(names.map(async (name) => {
+        const key = this.keys.queue(p.partition, name);
+        const [entries, first] = await Promise.all([
+          this.redis.zcount(key, '-inf', now),
+          this.redis.zrangebyscore(key, '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1),
+        ]);
+        return [name, { entries, oldest: first.length === 2 ? Number(first[1]) : 0 }] as const;
+      }));
+      if (p.active) this.counted.set(p, { queues: new Map(rows) });
+    } catch (err) {
+      this.log.warn({ partition: p.partition, err: (err as Error).message }, 'backlog count failed');
+    }
+  }
+
+  private async countAll(): Promise<void> {
+    const owned = new Set(this.owned());
+    for (const p of [...this.counted.keys()]) if (!owned.has(p)) this.counted.delete(p);
+    for (const p of owned) await this.count(p);
+  }
+
+  forget(p: PartitionOwner): void {
+    this.counted.delete(p);
+  }
+
+  /** The gauges' values now, aggregated over owned partitions. */
+  snapshot(): BacklogSnapshot {
+    const now = this.clock.now();
+    const byQueue = new Map<string, QueueBacklog>();
+    for (const p of this.owned()) {
+      const counted = this.counted.get(p);
+      const names = new Set([...p.queues.keys(), ...(counted?.queues.keys() ?? [])]);
+      for (const name of names) {
+        const q = p.queues.get(name);
+        const c = counted?.queues.get(name);
+        const head = q?.peek()?.readyAt ?? 0;
+        const oldest = [head, c?.oldest ?? 0].filter((x) => x > 0);
+        const { tenant, flowType, stepType } = parseQueueName(name);
+        const row = byQueue.get(name) ?? { tenant, flowType, stepType, entries: 0, oldestAgeSeconds: 0 };
+        row.entries += c?.entries ?? 0;
+        if (oldest.length > 0) row.oldestAgeSeconds = Math.max(row.oldestAgeSeconds, (now - Math.min(...oldest)) / 1000);
+        byQueue.set(name, row);
+      }
+    }
+    const unserved = { no_worker: 0, no_supporting_worker: 0 };
+    const d = this.dispatcher();
+    for (const row of byQueue.values()) {
+      if (row.entries === 0 && row.oldestAgeSeconds === 0) continue;
+      if (!d || d.canServe(row.tenant, row.flowType, row.stepType)) continue;
+      if (d.hasWorker(row.tenant, row.flowType)) unserved.no_supporting_worker++;
+      else unserved.no_worker++;
+    }
+    return { queues: [...byQueue.values()], unserved };
+  }
+}
