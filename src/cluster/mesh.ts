@@ -14,7 +14,7 @@ import type { Membership } from './membership';
 export interface MeshHandlers {
   offer(ref: OfferRef): Promise<OfferResult>;
   capacity(update: pb.ICapacityUpdate): void;
-  doorbell(events: pb.IDoorbellEvent[]): void;
+  doorbell(events: pb.IDoorbellEvent[], from: string): void;
   cancelAttempts(attempts: pb.ICancelledAttemptRef[], reason: string): void;
   invokeRpc(req: pb.InvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse>;
   capacitySnapshot(): Omit<pb.ICapacityUpdate, 'node_id' | 'seq'>;
@@ -53,7 +53,7 @@ export class Mesh {
         return {};
       },
       doorbell: async (req: pb.DoorbellRequest) => {
-        h.doorbell(req.events);
+        h.doorbell(req.events, req.from_node_id);
         return {};
       },
       cancelAttempts: async (req: pb.CancelAttemptsRequest) => {
@@ -140,7 +140,7 @@ export class Mesh {
   /** A doorbell to one node (itself included), batched per node. */
   ring(nodeId: string, event: pb.IDoorbellEvent): void {
     if (nodeId === this.nodeId) {
-      this.handlers.doorbell([event]);
+      this.handlers.doorbell([event], this.nodeId);
       return;
     }
     const list = this.pendingBells.get(nodeId);

@@ -142,7 +142,7 @@ export class ZdNode {
     this.mesh = new Mesh(this.nodeId, this.membership, {
       offer: (ref) => this.gateway.offer(ref),
       capacity: (u) => this.routing.onCapacity(u),
-      doorbell: (events) => this.routing.onDoorbell(events),
+      doorbell: (events, from) => this.routing.onDoorbell(events, from),
       cancelAttempts: (attempts, reason) => this.gateway.cancelAttempts(attempts.map((a) => ({
         taskId: a.task_id ?? '', attempt: a.attempt ?? 0, nonce: a.nonce ?? '', streamId: a.stream_id ?? '',
       })), reason),
@@ -151,6 +151,7 @@ export class ZdNode {
     }, this.log);
     this.routing = new Routing(
       this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell, this.clock,
+      this.redis, this.keys,
     );
     this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.metrics));
   }

@@ -16,6 +16,8 @@ import type { OutcomeBell } from '../gateway/outcome-bell';
 import type { RpcSettlement } from '../gateway/slot';
 import type { OwnerRegistry } from '../owner/registry';
 import type { CancelledAttempt } from '../store/task-store';
+import type { Keys } from '../store/keys';
+import type { RedisClient } from '../store/redis';
 import type { Clock } from '../util/clock';
 import { pb } from '../wire';
 
@@ -43,18 +45,36 @@ export class Routing {
     private readonly view: CapacityView,
     private readonly bell: OutcomeBell,
     private readonly clock: Clock,
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
   ) {}
 
-  /** The node that owns (or is about to own) a partition. */
+  /** The node that owns (or is about to own) a partition: ours, else the rendezvous target of the live members. */
   ownerNodeOf(p: number): string {
     if (this.leases.holds(p)) return this.nodeId;
-    return ownerOf(p, this.membership.liveIds()) ?? this.nodeId;
+    const others = this.membership.liveIds().filter((id) => id !== this.nodeId);
+    // Not holding it, we are not its owner even if the member list still says so (we may be draining).
+    return ownerOf(p, others) ?? this.nodeId;
+  }
+
+  /**
+   * A READY notice reached a node that does not own the partition (the lease
+   * moved under it): hand it to the lease holder Redis names, unless that is
+   * the sender or nobody (the next owner reads Redis when it loads).
+   */
+  private forwardReady(p: number, event: pb.IDoorbellEvent, from: string): void {
+    this.redis.get(this.keys.lease(p)).then((lease) => {
+      const holder = lease ? lease.slice(0, lease.lastIndexOf(':')) : '';
+      if (holder && holder !== this.nodeId && holder !== from) this.mesh.ring(holder, event);
+    }, () => undefined);
   }
 
   taskEnqueued(p: number, queue: string, taskId: string, readyAt: number, sticky: string, flowDeadline: number): void {
     const owner = this.ownerNodeOf(p);
     if (owner === this.nodeId) {
-      this.owner.taskEnqueued(p, queue, taskId, readyAt, sticky);
+      if (!this.owner.taskEnqueued(p, queue, taskId, readyAt, sticky)) {
+        this.forwardReady(p, { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky, fresh: true }, this.nodeId);
+      }
       if (flowDeadline > 0) this.owner.flowDeadlineSet(p, flowDeadline);
       return;
     }
@@ -64,8 +84,9 @@ export class Routing {
 
   taskReady(p: number, queue: string, taskId: string, readyAt: number): void {
     const owner = this.ownerNodeOf(p);
-    if (owner === this.nodeId) this.owner.taskReady(p, queue, taskId, readyAt);
-    else this.mesh.ring(owner, { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt });
+    const event = { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt };
+    if (owner !== this.nodeId) this.mesh.ring(owner, event);
+    else if (!this.owner.taskReady(p, queue, taskId, readyAt)) this.forwardReady(p, event, this.nodeId);
   }
 
   attemptStarted(p: number, deadlineAt: number): void {
@@ -79,17 +100,20 @@ export class Routing {
     this.mesh.ringAll({ kind: Kind.OUTCOME, partition: p, task_id: taskId });
   }
 
-  /** Doorbells from peers; a READY for a partition we do not own is dropped (its owner loads it from Redis). */
-  onDoorbell(events: pb.IDoorbellEvent[]): void {
+  /** Doorbells from peers; a READY for a partition we do not own goes on to its lease holder. */
+  onDoorbell(events: pb.IDoorbellEvent[], from: string): void {
     for (const e of events) {
       const p = e.partition ?? 0;
       if (p >= this.partitions) continue;
       const at = Number(e.at_ms ?? 0);
       switch (e.kind) {
-        case Kind.READY:
-          if (e.fresh) this.owner.taskEnqueued(p, e.queue ?? '', e.task_id ?? '', at, e.sticky_worker_id ?? '');
-          else this.owner.taskReady(p, e.queue ?? '', e.task_id ?? '', at);
+        case Kind.READY: {
+          const taken = e.fresh
+            ? this.owner.taskEnqueued(p, e.queue ?? '', e.task_id ?? '', at, e.sticky_worker_id ?? '')
+            : this.owner.taskReady(p, e.queue ?? '', e.task_id ?? '', at);
+          if (!taken) this.forwardReady(p, e, from);
           break;
+        }
         case Kind.ATTEMPT:
           this.owner.attemptStarted(p, at);
           break;
