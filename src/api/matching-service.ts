@@ -37,6 +37,8 @@ export interface MatchingDeps {
     r: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; waitMs: number },
     signal: AbortSignal,
   ): Promise<RpcSettlement>;
+  /** A task that already existed may be ready: tell its owner to look. */
+  taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
   /** Cancel running attempts wherever their slots are. */
   cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
   outcomeWritten(partition: number, taskId: string): void;
@@ -57,6 +59,10 @@ export function matchingService(d: MatchingDeps) {
       const t = tasks[i]!;
       d.metrics.tasksEnqueued.inc({ result });
       if (result === 'created') d.taskEnqueued(t, t.stickyWorkerId || rememberedSticky);
+      // A retried enqueue rings the owner again: the first one may have committed
+      // on a node that died before its notice went out. A ring for a task that
+      // is not queued any more costs one refused offer.
+      else if (result === 'exists') d.taskReady(t.partition, t.queue, t.taskId, Math.max(t.readyAt, now));
       return { task_id: t.taskId, created: result === 'created', partition: t.partition };
     });
   }

@@ -166,7 +166,12 @@ export class Mesh {
   async close(): Promise<void> {
     this.closed = true;
     if (this.capacityTimer) clearTimeout(this.capacityTimer);
-    if (this.bellTimer) clearTimeout(this.bellTimer);
+    if (this.bellTimer) {
+      // Notices queued for peers still go out: a Step enqueued here in the last
+      // milliseconds must reach its owner.
+      clearTimeout(this.bellTimer);
+      this.flushBells();
+    }
     for (const c of this.clients.values()) c.channel.close();
     this.clients.clear();
     if (this.server) {

@@ -203,6 +203,7 @@ export class ZdNode {
           t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky, t.flowDeadline,
         );
       },
+      taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
     }));
