@@ -67,7 +67,18 @@ export class BacklogCounter {
         ]);
         return [name, { entries, oldest: first.length === 2 ? Number(first[1]) : 0 }] as const;
       }));
-      if (p.active) this.counted.set(p, { queues: new Map(rows) });
+      if (!p.active) return;
+      this.counted.set(p, { queues: new Map(rows) });
+      // Ready entries while the heads hold nothing and expect nothing: a ready
+      // notice went missing (its node died right after the enqueue). Look again.
+      for (const [name, row] of rows) {
+        const q = p.queues.get(name);
+        if (row.entries > 0 && (!q || (q.size === 0 && !q.more && !q.loading))) {
+          const heads = q ?? p.queueFor(name);
+          heads.more = true;
+          void p.refill(heads);
+        }
+      }
     } catch (err) {
       this.log.warn({ partition: p.partition, err: (err as Error).message }, 'backlog count failed');
     }
