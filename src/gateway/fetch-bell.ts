@@ -12,12 +12,9 @@
  * carry `ring(topic)` to other nodes without changing this interface.
  */
 import { EventEmitter } from 'node:events';
+import { subscribeBell, type BellSubscription } from './doorbell';
 
-export interface FetchSubscription {
-  /** Resolves true on a ring since the last wait (or during this one), false at the timeout or abort. */
-  wait(ms: number): Promise<boolean>;
-  close(): void;
-}
+export type FetchSubscription = BellSubscription;
 
 export class FetchBell {
   private readonly emitter = new EventEmitter();
@@ -56,39 +53,7 @@ export class FetchBell {
 
   /** Subscribes to rings of any of `topics`; call before the first claim query. */
   subscribe(topics: readonly string[], signal: AbortSignal): FetchSubscription {
-    let rung = false;
-    let wake: (() => void) | undefined;
-    const onRing = () => {
-      rung = true;
-      wake?.();
-    };
-    const unique = [...new Set(topics)];
-    for (const t of unique) this.emitter.on(t, onRing);
-    return {
-      wait: (ms: number): Promise<boolean> => {
-        if (rung) {
-          rung = false;
-          return Promise.resolve(true);
-        }
-        if (ms <= 0 || signal.aborted) return Promise.resolve(false);
-        return new Promise<boolean>((resolve) => {
-          const done = (v: boolean) => {
-            clearTimeout(t);
-            signal.removeEventListener('abort', onAbort);
-            wake = undefined;
-            rung = false;
-            resolve(v);
-          };
-          const onAbort = () => done(false);
-          const t = setTimeout(() => done(false), ms);
-          wake = () => done(true);
-          signal.addEventListener('abort', onAbort, { once: true });
-        });
-      },
-      close: () => {
-        for (const t of unique) this.emitter.off(t, onRing);
-      },
-    };
+    return subscribeBell(this.emitter, topics, signal);
   }
 
   stop(): void {

@@ -5,6 +5,7 @@
  * never missed.
  */
 import { EventEmitter } from 'node:events';
+import { subscribeBell, type BellSubscription } from './doorbell';
 
 export class OutcomeBell {
   private readonly emitter = new EventEmitter();
@@ -22,37 +23,7 @@ export class OutcomeBell {
    * Subscribes before the caller's first read. `wait(ms)` resolves on a ring
    * (true) or at the timeout/abort (false); `close()` unsubscribes.
    */
-  subscribe(taskId: string | undefined, signal: AbortSignal) {
-    const event = taskId ? `task:${taskId}` : 'any';
-    let rung = false;
-    let wake: (() => void) | undefined;
-    const onRing = () => {
-      rung = true;
-      wake?.();
-    };
-    this.emitter.on(event, onRing);
-    return {
-      wait: (ms: number): Promise<boolean> => {
-        if (rung) {
-          rung = false;
-          return Promise.resolve(true);
-        }
-        if (ms <= 0 || signal.aborted) return Promise.resolve(false);
-        return new Promise<boolean>((resolve) => {
-          const done = (v: boolean) => {
-            clearTimeout(t);
-            signal.removeEventListener('abort', onAbort);
-            wake = undefined;
-            rung = false;
-            resolve(v);
-          };
-          const onAbort = () => done(false);
-          const t = setTimeout(() => done(false), ms);
-          wake = () => done(true);
-          signal.addEventListener('abort', onAbort, { once: true });
-        });
-      },
-      close: () => this.emitter.off(event, onRing),
-    };
+  subscribe(taskId: string | undefined, signal: AbortSignal): BellSubscription {
+    return subscribeBell(this.emitter, [taskId ? `task:${taskId}` : 'any'], signal);
   }
 }
