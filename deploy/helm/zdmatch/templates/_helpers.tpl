@@ -1,0 +1,112 @@
+{{/* Chart name, truncated to the 63 characters of a DNS label. */}}
+{{- define "zdmatch.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Release-qualified name; the release name alone when it already contains the chart name. */}}
+{{- define "zdmatch.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "zdmatch.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "zdmatch.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* part-of is fixed: the ServiceMonitor's jobLabel, so every target gets job="zdmatch" (the alert rules select it). */}}
+{{- define "zdmatch.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "zdmatch.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: zdmatch
+{{- end }}
+
+{{- define "zdmatch.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "zdmatch.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The port of a host:port listen address. */}}
+{{- define "zdmatch.port" -}}
+{{- $parts := splitList ":" (toString .) }}
+{{- last $parts | atoi }}
+{{- end }}
+
+{{/* Whole seconds (rounded up) of a duration such as 30s, 2m, 1500ms or a number of ms. */}}
+{{- define "zdmatch.seconds" -}}
+{{- $v := toString . | trim }}
+{{- if regexMatch "^[0-9]+ms$" $v }}{{ div (add (trimSuffix "ms" $v | atoi) 999) 1000 }}
+{{- else if regexMatch "^[0-9]+s$" $v }}{{ trimSuffix "s" $v | atoi }}
+{{- else if regexMatch "^[0-9]+m$" $v }}{{ mul (trimSuffix "m" $v | atoi) 60 }}
+{{- else if regexMatch "^[0-9]+h$" $v }}{{ mul (trimSuffix "h" $v | atoi) 3600 }}
+{{- else if regexMatch "^[0-9]+$" $v }}{{ div (add (atoi $v) 999) 1000 }}
+{{- else }}{{ fail (printf "cannot read %q as a duration (use 30s, 2m or 1500ms)" $v) }}
+{{- end }}
+{{- end }}
+
+{{- define "zdmatch.redisSecretName" -}}
+{{- default (printf "%s-redis" (include "zdmatch.fullname" .)) .Values.redis.existingSecret }}
+{{- end }}
+
+{{- define "zdmatch.authSecretName" -}}
+{{- default (printf "%s-auth" (include "zdmatch.fullname" .)) .Values.auth.existingSecret }}
+{{- end }}
+
+{{/* Does the chart (or existingSecret) supply redis.url / redis.password? */}}
+{{- define "zdmatch.redisHasUrl" -}}
+{{- if or .Values.redis.existingSecret .Values.redis.url }}true{{ end }}
+{{- end }}
+{{- define "zdmatch.redisHasPassword" -}}
+{{- if or .Values.redis.existingSecret .Values.redis.password }}true{{ end }}
+{{- end }}
+
+{{/*
+The node's config.yaml: .Values.config plus the redis, auth and tls keys.
+Secrets are not in it: redis.url and redis.password come from env
+(ZD_REDIS_URL, ZD_REDIS_PASSWORD, which override the file), and
+cluster.nodeId / internal.advertise from the pod (ZD_CLUSTER_NODE_ID,
+ZD_INTERNAL_ADVERTISE).
+*/}}
+{{- define "zdmatch.configYaml" -}}
+{{- $c := deepCopy .Values.config }}
+{{- $r := .Values.redis }}
+{{- if and (not $r.url) (not $r.existingSecret) (not $r.clusterNodes) (not $r.sentinels) }}
+{{- fail "redis: set redis.url, redis.existingSecret, redis.clusterNodes or redis.sentinels (Redis is external; see the chart README)" }}
+{{- end }}
+{{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "sentinelName" $r.sentinelName "password" "" "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
+{{- $a := .Values.auth }}
+{{- $auth := dict "enabled" $a.enabled "workerTokensFile" "" "clientTokensFile" "" "reloadInterval" $a.reloadInterval }}
+{{- if $a.enabled }}
+{{- if or $a.workerTokens $a.existingSecret }}{{ $_ := set $auth "workerTokensFile" "/etc/zdmatch/auth/worker-tokens.yaml" }}{{ end }}
+{{- if or $a.clientTokens $a.existingSecret }}{{ $_ := set $auth "clientTokensFile" "/etc/zdmatch/auth/client-tokens.yaml" }}{{ end }}
+{{- if and (not $auth.workerTokensFile) (not $auth.clientTokensFile) }}
+{{- fail "auth.enabled: set auth.workerTokens, auth.clientTokens or auth.existingSecret" }}
+{{- end }}
+{{- end }}
+{{- $_ := set $c "auth" $auth }}
+{{- $t := .Values.tls }}
+{{- $tls := dict "enabled" $t.enabled "cert" "" "key" "" "ca" "" }}
+{{- if $t.enabled }}
+{{- if not $t.existingSecret }}{{ fail "tls.enabled: set tls.existingSecret (a kubernetes.io/tls Secret)" }}{{ end }}
+{{- $_ := set $tls "cert" "/etc/zdmatch/tls/tls.crt" }}
+{{- $_ := set $tls "key" "/etc/zdmatch/tls/tls.key" }}
+{{- if $t.ca }}{{ $_ := set $tls "ca" "/etc/zdmatch/tls/ca.crt" }}{{ end }}
+{{- end }}
+{{- $_ := set $c "tls" $tls }}
+{{- $_ := set $c.cluster "nodeId" "" }}
+{{- $_ := set $c.internal "advertise" "" }}
+{{- toYaml $c }}
+{{- end }}

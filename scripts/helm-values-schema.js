@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+/**
+ * Writes deploy/helm/zdmatch/values.schema.json; the `config` part comes from
+ * the compiled config schema (src/config/schema.ts), so run `npm run build`
+ * first:  npm run build && node scripts/helm-values-schema.js
+ * test/e2e/helm.test.ts fails when a config key is missing from the chart.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const { schema } = require(process.argv[2] ? path.resolve(process.argv[2]) : path.join(root, 'dist', 'config', 'schema.js'));
+
+const DUR = { oneOf: [{ type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)?$' }, { type: 'integer', minimum: 0 }] };
+const fmt = (f) => {
+  if (f === 'duration') return DUR;
+  if (f === 'listen-address') return { type: 'string', pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^\\s:]+):[0-9]{1,5}$' };
+  if (f === 'positive-int') return { type: 'integer', minimum: 1 };
+  if (f === 'nat') return { type: 'integer', minimum: 0 };
+  if (f === 'string-list') return { type: 'array', items: { type: 'string' } };
+  if (f === String) return { type: 'string' };
+  if (f === Number) return { type: 'number' };
+  if (f === Boolean) return { type: 'boolean' };
+  if (Array.isArray(f)) return { type: 'string', enum: f };
+  throw new Error(`unknown config format ${String(f)}`);
+};
+const describe = (d) => ({ description: `${d.doc} (default ${JSON.stringify(d.default)})`, ...fmt(d.format) });
+// Set per pod by the chart (env), not from values.
+const chartOwned = new Set(['internal.advertise', 'cluster.nodeId']);
+const config = { type: 'object', additionalProperties: false, properties: {} };
+for (const [sec, keys] of Object.entries(schema)) {
+  if (sec === 'redis' || sec === 'auth' || sec === 'tls') continue; // top-level values sections
+  const props = {};
+  for (const [k, d] of Object.entries(keys)) if (!chartOwned.has(`${sec}.${k}`)) props[k] = describe(d);
+  config.properties[sec] = { type: 'object', additionalProperties: false, properties: props };
+}
+const r = schema.redis;
+const str = { type: 'string' };
+const anyObj = { type: 'object' };
+const obj = (properties, extra = {}) => ({ type: 'object', additionalProperties: false, properties, ...extra });
+const probe = obj({ periodSeconds: { type: 'integer', minimum: 1 }, failureThreshold: { type: 'integer', minimum: 1 }, timeoutSeconds: { type: 'integer', minimum: 1 } });
+const out = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  title: 'zdmatch chart values',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    global: anyObj,
+    replicaCount: { type: 'integer', minimum: 0 },
+    image: obj({ repository: { type: 'string', minLength: 1 }, tag: str, pullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] } }, { required: ['repository'] }),
+    imagePullSecrets: { type: 'array', items: anyObj },
+    nameOverride: str,
+    fullnameOverride: str,
+    serviceAccount: obj({ create: { type: 'boolean' }, name: str, annotations: anyObj, automount: { type: 'boolean' } }),
+    podAnnotations: anyObj,
+    podLabels: anyObj,
+    config,
+    redis: obj({
+      url: { type: 'string', pattern: '^$|^rediss?://', description: r.url.doc },
+      existingSecret: str,
+      existingSecretUrlKey: str,
+      existingSecretPasswordKey: str,
+      clusterNodes: { ...fmt('string-list'), description: r.clusterNodes.doc },
+      sentinels: { ...fmt('string-list'), description: r.sentinels.doc },
+      sentinelName: str,
+      password: str,
+      keyPrefix: str,
+      waitReplicas: { type: 'integer', minimum: 0 },
+    }),
+    auth: obj({
+      enabled: { type: 'boolean' }, workerTokens: str, clientTokens: str, existingSecret: str,
+      reloadInterval: describe(schema.auth.reloadInterval),
+    }),
+    tls: obj({ enabled: { type: 'boolean' }, existingSecret: str, ca: { type: 'boolean', description: 'mount ca.crt from the Secret as tls.ca (mutual TLS on the peer mesh)' } }),
+    preStop: obj({ sleepSeconds: { type: 'integer', minimum: 0 } }),
+    terminationGracePeriodSeconds: { type: 'integer', minimum: 1 },
+    service: obj({ type: { type: 'string', enum: ['ClusterIP', 'NodePort', 'LoadBalancer'] }, annotations: anyObj, http: { type: 'boolean' } }),
+    metricsService: obj({ annotations: anyObj }),
+    probes: obj({ readiness: probe, startup: probe, liveness: probe }),
+    resources: anyObj,
+    podSecurityContext: anyObj,
+    securityContext: anyObj,
+    extraEnv: { type: 'array', items: { type: 'object', required: ['name'] } },
+    nodeSelector: anyObj,
+    tolerations: { type: 'array' },
+    affinity: anyObj,
+    topologySpreadConstraints: { type: 'array' },
+    priorityClassName: str,
+    podDisruptionBudget: obj({ enabled: { type: 'boolean' }, maxUnavailable: { type: ['integer', 'string'] } }),
+    autoscaling: obj({
+      enabled: { type: 'boolean' }, minReplicas: { type: 'integer', minimum: 1 }, maxReplicas: { type: 'integer', minimum: 1 },
+      targetCPUUtilizationPercentage: { type: 'integer', minimum: 1, maximum: 100 },
+    }),
+    serviceMonitor: obj({ enabled: { type: 'boolean' }, interval: str, scrapeTimeout: str, labels: anyObj }),
+    prometheusRule: obj({ enabled: { type: 'boolean' }, labels: anyObj }),
+    grafanaDashboard: obj({ enabled: { type: 'boolean' }, labels: anyObj, annotations: anyObj }),
+  },
+};
+fs.writeFileSync(path.join(root, 'deploy', 'helm', 'zdmatch', 'values.schema.json'), `${JSON.stringify(out, null, 2)}\n`);
