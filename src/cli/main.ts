@@ -44,6 +44,7 @@ export function buildProgram(): Command {
   registerTask(program);
   registerCluster(program);
   registerTerminal(program);
+  require('./bench').registerBench(program); // zdmatch bench (src/cli/bench.ts)
   return program;
 }
 

@@ -1,0 +1,168 @@
+/**
+ * `zdmatch bench`: load against a running cluster (--address, plus
+ * --redis-url for Redis figures) or a private one (--local: redis-server and
+ * a node process on free loopback ports, stopped at the end). Producers and
+ * workers run as child processes (src/cli/bench/child.ts).
+ *
+ *   zdmatch bench --local --mode throughput --tasks 50000
+ *   zdmatch bench --local --mode rate --rate 5000 --duration 10
+ *   zdmatch bench --local --mode latency --json
+ */
+import type { Command } from 'commander';
+import { CliExit, EXIT_CONFIG } from './common';
+import { startLocal, type LocalEnv } from './bench/local';
+import type { BenchSystem } from './bench/protocol';
+import { runBench, type BenchConfig, type BenchMode, type BenchResult } from './bench/run';
+
+interface BenchOptions {
+  address: string;
+  local?: boolean;
+  redisUrl?: string;
+  keyPrefix: string;
+  nodePid?: string;
+  metricsAddress?: string;
+  mode: string;
+  system: string;
+  tasks: string;
+  rate?: string;
+  duration: string;
+  warmup: string;
+  workers: string;
+  concurrency: string;
+  producers: string;
+  batch?: string;
+  inflight?: string;
+  flows: string;
+  timeout?: string;
+  cpuProfDir?: string;
+  json?: boolean;
+  progress: boolean;
+}
+
+function int(name: string, v: string | undefined, min: number, max: number): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new CliExit(`--${name}: must be an integer in [${min}, ${max}], got ${v}`, EXIT_CONFIG);
+  return n;
+}
+
+export function registerBench(program: Command): void {
+  program
+    .command('bench')
+    .description('benchmark a cluster: throughput, fixed-rate latency, dispatch latency; Redis and CPU cost per task')
+    .option('--address <host:port>', 'gRPC API address of a running node', '127.0.0.1:8801')
+    .option('--local', 'start a private redis-server and node process for the run (stopped at the end)')
+    .option('--redis-url <url>', 'the cluster\'s Redis, for INFO commandstats/cpu and outcome latencies (--local sets it)')
+    .option('--key-prefix <prefix>', 'redis.keyPrefix of the cluster (outcome streams)', 'zd')
+    .option('--node-pid <pid>', 'node process id on this machine, for node CPU per task (/proc)')
+    .option('--metrics-address <host:port>', 'node metrics address, for node CPU per task when --node-pid is not given')
+    .option('--mode <mode>', 'throughput | rate | latency', 'throughput')
+    .option('--system <system>', 'zdmatch, or bullmq for comparison runs (needs the bullmq package and --redis-url)', 'zdmatch')
+    .option('--tasks <n>', 'throughput mode: Steps to enqueue', '50000')
+    .option('--rate <perSec>', 'rate mode: offered Steps/s (latency mode: default 100)')
+    .option('--duration <sec>', 'rate and latency modes: seconds of offered load', '10')
+    .option('--warmup <n>', 'Steps run before measuring', '2000')
+    .option('--workers <n>', 'worker processes', '1')
+    .option('--concurrency <n>', 'slots per worker process', '64')
+    .option('--producers <n>', 'producer processes', '1')
+    .option('--batch <n>', 'most Steps per enqueue call (default: 100 for throughput, 50 for rate)')
+    .option('--inflight <n>', 'enqueue calls in flight per producer (default: 4 for throughput, 64 for rate)')
+    .option('--flows <n>', '0 = a new flow per Step; else Steps cycle over this many flows (sticky routing)', '0')
+    .option('--timeout <sec>', 'give up on the measured phase after this long (default: scaled to the load)')
+    .option('--cpu-prof-dir <dir>', '--local: write a V8 CPU profile of the node process here')
+    .option('--json', 'print the result as JSON (no table)')
+    .option('--no-progress', 'no progress bar')
+    .action(async (opts: BenchOptions) => {
+      const mode = opts.mode as BenchMode;
+      if (!['throughput', 'rate', 'latency'].includes(mode)) throw new CliExit(`--mode: must be throughput, rate or latency, got ${opts.mode}`, EXIT_CONFIG);
+      const system = opts.system as BenchSystem;
+      if (!['zdmatch', 'bullmq'].includes(system)) throw new CliExit(`--system: must be zdmatch or bullmq, got ${opts.system}`, EXIT_CONFIG);
+      if (opts.local && system !== 'zdmatch') throw new CliExit('--local runs zdmatch only; start BullMQ runs with --redis-url', EXIT_CONFIG);
+      if (system === 'bullmq' && !opts.redisUrl) throw new CliExit('--system bullmq needs --redis-url', EXIT_CONFIG);
+      const throughput = mode === 'throughput';
+      const rate = opts.rate !== undefined ? int('rate', opts.rate, 1, 10_000_000) : mode === 'latency' ? 100 : mode === 'rate' ? undefined : 0;
+      if (rate === undefined) throw new CliExit('--mode rate needs --rate <perSec>', EXIT_CONFIG);
+      const tasks = int('tasks', opts.tasks, 1, 100_000_000);
+      const durationSec = int('duration', opts.duration, 1, 86_400);
+      const expected = throughput ? tasks : rate * durationSec;
+      const cfg: BenchConfig = {
+        system, mode, address: opts.address, redisUrl: opts.redisUrl ?? '', keyPrefix: opts.keyPrefix,
+        nodePid: opts.nodePid ? int('node-pid', opts.nodePid, 1, 2 ** 31) : undefined,
+        metricsAddress: opts.metricsAddress,
+        tasks, rate, durationSec,
+        warmup: int('warmup', opts.warmup, 0, 10_000_000),
+        workers: int('workers', opts.workers, 1, 256),
+        concurrency: int('concurrency', opts.concurrency, 1, 4096),
+        producers: int('producers', opts.producers, 1, 256),
+        batch: int('batch', opts.batch ?? (throughput ? '100' : '50'), 1, 1000),
+        inflight: int('inflight', opts.inflight ?? (throughput ? '4' : '64'), 1, 10_000),
+        flows: int('flows', opts.flows, 0, 100_000_000),
+        timeoutSec: opts.timeout ? int('timeout', opts.timeout, 1, 86_400) : throughput ? Math.max(60, Math.ceil(tasks / 500)) : durationSec + 60,
+      };
+
+      let env: LocalEnv | undefined;
+      const bar = opts.progress && !opts.json && process.stderr.isTTY ? await makeBar(expected) : undefined;
+      try {
+        if (opts.local) {
+          env = await startLocal({ cpuProfDir: opts.cpuProfDir });
+          cfg.address = env.apiAddress;
+          cfg.redisUrl = env.redisUrl;
+          cfg.keyPrefix = env.keyPrefix;
+          cfg.nodePid = env.node.pid;
+        }
+        if (bar) cfg.onProgress = (done) => bar.update(done);
+        const result = await runBench(cfg);
+        bar?.stop();
+        if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else process.stdout.write(`${await table(result)}\n`);
+        if (result.timedOut) process.exitCode = 1;
+      } finally {
+        bar?.stop();
+        await env?.stop();
+      }
+    });
+}
+
+async function makeBar(total: number): Promise<{ update(n: number): void; stop(): void }> {
+  const { SingleBar, Presets } = await import('cli-progress');
+  const bar = new SingleBar(
+    { stream: process.stderr, format: 'bench [{bar}] {percentage}% | {value}/{total} Steps started | {eta_formatted} left', hideCursor: true },
+    Presets.shades_classic,
+  );
+  bar.start(total, 0);
+  let stopped = false;
+  return {
+    update: (n) => bar.update(n),
+    stop: () => {
+      if (stopped) return;
+      stopped = true;
+      bar.stop();
+    },
+  };
+}
+
+const f = (v: number | null | undefined, unit = '') => (v === null || v === undefined ? '—' : `${v}${unit}`);
+
+async function table(r: BenchResult): Promise<string> {
+  const { default: Table } = await import('cli-table3');
+  const t = new Table({ head: ['metric', 'value'] });
+  const l = r.latencyMs;
+  const pct = (p: typeof l.submitToStart) => `p50 ${f(p.p50)} · p99 ${f(p.p99)} · max ${f(p.max)} ms (n=${p.n})`;
+  t.push(
+    ['system / mode', `${r.system} / ${r.mode}`],
+    ['load', `${r.config.workers} worker proc × ${r.config.concurrency} slots, ${r.config.producers} producer proc, batch ${r.config.batch}${r.offeredRate ? `, offered ${r.offeredRate}/s for ${r.config.durationSec}s` : ''}`],
+    ['Steps started / expected', `${r.completed} / ${r.expected}${r.enqueueErrors ? ` (${r.enqueueErrors} enqueue errors)` : ''}${r.timedOut ? ' TIMED OUT' : ''}`],
+    ['Steps/s', `${r.tasksPerSec} (over ${r.elapsedSec}s)`],
+    ['submit → handler start', pct(l.submitToStart)],
+    ['enqueuedAt → handler start', pct(l.enqueueToStart)],
+    ['enqueuedAt → startedAt (dispatch)', pct(l.dispatch)],
+    ['enqueuedAt → outcome', pct(l.enqueueToOutcome)],
+    ['Redis commands / Step', f(r.redis?.commandsPerTask)],
+    ['Redis script calls / Step', f(r.redis?.scriptCallsPerTask)],
+    ['Redis CPU / Step', f(r.redis?.cpuUsecPerTask, ' µs')],
+    ['Redis CPU utilisation', f(r.redis ? Math.round(r.redis.cpuUtilization * 100) : null, ' %')],
+    ['node CPU / Step', f(r.cpuUsecPerTask.node, ' µs')],
+    ['worker CPU / Step', f(r.cpuUsecPerTask.workers, ' µs')],
+    ['producer CPU / Step', f(r.cpuUsecPerTask.producers, ' µs')],
+  );
+  return t.toString();
+}

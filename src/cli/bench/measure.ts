@@ -1,0 +1,123 @@
+/**
+ * What the bench reads around a run: Redis INFO (commandstats, cpu), the CPU
+ * time of processes (/proc/<pid>/stat, or a node's Prometheus metrics), and
+ * percentiles.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import { sendCommand } from '../../store/embedded-redis';
+
+export interface RedisSnapshot {
+  /** Calls by command name (`evalsha`, `hset`, …). */
+  calls: Record<string, number>;
+  /** used_cpu_sys + used_cpu_user, seconds. */
+  cpuSec: number;
+  version: string;
+}
+
+function hostPort(url: string): { host: string; port: number } {
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port || 6379) };
+}
+
+export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
+  const { host, port } = hostPort(url);
+  const stats = String(await sendCommand(port, ['INFO', 'commandstats'], { host, timeoutMs: 5000 }));
+  const cpu = String(await sendCommand(port, ['INFO', 'cpu'], { host, timeoutMs: 5000 }));
+  const server = String(await sendCommand(port, ['INFO', 'server'], { host, timeoutMs: 5000 }));
+  const calls: Record<string, number> = {};
+  for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1]!] = Number(m[2]);
+  const num = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
+  return {
+    calls,
+    cpuSec: num('used_cpu_sys') + num('used_cpu_user'),
+    version: /^redis_version:(\S+)/m.exec(server)?.[1] ?? '',
+  };
+}
+
+export interface RedisDelta {
+  version: string;
+  commands: number;
+  scriptCalls: number;
+  cpuSec: number;
+  byCommand: Record<string, number>;
+}
+
+/** Commands issued between two snapshots; the INFO calls of the bench itself are left out. */
+export function redisDelta(a: RedisSnapshot, b: RedisSnapshot): RedisDelta {
+  const byCommand: Record<string, number> = {};
+  let commands = 0;
+  for (const [name, n] of Object.entries(b.calls)) {
+    if (name === 'info') continue;
+    const d = n - (a.calls[name] ?? 0);
+    if (d <= 0) continue;
+    byCommand[name] = d;
+    commands += d;
+  }
+  const scriptCalls = (byCommand.evalsha ?? 0) + (byCommand.eval ?? 0) + (byCommand.fcall ?? 0) + (byCommand.evalsha_ro ?? 0);
+  return { version: b.version, commands, scriptCalls, cpuSec: b.cpuSec - a.cpuSec, byCommand };
+}
+
+let clockTicks: number | undefined;
+
+/** utime + stime of a process in seconds (Linux /proc), or undefined. */
+export function procCpuSec(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2 (comm) may contain spaces: split after its closing parenthesis.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // rest[0] is field 3 (state); utime and stime are fields 14 and 15.
+    const utime = Number(rest[11]);
+    const stime = Number(rest[12]);
+    clockTicks ??= 100; // USER_HZ is 100 on every Linux this runs on
+    return (utime + stime) / clockTicks;
+  } catch {
+    return undefined;
+  }
+}
+
+/** process_cpu_seconds_total from a node's /metrics (prom-client default metrics), or undefined. */
+export function metricsCpuSec(metricsAddress: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = http.get(`http://${metricsAddress}/metrics`, { timeout: 3000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        const m = /^process_cpu_seconds_total(?:\{[^}]*\})? ([\d.e+-]+)/m.exec(body);
+        resolve(m ? Number(m[1]) : undefined);
+      });
+    });
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => resolve(undefined));
+  });
+}
+
+export interface Percentiles {
+  n: number;
+  p50: number | null;
+  p99: number | null;
+  max: number | null;
+}
+
+/** Nearest-rank percentiles of the concatenated samples, in the samples' unit. */
+export function percentiles(parts: Float64Array[]): Percentiles {
+  const n = parts.reduce((s, p) => s + p.length, 0);
+  if (n === 0) return { n: 0, p50: null, p99: null, max: null };
+  const all = new Float64Array(n);
+  let o = 0;
+  for (const p of parts) {
+    all.set(p, o);
+    o += p.length;
+  }
+  all.sort();
+  const at = (q: number) => all[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]!;
+  const r = (v: number) => Math.round(v * 1000) / 1000;
+  return { n, p50: r(at(0.5)), p99: r(at(0.99)), max: r(all[n - 1]!) };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}

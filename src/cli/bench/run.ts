@@ -1,0 +1,336 @@
+/**
+ * The bench run: forks worker and producer processes (child.ts), warms up,
+ * snapshots Redis and CPU counters, runs the measured phase, snapshots again,
+ * collects the latency samples and computes the report.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import {
+  median as _median, metricsCpuSec, percentiles, procCpuSec, redisDelta, redisSnapshot, type Percentiles, type RedisSnapshot,
+} from './measure';
+import { hiNow, type BenchSystem, type ChildConfig, type ChildMessage, type ProducerCommand } from './protocol';
+
+export type BenchMode = 'throughput' | 'rate' | 'latency';
+
+export interface BenchConfig {
+  system: BenchSystem;
+  mode: BenchMode;
+  /** zdmatch gRPC address. */
+  address: string;
+  /** Redis of the system under test (stats, BullMQ store, zdmatch outcome stream). '' = no Redis stats. */
+  redisUrl: string;
+  /** zdmatch redis.keyPrefix (to read outcome streams). */
+  keyPrefix: string;
+  /** The node process (CPU from /proc), or its metrics address. */
+  nodePid?: number;
+  metricsAddress?: string;
+  tasks: number;
+  rate: number;
+  durationSec: number;
+  warmup: number;
+  workers: number;
+  concurrency: number;
+  producers: number;
+  batch: number;
+  inflight: number;
+  flows: number;
+  /** Longest the measured phase may take before the run gives up (s). */
+  timeoutSec: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface BenchResult {
+  system: BenchSystem;
+  mode: BenchMode;
+  config: {
+    tasks: number; rate: number | null; durationSec: number | null; workers: number; concurrency: number;
+    producers: number; batch: number; flows: number;
+  };
+  /** Main-phase tasks started by the workers. */
+  completed: number;
+  expected: number;
+  enqueueErrors: number;
+  elapsedSec: number;
+  tasksPerSec: number;
+  offeredRate: number | null;
+  latencyMs: {
+    /** Producer's send (hi-res) → handler start: what a caller sees, same for every system. */
+    submitToStart: Percentiles;
+    /** Server-stamped enqueuedAt (ms) → handler start (StepContext.enqueuedAt; BullMQ job.timestamp). */
+    enqueueToStart: Percentiles;
+    /** enqueuedAt → startedAt (server side; BullMQ processedOn). */
+    dispatch: Percentiles;
+    /** enqueuedAt → outcome written (zdmatch outcome stream; BullMQ finishedOn). */
+    enqueueToOutcome: Percentiles;
+  };
+  redis: null | {
+    version: string;
+    commands: number;
+    commandsPerTask: number;
+    scriptCallsPerTask: number;
+    cpuUsecPerTask: number;
+    cpuUtilization: number;
+    topCommands: Record<string, number>;
+  };
+  cpuUsecPerTask: { node: number | null; workers: number | null; producers: number | null };
+  timedOut: boolean;
+}
+
+interface Child {
+  proc: ChildProcess;
+  cfg: ChildConfig;
+  count: number;
+  errors: number;
+}
+
+const CHILD = path.join(__dirname, 'child.js');
+
+function spawnChild(cfg: ChildConfig, onMessage: (c: Child, m: ChildMessage) => void): Promise<Child> {
+  return new Promise((resolve, reject) => {
+    const proc = fork(CHILD, [JSON.stringify(cfg)], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child: Child = { proc, cfg, count: 0, errors: 0 };
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`${cfg.role} ${cfg.index} was not ready within 30s`));
+    }, 30_000);
+    proc.on('message', (m: ChildMessage) => {
+      if (m.type === 'ready') {
+        clearTimeout(timer);
+        resolve(child);
+      } else if (m.type === 'fatal') {
+        clearTimeout(timer);
+        reject(new Error(`${cfg.role} ${cfg.index}: ${m.message}`));
+      }
+      onMessage(child, m);
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${cfg.role} ${cfg.index} exited (${code}) before it was ready`));
+    });
+    process.once('exit', () => proc.kill('SIGKILL'));
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function waitFor(cond: () => boolean, timeoutMs: number, tick?: () => void): Promise<boolean> {
+  return new Promise((resolve) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = () => {
+      tick?.();
+      if (cond()) return resolve(true);
+      if (Date.now() > deadline) return resolve(false);
+      setTimeout(check, 20);
+    };
+    check();
+  });
+}
+
+async function cpuOf(cfg: BenchConfig): Promise<number | undefined> {
+  if (cfg.nodePid) return procCpuSec(cfg.nodePid);
+  if (cfg.metricsAddress) return metricsCpuSec(cfg.metricsAddress);
+  return undefined;
+}
+
+/** Outcome latencies of zdmatch: the outcome streams' finishedAt − enqueuedAt, for this run's tenant. */
+async function zdOutcomeLatencies(cfg: BenchConfig, tenant: string, sinceMs: number, limit: number): Promise<Float64Array> {
+  const redis = new Redis(cfg.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  try {
+    await redis.connect();
+    const partitions = Number((await redis.hget(`${cfg.keyPrefix}:meta`, 'partitions')) ?? 64);
+    const out: number[] = [];
+    for (let p = 0; p < partitions && out.length < limit; p++) {
+      let start = `${sinceMs}-0`;
+      for (let guard = 0; guard < 10_000 && out.length < limit; guard++) {
+        const entries = await redis.xrange(`${cfg.keyPrefix}:{${p}}:out`, start, '+', 'COUNT', 1000);
+        if (entries.length === 0) break;
+        for (const [, fields] of entries) {
+          let t = '';
+          let fin = 0;
+          let enq = 0;
+          for (let i = 0; i + 1 < fields.length; i += 2) {
+            if (fields[i] === 'tenant') t = fields[i + 1]!;
+            else if (fields[i] === 'finishedAt') fin = Number(fields[i + 1]);
+            else if (fields[i] === 'enqueuedAt') enq = Number(fields[i + 1]);
+          }
+          if (t === tenant && fin > 0 && enq > 0) out.push(fin - enq);
+        }
+        if (entries.length < 1000) break;
+        start = `(${entries[entries.length - 1]![0]}`;
+      }
+    }
+    return Float64Array.from(out);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
+  const runId = randomBytes(4).toString('hex');
+  const tenant = `bench-${runId}`;
+  const base = {
+    system: cfg.system, address: cfg.address, redisUrl: cfg.redisUrl, tenant, flowType: 'bench', stepType: 'noop',
+    concurrency: cfg.concurrency, runId, flows: cfg.flows,
+  };
+  const children: Child[] = [];
+  const phaseDone: Extract<ChildMessage, { type: 'phaseDone' }>[] = [];
+  const samples: Extract<ChildMessage, { type: 'samples' }>[] = [];
+  let fatal: string | undefined;
+  const onMessage = (c: Child, m: ChildMessage) => {
+    if (m.type === 'progress') {
+      c.count = m.count;
+      c.errors = m.errors;
+    } else if (m.type === 'phaseDone') phaseDone.push(m);
+    else if (m.type === 'samples') samples.push(m);
+    else if (m.type === 'fatal') fatal = m.message;
+  };
+
+  try {
+    const workers = await Promise.all(
+      Array.from({ length: cfg.workers }, (_, i) => spawnChild({ ...base, role: 'worker', index: i }, onMessage)),
+    );
+    children.push(...workers);
+    const producers = await Promise.all(
+      Array.from({ length: cfg.producers }, (_, i) => spawnChild({ ...base, role: 'producer', index: i }, onMessage)),
+    );
+    children.push(...producers);
+    const started = () => workers.reduce((s, w) => s + w.count, 0);
+    const check = () => {
+      if (fatal) throw new Error(fatal);
+    };
+
+    // Warm-up: JIT, connections, script cache.
+    if (cfg.warmup > 0) {
+      const per = Math.ceil(cfg.warmup / cfg.producers);
+      for (const p of producers) p.proc.send({ type: 'count', phase: 'warmup', n: per, batch: cfg.batch, inflight: cfg.inflight } satisfies ProducerCommand);
+      await waitFor(() => phaseDone.length >= producers.length, 60_000, check);
+      const sentWarm = phaseDone.reduce((s, d) => s + d.sent, 0);
+      await waitFor(() => started() >= sentWarm, 60_000, check);
+      phaseDone.length = 0;
+      await sleep(300);
+    }
+    const warmStarted = started();
+
+    // Measured phase.
+    const expected = cfg.mode === 'throughput' ? cfg.tasks : Math.floor(cfg.rate * cfg.durationSec);
+    const r0: RedisSnapshot | undefined = cfg.redisUrl ? await redisSnapshot(cfg.redisUrl) : undefined;
+    const n0 = await cpuOf(cfg);
+    const w0 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
+    const p0 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
+    const t0 = hiNow();
+    const sinceMs = Math.floor(t0) - 1;
+    if (cfg.mode === 'throughput') {
+      const per = Math.floor(cfg.tasks / cfg.producers);
+      producers.forEach((p, i) => p.proc.send({
+        type: 'count', phase: 'main', n: i === 0 ? cfg.tasks - per * (cfg.producers - 1) : per, batch: cfg.batch, inflight: cfg.inflight,
+      } satisfies ProducerCommand));
+    } else {
+      for (const p of producers) {
+        p.proc.send({
+          type: 'rate', phase: 'main', rate: cfg.rate / cfg.producers, durationMs: cfg.durationSec * 1000, batch: cfg.batch,
+          inflight: cfg.inflight,
+        } satisfies ProducerCommand);
+      }
+    }
+    const mainStarted = () => started() - warmStarted;
+    const done = await waitFor(
+      () => phaseDone.length >= producers.length && mainStarted() >= phaseDone.reduce((s, d) => s + d.sent, 0),
+      cfg.timeoutSec * 1000,
+      () => {
+        check();
+        cfg.onProgress?.(Math.min(mainStarted(), expected), expected);
+      },
+    );
+    cfg.onProgress?.(Math.min(mainStarted(), expected), expected);
+    const t1 = hiNow();
+    const r1 = cfg.redisUrl ? await redisSnapshot(cfg.redisUrl) : undefined;
+    const n1 = await cpuOf(cfg);
+    const w1 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
+    const p1 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
+
+    for (const w of workers) w.proc.send({ type: 'collect' });
+    await waitFor(() => samples.length >= workers.length, 30_000, check);
+
+    const completed = samples.reduce((s, x) => s + x.count, 0);
+    const enqueueErrors = phaseDone.reduce((s, d) => s + d.errors, 0);
+    const firstSend = Math.min(...phaseDone.map((d) => d.firstSendAt), t0);
+    const lastStart = Math.max(...samples.map((s) => s.lastStartAt), 0);
+    const elapsedSec = cfg.mode === 'throughput' && lastStart > 0 ? (lastStart - firstSend) / 1000 : (t1 - t0) / 1000;
+    const per = (x: number) => (completed > 0 ? x / completed : 0);
+    const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+
+    let outcome: Float64Array[] = samples.map((s) => s.enqueueToOutcome);
+    if (cfg.system === 'zdmatch' && cfg.redisUrl) outcome = [await zdOutcomeLatencies(cfg, tenant, sinceMs, 2_000_000)];
+
+    let redis: BenchResult['redis'] = null;
+    if (r0 && r1) {
+      const d = redisDelta(r0, r1);
+      const top = Object.fromEntries(
+        Object.entries(d.byCommand).sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => [k, Math.round(per(v) * 100) / 100]),
+      );
+      redis = {
+        version: d.version,
+        commands: d.commands,
+        commandsPerTask: round(per(d.commands), 2),
+        scriptCallsPerTask: round(per(d.scriptCalls), 2),
+        cpuUsecPerTask: round(per(d.cpuSec * 1e6), 1),
+        cpuUtilization: round(d.cpuSec / ((t1 - t0) / 1000), 3),
+        topCommands: top,
+      };
+    }
+    const result: BenchResult = {
+      system: cfg.system,
+      mode: cfg.mode,
+      config: {
+        tasks: expected, rate: cfg.mode === 'throughput' ? null : cfg.rate, durationSec: cfg.mode === 'throughput' ? null : cfg.durationSec,
+        workers: cfg.workers, concurrency: cfg.concurrency, producers: cfg.producers, batch: cfg.batch, flows: cfg.flows,
+      },
+      completed,
+      expected,
+      enqueueErrors,
+      elapsedSec: round(elapsedSec, 3),
+      tasksPerSec: round(elapsedSec > 0 ? completed / elapsedSec : 0, 0),
+      offeredRate: cfg.mode === 'throughput' ? null : cfg.rate,
+      latencyMs: {
+        submitToStart: percentiles(samples.map((s) => s.submitToStart)),
+        enqueueToStart: percentiles(samples.map((s) => s.enqueueToStart)),
+        dispatch: percentiles(samples.map((s) => s.dispatch)),
+        enqueueToOutcome: percentiles(outcome),
+      },
+      redis,
+      cpuUsecPerTask: {
+        node: n0 !== undefined && n1 !== undefined ? round(per((n1 - n0) * 1e6), 1) : null,
+        workers: round(per(sum(w1) - sum(w0)) * 1e6, 1),
+        producers: round(per(sum(p1) - sum(p0)) * 1e6, 1),
+      },
+      timedOut: !done,
+    };
+    return result;
+  } finally {
+    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+      if (c.proc.exitCode !== null || c.proc.signalCode !== null) return resolve();
+      const t = setTimeout(() => {
+        c.proc.kill('SIGKILL');
+        resolve();
+      }, 8000);
+      c.proc.once('exit', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      try {
+        c.proc.send({ type: 'stop' });
+      } catch {
+        c.proc.kill('SIGKILL');
+      }
+    })));
+  }
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+export const median = _median;

@@ -1,0 +1,147 @@
+/**
+ * Side by side on one redis-server (no persistence), in this process tree:
+ * zdmatch (one node process, `zdmatch bench --address`) vs BullMQ 6.7
+ * (`zdmatch bench --system bullmq`: the same producer/worker harness, no-op
+ * processor, concurrency 64, producer and worker as separate processes) vs
+ * the raw ceiling of the same Redis (test/bench/raw-ceiling.js). Each at
+ * least 3 times; medians and ratios are printed and written to
+ * docs/benchmarks/results.json, and the latency plot to docs/benchmarks/latency.png.
+ *
+ * npm run bench   (env: BENCH_RUNS=3 BENCH_TASKS=10000 BENCH_BULL_TASKS=30000 BENCH_RATES=250,1000,2500,5000 BENCH_RATE_SECS=5)
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
+import { startNodeProcess, type NodeProcess, CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const TASKS = Number(process.env.BENCH_TASKS ?? 10000);
+const BULL_TASKS = Number(process.env.BENCH_BULL_TASKS ?? 30000);
+const RATES = (process.env.BENCH_RATES ?? '250,1000,2500,5000').split(',').map(Number);
+const RATE_SECS = Number(process.env.BENCH_RATE_SECS ?? 5);
+const OUT_DIR = path.join(REPO_ROOT, 'docs', 'benchmarks');
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function run(args: string[], timeoutMs = 600_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${args.join(' ')}: ${err.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+const median = (xs: number[]) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+/** Medians of the figures that matter, over the runs of one configuration. */
+function summarize(runs: Json[]): Json {
+  const m = (f: (r: Json) => number | null | undefined) => r2(median(runs.map((r) => Number(f(r) ?? NaN))));
+  return {
+    runs: runs.length,
+    tasksPerSec: m((r) => r.tasksPerSec),
+    submitToStartP50: m((r) => r.latencyMs.submitToStart.p50),
+    submitToStartP99: m((r) => r.latencyMs.submitToStart.p99),
+    submitToStartMax: m((r) => r.latencyMs.submitToStart.max),
+    enqueueToStartP50: m((r) => r.latencyMs.enqueueToStart.p50),
+    enqueueToStartP99: m((r) => r.latencyMs.enqueueToStart.p99),
+    dispatchP50: m((r) => r.latencyMs.dispatch.p50),
+    dispatchP99: m((r) => r.latencyMs.dispatch.p99),
+    enqueueToOutcomeP50: m((r) => r.latencyMs.enqueueToOutcome.p50),
+    enqueueToOutcomeP99: m((r) => r.latencyMs.enqueueToOutcome.p99),
+    redisCommandsPerTask: m((r) => r.redis?.commandsPerTask),
+    redisScriptCallsPerTask: m((r) => r.redis?.scriptCallsPerTask),
+    redisCpuUsecPerTask: m((r) => r.redis?.cpuUsecPerTask),
+    redisCpuUtilization: m((r) => r.redis?.cpuUtilization),
+    nodeCpuUsecPerTask: m((r) => r.cpuUsecPerTask?.node),
+    workerCpuUsecPerTask: m((r) => r.cpuUsecPerTask?.workers),
+    completedAll: runs.every((r) => r.completed >= r.expected - 1 && !r.timedOut),
+  };
+}
+
+describe('zdmatch vs BullMQ vs raw Redis', () => {
+  let redis: EmbeddedRedis;
+  let node: NodeProcess;
+
+  beforeAll(async () => {
+    redis = await startEmbeddedRedis();
+    node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: 'zdb', config: { auth: { enabled: false }, log: { level: 'warn' } } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await node?.stop(20_000);
+    await redis?.stop();
+  });
+
+  test('side by side', async () => {
+    const zdArgs = ['--address', node.apiAddress, '--redis-url', redis.url, '--key-prefix', 'zdb', '--node-pid', String(node.process.pid), '--json', '--no-progress'];
+    const bullArgs = ['--system', 'bullmq', '--redis-url', redis.url, '--json', '--no-progress'];
+    const bench = async (args: string[]) => JSON.parse((await run([CLI_MAIN, 'bench', ...args])).trim().split('\n').pop()!) as Json;
+    const raw: Record<string, Json[]> = { zdmatch: [], bullmq: [], evalsha: [], cycle: [] };
+    const rates: Record<string, Record<number, Json[]>> = { zdmatch: {}, bullmq: {} };
+
+    for (let i = 0; i < RUNS; i++) {
+      // Interleaved, so drift of a shared machine hits every system alike.
+      raw.evalsha!.push(JSON.parse(await run([path.join(__dirname, 'raw-ceiling.js'), redis.url, 'evalsha', '3'])));
+      raw.cycle!.push(JSON.parse(await run([path.join(__dirname, 'raw-ceiling.js'), redis.url, 'cycle', '3'])));
+      raw.zdmatch!.push(await bench([...zdArgs, '--mode', 'throughput', '--tasks', String(TASKS)]));
+      raw.bullmq!.push(await bench([...bullArgs, '--mode', 'throughput', '--tasks', String(BULL_TASKS)]));
+      for (const rate of RATES) {
+        for (const sys of ['zdmatch', 'bullmq'] as const) {
+          const r = await bench([...(sys === 'zdmatch' ? zdArgs : bullArgs), '--mode', 'rate', '--rate', String(rate), '--duration', String(RATE_SECS), '--warmup', '500']);
+          (rates[sys]![rate] ??= []).push(r);
+        }
+      }
+      process.stderr.write(`bench: run ${i + 1}/${RUNS} done\n`);
+    }
+
+    const zd = summarize(raw.zdmatch!);
+    const bull = summarize(raw.bullmq!);
+    const ceiling = {
+      evalsha: { opsPerSec: median(raw.evalsha!.map((r) => r.opsPerSec)), redisCpuUsecPerOp: median(raw.evalsha!.map((r) => r.redisCpuUsecPerOp)) },
+      cycle: { tasksPerSec: median(raw.cycle!.map((r) => r.opsPerSec)), redisCpuUsecPerTask: median(raw.cycle!.map((r) => r.redisCpuUsecPerOp)), commandsPerTask: median(raw.cycle!.map((r) => r.commandsPerOp)) },
+    };
+    const atRate: Json = {};
+    for (const rate of RATES) atRate[rate] = { zdmatch: summarize(rates.zdmatch![rate]!), bullmq: summarize(rates.bullmq![rate]!) };
+    const ratios = {
+      tasksPerSec_zdmatch_over_bullmq: r2(zd.tasksPerSec / bull.tasksPerSec),
+      redisCpuPerTask_zdmatch_over_bullmq: r2(zd.redisCpuUsecPerTask / bull.redisCpuUsecPerTask),
+      redisCommandsPerTask_zdmatch_over_bullmq: r2(zd.redisCommandsPerTask / bull.redisCommandsPerTask),
+      tasksPerSec_zdmatch_over_rawCycle: r2(zd.tasksPerSec / ceiling.cycle.tasksPerSec),
+      redisCpuPerTask_zdmatch_over_rawCycle: r2(zd.redisCpuUsecPerTask / ceiling.cycle.redisCpuUsecPerTask),
+      redisCpuPerTask_at1k_over_fullLoad_zdmatch: atRate[1000] ? r2(atRate[1000].zdmatch.redisCpuUsecPerTask / zd.redisCpuUsecPerTask) : null,
+      redisCpuPerTask_at1k_over_fullLoad_bullmq: atRate[1000] ? r2(atRate[1000].bullmq.redisCpuUsecPerTask / bull.redisCpuUsecPerTask) : null,
+    };
+    const results = {
+      when: new Date().toISOString(),
+      machine: { nproc: require('node:os').availableParallelism(), cpu: require('node:os').cpus()[0]?.model, node: process.version, redis: raw.zdmatch![0]?.redis?.version },
+      settings: { runs: RUNS, tasks: TASKS, bullTasks: BULL_TASKS, rates: RATES, rateSeconds: RATE_SECS, concurrency: 64 },
+      throughput: { zdmatch: zd, bullmq: bull, ceiling },
+      atRate,
+      ratios,
+      raw: { throughput: raw, rates },
+    };
+    fs.mkdirSync(OUT_DIR, { recursive: true });
+    const file = path.join(OUT_DIR, 'results.json');
+    fs.writeFileSync(file, `${JSON.stringify(results, null, 1)}\n`);
+    await run([path.join(REPO_ROOT, 'scripts', 'bench-plot.js'), file, path.join(OUT_DIR, 'latency.png')]).catch((e: Error) => process.stderr.write(`plot: ${e.message}\n`));
+
+    const lines = [
+      `throughput (median of ${RUNS}): zdmatch ${zd.tasksPerSec}/s, BullMQ ${bull.tasksPerSec}/s, raw 3-script cycle ${ceiling.cycle.tasksPerSec}/s, raw EVALSHA ${ceiling.evalsha.opsPerSec}/s`,
+      `Redis CPU/task: zdmatch ${zd.redisCpuUsecPerTask} µs, BullMQ ${bull.redisCpuUsecPerTask} µs, raw cycle ${ceiling.cycle.redisCpuUsecPerTask} µs`,
+      `Redis commands/task: zdmatch ${zd.redisCommandsPerTask} (scripts ${zd.redisScriptCallsPerTask}), BullMQ ${bull.redisCommandsPerTask}`,
+      `ratios: ${JSON.stringify(ratios)}`,
+      ...RATES.map((rate) => `at ${rate}/s: submit→start p99 zdmatch ${atRate[rate].zdmatch.submitToStartP99} ms, BullMQ ${atRate[rate].bullmq.submitToStartP99} ms; Redis CPU/task zdmatch ${atRate[rate].zdmatch.redisCpuUsecPerTask} µs, BullMQ ${atRate[rate].bullmq.redisCpuUsecPerTask} µs`),
+    ];
+    process.stderr.write(`\n${lines.join('\n')}\n`);
+    expect(zd.tasksPerSec).toBeGreaterThan(0);
+    expect(bull.tasksPerSec).toBeGreaterThan(0);
+  });
+});
