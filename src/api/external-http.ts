@@ -11,10 +11,14 @@
  *   POST /v1/external-tasks/{taskId}/unlock
  */
 import http from 'node:http';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
+import { UNRESTRICTED, type Auth } from '../auth/auth';
 import type { Config } from '../config';
 import { ERROR_CATALOG, invalidArgument, zdError, ZdError } from '../errors';
 import type { ClaimedTask } from '../store/fetch-store';
 import type { Logger } from '../util/logger';
+import { authorizeFetch, authorizeTask } from './external-service';
 import type { ExternalTasks } from './external-tasks';
 import {
   idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf,
@@ -109,10 +113,17 @@ function errorBody(err: ZdError): { code: string; message: string } {
   return { code: err.zdCode, message: err.details.startsWith(prefix) ? err.details.slice(prefix.length) : err.details };
 }
 
-export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logger) {
+export interface ExternalHttpOptions {
+  /** Bearer tokens (worker tokens); none = auth off. */
+  auth?: Auth;
+  /** Serve HTTPS with this PEM certificate and key. */
+  tls?: { cert: Buffer; key: Buffer };
+}
+
+export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logger, opts: ExternalHttpOptions = {}) {
   const limit = bodyLimit(c);
 
-  async function route(req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
+  async function route(req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal, state: { bodyRead: boolean }): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
     const method = req.method ?? 'GET';
     let action: string;
@@ -122,14 +133,22 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     } else {
       const m = path.startsWith(PREFIX) ? /^([^/]+)\/([a-z-]+)$/.exec(path.slice(PREFIX.length)) : null;
       if (!m || !TASK_ROUTES.has(m[2]!)) throw zdError('ZD_UNKNOWN_ROUTE', { method, path });
-      taskId = decodeURIComponent(m[1]!);
+      try {
+        taskId = decodeURIComponent(m[1]!);
+      } catch {
+        throw invalidArgument('taskId', 'is not a valid percent-encoded path segment');
+      }
       action = m[2]!;
     }
     if (method !== 'POST') throw zdError('ZD_METHOD_NOT_ALLOWED', { path, method, allowed: 'POST' });
+    // Authenticate before reading a body: an anonymous caller gets no buffer of ours.
+    const principal = opts.auth ? opts.auth.authenticate('worker', req.headers.authorization) : UNRESTRICTED;
     const body = await readBody(req, limit);
+    state.bodyRead = true;
 
     if (action === 'fetch-and-lock') {
       const r = parseFetch('http', body, c);
+      authorizeFetch(principal, r);
       const tasks = await surface.fetchAndLock(r, signal);
       const written = await sendJson(res, 200, { tasks: tasks.map(lockedTaskToJson) });
       // Claimed for a response that never reached the caller: give the locks back at once.
@@ -138,6 +157,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     }
     const ref = taskRefOf('http', taskId, c);
     const workerId = workerIdOf('http', body.workerId, c);
+    await authorizeTask(principal, surface, ref);
     switch (action) {
       case 'complete': {
         const result = resultOf('http', base64Field('result', body.result), c);
@@ -170,7 +190,8 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
-    route(req, res, ac.signal).catch((err: unknown) => {
+    const state = { bodyRead: false };
+    route(req, res, ac.signal, state).catch((err: unknown) => {
       let e: ZdError;
       if (err instanceof ZdError) {
         e = err;
@@ -179,17 +200,52 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
         e = zdError('ZD_INTERNAL');
       }
       // A refused body is not read to its end: close the connection after answering.
-      void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), e.zdCode === 'ZD_BODY_TOO_LARGE');
+      // A body not read to its end (refused early, or too large): close the connection after answering.
+      void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), !state.bodyRead && req.readableEnded === false);
     });
   };
 }
 
+/** Answers what Node's HTTP parser refuses (timeouts, oversized headers, garbage) with a catalogued JSON error. */
+function onClientError(c: Config) {
+  return (err: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    let e: ZdError;
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      e = zdError('ZD_REQUEST_TIMEOUT', {
+        limit: `limits.httpHeadersTimeout ${c.limits.httpHeadersTimeout} ms, limits.httpRequestTimeout ${c.limits.httpRequestTimeout} ms`,
+      });
+    } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+      e = zdError('ZD_HEADERS_TOO_LARGE');
+    } else {
+      e = zdError('ZD_BAD_HTTP_REQUEST', { reason: String(err.code ?? 'parse error').slice(0, 64) });
+    }
+    const status = ERROR_CATALOG[e.zdCode].http;
+    const text = JSON.stringify(errorBody(e));
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n`
+      + `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    );
+  };
+}
+
 export function startExternalHttp(
-  listen: string, surface: ExternalTasks, c: Config, log: Logger,
+  listen: string, surface: ExternalTasks, c: Config, log: Logger, opts: ExternalHttpOptions = {},
 ): Promise<{ server: http.Server; address: string }> {
-  const server = http.createServer(externalHttpHandler(surface, c, log));
-  // Long polls outlive Node's default request timeout only up to fetch.maxWait; keep a margin.
-  server.requestTimeout = Math.max(c.fetch.maxWait + 30_000, 60_000);
+  const handler = externalHttpHandler(surface, c, log, opts);
+  // Node enforces the two timeouts on a sweep every connectionsCheckingInterval (30s by default): sweep often enough.
+  const serverOpts = { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(c.limits.httpHeadersTimeout / 4))) };
+  const server: http.Server = opts.tls
+    ? https.createServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, handler)
+    : http.createServer(serverOpts, handler);
+  // Slow-loris bounds (limits.http*); long polls are not cut: the request timeout covers receiving the request only.
+  server.headersTimeout = c.limits.httpHeadersTimeout;
+  server.requestTimeout = c.limits.httpRequestTimeout;
+  server.maxHeadersCount = c.limits.httpMaxHeaders;
+  server.on('clientError', onClientError(c));
   const i = listen.lastIndexOf(':');
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -4,13 +4,14 @@
  */
 import { AbortError } from 'abort-controller-x';
 import type { CallContext } from 'nice-grpc';
+import { principalOf, requireTaskTenant, requireTenant, type Principal } from '../auth/auth';
 import type { Config } from '../config';
-import { invalidArgument } from '../errors';
+import { invalidArgument, zdError } from '../errors';
 import type { ClaimedTask, TerminalTaskRecord } from '../store/fetch-store';
 import type { pb } from '../wire';
 import type { ExternalTasks } from './external-tasks';
 import {
-  idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf,
+  idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf, type FetchRequest, type TaskRef,
 } from './external-validation';
 import { optionalId, requireCount, requireName } from './validation';
 
@@ -27,6 +28,17 @@ export function lockedTaskToWire(t: ClaimedTask): pb.ILockedTask {
 const bytes = (b: Uint8Array | null | undefined): Buffer =>
   b ? Buffer.from(b.buffer, b.byteOffset, b.byteLength) : Buffer.alloc(0);
 
+/** Every topic of a fetch must be of a tenant the worker token covers (shared with HTTP). */
+export function authorizeFetch(p: Principal, r: FetchRequest): void {
+  for (const t of r.topics) requireTenant(p, t.tenant);
+}
+
+/** A task mutation: a task of a tenant the token does not cover is NOT_FOUND (shared with HTTP). */
+export async function authorizeTask(p: Principal, surface: ExternalTasks, ref: TaskRef): Promise<void> {
+  if (p.allTenants) return;
+  requireTaskTenant(p, await surface.tenantOf(ref), ref.taskId);
+}
+
 export function externalTaskService(surface: ExternalTasks, c: Config) {
   return {
     async fetchAndLock(req: pb.FetchAndLockRequest, ctx: CallContext): Promise<pb.IFetchAndLockResponse> {
@@ -34,6 +46,7 @@ export function externalTaskService(surface: ExternalTasks, c: Config) {
         workerId: req.worker_id, maxTasks: req.max_tasks, lockDurationMs: req.lock_duration_ms, waitMs: req.wait_ms,
         topics: req.topics.map((t) => ({ tenant: t.tenant, flowType: t.flow_type, stepType: t.step_type })),
       }, c);
+      authorizeFetch(principalOf(ctx), r);
       const tasks = await surface.fetchAndLock(r, ctx.signal);
       if (ctx.signal.aborted) {
         // The caller went away while we claimed: nobody will see these locks, so give them back now.
@@ -43,31 +56,38 @@ export function externalTaskService(surface: ExternalTasks, c: Config) {
       return { tasks: tasks.map(lockedTaskToWire) };
     },
 
-    async complete(req: pb.CompleteRequest): Promise<pb.ICompleteResponse> {
+    async complete(req: pb.CompleteRequest, ctx: CallContext): Promise<pb.ICompleteResponse> {
       const ref = taskRefOf('grpc', req.task_id, c);
       const workerId = workerIdOf('grpc', req.worker_id, c);
       const result = req.has_result ? resultOf('grpc', bytes(req.result), c) : undefined;
       if (!req.has_result && req.result.length > 0) throw invalidArgument('has_result', 'must be true when result is set');
-      await surface.complete(ref, workerId, result, idempotencyKeyOf('grpc', req.idempotency_key));
+      const key = idempotencyKeyOf('grpc', req.idempotency_key);
+      await authorizeTask(principalOf(ctx), surface, ref);
+      await surface.complete(ref, workerId, result, key);
       return {};
     },
 
-    async fail(req: pb.FailRequest): Promise<pb.IFailResponse> {
+    async fail(req: pb.FailRequest, ctx: CallContext): Promise<pb.IFailResponse> {
       const ref = taskRefOf('grpc', req.task_id, c);
       const workerId = workerIdOf('grpc', req.worker_id, c);
       const f = parseFail('grpc', req.failure, req.retries, req.retry_timeout_ms);
+      await authorizeTask(principalOf(ctx), surface, ref);
       return { terminal: await surface.fail(ref, workerId, f) };
     },
 
-    async extendLock(req: pb.ExtendLockRequest): Promise<pb.IExtendLockResponse> {
+    async extendLock(req: pb.ExtendLockRequest, ctx: CallContext): Promise<pb.IExtendLockResponse> {
       const ref = taskRefOf('grpc', req.task_id, c);
       const workerId = workerIdOf('grpc', req.worker_id, c);
-      return { lock_until_ms: await surface.extendLock(ref, workerId, lockDurationOf('grpc', req.lock_duration_ms, c)) };
+      const lockMs = lockDurationOf('grpc', req.lock_duration_ms, c);
+      await authorizeTask(principalOf(ctx), surface, ref);
+      return { lock_until_ms: await surface.extendLock(ref, workerId, lockMs) };
     },
 
-    async unlock(req: pb.UnlockRequest): Promise<pb.IUnlockResponse> {
+    async unlock(req: pb.UnlockRequest, ctx: CallContext): Promise<pb.IUnlockResponse> {
       const ref = taskRefOf('grpc', req.task_id, c);
-      await surface.unlock(ref, workerIdOf('grpc', req.worker_id, c));
+      const workerId = workerIdOf('grpc', req.worker_id, c);
+      await authorizeTask(principalOf(ctx), surface, ref);
+      await surface.unlock(ref, workerId);
       return {};
     },
   };
@@ -82,10 +102,16 @@ export function terminalTaskToWire(t: TerminalTaskRecord): pb.ITerminalTask {
   };
 }
 
+/** The auth middleware refuses non-operators already; each handler checks again so it fails closed on its own. */
+function requireOperator(ctx: CallContext, method: string): void {
+  if (!principalOf(ctx).operator) throw zdError('ZD_OPERATOR_SCOPE_REQUIRED', { method });
+}
+
 export function operatorService(surface: ExternalTasks, c: Config) {
   const m = c.matching;
   return {
-    async listTerminalTasks(req: pb.ListTerminalTasksRequest): Promise<pb.IListTerminalTasksResponse> {
+    async listTerminalTasks(req: pb.ListTerminalTasksRequest, ctx: CallContext): Promise<pb.IListTerminalTasksResponse> {
+      requireOperator(ctx, 'ListTerminalTasks');
       const tenant = requireName('tenant', req.tenant, m.maxQueueLength);
       const flowType = req.flow_type ? requireName('flow_type', req.flow_type, m.maxFlowTypeLength) : '';
       const stepType = req.step_type ? requireName('step_type', req.step_type, m.maxQueueLength) : '';
@@ -93,14 +119,16 @@ export function operatorService(surface: ExternalTasks, c: Config) {
       return { tasks: (await surface.listTerminal(tenant, flowType, stepType, limit)).map(terminalTaskToWire) };
     },
 
-    async retryTerminalTask(req: pb.RetryTerminalTaskRequest): Promise<pb.IRetryTerminalTaskResponse> {
+    async retryTerminalTask(req: pb.RetryTerminalTaskRequest, ctx: CallContext): Promise<pb.IRetryTerminalTaskResponse> {
+      requireOperator(ctx, 'RetryTerminalTask');
       const ref = taskRefOf('grpc', req.task_id, c);
       if (req.retries < 0) throw invalidArgument('retries', 'must not be negative');
       await surface.retryTerminal(ref, req.retries);
       return {};
     },
 
-    async abandonTerminalTask(req: pb.AbandonTerminalTaskRequest): Promise<pb.IAbandonTerminalTaskResponse> {
+    async abandonTerminalTask(req: pb.AbandonTerminalTaskRequest, ctx: CallContext): Promise<pb.IAbandonTerminalTaskResponse> {
+      requireOperator(ctx, 'AbandonTerminalTask');
       const ref = taskRefOf('grpc', req.task_id, c);
       const reason = optionalId('reason', req.reason, 1024) || 'abandoned by an operator';
       return { outcome_id: await surface.abandonTerminal(ref, reason) };

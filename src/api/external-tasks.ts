@@ -18,6 +18,7 @@ import { formatOutcomeId } from '../store/outcomes';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { FailInput, FetchRequest, TaskRef } from './external-validation';
+import type { LongPollGate } from './long-polls';
 
 export interface ExternalTasksDeps {
   config: Config;
@@ -29,6 +30,8 @@ export interface ExternalTasksDeps {
   taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
   /** An outcome was written (doorbell of WaitOutcome / ConsumeOutcomes). */
   outcomeWritten(partition: number, taskId: string): void;
+  /** The node's bound on waiting calls (limits.maxLongPolls). */
+  longPolls?: LongPollGate;
 }
 
 /** Test seams; unset in production. */
@@ -75,6 +78,7 @@ export class ExternalTasks {
 
   async fetchAndLock(r: FetchRequest, signal: AbortSignal): Promise<ClaimedTask[]> {
     const topics = r.topics.map((t) => t.queue);
+    const release = this.d.longPolls?.enter(r.waitMs);
     // Subscribe before the first claim query: a task parked between the query and the wait still wakes us.
     const sub = this.d.bell.subscribe(topics, signal);
     try {
@@ -94,7 +98,16 @@ export class ExternalTasks {
       }
     } finally {
       sub.close();
+      release?.();
     }
+  }
+
+  /** The tenant of a task (live, else its retained outcome); undefined when neither exists (authorisation, docs/security.md). */
+  async tenantOf(ref: TaskRef): Promise<string | undefined> {
+    const { redis, keys } = this.d.store;
+    const live = await redis.hget(keys.task(ref.partition, ref.taskId), 'tenant');
+    if (live !== null) return live;
+    return (await redis.hget(keys.done(ref.partition, ref.taskId), 'tenant')) ?? undefined;
   }
 
   /** Tasks claimed for a response that could not be written go back at once. */

@@ -2,6 +2,7 @@
  * MatchingService: producers, engines and operators (DESIGN §4, §6, §8).
  */
 import type { CallContext } from 'nice-grpc';
+import { principalOf, requireTaskTenant, requireTenant, type Principal } from '../auth/auth';
 import type { Config } from '../config';
 import { invalidArgument, zdError } from '../errors';
 import type { Membership } from '../cluster/membership';
@@ -16,6 +17,7 @@ import type { NewTask, TaskStore, CancelledAttempt } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import { pb } from '../wire';
 import { outcomeToWire, taskToWire } from './mappers';
+import type { LongPollGate } from './long-polls';
 import { toNewTask } from './step-spec';
 import { optionalId, requireBytes, requireCount, requireDuration, requireId, requireName } from './validation';
 
@@ -42,6 +44,17 @@ export interface MatchingDeps {
   /** Cancel running attempts wherever their slots are. */
   cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
   outcomeWritten(partition: number, taskId: string): void;
+  /** The node's bound on waiting calls (limits.maxLongPolls). */
+  longPolls?: LongPollGate;
+}
+
+/**
+ * The Redis consumer group of a (tenant, group) pair: a tenant's groups live
+ * in their own namespace (":" never occurs in names), so two tenants never
+ * share a group and an all-tenants group never shares one with a tenant.
+ */
+export function outcomeGroupKey(tenant: string, group: string): string {
+  return tenant ? `t:${tenant}:${group}` : group;
 }
 
 const DEFAULT_CONSUME_COUNT = 100;
@@ -67,6 +80,23 @@ export function matchingService(d: MatchingDeps) {
     });
   }
 
+  /** The tenant of a live task, else of its retained outcome; undefined when neither exists. */
+  async function tenantOfTask(p: Principal, partition: number, taskId: string): Promise<string | undefined> {
+    if (p.allTenants) return undefined; // nothing to check: skip the reads
+    const live = await d.redis.hget(d.keys.task(partition, taskId), 'tenant');
+    if (live !== null) return live;
+    const done = await d.store.readDone(partition, taskId);
+    return done?.tenant?.toString();
+  }
+
+  /** The tenant a ConsumeOutcomes/AckOutcomes call reads for ('' = all), checked against the principal. */
+  function outcomeTenant(p: Principal, raw: unknown): string {
+    const tenant = raw ? requireName('tenant', raw, c.matching.maxQueueLength) : '';
+    if (tenant) requireTenant(p, tenant);
+    else if (!p.allTenants) throw zdError('ZD_PERMISSION_DENIED', { tenant: '"" (every tenant): set tenant to one the credential covers' });
+    return tenant;
+  }
+
   function taskRef(taskId: unknown): { taskId: string; partition: number } {
     const id = requireId('task_id', taskId, 64);
     const partition = partitionOfTaskId(id, c.cluster.partitions);
@@ -75,27 +105,38 @@ export function matchingService(d: MatchingDeps) {
   }
 
   return {
-    async enqueueStep(req: pb.EnqueueStepRequest): Promise<pb.IEnqueueStepResponse> {
-      const [r] = await enqueue([toNewTask(req.step, 'step', c)]);
+    async enqueueStep(req: pb.EnqueueStepRequest, ctx: CallContext): Promise<pb.IEnqueueStepResponse> {
+      const principal = principalOf(ctx);
+      const task = toNewTask(req.step, 'step', c);
+      requireTenant(principal, task.tenant);
+      const [r] = await enqueue([task]);
       return r!;
     },
 
-    async enqueueSteps(req: pb.EnqueueStepsRequest): Promise<pb.IEnqueueStepsResponse> {
+    async enqueueSteps(req: pb.EnqueueStepsRequest, ctx: CallContext): Promise<pb.IEnqueueStepsResponse> {
+      const principal = principalOf(ctx);
       if (req.steps.length === 0) throw invalidArgument('steps', 'must hold at least one Step');
       if (req.steps.length > c.limits.maxBatch) {
         throw invalidArgument('steps', `holds ${req.steps.length} Steps; the limit is ${c.limits.maxBatch} (limits.maxBatch)`);
       }
       // Validate all before writing any: a bad entry writes nothing.
       const tasks = req.steps.map((s, i) => toNewTask(s, `steps[${i}]`, c));
+      // Authorise all before writing any: a batch with one foreign tenant writes nothing.
+      for (const t of tasks) requireTenant(principal, t.tenant);
       return { results: await enqueue(tasks) };
     },
 
-    async getTask(req: pb.GetTaskRequest): Promise<pb.IGetTaskResponse> {
+    async getTask(req: pb.GetTaskRequest, ctx: CallContext): Promise<pb.IGetTaskResponse> {
+      const principal = principalOf(ctx);
       const { taskId, partition } = taskRef(req.task_id);
       const h = await d.store.readTask(partition, taskId);
-      if (h) return { task: taskToWire(taskId, partition, h) };
+      if (h) {
+        requireTaskTenant(principal, h.tenant?.toString() ?? '', taskId);
+        return { task: taskToWire(taskId, partition, h) };
+      }
       const done = await d.store.readDone(partition, taskId);
       if (!done) throw zdError('ZD_TASK_NOT_FOUND', { taskId });
+      requireTaskTenant(principal, done.tenant?.toString() ?? '', taskId);
       const o = outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done);
       return {
         task: {
@@ -107,8 +148,11 @@ export function matchingService(d: MatchingDeps) {
     },
 
     async waitOutcome(req: pb.WaitOutcomeRequest, ctx: CallContext): Promise<pb.IWaitOutcomeResponse> {
+      const principal = principalOf(ctx);
       const { taskId, partition } = taskRef(req.task_id);
       const waitMs = requireDuration('wait_ms', req.wait_ms, c.limits.maxWait);
+      requireTaskTenant(principal, await tenantOfTask(principal, partition, taskId), taskId);
+      const release = d.longPolls?.enter(waitMs);
       const sub = d.bell.subscribe(taskId, ctx.signal);
       try {
         const deadline = d.clock.now() + waitMs;
@@ -119,7 +163,11 @@ export function matchingService(d: MatchingDeps) {
             done = await d.store.readDone(partition, taskId);
             if (!done) throw zdError('ZD_TASK_NOT_FOUND', { taskId });
           }
-          if (done) return { outcome: outcomeToWire(outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done)) };
+          if (done) {
+            // The task may have been unknown at the first check (created since): check the outcome's tenant too.
+            requireTaskTenant(principal, done.tenant?.toString() ?? '', taskId);
+            return { outcome: outcomeToWire(outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done)) };
+          }
           const left = deadline - d.clock.now();
           if (left <= 0) return {};
           // A ring may come from a peer that wrote it; re-check at most every second regardless.
@@ -127,11 +175,14 @@ export function matchingService(d: MatchingDeps) {
         }
       } finally {
         sub.close();
+        release?.();
       }
     },
 
     async consumeOutcomes(req: pb.ConsumeOutcomesRequest, ctx: CallContext): Promise<pb.IConsumeOutcomesResponse> {
-      const group = requireName('group', req.group, c.matching.maxQueueLength);
+      const principal = principalOf(ctx);
+      const tenant = outcomeTenant(principal, req.tenant);
+      const group = outcomeGroupKey(tenant, requireName('group', req.group, c.matching.maxQueueLength));
       const consumer = requireName('consumer', req.consumer, c.matching.maxQueueLength);
       const count = requireCount('max_count', req.max_count, MAX_CONSUME_COUNT, DEFAULT_CONSUME_COUNT);
       const waitMs = requireDuration('wait_ms', req.wait_ms, c.limits.maxWait);
@@ -141,11 +192,12 @@ export function matchingService(d: MatchingDeps) {
         if (!parsed) throw invalidArgument(`ack[${i}]`, 'is not an outcome id');
         return parsed;
       });
-      await d.outcomes.ensureGroup(group);
-      if (acks.length > 0) await d.outcomes.ack(group, acks);
+      const release = d.longPolls?.enter(waitMs);
       const all = Array.from({ length: c.cluster.partitions }, (_, p) => p);
       const sub = d.bell.subscribe(undefined, ctx.signal);
       try {
+        await d.outcomes.ensureGroup(group);
+        if (acks.length > 0) await d.outcomes.ack(group, acks);
         const deadline = d.clock.now() + waitMs;
         for (;;) {
           const now = d.clock.now();
@@ -156,6 +208,16 @@ export function matchingService(d: MatchingDeps) {
             found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all);
           }
           if (found.length < count) found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, all));
+          if (tenant) {
+            // A tenant's group reads the shared outcome streams: other tenants' entries are none of its
+            // business, so they are acked in this group at once (trimming still sees them acked) and dropped.
+            const others = found.filter((o) => o.tenant !== tenant);
+            if (others.length > 0) {
+              await d.outcomes.ack(group, others.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!));
+              found = found.filter((o) => o.tenant === tenant);
+              if (found.length === 0) continue; // read on at once: more may follow the foreign entries
+            }
+          }
           if (found.length > 0) return { outcomes: found.slice(0, count).map(outcomeToWire) };
           const left = deadline - d.clock.now();
           if (left <= 0) return { outcomes: [] };
@@ -163,11 +225,13 @@ export function matchingService(d: MatchingDeps) {
         }
       } finally {
         sub.close();
+        release?.();
       }
     },
 
-    async ackOutcomes(req: pb.AckOutcomesRequest): Promise<pb.IAckOutcomesResponse> {
-      const group = requireName('group', req.group, c.matching.maxQueueLength);
+    async ackOutcomes(req: pb.AckOutcomesRequest, ctx: CallContext): Promise<pb.IAckOutcomesResponse> {
+      const tenant = outcomeTenant(principalOf(ctx), req.tenant);
+      const group = outcomeGroupKey(tenant, requireName('group', req.group, c.matching.maxQueueLength));
       if (req.outcome_ids.length === 0) throw invalidArgument('outcome_ids', 'must hold at least one id');
       if (req.outcome_ids.length > MAX_CONSUME_COUNT * 10) throw invalidArgument('outcome_ids', `holds more than ${MAX_CONSUME_COUNT * 10} ids`);
       const ids = req.outcome_ids.map((id, i) => {
@@ -178,10 +242,11 @@ export function matchingService(d: MatchingDeps) {
       return { acked: await d.outcomes.ack(group, ids) };
     },
 
-    async cancelFlow(req: pb.CancelFlowRequest): Promise<pb.ICancelFlowResponse> {
+    async cancelFlow(req: pb.CancelFlowRequest, ctx: CallContext): Promise<pb.ICancelFlowResponse> {
       const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength);
       const flowId = requireId('flow_id', req.flow_id);
       const reason = optionalId('reason', req.reason, 1024) || 'flow cancelled';
+      requireTenant(principalOf(ctx), tenant);
       const p = partitionOf(tenant, flowId, c.cluster.partitions);
       const r = await d.store.cancelFlow(p, tenant, flowId, reason, d.clock.now());
       if (r.running.length > 0) d.cancelAttempts(r.running, reason);
@@ -192,9 +257,10 @@ export function matchingService(d: MatchingDeps) {
       return { cancelled_queued: r.queued, cancelled_running: r.running.length };
     },
 
-    async describeQueues(req: pb.DescribeQueuesRequest): Promise<pb.IDescribeQueuesResponse> {
+    async describeQueues(req: pb.DescribeQueuesRequest, ctx: CallContext): Promise<pb.IDescribeQueuesResponse> {
       const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength);
       const flowType = req.flow_type ? requireName('flow_type', req.flow_type, c.matching.maxFlowTypeLength) : '';
+      requireTenant(principalOf(ctx), tenant);
       const now = d.clock.now();
       const byQueue = new Map<string, pb.IQueueInfo>();
       await Promise.all(Array.from({ length: c.cluster.partitions }, async (_, p) => {
@@ -222,7 +288,9 @@ export function matchingService(d: MatchingDeps) {
       return { queues };
     },
 
-    async describeCluster(): Promise<pb.IDescribeClusterResponse> {
+    async describeCluster(_req: pb.DescribeClusterRequest, ctx: CallContext): Promise<pb.IDescribeClusterResponse> {
+      // The auth middleware already refused non-operators; kept here so the handler fails closed on its own.
+      if (!principalOf(ctx).operator) throw zdError('ZD_OPERATOR_SCOPE_REQUIRED', { method: 'DescribeCluster' });
       const n = c.cluster.partitions;
       const leases = await Promise.all(Array.from({ length: n }, (_, p) => d.redis.get(d.keys.lease(p))));
       const owned = new Map<string, number>();
@@ -246,6 +314,7 @@ export function matchingService(d: MatchingDeps) {
       const rpcName = requireName('rpc_name', req.rpc_name, m.maxQueueLength);
       const input = requireBytes('input', req.input, c.limits.maxPayloadBytes);
       const timeout = requireDuration('timeout_ms', req.timeout_ms);
+      requireTenant(principalOf(ctx), tenant);
       let sticky = optionalId('sticky_worker_id', req.sticky_worker_id, m.maxQueueLength);
       if (!sticky) {
         const p = partitionOf(tenant, flowId, c.cluster.partitions);

@@ -4,6 +4,7 @@
  * channel feeds the response stream.
  */
 import type { CallContext } from 'nice-grpc';
+import { principalOf, requireTenant } from '../auth/auth';
 import type { Config } from '../config';
 import { invalidArgument, zdError } from '../errors';
 import type { Gateway } from '../gateway/gateway';
@@ -47,7 +48,10 @@ export function workerService(gateway: Gateway, config: Config, log: Logger) {
       const it = requests[Symbol.asyncIterator]();
       const first = await it.next();
       if (first.done) return;
-      const slot = gateway.register(validateRegister(first.value.register, config));
+      const registration = validateRegister(first.value.register, config);
+      // The stream's credential was checked when it opened (auth middleware); a rotated token does not end it.
+      requireTenant(principalOf(context), registration.tenant);
+      const slot = gateway.register(registration);
       const reader = readFrames(it, slot, gateway, log, context.signal);
       try {
         for await (const frame of slot.out) yield frame;

@@ -36,7 +36,8 @@ export function registerDev(program: Command): void {
     .allowUnknownOption()
     .allowExcessArguments()
     .action(async (opts: ConfigCliOptions, cmd: Command) => {
-      const base = configOptions(opts, cmd.args);
+      // dev turns auth off as a default: a config file, env or flag that sets auth.enabled wins (docs/security.md).
+      const base = { ...configOptions(opts, cmd.args), defaults: { 'auth.enabled': false } };
       const probe = loadConfigOrExit(base);
       const overrides: Record<string, unknown> = devListenOverrides(probe);
 
@@ -105,6 +106,7 @@ function banner(
     `  HTTP fetch    ${node.httpAddress ? `http://${node.httpAddress}` : '(not served)'}`,
     `  metrics       ${node.metricsAddress ? `http://${node.metricsAddress}/metrics` : '(not served)'}`,
     `  redis         ${redisLine}`,
+    `  auth          ${config.auth.enabled ? 'on (bearer tokens)' : 'OFF: any caller may act for any tenant (dev only; see docs/security.md)'}`,
     '',
     'Quick start: run a Worker against the API address (see README.md, "Quick start"), then enqueue a Step:',
     `  npx zdmatch enqueue --address ${node.apiAddress} --tenant acme --flow-id f1 --flow-type order --step-type charge --input '{"amount":5}'`,

@@ -5,6 +5,7 @@
  * messages whose loss costs only latency (safety never rests on them).
  * A message to oneself is a local call.
  */
+import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { createChannel, createClient, createServer, type Channel, type Server } from 'nice-grpc';
 import type { OfferRef, OfferResult } from '../owner/dispatcher';
 import type { Logger } from '../util/logger';
@@ -18,6 +19,13 @@ export interface MeshHandlers {
   cancelAttempts(attempts: pb.ICancelledAttemptRef[], reason: string): void;
   invokeRpc(req: pb.InvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse>;
   capacitySnapshot(): Omit<pb.ICapacityUpdate, 'node_id' | 'seq'>;
+}
+
+/** TLS of the peer mesh (issue 7): with `ca`, mutual — peers must present a certificate `ca` signed. */
+export interface MeshTls {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer;
 }
 
 type PeerClient = ReturnType<typeof createClient<typeof PeerServiceDefinition>>;
@@ -34,6 +42,8 @@ export class Mesh {
   private readonly pendingBells = new Map<string, pb.IDoorbellEvent[]>();
   private bellTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Set before listen(); plaintext when unset. */
+  tls: MeshTls | undefined;
 
   constructor(
     private readonly nodeId: string,
@@ -63,7 +73,10 @@ export class Mesh {
       invokeRpc: (req: pb.InvokeRpcRequest, ctx) => h.invokeRpc(req, ctx.signal),
     });
     this.server = server;
-    return server.listen(address);
+    const t = this.tls;
+    return server.listen(address, t
+      ? ServerCredentials.createSsl(t.ca ?? null, [{ cert_chain: t.cert, private_key: t.key }], t.ca !== undefined)
+      : ServerCredentials.createInsecure());
   }
 
   private peer(nodeId: string): PeerClient | undefined {
@@ -72,7 +85,10 @@ export class Mesh {
     const cur = this.clients.get(nodeId);
     if (cur && cur.address === m.address) return cur.client;
     cur?.channel.close();
-    const channel = createChannel(m.address);
+    const t = this.tls;
+    const channel = t
+      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null))
+      : createChannel(m.address);
     const client = createClient(PeerServiceDefinition, channel);
     this.clients.set(nodeId, { address: m.address, channel, client });
     return client;

@@ -15,7 +15,10 @@ export interface Config {
     maxConcurrentTasksCap: number; maxStreams: number; unsupportedTypeCacheEntries: number;
     maxQueueLength: number; maxFlowTypes: number; maxFlowTypeLength: number; pingInterval: number;
   };
-  limits: { maxPayloadBytes: number; maxBatch: number; maxWait: number };
+  limits: {
+    maxPayloadBytes: number; maxBatch: number; maxWait: number; maxLongPolls: number; maxStreamsPerConnection: number;
+    httpHeadersTimeout: number; httpRequestTimeout: number; httpMaxHeaders: number;
+  };
   redis: {
     url: string; clusterNodes: string[]; sentinels: string[]; sentinelName: string; password: string;
     keyPrefix: string; waitReplicas: number;
@@ -27,7 +30,7 @@ export interface Config {
     maxTasks: number; maxMaxTasks: number; maxLockExpiries: number;
   };
   outcomes: { retention: number; redeliverAfter: number };
-  auth: { enabled: boolean; workerTokensFile: string; clientTokensFile: string };
+  auth: { enabled: boolean; workerTokensFile: string; clientTokensFile: string; reloadInterval: number };
   tls: { enabled: boolean; cert: string; key: string; ca: string };
   log: { level: string };
   drain: { timeout: number };
@@ -50,6 +53,8 @@ export interface LoadOptions {
   args?: string[];
   /** Values set by code (tests, `zdmatch dev`); they override everything. */
   overrides?: Record<string, unknown>;
+  /** Defaults set by code (`zdmatch dev` turns auth off this way); file, env and flags override them. */
+  defaults?: Record<string, unknown>;
 }
 
 export function loadConfig(opts: LoadOptions = {}): Config {
@@ -67,6 +72,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   }
   try {
     conf = convict(withFlags(schema) as never, { env: opts.env ?? process.env, args });
+    // convict re-applies env and flags after every load(), so these stay below them.
+    if (opts.defaults) conf.load(nest(opts.defaults));
     if (text !== undefined) conf.load(YAML.parse(text) ?? {});
     for (const [k, v] of Object.entries(opts.overrides ?? {})) conf.set(k, v as never);
     conf.validate({ allowed: 'strict' });
@@ -76,6 +83,18 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const config = conf.getProperties() as unknown as Config;
   checkRelations(config);
   return config;
+}
+
+/** `{ 'auth.enabled': false }` → `{ auth: { enabled: false } }`. */
+function nest(flat: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(flat)) {
+    const parts = k.split('.');
+    let node = out;
+    for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as Record<string, unknown>;
+    node[parts[parts.length - 1]!] = v;
+  }
+  return out;
 }
 
 /** Gives every leaf a `--section.key` flag named after its path. */
@@ -144,10 +163,27 @@ function checkRelations(c: Config): void {
     if (d > m) fail(`fetch.${def}`, `default ${d} exceeds its ceiling fetch.${max} (${m})`);
   }
   if (c.steps.backoffCoefficient < 1) fail('steps.backoffCoefficient', 'must be at least 1');
-  if (c.auth.enabled && !c.auth.workerTokensFile && !c.auth.clientTokensFile) {
-    fail('auth.enabled', 'needs auth.workerTokensFile or auth.clientTokensFile');
+  // auth.enabled with no tokens file is not a config error: the node boots and
+  // refuses every call of that kind (fail closed) with an ERROR at startup, so
+  // a config that forgot auth never serves anyone by accident (docs/security.md).
+  if (c.auth.reloadInterval <= 0) fail('auth.reloadInterval', 'must be greater than 0');
+  if (c.limits.httpRequestTimeout <= c.fetch.maxWait) {
+    fail('limits.httpRequestTimeout', `${c.limits.httpRequestTimeout}ms must exceed fetch.maxWait (${c.fetch.maxWait}ms): HTTP long polls would be cut`);
   }
+  if (c.limits.httpHeadersTimeout <= 0) fail('limits.httpHeadersTimeout', 'must be greater than 0');
+  if (c.limits.httpHeadersTimeout > c.limits.httpRequestTimeout) fail('limits.httpHeadersTimeout', 'must not exceed limits.httpRequestTimeout');
   if (c.tls.enabled && (!c.tls.cert || !c.tls.key)) fail('tls.enabled', 'needs tls.cert and tls.key');
+  if (c.tls.enabled) {
+    for (const k of ['cert', 'key', 'ca'] as const) {
+      const f = c.tls[k];
+      if (!f) continue;
+      try {
+        fs.accessSync(f, fs.constants.R_OK);
+      } catch (err) {
+        fail(`tls.${k}`, `cannot read ${f}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+    }
+  }
   const redisModes = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean).length;
   if (redisModes > 1) fail('redis.url', 'set only one of redis.url, redis.clusterNodes, redis.sentinels');
 }

@@ -37,6 +37,20 @@ export const schema = {
     maxPayloadBytes: { doc: 'largest Step input, output or RPC payload', format: 'positive-int', default: 1048576, env: 'ZD_LIMITS_MAX_PAYLOAD_BYTES' },
     maxBatch: { doc: 'most Steps in one EnqueueSteps call', format: 'positive-int', default: 1000, env: 'ZD_LIMITS_MAX_BATCH' },
     maxWait: { doc: 'longest WaitOutcome/ConsumeOutcomes wait', format: 'duration', default: '60s', env: 'ZD_LIMITS_MAX_WAIT' },
+    maxLongPolls: {
+      doc: 'waiting calls (WaitOutcome, ConsumeOutcomes, FetchAndLock with a wait, gRPC and HTTP) a node holds at once; past it RESOURCE_EXHAUSTED',
+      format: 'positive-int', default: 10000, env: 'ZD_LIMITS_MAX_LONG_POLLS',
+    },
+    maxStreamsPerConnection: {
+      doc: 'concurrent HTTP/2 streams (calls, worker slots) per client connection on the API listener (grpc.max_concurrent_streams)',
+      format: 'positive-int', default: 1000, env: 'ZD_LIMITS_MAX_STREAMS_PER_CONNECTION',
+    },
+    httpHeadersTimeout: { doc: 'HTTP listener: time to receive a request\'s headers', format: 'duration', default: '10s', env: 'ZD_LIMITS_HTTP_HEADERS_TIMEOUT' },
+    httpRequestTimeout: {
+      doc: 'HTTP listener: time to receive a whole request; must exceed fetch.maxWait (long polls)',
+      format: 'duration', default: '90s', env: 'ZD_LIMITS_HTTP_REQUEST_TIMEOUT',
+    },
+    httpMaxHeaders: { doc: 'HTTP listener: most headers in a request', format: 'positive-int', default: 100, env: 'ZD_LIMITS_HTTP_MAX_HEADERS' },
   },
   redis: {
     url: { doc: 'redis:// or rediss:// URL of a single Redis; empty = not configured', format: String, default: '', env: 'ZD_REDIS_URL', sensitive: true },
@@ -74,15 +88,22 @@ export const schema = {
     redeliverAfter: { doc: 'default idle time before an unacked outcome is redelivered', format: 'duration', default: '30s', env: 'ZD_OUTCOMES_REDELIVER_AFTER' },
   },
   auth: {
-    enabled: { doc: 'require bearer tokens; false must be set explicitly', format: Boolean, default: false, env: 'ZD_AUTH_ENABLED' },
+    enabled: {
+      doc: 'require bearer tokens (docs/security.md); on unless set to false explicitly (`zdmatch dev` does), which logs a WARN banner',
+      format: Boolean, default: true, env: 'ZD_AUTH_ENABLED',
+    },
     workerTokensFile: { doc: 'YAML file of worker tokens and their tenants', format: String, default: '', env: 'ZD_AUTH_WORKER_TOKENS_FILE' },
-    clientTokensFile: { doc: 'YAML file of client tokens and their tenants', format: String, default: '', env: 'ZD_AUTH_CLIENT_TOKENS_FILE' },
+    clientTokensFile: { doc: 'YAML file of client (and operator) tokens and their tenants', format: String, default: '', env: 'ZD_AUTH_CLIENT_TOKENS_FILE' },
+    reloadInterval: { doc: 'periodic check of the tokens files (besides fs.watch)', format: 'duration', default: '2s', env: 'ZD_AUTH_RELOAD_INTERVAL' },
   },
   tls: {
     enabled: { doc: 'serve the API, HTTP and peer listeners over TLS', format: Boolean, default: false, env: 'ZD_TLS_ENABLED' },
     cert: { doc: 'PEM certificate file', format: String, default: '', env: 'ZD_TLS_CERT' },
     key: { doc: 'PEM private key file', format: String, default: '', env: 'ZD_TLS_KEY', sensitive: true },
-    ca: { doc: 'PEM CA file (mutual TLS on the peer mesh)', format: String, default: '', env: 'ZD_TLS_CA' },
+    ca: {
+      doc: 'PEM CA file: peers must present a certificate it signed (mutual TLS on the peer mesh) and are verified against it',
+      format: String, default: '', env: 'ZD_TLS_CA',
+    },
   },
   log: {
     level: { doc: 'log level', format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', env: 'ZD_LOG_LEVEL' },

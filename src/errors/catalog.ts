@@ -40,6 +40,19 @@ export const ERROR_CATALOG = {
   ZD_NOT_OWNER: { grpc: Status.UNAVAILABLE, http: 503, message: 'partition {partition} is not owned by this node' },
   ZD_UNAUTHENTICATED: { grpc: Status.UNAUTHENTICATED, http: 401, message: '{reason}' },
   ZD_PERMISSION_DENIED: { grpc: Status.PERMISSION_DENIED, http: 403, message: 'the credential does not cover tenant {tenant}' },
+  ZD_OPERATOR_SCOPE_REQUIRED: {
+    grpc: Status.PERMISSION_DENIED, http: 403, message: '{method} needs a client token with the operator scope',
+  },
+  ZD_WRONG_CREDENTIAL_KIND: {
+    grpc: Status.PERMISSION_DENIED, http: 403, message: 'a {kind} token cannot call this surface; it takes {wanted} tokens',
+  },
+  ZD_TOO_MANY_LONG_POLLS: {
+    grpc: Status.RESOURCE_EXHAUSTED, http: 429,
+    message: 'this node has {count} long polls in flight (limits.maxLongPolls = {cap}); retry with backoff',
+  },
+  ZD_REQUEST_TIMEOUT: { grpc: Status.DEADLINE_EXCEEDED, http: 408, message: 'the request did not arrive in time ({limit})' },
+  ZD_HEADERS_TOO_LARGE: { grpc: Status.RESOURCE_EXHAUSTED, http: 431, message: 'the request headers are too large or too many' },
+  ZD_BAD_HTTP_REQUEST: { grpc: Status.INVALID_ARGUMENT, http: 400, message: 'the HTTP request is malformed ({reason})' },
   ZD_DRAINING: { grpc: Status.UNAVAILABLE, http: 503, message: 'this node is draining' },
   ZD_STORE_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'the store is unavailable: {reason}' },
   ZD_INTERNAL: { grpc: Status.INTERNAL, http: 500, message: 'internal error' },

@@ -1533,6 +1533,7 @@ export namespace zdmatch {
             wait_ms: number;
             ack: string[];
             redeliver_after_ms: number;
+            tenant: string;
             static create(properties: zdmatch.v1.ConsumeOutcomesRequest.$Shape): zdmatch.v1.ConsumeOutcomesRequest & zdmatch.v1.ConsumeOutcomesRequest.$Shape;
             static create(properties?: zdmatch.v1.ConsumeOutcomesRequest.$Properties): zdmatch.v1.ConsumeOutcomesRequest;
             static encode(m: zdmatch.v1.ConsumeOutcomesRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1554,6 +1555,7 @@ export namespace zdmatch {
                 wait_ms?: (number|null);
                 ack?: (string[]|null);
                 redeliver_after_ms?: (number|null);
+                tenant?: (string|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.ConsumeOutcomesRequest.$Properties;
@@ -1595,6 +1597,7 @@ export namespace zdmatch {
             $unknowns?: Uint8Array[];
             group: string;
             outcome_ids: string[];
+            tenant: string;
             static create(properties: zdmatch.v1.AckOutcomesRequest.$Shape): zdmatch.v1.AckOutcomesRequest & zdmatch.v1.AckOutcomesRequest.$Shape;
             static create(properties?: zdmatch.v1.AckOutcomesRequest.$Properties): zdmatch.v1.AckOutcomesRequest;
             static encode(m: zdmatch.v1.AckOutcomesRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1612,6 +1615,7 @@ export namespace zdmatch {
             interface $Properties {
                 group?: (string|null);
                 outcome_ids?: (string[]|null);
+                tenant?: (string|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.AckOutcomesRequest.$Properties;

@@ -17185,6 +17185,7 @@ $root.zdmatch = (function() {
              * @property {number|null} [wait_ms] ConsumeOutcomesRequest wait_ms
              * @property {Array.<string>|null} [ack] ConsumeOutcomesRequest ack
              * @property {number|null} [redeliver_after_ms] ConsumeOutcomesRequest redeliver_after_ms
+             * @property {string|null} [tenant] ConsumeOutcomesRequest tenant
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -17266,6 +17267,14 @@ $root.zdmatch = (function() {
             ConsumeOutcomesRequest.prototype.redeliver_after_ms = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
 
             /**
+             * ConsumeOutcomesRequest tenant.
+             * @member {string} tenant
+             * @memberof zdmatch.v1.ConsumeOutcomesRequest
+             * @instance
+             */
+            ConsumeOutcomesRequest.prototype.tenant = "";
+
+            /**
              * Creates a new ConsumeOutcomesRequest instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.ConsumeOutcomesRequest
@@ -17311,6 +17320,8 @@ $root.zdmatch = (function() {
                 }
                 if (m.redeliver_after_ms != null && $Object.hasOwnProperty.call(m, "redeliver_after_ms") && (typeof m.redeliver_after_ms === "object" ? m.redeliver_after_ms.low || m.redeliver_after_ms.high : m.redeliver_after_ms !== 0))
                     w.uint32(/* id 6, wireType 0 =*/48).uint64(m.redeliver_after_ms);
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant") && m.tenant !== "")
+                    w.uint32(/* id 7, wireType 2 =*/58).string(m.tenant);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -17421,6 +17432,15 @@ $root.zdmatch = (function() {
                                 delete m.redeliver_after_ms;
                             continue;
                         }
+                    case 7: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.tenant = v;
+                            else
+                                delete m.tenant;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -17497,6 +17517,10 @@ $root.zdmatch = (function() {
                     if (!$util.isInteger(m.redeliver_after_ms) && !(m.redeliver_after_ms && $util.isInteger(m.redeliver_after_ms.low) && $util.isInteger(m.redeliver_after_ms.high)))
                         return "redeliver_after_ms: integer|Long expected";
                 }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    if (!$util.isString(m.tenant))
+                        return "tenant: string expected";
+                }
                 return null;
             };
 
@@ -17565,6 +17589,11 @@ $root.zdmatch = (function() {
                             m.redeliver_after_ms = new $util.LongBits(d.redeliver_after_ms.low >>> 0, d.redeliver_after_ms.high >>> 0).toNumber(true);
                     }
                 }
+                if (d.tenant != null) {
+                    if (typeof d.tenant !== "string" || d.tenant.length) {
+                        m.tenant = $String(d.tenant);
+                    }
+                }
                 return m;
             };
 
@@ -17602,6 +17631,7 @@ $root.zdmatch = (function() {
                         d.redeliver_after_ms = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
                     } else
                         d.redeliver_after_ms = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    d.tenant = "";
                 }
                 if (m.group != null && $Object.hasOwnProperty.call(m, "group")) {
                     d.group = m.group;
@@ -17633,6 +17663,9 @@ $root.zdmatch = (function() {
                         d.redeliver_after_ms = o.longs === $String ? $String(m.redeliver_after_ms) : m.redeliver_after_ms;
                     else
                         d.redeliver_after_ms = o.longs === $String ? $util.Long.prototype.toString.call(m.redeliver_after_ms) : o.longs === $Number ? new $util.LongBits(m.redeliver_after_ms.low >>> 0, m.redeliver_after_ms.high >>> 0).toNumber(true) : m.redeliver_after_ms;
+                }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    d.tenant = m.tenant;
                 }
                 return d;
             };
@@ -17969,6 +18002,7 @@ $root.zdmatch = (function() {
              * @typedef {Object} zdmatch.v1.AckOutcomesRequest.$Properties
              * @property {string|null} [group] AckOutcomesRequest group
              * @property {Array.<string>|null} [outcome_ids] AckOutcomesRequest outcome_ids
+             * @property {string|null} [tenant] AckOutcomesRequest tenant
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -18018,6 +18052,14 @@ $root.zdmatch = (function() {
             AckOutcomesRequest.prototype.outcome_ids = $util.emptyArray;
 
             /**
+             * AckOutcomesRequest tenant.
+             * @member {string} tenant
+             * @memberof zdmatch.v1.AckOutcomesRequest
+             * @instance
+             */
+            AckOutcomesRequest.prototype.tenant = "";
+
+            /**
              * Creates a new AckOutcomesRequest instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.AckOutcomesRequest
@@ -18055,6 +18097,8 @@ $root.zdmatch = (function() {
                     for (var i = 0; i < m.outcome_ids.length; ++i)
                         w.uint32(/* id 2, wireType 2 =*/18).string(m.outcome_ids[i]);
                 }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant") && m.tenant !== "")
+                    w.uint32(/* id 3, wireType 2 =*/26).string(m.tenant);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -18129,6 +18173,15 @@ $root.zdmatch = (function() {
                             m.outcome_ids.push(r.stringVerify());
                             continue;
                         }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.tenant = v;
+                            else
+                                delete m.tenant;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -18189,6 +18242,10 @@ $root.zdmatch = (function() {
                             return "outcome_ids: string[] expected";
                     }
                 }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    if (!$util.isString(m.tenant))
+                        return "tenant: string expected";
+                }
                 return null;
             };
 
@@ -18223,6 +18280,11 @@ $root.zdmatch = (function() {
                         m.outcome_ids[i] = $String(d.outcome_ids[i]);
                     }
                 }
+                if (d.tenant != null) {
+                    if (typeof d.tenant !== "string" || d.tenant.length) {
+                        m.tenant = $String(d.tenant);
+                    }
+                }
                 return m;
             };
 
@@ -18248,6 +18310,7 @@ $root.zdmatch = (function() {
                 }
                 if (o.defaults) {
                     d.group = "";
+                    d.tenant = "";
                 }
                 if (m.group != null && $Object.hasOwnProperty.call(m, "group")) {
                     d.group = m.group;
@@ -18257,6 +18320,9 @@ $root.zdmatch = (function() {
                     for (var j = 0; j < m.outcome_ids.length; ++j) {
                         d.outcome_ids[j] = m.outcome_ids[j];
                     }
+                }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    d.tenant = m.tenant;
                 }
                 return d;
             };

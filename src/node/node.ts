@@ -40,6 +40,12 @@ import { FetchBell } from '../gateway/fetch-bell';
 import { FetchStore } from '../store/fetch-store';
 import { ExternalTaskServiceDefinition, OperatorServiceDefinition } from '../wire';
 // ---- end fetch surface ----
+// ---- auth/tls (issue 7) ----
+import fs from 'node:fs';
+import { ServerCredentials } from '@grpc/grpc-js';
+import { Auth } from '../auth/auth';
+import { LongPollGate } from '../api/long-polls';
+// ---- end auth/tls ----
 import { Routing } from './routing';
 
 export type NodeState = 'starting' | 'running' | 'draining' | 'stopped' | 'failed';
@@ -88,10 +94,22 @@ export class ZdNode {
   externalTasks: ExternalTasks | undefined;
   private externalHttp: http.Server | undefined;
   // ---- end fetch surface ----
+  // ---- auth/tls (issue 7) ----
+  /** Bearer tokens of every public surface (docs/security.md). */
+  readonly auth: Auth;
+  /** The bound on waiting calls (limits.maxLongPolls), shared by every surface. */
+  readonly longPolls: LongPollGate;
+  /** PEM files of tls.*, read once at boot. */
+  private tlsFiles: { cert: Buffer; key: Buffer; ca?: Buffer } | undefined;
+  // ---- end auth/tls ----
 
   private constructor(readonly config: Config, opts: NodeOptions) {
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
+    // ---- auth/tls (issue 7) ----
+    this.auth = new Auth(config, this.log);
+    this.longPolls = new LongPollGate(config.limits.maxLongPolls);
+    // ---- end auth/tls ----
     this.nodeId = config.cluster.nodeId || `${os.hostname()}-${randomBytes(3).toString('hex')}`;
     this.metrics = createMetrics({
       defaultMetrics: true,
@@ -188,9 +206,22 @@ export class ZdNode {
       void this.owner.membershipChanged();
     });
 
-    const server = createServer({ 'grpc.max_receive_message_length': c.limits.maxPayloadBytes + 64 * 1024 })
+    // ---- auth/tls (issue 7): tokens loaded (fail closed), TLS files read, mesh TLS set ----
+    this.auth.start();
+    if (c.tls.enabled) {
+      this.tlsFiles = {
+        cert: fs.readFileSync(c.tls.cert), key: fs.readFileSync(c.tls.key), ...(c.tls.ca ? { ca: fs.readFileSync(c.tls.ca) } : {}),
+      };
+      this.mesh.tls = this.tlsFiles;
+    }
+    // ---- end auth/tls ----
+    const server = createServer({
+      'grpc.max_receive_message_length': c.limits.maxPayloadBytes + 64 * 1024,
+      'grpc.max_concurrent_streams': c.limits.maxStreamsPerConnection,
+    })
       .use(errorMiddleware(this.log))
-      .use(protocolMiddleware());
+      .use(protocolMiddleware())
+      .use(this.auth.middleware());
     server.add(HealthDefinition, HealthServiceImpl(this.health));
     server.add(WorkerTaskServiceDefinition, workerService(this.gateway, c, this.log));
     server.add(MatchingServiceDefinition, matchingService({
@@ -206,6 +237,7 @@ export class ZdNode {
       taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+      longPolls: this.longPolls,
     }));
     // ---- fetch surface (issue 5): ExternalTaskService + OperatorService on gRPC, HTTP/JSON on http.listen ----
     const externalTasks = new ExternalTasks({
@@ -213,16 +245,22 @@ export class ZdNode {
       clock: this.clock, log: this.log,
       taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+      longPolls: this.longPolls,
     });
     this.externalTasks = externalTasks;
     server.add(ExternalTaskServiceDefinition, externalTaskService(externalTasks, c));
     server.add(OperatorServiceDefinition, operatorService(externalTasks, c));
-    const fetchHttp = await startExternalHttp(c.http.listen, externalTasks, c, this.log);
+    const fetchHttp = await startExternalHttp(c.http.listen, externalTasks, c, this.log, {
+      auth: this.auth, ...(this.tlsFiles ? { tls: this.tlsFiles } : {}),
+    });
     this.externalHttp = fetchHttp.server;
     this.httpAddress = fetchHttp.address;
     // ---- end fetch surface ----
     this.server = server;
-    const port = await server.listen(c.api.listen);
+    const t = this.tlsFiles;
+    const port = await server.listen(c.api.listen, t
+      ? ServerCredentials.createSsl(t.ca ?? null, [{ cert_chain: t.cert, private_key: t.key }], false)
+      : ServerCredentials.createInsecure());
     this.apiAddress = `${hostOf(c.api.listen)}:${port}`;
 
     const internalPort = await this.mesh.listen(c.internal.listen, c.limits.maxPayloadBytes + 64 * 1024);
@@ -312,6 +350,7 @@ export class ZdNode {
       h.closeAllConnections();
     }));
     // ---- end fetch surface ----
+    await step('auth', () => this.auth.stop()); // ---- auth/tls (issue 7) ----
     await step('metrics', () => new Promise<void>((resolve) => (this.metricsServer ? this.metricsServer.close(() => resolve()) : resolve())));
     this.gateway.stop();
     this.owner.stop();

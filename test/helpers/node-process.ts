@@ -130,6 +130,8 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
     metrics: { listen: `127.0.0.1:${metrics}` },
     cluster: { nodeId },
     log: { level: 'info' },
+    // Auth is on unless configured off explicitly (docs/security.md); tests that need it pass `config.auth`.
+    auth: { enabled: false },
   };
   const redis: ConfigTree = {};
   if (opts.redisUrl) redis.url = opts.redisUrl;

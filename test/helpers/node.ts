@@ -25,6 +25,8 @@ export async function startTestNode(redisUrl: string, keyPrefix: string, overrid
       'redis.url': redisUrl, 'redis.keyPrefix': keyPrefix, 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
       'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 8,
       'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '2s',
+      // Auth is on unless configured off explicitly (docs/security.md); auth tests override this.
+      'auth.enabled': false,
       ...overrides,
     },
   });

@@ -23,7 +23,7 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
     overrides: {
       'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('rs'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
       'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
-      'matching.syncMatchWait': '20ms', 'matching.headsResyncInterval': '0',
+      'matching.syncMatchWait': '20ms', 'matching.headsResyncInterval': '0', 'auth.enabled': false,
     },
   });
   const node = await ZdNode.start(config, { logger: pino({ level: 'warn' }, sink) });

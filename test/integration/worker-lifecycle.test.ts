@@ -284,7 +284,9 @@ describe('registration limits through the SDK', () => {
       expect(w.readiness()).toEqual({ isReady: true, queues: [{ slotKind: 'STEP_AND_RPC', hasRegisteredStream: false, lastPermanentError: null }] });
       const t2 = await node({ 'api.listen': `127.0.0.1:${port}` }, prefix);
       await waitFor(() => t2.node.gateway.streamCount === 1, { timeoutMs: 8000, description: 'the worker back on the new node' });
-      expect(w.readiness().queues[0]!.hasRegisteredStream).toBe(true);
+      // The server registers the stream a moment before the worker reads its Registered frame.
+      await waitFor(() => w.readiness().queues[0]!.hasRegisteredStream, { timeoutMs: 5000, description: 'the worker registered again' });
+      expect(w.readiness().isReady).toBe(true);
       const c2 = client(t2.node.apiAddress);
       const { taskId } = await c2.enqueueStep(spec());
       expect(await outcome(c2, taskId)).toMatchObject({ status: 'COMPLETED' });

@@ -167,7 +167,10 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['two redis modes', { args: ['--redis.url=redis://x:1', '--redis.clusterNodes=a:1'] }, 'redis.url'],
     ['nodeTtl not above heartbeat', { args: ['--cluster.nodeTtl=2s'] }, 'cluster.nodeTtl'],
     ['tls without files', { args: ['--tls.enabled=true'] }, 'tls.enabled'],
-    ['auth without token files', { args: ['--auth.enabled=true'] }, 'auth.enabled'],
+    ['tls with an unreadable cert', { args: ['--tls.enabled=true', '--tls.cert=/nonexistent/cert.pem', '--tls.key=/nonexistent/key.pem'] }, 'tls.cert'],
+    ['an HTTP request timeout within fetch.maxWait', { args: ['--limits.httpRequestTimeout=60s'] }, 'limits.httpRequestTimeout'],
+    ['an HTTP headers timeout over the request timeout', { args: ['--limits.httpHeadersTimeout=100s'] }, 'limits.httpHeadersTimeout'],
+    ['auth.reloadInterval zero', { args: ['--auth.reloadInterval=0'] }, 'auth.reloadInterval'],
   ];
 
   it.each(cases)('%s', (_name, opts, key) => {
@@ -188,6 +191,14 @@ describe('contradictory or invalid configs fail with one line naming the key', (
   it('a YAML syntax error fails in one line', () => {
     const err = failure({ file: yamlFile('matching: [unclosed\n') });
     expect(err.message).not.toContain('\n');
+  });
+
+  it('auth is on unless set off explicitly; a default (as `zdmatch dev` sets) loses to the file, env and flags', () => {
+    expect(load({}).auth.enabled).toBe(true);
+    expect(load({ defaults: { 'auth.enabled': false } }).auth.enabled).toBe(false);
+    expect(load({ defaults: { 'auth.enabled': false }, args: ['--auth.enabled=true'] }).auth.enabled).toBe(true);
+    expect(load({ defaults: { 'auth.enabled': false }, env: { ZD_AUTH_ENABLED: 'true' } }).auth.enabled).toBe(true);
+    expect(load({ defaults: { 'auth.enabled': false }, file: yamlFile('auth:\n  enabled: true\n') }).auth.enabled).toBe(true);
   });
 
   it('stickyWait equal to dispatchWait is fine', () => {

@@ -3,9 +3,11 @@
  * per RPC, camelCase types in, camelCase plain objects out, gRPC failures as
  * the named errors of sdk/common (`mapGrpcError`).
  */
-import { createChannel, createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
+import { createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
 import { MatchingServiceDefinition, PROTOCOL_VERSION } from '../../wire';
-import { authMetadata, mapGrpcError, withProtocolVersion, ZdDeadlineExceededError, type Credential } from '../common';
+import {
+  authMetadata, createSdkChannel, mapGrpcError, withProtocolVersion, ZdDeadlineExceededError, type Credential, type TlsOptions,
+} from '../common';
 import { RpcFailedError } from './errors';
 import {
   fromCluster, fromEnqueue, fromFailure, fromOutcome, fromQueueInfo, fromTaskInfo, toConsumeRequest, toInvokeRpc,
@@ -19,8 +21,13 @@ import type {
 export interface ClientOptions {
   /** Server address, `host:port` (or `https://host:port` for TLS). */
   address: string;
-  /** Bearer token sent as `authorization` metadata, read at each call. @default none */
+  /**
+   * Bearer token sent as `authorization` metadata: a string, `{ file }` (re-read when it changes) or a
+   * function; resolved at each call, and a failure fails the call before it is sent. @default none
+   */
   credential?: Credential;
+  /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
+  tls?: TlsOptions | boolean;
   /** Timeout of a call that sets none; long polls add their wait to it. @default 30000 */
   defaultTimeoutMs?: number;
   /**
@@ -48,7 +55,7 @@ export class Client {
     if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`Client option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
     this.credential = options.credential;
     this.protocolVersion = options._internal?.protocolVersion ?? PROTOCOL_VERSION;
-    this.channel = createChannel(options.address);
+    this.channel = createSdkChannel(options.address, options.tls);
     this.stub = createClient(MatchingServiceDefinition, this.channel);
   }
 
@@ -80,9 +87,10 @@ export class Client {
     return res.outcomes.map(fromOutcome);
   }
 
-  /** Returns how many outcomes were acked. */
-  async ackOutcomes(group: string, outcomeIds: string[], opts?: CallOptions): Promise<number> {
-    const res = await this.call('ackOutcomes', (o) => this.stub.ackOutcomes({ group, outcome_ids: outcomeIds }, o), opts);
+  /** Returns how many outcomes were acked. `tenant`: as given to consumeOutcomes. */
+  async ackOutcomes(group: string, outcomeIds: string[], opts?: CallOptions & { tenant?: string }): Promise<number> {
+    const tenant = opts?.tenant ?? '';
+    const res = await this.call('ackOutcomes', (o) => this.stub.ackOutcomes({ group, outcome_ids: outcomeIds, tenant }, o), opts);
     return res.acked;
   }
 

@@ -37,6 +37,7 @@ export function toStepSpec(s: StepSpec): pb.IStepSpec {
 export function toConsumeRequest(o: ConsumeOutcomesOptions): pb.IConsumeOutcomesRequest {
   return {
     group: o.group,
+    tenant: o.tenant ?? '',
     consumer: o.consumer,
     max_count: o.maxCount ?? 0,
     wait_ms: o.waitMs ?? 0,

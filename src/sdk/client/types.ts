@@ -97,6 +97,11 @@ export interface TaskInfo {
 
 export interface ConsumeOutcomesOptions {
   group: string;
+  /**
+   * Read this tenant's outcomes only, in a group of that tenant's own (needed with a credential bound
+   * to some tenants). Omitted: a group over every tenant. @default all tenants
+   */
+  tenant?: string;
   consumer: string;
   /** @default the server's */
   maxCount?: number;

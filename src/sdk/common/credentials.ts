@@ -1,16 +1,89 @@
-import { Metadata } from 'nice-grpc';
+import fs from 'node:fs';
+import { ChannelCredentials } from '@grpc/grpc-js';
+import { createChannel, Metadata, type Channel } from 'nice-grpc';
 
 /**
- * A bearer token, or a function returning one (called each time a stream
- * opens or a call starts, so rotated tokens are picked up).
+ * A bearer token: the token itself, `{ file }` (a file holding the token,
+ * re-read whenever it changes, so a rotated token is picked up without a
+ * restart), or a function returning one. It is resolved each time a stream
+ * opens (and on every reconnect) or a call starts; a credential that cannot
+ * be resolved fails the call with a CredentialError before anything is sent.
  */
-export type Credential = string | (() => string | Promise<string>);
+export type Credential = string | { file: string } | (() => string | Promise<string>);
+
+/** The credential could not be resolved (unreadable or empty file, a function that threw or returned nothing). */
+export class CredentialError extends Error {
+  override name = 'CredentialError';
+}
+
+const TOKEN = /^[\x21-\x7e]{1,4096}$/;
+const fileCache = new Map<string, { stamp: string; token: string }>();
+
+async function readTokenFile(file: string): Promise<string> {
+  let stamp: string;
+  try {
+    const st = await fs.promises.stat(file);
+    stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch (err) {
+    throw new CredentialError(`credential file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  const hit = fileCache.get(file);
+  if (hit && hit.stamp === stamp) return hit.token;
+  let token: string;
+  try {
+    token = (await fs.promises.readFile(file, 'utf8')).trim();
+  } catch (err) {
+    throw new CredentialError(`credential file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  if (!token) throw new CredentialError(`credential file ${file}: is empty`);
+  fileCache.set(file, { stamp, token });
+  return token;
+}
+
+/** The token of a credential now; '' for none. Throws CredentialError when it cannot be resolved. */
+export async function resolveCredential(credential: Credential | undefined): Promise<string> {
+  if (credential === undefined || credential === '') return '';
+  let token: string;
+  if (typeof credential === 'string') token = credential;
+  else if (typeof credential === 'function') {
+    try {
+      token = await credential();
+    } catch (err) {
+      throw new CredentialError(`credential function failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    }
+    if (typeof token !== 'string' || !token) throw new CredentialError('credential function returned no token');
+  } else if (credential && typeof credential === 'object' && typeof credential.file === 'string') {
+    token = await readTokenFile(credential.file);
+  } else {
+    throw new CredentialError('credential must be a string, { file }, or a function');
+  }
+  if (!TOKEN.test(token)) throw new CredentialError('the token must be printable ASCII without spaces');
+  return token;
+}
 
 /** Call metadata carrying `authorization: Bearer <token>` when a credential is set. */
 export async function authMetadata(credential: Credential | undefined): Promise<Metadata> {
   const metadata = new Metadata();
-  if (credential === undefined) return metadata;
-  const token = typeof credential === 'function' ? await credential() : credential;
+  const token = await resolveCredential(credential);
   if (token) metadata.set('authorization', `Bearer ${token}`);
   return metadata;
+}
+
+/** TLS of an SDK channel. */
+export interface TlsOptions {
+  /** PEM of the CA that signed the server's certificate: a file path or the PEM bytes. @default the system roots */
+  ca?: string | Buffer;
+  /** For mutual TLS: PEM client certificate and key (file paths or bytes). */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+}
+
+const pem = (v: string | Buffer | undefined): Buffer | null =>
+  v === undefined ? null : Buffer.isBuffer(v) ? v : fs.readFileSync(v);
+
+/** A channel to `address`; over TLS when `tls` is set (or the address starts with https://). */
+export function createSdkChannel(address: string, tls: TlsOptions | boolean | undefined): Channel {
+  if (!tls) return createChannel(address);
+  const t = tls === true ? {} : tls;
+  return createChannel(address.replace(/^https?:\/\//, ''), ChannelCredentials.createSsl(pem(t.ca), pem(t.key), pem(t.cert)));
 }

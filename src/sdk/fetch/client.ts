@@ -3,17 +3,24 @@
  * and operators' client of OperatorService (terminal tasks). camelCase in and
  * out; refused mutations throw the named verdict errors of ./errors.
  */
-import { createChannel, createClient, type Channel, type Client as GrpcClient, type Metadata } from 'nice-grpc';
+import { createClient, type Channel, type Client as GrpcClient, type Metadata } from 'nice-grpc';
 import { ExternalTaskServiceDefinition, OperatorServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
-import { authMetadata, fromEpochMs, toBuffer, toBytes, toNum, withProtocolVersion, type Credential, type Payload } from '../common';
+import {
+  authMetadata, createSdkChannel, fromEpochMs, toBuffer, toBytes, toNum, withProtocolVersion, type Credential, type Payload, type TlsOptions,
+} from '../common';
 import { mapFetchError } from './errors';
 import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, Topic } from './types';
 
 interface BaseOptions {
   /** Server address, `host:port`. */
   address: string;
-  /** Bearer token sent as `authorization` metadata. @default none */
+  /**
+   * Bearer token sent as `authorization` metadata: a string, `{ file }` (re-read when it changes) or a
+   * function; resolved at each call, and a failure fails the call before it is sent. @default none
+   */
   credential?: Credential;
+  /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
+  tls?: TlsOptions | boolean;
   /** Timeout of a call; long polls add their wait to it. @default 30000 */
   defaultTimeoutMs?: number;
 }
@@ -42,7 +49,7 @@ abstract class BaseClient {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
     if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`${what} option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
     this.credential = options.credential;
-    this.channel = createChannel(options.address);
+    this.channel = createSdkChannel(options.address, options.tls);
   }
 
   protected async call<T>(fn: (o: { signal: AbortSignal; metadata: Metadata }) => Promise<T>, opts: FetchCallOptions = {}, waitMs = 0): Promise<T> {

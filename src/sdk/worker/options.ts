@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { PROTOCOL_VERSION } from '../../wire';
-import { consoleLogger, type BackoffOptions, type Credential, type SdkLogger } from '../common';
+import { consoleLogger, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
 import { PONG_INTERVAL_MS } from './task';
 import type { FlowTypeHandlers, SlotKindName } from './types';
 
@@ -46,8 +46,13 @@ export interface WorkerOptions {
    * of retrying. @default false
    */
   stopOnPermanentStreamRejection?: boolean;
-  /** Bearer token sent as `authorization` metadata, read when each stream opens. @default none */
+  /**
+   * Bearer token sent as `authorization` metadata: a string, `{ file }` (re-read when it changes) or a
+   * function; resolved when each stream opens and on every reconnect. @default none
+   */
   credential?: Credential;
+  /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext unless the address is https:// */
+  tls?: TlsOptions | boolean;
   /** Where the worker logs. @default console, quiet at debug */
   logger?: SdkLogger;
   /** Backoff between reconnects of a slot stream. @default { initialMs: 100, coefficient: 2, maxMs: 10000 } */
@@ -66,6 +71,7 @@ export interface CompiledWorkerOptions {
   readonly stopDrainTimeout: number;
   readonly stopOnPermanentStreamRejection: boolean;
   readonly credential: Credential | undefined;
+  readonly tls: TlsOptions | boolean | undefined;
   readonly logger: SdkLogger;
   readonly reconnectBackoff: BackoffOptions;
   /** Sent in Register and in the `zd-protocol-version` header of Connect. */
@@ -141,6 +147,7 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     stopDrainTimeout,
     stopOnPermanentStreamRejection: options.stopOnPermanentStreamRejection ?? false,
     credential: options.credential,
+    tls: options.tls,
     logger,
     reconnectBackoff: options.reconnectBackoff ?? {},
     protocolVersion: options._internal?.protocolVersion ?? PROTOCOL_VERSION,

@@ -7,7 +7,8 @@
  *   …
  *   await worker.stop();
  */
-import { createChannel, createClient, type Channel } from 'nice-grpc';
+import { createClient, type Channel } from 'nice-grpc';
+import { createSdkChannel } from '../common';
 import { pb, WorkerTaskServiceDefinition } from '../../wire';
 import { WorkerCapacityError, WorkerStoppedError } from './errors';
 import { compileWorkerOptions, type CompiledWorkerOptions, type WorkerOptions } from './options';
@@ -91,7 +92,7 @@ export class Worker {
   private async run(): Promise<void> {
     if (this.stateValue !== 'idle') throw new WorkerStoppedError('start() was called after stop()');
     this.stateValue = 'running';
-    this.channel = createChannel(this.options.address);
+    this.channel = createSdkChannel(this.options.address, this.options.tls);
     const client = createClient(WorkerTaskServiceDefinition, this.channel);
     const host = this.host(client);
     this.slots = this.options.slotKinds.map((kind, i) => new Slot(i, kind, host));

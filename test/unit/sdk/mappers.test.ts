@@ -33,7 +33,7 @@ describe('client mappers', () => {
 
   it('maps consume and invoke requests', () => {
     expect(toConsumeRequest({ group: 'g', consumer: 'c', waitMs: 100, ack: ['0-1'] })).toEqual({
-      group: 'g', consumer: 'c', max_count: 0, wait_ms: 100, ack: ['0-1'], redeliver_after_ms: 0,
+      group: 'g', tenant: '', consumer: 'c', max_count: 0, wait_ms: 100, ack: ['0-1'], redeliver_after_ms: 0,
     });
     expect(toInvokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'get', input: Buffer.from([1]) })).toMatchObject({
       tenant: 't', flow_id: 'f', flow_type: 'o', rpc_name: 'get', sticky_worker_id: '',

@@ -1,0 +1,175 @@
+/**
+ * Bearer tokens (DESIGN §9 `auth.*`, docs/security.md): one file per kind
+ * (worker tokens, client tokens), each entry bound to tenants and, for client
+ * tokens, optionally to the operator scope.
+ *
+ *   tokens:
+ *     - name: acme-workers          # shown in logs, never the token
+ *       sha256: 9f86d081884c7d65…   # hex sha256 of the token (preferred), or
+ *       # token: "s3cret"           # the token itself
+ *       tenants: [acme]             # or ["*"] for every tenant
+ *       operator: false             # client tokens only: OperatorService, DescribeCluster
+ *
+ * The file is re-read when it changes (fs.watch on its folder, so a rename
+ * over it is seen, plus a periodic stat as a fallback). A file that cannot be
+ * read or does not parse fails CLOSED: every token of that kind is refused
+ * until the file is fixed, and each failure logs an ERROR.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import type { Logger } from '../util/logger';
+
+export type TokenKind = 'worker' | 'client';
+
+export interface Principal {
+  /** The entry's name (or "token #i"); for logs. */
+  readonly name: string;
+  readonly kind: TokenKind | 'anonymous';
+  /** Every tenant ("*" in the file, or auth off). */
+  readonly allTenants: boolean;
+  readonly tenants: ReadonlySet<string>;
+  readonly operator: boolean;
+}
+
+/** The principal of every call when auth is off. */
+export const UNRESTRICTED: Principal = { name: 'auth-off', kind: 'anonymous', allTenants: true, tenants: new Set(), operator: true };
+
+export function covers(p: Principal, tenant: string): boolean {
+  return p.allTenants || p.tenants.has(tenant);
+}
+
+const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+const TENANT = /^(\*|[A-Za-z0-9_][A-Za-z0-9_.\-]*)$/;
+
+/** Parses a tokens file; throws an Error naming the entry and field. */
+export function parseTokensFile(text: string, kind: TokenKind): Map<string, Principal> {
+  const doc: unknown = YAML.parse(text);
+  if (!doc || typeof doc !== 'object' || !Array.isArray((doc as { tokens?: unknown }).tokens)) {
+    throw new Error('must be a YAML object with a list "tokens"');
+  }
+  const out = new Map<string, Principal>();
+  (doc as { tokens: unknown[] }).tokens.forEach((raw, i) => {
+    const at = `tokens[${i}]`;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${at}: must be an object`);
+    const e = raw as Record<string, unknown>;
+    for (const k of Object.keys(e)) {
+      if (!['name', 'token', 'sha256', 'tenants', 'operator'].includes(k)) throw new Error(`${at}.${k}: is not a known field`);
+    }
+    let digest: string;
+    if (typeof e.sha256 === 'string' && e.token === undefined) {
+      if (!/^[0-9a-fA-F]{64}$/.test(e.sha256)) throw new Error(`${at}.sha256: must be 64 hex digits`);
+      digest = e.sha256.toLowerCase();
+    } else if (typeof e.token === 'string' && e.sha256 === undefined) {
+      if (e.token.length < 16) throw new Error(`${at}.token: must be at least 16 characters`);
+      digest = sha256(e.token);
+    } else {
+      throw new Error(`${at}: needs exactly one of "token" or "sha256"`);
+    }
+    const tenants = e.tenants ?? [];
+    if (!Array.isArray(tenants) || tenants.some((t) => typeof t !== 'string' || !TENANT.test(t))) {
+      throw new Error(`${at}.tenants: must be a list of tenant names (or "*")`);
+    }
+    const operator = e.operator ?? false;
+    if (typeof operator !== 'boolean') throw new Error(`${at}.operator: must be true or false`);
+    if (operator && kind === 'worker') throw new Error(`${at}.operator: only client tokens carry the operator scope`);
+    if (tenants.length === 0 && !operator) throw new Error(`${at}.tenants: must name at least one tenant (or set operator: true)`);
+    if (out.has(digest)) throw new Error(`${at}: the same token appears twice`);
+    const name = typeof e.name === 'string' && e.name ? e.name.slice(0, 128) : `token #${i}`;
+    out.set(digest, {
+      name, kind, allTenants: tenants.includes('*'), tenants: new Set(tenants.filter((t) => t !== '*')), operator,
+    });
+  });
+  return out;
+}
+
+/** One kind's tokens, kept current with its file. */
+export class TokenFile {
+  /** undefined = failed closed (or not configured). */
+  private tokens: Map<string, Principal> | undefined;
+  private lastStat = '';
+  private watcher: fs.FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private reloadQueued: NodeJS.Timeout | undefined;
+  /** Loads so far (tests wait on it). */
+  generation = 0;
+
+  constructor(readonly kind: TokenKind, readonly file: string, private readonly log: Logger, private readonly pollMs: number) {}
+
+  /** First load and watchers; a bad file at boot still boots (fail closed) but logs an ERROR. */
+  start(): void {
+    if (!this.file) {
+      this.log.warn({ kind: this.kind }, `auth: no auth.${this.kind}TokensFile configured; every ${this.kind} token is refused`);
+      return;
+    }
+    this.reload();
+    try {
+      // Watch the folder: rotation by rename replaces the file's inode, which a watch on the file would miss.
+      this.watcher = fs.watch(path.dirname(path.resolve(this.file)), { persistent: false }, (_ev, name) => {
+        if (!name || name.toString() === path.basename(this.file)) this.queueReload();
+      });
+      this.watcher.on('error', () => undefined);
+    } catch (err) {
+      this.log.warn({ kind: this.kind, err: (err as Error).message }, 'auth: cannot watch the tokens file; relying on the periodic check');
+    }
+    this.timer = setInterval(() => this.checkStat(), this.pollMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.watcher?.close();
+    if (this.timer) clearInterval(this.timer);
+    if (this.reloadQueued) clearTimeout(this.reloadQueued);
+  }
+
+  lookup(token: string): Principal | undefined {
+    return this.tokens?.get(sha256(token));
+  }
+
+  get healthy(): boolean {
+    return this.tokens !== undefined;
+  }
+
+  private queueReload(): void {
+    // Editors write in several steps: settle for a moment.
+    if (this.reloadQueued) clearTimeout(this.reloadQueued);
+    this.reloadQueued = setTimeout(() => {
+      this.reloadQueued = undefined;
+      this.reload();
+    }, 20);
+    this.reloadQueued.unref();
+  }
+
+  private statKey(): string {
+    try {
+      const s = fs.statSync(this.file);
+      return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    } catch (err) {
+      return `error:${(err as NodeJS.ErrnoException).code ?? ''}`;
+    }
+  }
+
+  private checkStat(): void {
+    if (this.statKey() !== this.lastStat) this.reload();
+  }
+
+  /** Reads and parses the file now; on any failure every token of this kind is refused. */
+  reload(): void {
+    this.lastStat = this.statKey();
+    this.generation++;
+    try {
+      const next = parseTokensFile(fs.readFileSync(this.file, 'utf8'), this.kind);
+      const was = this.tokens;
+      this.tokens = next;
+      this.log.info({ kind: this.kind, file: this.file, tokens: next.size }, was ? 'auth: tokens file reloaded' : 'auth: tokens file loaded');
+    } catch (err) {
+      this.tokens = undefined;
+      const e = err as NodeJS.ErrnoException;
+      this.log.error(
+        { kind: this.kind, file: this.file, err: e.code ?? e.message },
+        `auth: the ${this.kind} tokens file is unreadable or invalid; every ${this.kind} token is refused until it is fixed`,
+      );
+    }
+  }
+}
