@@ -20,6 +20,7 @@ export interface MetricSources {
   backlog?: () => { queues: BacklogRow[]; unserved: { no_worker: number; no_supporting_worker: number } };
   slots?: () => { kind: string; state: string; count: number }[];
   liveNodes?: () => number;
+  consumerLag?: () => Map<string, number>;
 }
 
 export function createMetrics(opts: MetricSources = {}) {
@@ -58,6 +59,15 @@ export function createMetrics(opts: MetricSources = {}) {
       name: 'dexzd_cluster_live_nodes', help: 'Nodes this node sees as live', registers: r,
       collect() {
         if (opts.liveNodes) this.set(opts.liveNodes());
+      },
+    }),
+    consumerLag: new Gauge({
+      name: 'dexzd_outcome_consumer_lag', help: 'Outcomes of the partitions this node owns not yet read by each consumer group',
+      labelNames: ['group'], registers: r,
+      collect() {
+        if (!opts.consumerLag) return;
+        this.reset();
+        for (const [group, n] of opts.consumerLag()) this.set({ group }, n);
       },
     }),
     offers: new Counter({ name: 'dexzd_matching_offers_total', help: 'Offers of ready tasks to gateways, by result', labelNames: ['result'], registers: r }),

@@ -117,6 +117,7 @@ export class ZdNode {
       backlog: () => this.owner.backlog.snapshot(),
       slots: () => this.gateway.slotCounts(),
       liveNodes: () => this.membership.liveIds().length,
+      consumerLag: () => this.owner.backlog.consumerLag(),
     });
     this.redis = createRedis(config.redis);
     this.keys = new Keys(config.redis.keyPrefix);

@@ -29,6 +29,8 @@ export interface BacklogSnapshot {
 interface Counted {
   /** queue name → ready entries and the oldest readyAt ("0" when empty). */
   queues: Map<string, { entries: number; oldest: number }>;
+  /** consumer group → outcomes of this partition's stream it has not read yet. */
+  lag: Map<string, number>;
 }
 
 export class BacklogCounter {
@@ -67,8 +69,9 @@ export class BacklogCounter {
         ]);
         return [name, { entries, oldest: first.length === 2 ? Number(first[1]) : 0 }] as const;
       }));
+      const lag = await this.groupLag(p.partition);
       if (!p.active) return;
-      this.counted.set(p, { queues: new Map(rows) });
+      this.counted.set(p, { queues: new Map(rows), lag });
       // Ready entries while the heads hold nothing and expect nothing: a ready
       // notice went missing (its node died right after the enqueue). Look again.
       for (const [name, row] of rows) {
@@ -82,6 +85,26 @@ export class BacklogCounter {
     } catch (err) {
       this.log.warn({ partition: p.partition, err: (err as Error).message }, 'backlog count failed');
     }
+  }
+
+  /** XINFO GROUPS of the partition's outcome stream: each group's unread entries (Redis 7 reports `lag`). */
+  private async groupLag(partition: number): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const groups = (await this.redis.xinfo('GROUPS', this.keys.out(partition)).catch(() => [])) as unknown[][];
+    for (const g of groups) {
+      const info: Record<string, unknown> = {};
+      for (let i = 0; i + 1 < g.length; i += 2) info[String(g[i])] = g[i + 1];
+      const lag = Number(info.lag);
+      if (Number.isFinite(lag)) out.set(String(info.name), lag);
+    }
+    return out;
+  }
+
+  /** Unread outcomes per consumer group, summed over the partitions this node owns and has counted. */
+  consumerLag(): Map<string, number> {
+    const total = new Map<string, number>();
+    for (const c of this.counted.values()) for (const [g, n] of c.lag) total.set(g, (total.get(g) ?? 0) + n);
+    return total;
   }
 
   private async countAll(): Promise<void> {

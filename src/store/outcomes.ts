@@ -118,18 +118,23 @@ export class OutcomeStore {
     const out: StoredOutcome[] = [];
     // Start at a different partition each call so a small budget does not always favour the first ones.
     const start = this.rotation++ % Math.max(1, partitions.length);
-    let active = [...partitions.slice(start), ...partitions.slice(0, start)];
-    while (out.length < count && active.length > 0) {
-      const share = Math.max(1, Math.floor((count - out.length) / active.length));
+    // Partitions not read yet this round, and those that filled their share (they may hold more).
+    let pending = [...partitions.slice(start), ...partitions.slice(0, start)];
+    let full: number[] = [];
+    while (out.length < count && pending.length > 0) {
       const budget = count - out.length;
-      const picked = active.slice(0, Math.min(active.length, budget));
+      const share = Math.max(1, Math.floor(budget / pending.length));
+      const picked = pending.slice(0, Math.min(pending.length, budget));
+      pending = pending.slice(picked.length);
       const replies = await Promise.all(picked.map((p) => read(p, share).then((entries) => ({ p, entries }))));
-      const next: number[] = [];
       for (const { p, entries } of replies) {
         for (const [id, fields] of entries) if (fields) out.push(outcomeFromFields(p, id.toString(), pairs(fields)));
-        if (entries.length >= share) next.push(p);
+        if (entries.length >= share) full.push(p);
       }
-      active = next;
+      if (pending.length === 0) {
+        pending = full;
+        full = [];
+      }
     }
     return out;
   }

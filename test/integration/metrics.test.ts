@@ -90,5 +90,13 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   expect(value(body, 'dexzd_cluster_owned_partitions')).toBe(8);
   expect(value(body, 'dexzd_cluster_live_nodes')).toBe(1);
   expect(value(body, 'dexzd_matching_reserve_declined_tasks_total')).toBe(0);
+  // An engine's group that has not read the outcome yet lags by one.
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1, wait_ms: 0 });
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f2', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+  const next = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: next.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+  await countNow();
+  expect(value(await scrape(), 'dexzd_outcome_consumer_lag', { group: 'engine' })).toBe(1);
   s.reset();
 });

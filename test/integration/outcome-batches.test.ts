@@ -45,3 +45,25 @@ it('returns at most max_count per call and strands nothing', async () => {
   expect(pending).toBe(0);
   s.reset();
 });
+
+it('finds an outcome in any partition even when max_count is smaller than the partition count', async () => {
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const N = 5;
+  for (let i = 0; i < N; i++) {
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `one-${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await s.nextOf('result_ack');
+  }
+  const seen = new Set<string>();
+  let ack: string[] = [];
+  for (let call = 0; call < N; call++) {
+    const got = await t.matching.consumeOutcomes({ group: 'single', consumer: 'c', max_count: 1, wait_ms: 0, ack });
+    expect(got.outcomes.length).toBe(1); // never empty while an outcome is waiting somewhere
+    seen.add(got.outcomes[0]!.task_id!);
+    ack = [got.outcomes[0]!.outcome_id!];
+  }
+  expect(seen.size).toBe(N);
+  s.reset();
+});
