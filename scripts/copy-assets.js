@@ -18,6 +18,6 @@ function copyTree(from, to, keep) {
   }
 }
 
-copyTree(path.join(root, 'src', 'generated'), path.join(root, 'dist', 'generated'), (n) => n.endsWith('.js') || n.endsWith('.d.ts'));
+copyTree(path.join(root, 'src', 'generated'), path.join(root, 'dist', 'generated'), (n) => n.endsWith('.js') || n.endsWith('.d.ts') || n.endsWith('.binpb'));
 copyTree(path.join(root, 'src'), path.join(root, 'dist'), (n) => n.endsWith('.lua'));
 fs.chmodSync(path.join(root, 'dist', 'cli', 'main.js'), 0o755);

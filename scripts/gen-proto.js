@@ -27,16 +27,18 @@ function generate(outDir) {
     { cwd: protoDir, stdio: 'inherit' },
   );
   execFileSync(bin('pbts'), ['--no-comments', '-o', path.join(outDir, 'zdmatch.d.ts'), js], { stdio: 'inherit' });
+  // The descriptor set behind gRPC server reflection (buf curl, grpcurl).
+  execFileSync(bin('buf'), ['build', protoDir, '-o', path.join(outDir, 'zdmatch.binpb')], { stdio: 'inherit' });
 }
 
 const target = path.join(root, 'src', 'generated');
 if (process.argv.includes('--check')) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-gen-'));
   generate(tmp);
-  for (const f of ['zdmatch.js', 'zdmatch.d.ts']) {
-    const a = fs.readFileSync(path.join(tmp, f), 'utf8');
-    const b = fs.existsSync(path.join(target, f)) ? fs.readFileSync(path.join(target, f), 'utf8') : '';
-    if (a !== b) {
+  for (const f of ['zdmatch.js', 'zdmatch.d.ts', 'zdmatch.binpb']) {
+    const a = fs.readFileSync(path.join(tmp, f));
+    const b = fs.existsSync(path.join(target, f)) ? fs.readFileSync(path.join(target, f)) : Buffer.alloc(0);
+    if (!a.equals(b)) {
       console.error(`src/generated/${f} is stale: run npm run gen`);
       process.exit(1);
     }

@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { createServer, type Server } from 'nice-grpc';
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
+import { ServerReflection, ServerReflectionService } from 'nice-grpc-server-reflection';
+import path from 'node:path';
 import type http from 'node:http';
 import type { Config } from '../config';
 import { errorMiddleware } from '../api/error-middleware';
@@ -53,6 +55,11 @@ export type NodeState = 'starting' | 'running' | 'draining' | 'stopped' | 'faile
 /** How long a flow remembers the app worker that last completed one of its Steps. */
 const STICKY_TTL_MS = 24 * 3600_000;
 const OUTCOME_TRIM_EVERY_MS = 10_000;
+/** The services a client may discover by reflection (not the internal peer mesh). */
+const PUBLIC_SERVICES = [
+  'zdmatch.v1.WorkerTaskService', 'zdmatch.v1.MatchingService', 'zdmatch.v1.ExternalTaskService',
+  'zdmatch.v1.OperatorService',
+];
 
 export interface NodeOptions {
   logger: Logger;
@@ -224,6 +231,10 @@ export class ZdNode {
       .use(protocolMiddleware())
       .use(this.auth.middleware());
     server.add(HealthDefinition, HealthServiceImpl(this.health));
+    // Reflection lets buf curl and grpcurl explore a node without the .proto files.
+    server.add(ServerReflectionService, ServerReflection(
+      fs.readFileSync(path.join(__dirname, '..', 'generated', 'zdmatch.binpb')), PUBLIC_SERVICES,
+    ));
     server.add(WorkerTaskServiceDefinition, workerService(this.gateway, c, this.log));
     server.add(MatchingServiceDefinition, matchingService({
       config: c, redis: this.redis, keys: this.keys, store: this.store, outcomes: this.outcomes, bell: this.bell,
