@@ -11,6 +11,7 @@
  *   POST /v1/external-tasks/{taskId}/unlock
  */
 import http from 'node:http';
+import { listenOn } from '../util/listen';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { UNRESTRICTED, type Auth } from '../auth/auth';
@@ -246,14 +247,5 @@ export function startExternalHttp(
   server.requestTimeout = c.limits.httpRequestTimeout;
   server.maxHeadersCount = c.limits.httpMaxHeaders;
   server.on('clientError', onClientError(c));
-  const i = listen.lastIndexOf(':');
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(Number(listen.slice(i + 1)), listen.slice(0, i).replace(/^\[|\]$/g, ''), () => {
-      const a = server.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      const host = listen.slice(0, i);
-      resolve({ server, address: `${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}` });
-    });
-  });
+  return listenOn(server, listen).then((address) => ({ server, address }));
 }

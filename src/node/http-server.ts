@@ -1,6 +1,7 @@
 /** The metrics listener: /metrics for Prometheus, /healthz and /readyz for probes. */
 import http from 'node:http';
 import type { Registry } from 'prom-client';
+import { listenOn } from '../util/listen';
 
 export function startMetricsServer(
   listen: string, registry: Registry, ready: () => boolean,
@@ -26,13 +27,5 @@ export function startMetricsServer(
       res.writeHead(404).end();
     }
   });
-  const i = listen.lastIndexOf(':');
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(Number(listen.slice(i + 1)), listen.slice(0, i).replace(/^\[|\]$/g, ''), () => {
-      const a = server.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      resolve({ server, address: `${listen.slice(0, i)}:${port}` });
-    });
-  });
+  return listenOn(server, listen).then((address) => ({ server, address }));
 }
