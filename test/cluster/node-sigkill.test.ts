@@ -4,6 +4,7 @@
  * attempt runs in two slots (the workers record every (task, attempt) they run).
  */
 import { Client, Worker, type StepContext } from '../../src';
+import { collectOutcomes } from '../helpers/outcomes';
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -65,17 +66,7 @@ it('loses no acknowledged Step and runs no attempt twice across a SIGKILL and re
   expect(killed).toBe(true);
   expect(acknowledged.size).toBeGreaterThan(TOTAL / 2);
 
-  const outcomes = new Map<string, string>();
-  let ack: string[] = [];
-  const deadline = Date.now() + 90_000;
-  while ([...acknowledged].some((id) => !outcomes.has(id)) && Date.now() < deadline) {
-    const got = await client.consumeOutcomes({ group: 'engine', consumer: 'c1', maxCount: 1000, waitMs: 1000, ack }).catch(() => []);
-    ack = got.map((o) => o.outcomeId);
-    for (const o of got) {
-      expect(outcomes.has(o.taskId)).toBe(false);
-      outcomes.set(o.taskId, o.status);
-    }
-  }
+  const outcomes = await collectOutcomes(client, acknowledged, 90_000);
   for (const id of acknowledged) expect(outcomes.get(id)).toBe('COMPLETED');
   // No attempt ran in two slots.
   expect([...runs.values()].every((n) => n === 1)).toBe(true);

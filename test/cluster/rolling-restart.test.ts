@@ -4,6 +4,7 @@
  * and after the restarts.
  */
 import { Client, Worker, type StepContext } from '../../src';
+import { collectOutcomes } from '../helpers/outcomes';
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -83,17 +84,7 @@ it('loses nothing across a rolling restart under steady load', async () => {
   stopLoad = true;
   await load;
 
-  const outcomes = new Map<string, string>();
-  let ack: string[] = [];
-  const deadline = Date.now() + 60_000;
-  while ([...acknowledged].some((id) => !outcomes.has(id)) && Date.now() < deadline) {
-    const got = await clients[0]!.consumeOutcomes({ group: 'engine', consumer: 'c', maxCount: 1000, waitMs: 1000, ack }).catch(() => []);
-    ack = got.map((o) => o.outcomeId);
-    for (const o of got) {
-      expect(outcomes.has(o.taskId)).toBe(false);
-      outcomes.set(o.taskId, o.status);
-    }
-  }
+  const outcomes = await collectOutcomes(clients[0]!, acknowledged, 60_000);
   for (const id of acknowledged) expect(outcomes.get(id)).toBe('COMPLETED');
   expect([...runs.values()].every((n) => n === 1)).toBe(true);
 

@@ -6,6 +6,7 @@
  */
 import { Client, Worker, type StepContext } from '../../src';
 import { runCli } from '../helpers/cli';
+import { collectOutcomes } from '../helpers/outcomes';
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
@@ -89,21 +90,6 @@ async function enqueueAll(client: Client, total: number, tag: string): Promise<S
   return ids;
 }
 
-async function collect(client: Client, ids: Set<string>, timeoutMs: number): Promise<Map<string, string>> {
-  const outcomes = new Map<string, string>();
-  let ack: string[] = [];
-  const deadline = Date.now() + timeoutMs;
-  while (outcomes.size < ids.size && Date.now() < deadline) {
-    const got = await client.consumeOutcomes({ group: 'engine', consumer: 'c', maxCount: 1000, waitMs: 1000, ack }).catch(() => []);
-    ack = got.map((o) => o.outcomeId);
-    for (const o of got) {
-      if (outcomes.has(o.taskId)) throw new Error(`second outcome for ${o.taskId}`);
-      outcomes.set(o.taskId, o.status);
-    }
-  }
-  return outcomes;
-}
-
 it('serves a Step from any node\'s partition to an idle slot on another node', async () => {
   const c = await startCluster(3);
   const runs = new Map<string, number>();
@@ -113,7 +99,7 @@ it('serves a Step from any node\'s partition to an idle slot on another node', a
   await worker.waitPullRegistered();
   const producer = new Client({ address: `127.0.0.1:${c.ports[0]}` });
   const ids = await enqueueAll(producer, 300, 'x');
-  const outcomes = await collect(producer, ids, 30_000);
+  const outcomes = await collectOutcomes(producer, ids, 30_000);
   expect(outcomes.size).toBe(300);
   expect([...outcomes.values()].every((s) => s === 'COMPLETED')).toBe(true);
   const owners = await producer.describeCluster();
@@ -185,7 +171,7 @@ async function killAndRestart(total: number, store?: Store): Promise<number[]> {
   await killAt(y);
   await Promise.all([c.start(x), c.start(y)]);
 
-  const outcomes = await collect(clients[z]!, ids, 120_000);
+  const outcomes = await collectOutcomes(clients[z]!, ids, 120_000);
   expect(outcomes.size).toBe(total);
   expect([...outcomes.values()].every((s) => s === 'COMPLETED')).toBe(true);
   expect([...runs.values()].every((n) => n === 1)).toBe(true);
