@@ -6,6 +6,7 @@
 import { Client, Worker, type StepContext } from '../../src';
 import { collectOutcomes } from '../helpers/outcomes';
 import { freePorts } from '../helpers/ports';
+import { waitFor } from '../helpers/wait';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
@@ -27,11 +28,17 @@ it('loses no acknowledged Step and runs no attempt twice across a SIGKILL and re
   const address = `127.0.0.1:${api}`;
 
   const runs = new Map<string, number>();
+  let running = 0;
   const handler = async (ctx: StepContext) => {
     const key = `${ctx.taskId}#${ctx.attempt}`;
     runs.set(key, (runs.get(key) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, 20));
-    return 'ok';
+    running++;
+    try {
+      await new Promise((r) => setTimeout(r, 20));
+      return 'ok';
+    } finally {
+      running--;
+    }
   };
   const workers = [1, 2].map((i) => new Worker({
     address, tenant: 'acme', appWorkerId: `kw${i}`, flowTypes: { order: { steps: { work: handler } } },
@@ -46,6 +53,8 @@ it('loses no acknowledged Step and runs no attempt twice across a SIGKILL and re
   let killed = false;
   for (let i = 0; i < TOTAL; i += 50) {
     if (!killed && i >= TOTAL / 2) {
+      // Kill while handlers run, so that attempts are caught mid-run.
+      await waitFor(() => running >= 4, { timeoutMs: 10_000, intervalMs: 1, description: 'handlers running' });
       await node.kill('SIGKILL');
       killed = true;
       node = await start();
