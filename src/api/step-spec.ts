@@ -1,7 +1,7 @@
 /** Validation of a StepSpec into the store's NewTask. */
 import type { Config } from '../config';
 import { invalidArgument } from '../errors';
-import { queueName, partitionOf, taskIdOf } from '../store/keys';
+import { queueName, partitionOf, taskIdIn } from '../store/keys';
 import type { NewTask } from '../store/task-store';
 import type { pb } from '../wire';
 import { optionalId, requireBytes, requireDuration, requireId, requireName, requireTimestamp } from './validation';
@@ -39,9 +39,10 @@ export function toNewTask(spec: pb.IStepSpec | null | undefined, field: string, 
   nonRetryable.forEach((t, i) => requireId(`${field}.retry_policy.non_retryable[${i}]`, t, 256));
   const sticky = optionalId(`${field}.sticky_worker_id`, spec.sticky_worker_id, m.maxQueueLength);
   const s = c.steps;
+  const partition = partitionOf(tenant, flowId, c.cluster.partitions);
   return {
-    partition: partitionOf(tenant, flowId, c.cluster.partitions),
-    taskId: taskIdOf(tenant, flowId, stepExecutionId, c.cluster.partitions),
+    partition,
+    taskId: taskIdIn(partition, tenant, flowId, stepExecutionId),
     queue, tenant, flowId, flowType, stepType, stepExecutionId, input, readyAt, flowDeadline,
     maxAttempts: maxAttempts || s.maxAttempts,
     initialInterval: initialInterval || s.initialInterval,

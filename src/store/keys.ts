@@ -3,7 +3,7 @@
  * partition p share the hash tag `{p}`, so one Lua script can touch them
  * atomically on Redis Cluster too.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 
 export class Keys {
   constructor(readonly prefix: string) {}
@@ -77,8 +77,7 @@ export function parseQueueName(name: string): { tenant: string; flowType: string
 
 /** Every Step of a flow lives in one partition. */
 export function partitionOf(tenant: string, flowId: string, partitions: number): number {
-  const h = createHash('sha1').update(tenant).update('\0').update(flowId).digest();
-  return h.readUInt32BE(0) % partitions;
+  return sha1(`${tenant}\0${flowId}`).readUInt32BE(0) % partitions;
 }
 
 /**
@@ -87,10 +86,18 @@ export function partitionOf(tenant: string, flowId: string, partitions: number):
  * partition so any node can find the task from the id alone.
  */
 export function taskIdOf(tenant: string, flowId: string, stepExecutionId: string, partitions: number): string {
-  const p = partitionOf(tenant, flowId, partitions);
-  const h = createHash('sha1').update(tenant).update('\0').update(flowId).update('\0').update(stepExecutionId).digest('hex');
-  return `${p}-${h.slice(0, 24)}`;
+  return taskIdIn(partitionOf(tenant, flowId, partitions), tenant, flowId, stepExecutionId);
 }
+
+/** taskIdOf for a caller that already knows the partition (enqueue hashes once, not twice). */
+export function taskIdIn(partition: number, tenant: string, flowId: string, stepExecutionId: string): string {
+  return `${partition}-${sha1(`${tenant}\0${flowId}\0${stepExecutionId}`).toString('hex', 0, 12)}`;
+}
+
+// One-shot hashing where Node has it (20.12+): half the cost of a Hash object per call.
+const sha1: (s: string) => Buffer = typeof crypto.hash === 'function'
+  ? (s) => crypto.hash('sha1', s, 'buffer')
+  : (s) => crypto.createHash('sha1').update(s).digest();
 
 /** The partition of a task id, or undefined when the id is malformed. */
 export function partitionOfTaskId(taskId: string, partitions: number): number | undefined {
