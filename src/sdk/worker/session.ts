@@ -192,7 +192,7 @@ export class Session {
     }
     const handler = lookup(lookup(this.host.options.flowTypes, t.flow_type)?.steps, t.step_type);
     if (!handler) return this.decline(t.task_token, labels);
-    this.begin(new TaskRun(t.task_token, 'step', labels, this.io(), (signal, heartbeat) => {
+    this.begin(new TaskRun(t.task_token, 'step', labels, this.io(), (task, heartbeat) => {
       const ctx: StepContext = {
         taskId: t.task_id,
         tenant: t.tenant,
@@ -207,7 +207,9 @@ export class Session {
         methodTimeoutMs: toNum(t.method_timeout_ms),
         heartbeatTimeoutMs: toNum(t.heartbeat_timeout_ms),
         flowDeadline: fromEpochMs(t.flow_deadline_ms),
-        signal,
+        get signal() {
+          return task.signal;
+        },
         heartbeat,
       };
       return handler(ctx);
@@ -219,7 +221,7 @@ export class Session {
     const labels = { flowId: t.flow_id, flowType: t.flow_type, rpcName: t.rpc_name };
     const handler = lookup(lookup(this.host.options.flowTypes, t.flow_type)?.rpcs, t.rpc_name);
     if (!handler) return this.decline(t.task_token, labels);
-    this.begin(new TaskRun(t.task_token, 'rpc', labels, this.io(), (signal, heartbeat) => {
+    this.begin(new TaskRun(t.task_token, 'rpc', labels, this.io(), (task, heartbeat) => {
       const ctx: RpcContext = {
         tenant: t.tenant,
         flowId: t.flow_id,
@@ -227,7 +229,9 @@ export class Session {
         rpcName: t.rpc_name,
         input: toBuffer(t.input),
         deadline: fromEpochMs(t.deadline_ms),
-        signal,
+        get signal() {
+          return task.signal;
+        },
         heartbeat,
       };
       return handler(ctx);

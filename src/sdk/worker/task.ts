@@ -19,8 +19,8 @@ export interface TaskIo {
   readonly pongIntervalMs?: number;
 }
 
-/** Calls the user's handler with the task's signal and heartbeat. */
-export type Invoke = (signal: AbortSignal, heartbeat: (details?: Payload) => void) => HandlerResult | Promise<HandlerResult>;
+/** Calls the user's handler; `task.signal` is read only if the handler's context asks for it. */
+export type Invoke = (task: { readonly signal: AbortSignal }, heartbeat: (details?: Payload) => void) => HandlerResult | Promise<HandlerResult>;
 
 export type TaskKind = 'step' | 'rpc';
 export type TaskPhase = 'running' | 'flushing' | 'done';
@@ -33,7 +33,13 @@ export class TaskCancelledError extends Error {
 export class TaskRun {
   phase: TaskPhase = 'running';
   readonly done: Promise<void>;
-  private readonly controller = new AbortController();
+  /**
+   * Created on first use of `signal`: most handlers never read it, and an
+   * AbortController per task showed in worker profiles.
+   */
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private aborted = false;
   private cancelled = false;
   private abandoned = false;
   private resolveAck!: (ack: pb.IResultAck | null) => void;
@@ -51,7 +57,18 @@ export class TaskRun {
   }
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.abortReason);
+    }
     return this.controller.signal;
+  }
+
+  private abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
   }
 
   heartbeat(details?: Payload): void {
@@ -62,13 +79,13 @@ export class TaskRun {
   /** The server cancelled the attempt: the handler may still return; its result will be refused. */
   cancel(reason: string): void {
     this.cancelled = true;
-    this.controller.abort(new TaskCancelledError(reason || 'the task was cancelled'));
+    this.abort(new TaskCancelledError(reason || 'the task was cancelled'));
   }
 
   /** The stream is gone or being reset: abort the handler, stop waiting for an ack, send nothing. */
   abandon(reason: unknown): void {
     this.abandoned = true;
-    this.controller.abort(reason);
+    this.abort(reason);
     this.resolveAck(null);
   }
 
@@ -81,7 +98,7 @@ export class TaskRun {
     pong.unref();
     let result: pb.IStepResult;
     try {
-      result = { task_token: this.token, output: toOutput(await invoke(this.controller.signal, (d) => this.heartbeat(d))) };
+      result = { task_token: this.token, output: toOutput(await invoke(this, (d) => this.heartbeat(d))) };
     } catch (err) {
       result = { task_token: this.token, failure: toFailure(err) };
     } finally {

@@ -64,7 +64,7 @@ describe('TaskRun', () => {
   it('sends nothing once abandoned', async () => {
     const sent: pb.IWorkerFrame[] = [];
     const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() },
-      (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))));
+      ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))));
     task.abandon(new Error('stream lost'));
     await task.done;
     expect(sent).toHaveLength(0);
