@@ -1,6 +1,6 @@
 import { pb } from '../../../src/wire';
 import { Outbox } from '../../../src/sdk/worker/outbox';
-import { PONG_INTERVAL_MS, TaskRun } from '../../../src/sdk/worker/task';
+import { PONG_INTERVAL_MS, TaskCancelledError, TaskRun } from '../../../src/sdk/worker/task';
 import { recordingLogger } from './fake-worker-server';
 
 describe('Outbox', () => {
@@ -68,5 +68,23 @@ describe('TaskRun', () => {
     task.abandon(new Error('stream lost'));
     await task.done;
     expect(sent).toHaveLength(0);
+  });
+
+  it('gives a handler that reads its signal only after a Cancel an already-aborted signal', async () => {
+    const sent: pb.IWorkerFrame[] = [];
+    let late: AbortSignal | undefined;
+    let proceed!: () => void;
+    const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() },
+      async (t) => {
+        await new Promise<void>((r) => (proceed = r));
+        late = t.signal;
+      });
+    task.cancel('flow cancelled');
+    proceed();
+    await new Promise((r) => setImmediate(r));
+    expect(late?.aborted).toBe(true);
+    expect(late?.reason).toBeInstanceOf(TaskCancelledError);
+    task.acked({ task_token: 't', verdict: pb.ResultVerdict.REFUSED_CANCELLED });
+    await task.done;
   });
 });
