@@ -1,12 +1,14 @@
 /**
  * `zdmatch bench`: load against a running cluster (--address, plus
  * --redis-url for Redis figures) or a private one (--local: redis-server and
- * a node process on free loopback ports, stopped at the end). Producers and
- * workers run as child processes (src/cli/bench/child.ts).
+ * a node process on free loopback ports, stopped at the end; --nodes N and
+ * --redis-cluster for a cluster of nodes and a 3-primary Redis Cluster).
+ * Producers and workers run as child processes (src/cli/bench/child.ts).
  *
  *   zdmatch bench --local --mode throughput --tasks 50000
  *   zdmatch bench --local --mode rate --rate 5000 --duration 10
  *   zdmatch bench --local --mode latency --json
+ *   zdmatch bench --local --nodes 3 --redis-cluster --workers 3 --producers 3
  */
 import type { Command } from 'commander';
 import { CliExit, EXIT_CONFIG } from './common';
@@ -17,6 +19,8 @@ import { runBench, type BenchConfig, type BenchMode, type BenchResult } from './
 interface BenchOptions {
   address: string;
   local?: boolean;
+  nodes: string;
+  redisCluster?: boolean;
   redisUrl?: string;
   keyPrefix: string;
   nodePid?: string;
@@ -51,6 +55,8 @@ export function registerBench(program: Command): void {
     .description('benchmark a cluster: throughput, fixed-rate latency, dispatch latency; Redis and CPU cost per task')
     .option('--address <host:port>', 'gRPC API address of a running node', '127.0.0.1:8801')
     .option('--local', 'start a private redis-server and node process for the run (stopped at the end)')
+    .option('--nodes <n>', '--local: node processes on the same Redis (worker/producer i talks to node i mod n)', '1')
+    .option('--redis-cluster', '--local: a Redis Cluster of 3 primaries instead of one redis-server')
     .option('--redis-url <url>', 'the cluster\'s Redis, for INFO commandstats/cpu and outcome latencies (--local sets it)')
     .option('--key-prefix <prefix>', 'redis.keyPrefix of the cluster (outcome streams)', 'zd')
     .option('--node-pid <pid>', 'node process id on this machine, for node CPU per task (/proc)')
@@ -68,7 +74,7 @@ export function registerBench(program: Command): void {
     .option('--inflight <n>', 'enqueue calls in flight per producer (default: 4 for throughput, 64 for rate)')
     .option('--flows <n>', '0 = a new flow per Step; else Steps cycle over this many flows (sticky routing)', '0')
     .option('--timeout <sec>', 'give up on the measured phase after this long (default: scaled to the load)')
-    .option('--cpu-prof-dir <dir>', '--local: write a V8 CPU profile of the node process here')
+    .option('--cpu-prof-dir <dir>', '--local: write a V8 CPU profile of each node process here')
     .option('--json', 'print the result as JSON (no table)')
     .option('--no-progress', 'no progress bar')
     .action(async (opts: BenchOptions) => {
@@ -76,6 +82,11 @@ export function registerBench(program: Command): void {
       if (!['throughput', 'rate', 'latency'].includes(mode)) throw new CliExit(`--mode: must be throughput, rate or latency, got ${opts.mode}`, EXIT_CONFIG);
       const system = opts.system as BenchSystem;
       if (!['zdmatch', 'bullmq'].includes(system)) throw new CliExit(`--system: must be zdmatch or bullmq, got ${opts.system}`, EXIT_CONFIG);
+      const nodes = int('nodes', opts.nodes, 1, 32);
+      if (system === 'bullmq' && nodes > 1) throw new CliExit('--nodes: --system bullmq runs against one Redis, without zdmatch nodes', EXIT_CONFIG);
+      if (system === 'bullmq' && opts.redisCluster) throw new CliExit('--redis-cluster: --system bullmq runs against --redis-url only', EXIT_CONFIG);
+      if (nodes > 1 && !opts.local) throw new CliExit('--nodes needs --local (for a running cluster, point --address at one of its nodes)', EXIT_CONFIG);
+      if (opts.redisCluster && !opts.local) throw new CliExit('--redis-cluster needs --local', EXIT_CONFIG);
       if (opts.local && system !== 'zdmatch') throw new CliExit('--local runs zdmatch only; start BullMQ runs with --redis-url', EXIT_CONFIG);
       if (system === 'bullmq' && !opts.redisUrl) throw new CliExit('--system bullmq needs --redis-url', EXIT_CONFIG);
       const throughput = mode === 'throughput';
@@ -85,8 +96,8 @@ export function registerBench(program: Command): void {
       const durationSec = int('duration', opts.duration, 1, 86_400);
       const expected = throughput ? tasks : rate * durationSec;
       const cfg: BenchConfig = {
-        system, mode, address: opts.address, redisUrl: opts.redisUrl ?? '', keyPrefix: opts.keyPrefix,
-        nodePid: opts.nodePid ? int('node-pid', opts.nodePid, 1, 2 ** 31) : undefined,
+        system, mode, addresses: [opts.address], redisUrl: opts.redisUrl ?? '', keyPrefix: opts.keyPrefix,
+        nodePids: opts.nodePid ? [int('node-pid', opts.nodePid, 1, 2 ** 31)] : undefined,
         metricsAddress: opts.metricsAddress,
         tasks, rate, durationSec,
         warmup: int('warmup', opts.warmup, 0, 10_000_000),
@@ -100,16 +111,26 @@ export function registerBench(program: Command): void {
       };
 
       let env: LocalEnv | undefined;
-      const bar = opts.progress && !opts.json && process.stderr.isTTY ? await makeBar(expected) : undefined;
+      let bar: Awaited<ReturnType<typeof makeBar>> | undefined;
+      // Setup lines go to stderr (stdout is the report); only for the multi-process topologies.
+      const status = nodes > 1 || opts.redisCluster ? (line: string) => void process.stderr.write(`${line}\n`) : undefined;
       try {
         if (opts.local) {
-          env = await startLocal({ cpuProfDir: opts.cpuProfDir });
-          cfg.address = env.apiAddress;
+          env = await startLocal({ cpuProfDir: opts.cpuProfDir, nodes, redisCluster: opts.redisCluster, onStatus: status });
+          cfg.addresses = env.nodes.map((n) => n.apiAddress);
           cfg.redisUrl = env.redisUrl;
+          if (env.redisPrimaries.length > 0) cfg.redisPrimaries = env.redisPrimaries;
           cfg.keyPrefix = env.keyPrefix;
-          cfg.nodePid = env.node.pid;
+          cfg.nodePids = env.nodes.map((n) => n.node.pid!);
+          if (nodes > 1 && (cfg.workers < nodes || cfg.producers < nodes)) {
+            status?.(`note: ${cfg.workers} worker and ${cfg.producers} producer processes for ${nodes} nodes: some nodes get no direct load (use --workers ${nodes} --producers ${nodes})`);
+          }
+          status?.('running…');
         }
-        if (bar) cfg.onProgress = (done) => bar.update(done);
+        // Created after the setup, so that the status lines above do not break the bar.
+        bar = opts.progress && !opts.json && process.stderr.isTTY ? await makeBar(expected) : undefined;
+        const b = bar;
+        if (b) cfg.onProgress = (done) => b.update(done);
         const result = await runBench(cfg);
         bar?.stop();
         if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -149,7 +170,8 @@ async function table(r: BenchResult): Promise<string> {
   const pct = (p: typeof l.submitToStart) => `p50 ${f(p.p50)} · p99 ${f(p.p99)} · max ${f(p.max)} ms (n=${p.n})`;
   t.push(
     ['system / mode', `${r.system} / ${r.mode}`],
-    ['load', `${r.config.workers} worker proc × ${r.config.concurrency} slots, ${r.config.producers} producer proc, batch ${r.config.batch}${r.offeredRate ? `, offered ${r.offeredRate}/s for ${r.config.durationSec}s` : ''}`],
+    ['load', `${r.config.workers} worker proc × ${r.config.concurrency} slots, ${r.config.producers} producer proc, batch ${r.config.batch}${r.offeredRate ? `, offered ${r.offeredRate}/s for ${r.config.durationSec}s` : ''}`
+      + `${r.config.nodes ? `, ${r.config.nodes} nodes` : ''}${r.config.redisPrimaries ? `, Redis Cluster of ${r.config.redisPrimaries} primaries` : ''}`],
     ['Steps started / expected', `${r.completed} / ${r.expected}${r.enqueueErrors ? ` (${r.enqueueErrors} enqueue errors)` : ''}${r.timedOut ? ' TIMED OUT' : ''}`],
     ['Steps/s', `${r.tasksPerSec} (over ${r.elapsedSec}s)`],
     ['submit → handler start', pct(l.submitToStart)],
@@ -160,7 +182,15 @@ async function table(r: BenchResult): Promise<string> {
     ['Redis script calls / Step', f(r.redis?.scriptCallsPerTask)],
     ['Redis CPU / Step', f(r.redis?.cpuUsecPerTask, ' µs')],
     ['Redis CPU utilisation', f(r.redis ? Math.round(r.redis.cpuUtilization * 100) : null, ' %')],
-    ['node CPU / Step', f(r.cpuUsecPerTask.node, ' µs')],
+  );
+  // With a Redis Cluster the Redis rows above are sums over the primaries (utilisation too); these split them.
+  for (const p of r.redis?.perPrimary ?? []) {
+    t.push([`  primary ${p.address}`, `CPU ${p.cpuUsecPerTask} µs/Step · ${p.commandsPerTask} cmds · ${p.scriptCallsPerTask} scripts /Step · ${Math.round(p.cpuUtilization * 100)} % busy`]);
+  }
+  const perNode = r.cpuUsecPerTask.nodes;
+  t.push(['node CPU / Step', `${f(r.cpuUsecPerTask.node, ' µs')}${perNode ? ` (${perNode.length} nodes together)` : ''}`]);
+  for (const [i, v] of (perNode ?? []).entries()) t.push([`  node ${i + 1}`, f(v, ' µs')]);
+  t.push(
     ['worker CPU / Step', f(r.cpuUsecPerTask.workers, ' µs')],
     ['producer CPU / Step', f(r.cpuUsecPerTask.producers, ' µs')],
   );

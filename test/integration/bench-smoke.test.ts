@@ -1,19 +1,23 @@
 /**
- * CI smoke of `zdmatch bench`: a tiny --local throughput run must finish and
- * print the report fields. Not a timed test: no figure is checked.
+ * CI smoke of `zdmatch bench`: tiny --local throughput runs must finish and
+ * print the report fields. Not timed tests: no figure is checked.
  */
 import { execFile } from 'node:child_process';
 import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
 
-test('zdmatch bench --local --mode throughput --tasks 200 --json prints the report', async () => {
-  const stdout = await new Promise<string>((resolve, reject) => {
+function bench(args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [CLI_MAIN, 'bench', '--local', '--mode', 'throughput', '--tasks', '200', '--warmup', '50', '--json'],
-      { cwd: REPO_ROOT, timeout: 18_000 },
-      (err, out, errOut) => (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out)),
+      [CLI_MAIN, 'bench', ...args],
+      { cwd: REPO_ROOT, timeout: timeoutMs },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout, stderr })),
     );
   });
+}
+
+test('zdmatch bench --local --mode throughput --tasks 200 --json prints the report', async () => {
+  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '200', '--warmup', '50', '--json'], 18_000);
   const r = JSON.parse(stdout.trim().split('\n').pop()!);
   expect(r).toMatchObject({ system: 'zdmatch', mode: 'throughput', completed: 200, expected: 200, timedOut: false });
   expect(r.tasksPerSec).toBeGreaterThan(0);
@@ -25,4 +29,39 @@ test('zdmatch bench --local --mode throughput --tasks 200 --json prints the repo
   }));
   expect(r.redis.scriptCallsPerTask).toBeGreaterThan(0);
   expect(typeof r.cpuUsecPerTask.node).toBe('number');
+  // The single-node report has no per-node or per-primary parts.
+  expect(r.cpuUsecPerTask.nodes).toBeUndefined();
+  expect(r.redis.perPrimary).toBeUndefined();
 }, 20_000);
+
+test('zdmatch bench --local --nodes 2 --redis-cluster reports each node and each Redis primary', async () => {
+  const { stdout, stderr } = await bench([
+    '--local', '--nodes', '2', '--redis-cluster', '--workers', '2', '--producers', '2',
+    '--mode', 'throughput', '--tasks', '600', '--warmup', '100', '--json',
+  ], 38_000);
+  // stdout is the JSON report alone; the setup lines go to stderr.
+  const r = JSON.parse(stdout.trim());
+  expect(stderr).toContain('starting 2 nodes');
+  expect(stderr).toContain('cluster settled');
+  expect(r).toMatchObject({
+    system: 'zdmatch', completed: 600, expected: 600, enqueueErrors: 0, timedOut: false,
+    config: { nodes: 2, redisPrimaries: 3, workers: 2, producers: 2 },
+  });
+  expect(r.cpuUsecPerTask.nodes).toEqual([expect.any(Number), expect.any(Number)]);
+  expect(r.cpuUsecPerTask.node).toBeCloseTo(r.cpuUsecPerTask.nodes[0] + r.cpuUsecPerTask.nodes[1], 0);
+  // The outcome streams were read through the Cluster (a plain client would get MOVED and fail).
+  expect(r.latencyMs.enqueueToOutcome.n).toBeGreaterThan(0);
+  expect(r.redis.perPrimary).toHaveLength(3);
+  const addresses = new Set<string>();
+  for (const p of r.redis.perPrimary) {
+    expect(p).toEqual(expect.objectContaining({
+      address: expect.stringMatching(/^127\.0\.0\.1:\d+$/), cpuUsecPerTask: expect.any(Number), commandsPerTask: expect.any(Number),
+    }));
+    // 64 partitions hash to slots on all three primaries, so each runs scripts.
+    expect(p.scriptCallsPerTask).toBeGreaterThan(0);
+    addresses.add(p.address);
+  }
+  expect(addresses.size).toBe(3);
+  const sumScripts = r.redis.perPrimary.reduce((s: number, p: { scriptCallsPerTask: number }) => s + p.scriptCallsPerTask, 0);
+  expect(sumScripts).toBeCloseTo(r.redis.scriptCallsPerTask, 1);
+}, 40_000);

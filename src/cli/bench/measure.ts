@@ -58,6 +58,19 @@ export function redisDelta(a: RedisSnapshot, b: RedisSnapshot): RedisDelta {
   return { version: b.version, commands, scriptCalls, cpuSec: b.cpuSec - a.cpuSec, byCommand };
 }
 
+/** The deltas of several servers (a Redis Cluster's primaries) added up. */
+export function sumDeltas(ds: readonly RedisDelta[]): RedisDelta {
+  const byCommand: Record<string, number> = {};
+  for (const d of ds) for (const [k, v] of Object.entries(d.byCommand)) byCommand[k] = (byCommand[k] ?? 0) + v;
+  return {
+    version: ds[0]?.version ?? '',
+    commands: ds.reduce((s, d) => s + d.commands, 0),
+    scriptCalls: ds.reduce((s, d) => s + d.scriptCalls, 0),
+    cpuSec: ds.reduce((s, d) => s + d.cpuSec, 0),
+    byCommand,
+  };
+}
+
 let clockTicks: number | undefined;
 
 /** utime + stime of a process in seconds (Linux /proc), or undefined. */

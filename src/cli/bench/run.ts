@@ -6,9 +6,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import {
-  median as _median, metricsCpuSec, percentiles, procCpuSec, redisDelta, redisSnapshot, type Percentiles, type RedisSnapshot,
+  median as _median, metricsCpuSec, percentiles, procCpuSec, redisDelta, redisSnapshot, sumDeltas, type Percentiles, type RedisDelta,
+  type RedisSnapshot,
 } from './measure';
 import { hiNow, type BenchSystem, type ChildConfig, type ChildMessage, type ProducerCommand } from './protocol';
 
@@ -17,14 +18,16 @@ export type BenchMode = 'throughput' | 'rate' | 'latency';
 export interface BenchConfig {
   system: BenchSystem;
   mode: BenchMode;
-  /** zdmatch gRPC address. */
-  address: string;
+  /** zdmatch gRPC addresses: worker i and producer i use addresses[i mod length]. */
+  addresses: string[];
   /** Redis of the system under test (stats, BullMQ store, zdmatch outcome stream). '' = no Redis stats. */
   redisUrl: string;
+  /** host:port of every primary of a Redis Cluster (instead of redisUrl): stats per primary and summed. */
+  redisPrimaries?: string[];
   /** zdmatch redis.keyPrefix (to read outcome streams). */
   keyPrefix: string;
-  /** The node process (CPU from /proc), or its metrics address. */
-  nodePid?: number;
+  /** The node processes (CPU from /proc, summed), or one node's metrics address. */
+  nodePids?: number[];
   metricsAddress?: string;
   tasks: number;
   rate: number;
@@ -47,6 +50,8 @@ export interface BenchResult {
   config: {
     tasks: number; rate: number | null; durationSec: number | null; workers: number; concurrency: number;
     producers: number; batch: number; flows: number;
+    /** Node processes and Redis Cluster primaries; only set for those topologies. */
+    nodes?: number; redisPrimaries?: number;
   };
   /** Main-phase tasks started by the workers. */
   completed: number;
@@ -73,9 +78,20 @@ export interface BenchResult {
     cpuUsecPerTask: number;
     cpuUtilization: number;
     topCommands: Record<string, number>;
+    /** Redis Cluster only: the same figures for each primary. */
+    perPrimary?: RedisPrimaryFigures[];
   };
-  cpuUsecPerTask: { node: number | null; workers: number | null; producers: number | null };
+  /** node: all node processes together; nodes: each one (several nodes only). */
+  cpuUsecPerTask: { node: number | null; nodes?: (number | null)[]; workers: number | null; producers: number | null };
   timedOut: boolean;
+}
+
+export interface RedisPrimaryFigures {
+  address: string;
+  commandsPerTask: number;
+  scriptCallsPerTask: number;
+  cpuUsecPerTask: number;
+  cpuUtilization: number;
 }
 
 interface Child {
@@ -109,8 +125,22 @@ function spawnChild(cfg: ChildConfig, onMessage: (c: Child, m: ChildMessage) => 
       clearTimeout(timer);
       reject(new Error(`${cfg.role} ${cfg.index} exited (${code}) before it was ready`));
     });
-    process.once('exit', () => proc.kill('SIGKILL'));
+    killOnExit(proc);
   });
+}
+
+// One 'exit' listener for all children: one each would trip MaxListenersExceededWarning with many children.
+const live = new Set<ChildProcess>();
+let exitHook = false;
+function killOnExit(proc: ChildProcess): void {
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      for (const p of live) p.kill('SIGKILL');
+    });
+  }
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -128,15 +158,31 @@ function waitFor(cond: () => boolean, timeoutMs: number, tick?: () => void): Pro
   });
 }
 
-async function cpuOf(cfg: BenchConfig): Promise<number | undefined> {
-  if (cfg.nodePid) return procCpuSec(cfg.nodePid);
-  if (cfg.metricsAddress) return metricsCpuSec(cfg.metricsAddress);
-  return undefined;
+/** CPU seconds of each node process (one entry per pid, or one from metrics); [] = unknown. */
+async function cpuOf(cfg: BenchConfig): Promise<(number | undefined)[]> {
+  if (cfg.nodePids?.length) return cfg.nodePids.map((pid) => procCpuSec(pid));
+  if (cfg.metricsAddress) return [await metricsCpuSec(cfg.metricsAddress)];
+  return [];
+}
+
+/** The Redis servers whose INFO the run reads: every Cluster primary, or the one server. */
+function redisServers(cfg: BenchConfig): string[] {
+  if (cfg.redisPrimaries?.length) return cfg.redisPrimaries.map((a) => `redis://${a}`);
+  return cfg.redisUrl ? [cfg.redisUrl] : [];
+}
+
+function snapshots(cfg: BenchConfig): Promise<RedisSnapshot[]> {
+  return Promise.all(redisServers(cfg).map((u) => redisSnapshot(u)));
 }
 
 /** Outcome latencies of zdmatch: the outcome streams' finishedAt − enqueuedAt, for this run's tenant. */
 async function zdOutcomeLatencies(cfg: BenchConfig, tenant: string, sinceMs: number, limit: number): Promise<Float64Array> {
-  const redis = new Redis(cfg.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  // Each partition's stream lives on the primary of its hash slot: a Cluster client routes the reads.
+  const redis = cfg.redisPrimaries?.length
+    ? new Cluster(cfg.redisPrimaries.map((a) => ({ host: a.slice(0, a.lastIndexOf(':')), port: Number(a.slice(a.lastIndexOf(':') + 1)) })), {
+      lazyConnect: true, redisOptions: { maxRetriesPerRequest: 2 },
+    })
+    : new Redis(cfg.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
   try {
     await redis.connect();
     const partitions = Number((await redis.hget(`${cfg.keyPrefix}:meta`, 'partitions')) ?? 64);
@@ -171,9 +217,11 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
   const runId = randomBytes(4).toString('hex');
   const tenant = `bench-${runId}`;
   const base = {
-    system: cfg.system, address: cfg.address, redisUrl: cfg.redisUrl, tenant, flowType: 'bench', stepType: 'noop',
+    system: cfg.system, redisUrl: cfg.redisUrl, tenant, flowType: 'bench', stepType: 'noop',
     concurrency: cfg.concurrency, runId, flows: cfg.flows,
   };
+  // Spreads the load: with N nodes, child i talks to node i mod N.
+  const addressOf = (i: number) => cfg.addresses[i % cfg.addresses.length]!;
   const children: Child[] = [];
   const phaseDone: Extract<ChildMessage, { type: 'phaseDone' }>[] = [];
   const samples: Extract<ChildMessage, { type: 'samples' }>[] = [];
@@ -189,11 +237,11 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
 
   try {
     const workers = await Promise.all(
-      Array.from({ length: cfg.workers }, (_, i) => spawnChild({ ...base, role: 'worker', index: i }, onMessage)),
+      Array.from({ length: cfg.workers }, (_, i) => spawnChild({ ...base, address: addressOf(i), role: 'worker', index: i }, onMessage)),
     );
     children.push(...workers);
     const producers = await Promise.all(
-      Array.from({ length: cfg.producers }, (_, i) => spawnChild({ ...base, role: 'producer', index: i }, onMessage)),
+      Array.from({ length: cfg.producers }, (_, i) => spawnChild({ ...base, address: addressOf(i), role: 'producer', index: i }, onMessage)),
     );
     children.push(...producers);
     const started = () => workers.reduce((s, w) => s + w.count, 0);
@@ -215,7 +263,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
 
     // Measured phase.
     const expected = cfg.mode === 'throughput' ? cfg.tasks : Math.floor(cfg.rate * cfg.durationSec);
-    const r0: RedisSnapshot | undefined = cfg.redisUrl ? await redisSnapshot(cfg.redisUrl) : undefined;
+    const r0 = await snapshots(cfg);
     const n0 = await cpuOf(cfg);
     const w0 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p0 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
@@ -245,7 +293,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     );
     cfg.onProgress?.(Math.min(mainStarted(), expected), expected);
     const t1 = hiNow();
-    const r1 = cfg.redisUrl ? await redisSnapshot(cfg.redisUrl) : undefined;
+    const r1 = await snapshots(cfg);
     const n1 = await cpuOf(cfg);
     const w1 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p1 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
@@ -262,11 +310,13 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
 
     let outcome: Float64Array[] = samples.map((s) => s.enqueueToOutcome);
-    if (cfg.system === 'zdmatch' && cfg.redisUrl) outcome = [await zdOutcomeLatencies(cfg, tenant, sinceMs, 2_000_000)];
+    if (cfg.system === 'zdmatch' && redisServers(cfg).length > 0) outcome = [await zdOutcomeLatencies(cfg, tenant, sinceMs, 2_000_000)];
 
     let redis: BenchResult['redis'] = null;
-    if (r0 && r1) {
-      const d = redisDelta(r0, r1);
+    const phaseSec = (t1 - t0) / 1000;
+    if (r0.length > 0 && r1.length === r0.length) {
+      const deltas: RedisDelta[] = r0.map((a, i) => redisDelta(a, r1[i]!));
+      const d = sumDeltas(deltas);
       const top = Object.fromEntries(
         Object.entries(d.byCommand).sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => [k, Math.round(per(v) * 100) / 100]),
       );
@@ -276,16 +326,30 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
         commandsPerTask: round(per(d.commands), 2),
         scriptCallsPerTask: round(per(d.scriptCalls), 2),
         cpuUsecPerTask: round(per(d.cpuSec * 1e6), 1),
-        cpuUtilization: round(d.cpuSec / ((t1 - t0) / 1000), 3),
+        cpuUtilization: round(d.cpuSec / phaseSec, 3),
         topCommands: top,
       };
+      if (cfg.redisPrimaries?.length) {
+        redis.perPrimary = deltas.map((x, i) => ({
+          address: cfg.redisPrimaries![i]!,
+          commandsPerTask: round(per(x.commands), 2),
+          scriptCallsPerTask: round(per(x.scriptCalls), 2),
+          cpuUsecPerTask: round(per(x.cpuSec * 1e6), 1),
+          cpuUtilization: round(x.cpuSec / phaseSec, 3),
+        }));
+      }
     }
+    const nodeCpu = n0.map((a, i) => (a !== undefined && n1[i] !== undefined ? round(per((n1[i]! - a) * 1e6), 1) : null));
+    const known = n0.length > 0 && [...n0, ...n1].every((x) => x !== undefined);
+    const nodeTotal = known ? round(per((sum(n1 as number[]) - sum(n0 as number[])) * 1e6), 1) : null;
     const result: BenchResult = {
       system: cfg.system,
       mode: cfg.mode,
       config: {
         tasks: expected, rate: cfg.mode === 'throughput' ? null : cfg.rate, durationSec: cfg.mode === 'throughput' ? null : cfg.durationSec,
         workers: cfg.workers, concurrency: cfg.concurrency, producers: cfg.producers, batch: cfg.batch, flows: cfg.flows,
+        ...(cfg.addresses.length > 1 ? { nodes: cfg.addresses.length } : {}),
+        ...(cfg.redisPrimaries?.length ? { redisPrimaries: cfg.redisPrimaries.length } : {}),
       },
       completed,
       expected,
@@ -301,7 +365,8 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
       },
       redis,
       cpuUsecPerTask: {
-        node: n0 !== undefined && n1 !== undefined ? round(per((n1 - n0) * 1e6), 1) : null,
+        node: nodeTotal,
+        ...(nodeCpu.length > 1 ? { nodes: nodeCpu } : {}),
         workers: round(per(sum(w1) - sum(w0)) * 1e6, 1),
         producers: round(per(sum(p1) - sum(p0)) * 1e6, 1),
       },
