@@ -104,10 +104,9 @@ export class ExternalTasks {
 
   /** The tenant of a task (live, else its retained outcome); undefined when neither exists (authorisation, docs/security.md). */
   async tenantOf(ref: TaskRef): Promise<string | undefined> {
-    const { redis, keys } = this.d.store;
-    const live = await redis.hget(keys.task(ref.partition, ref.taskId), 'tenant');
+    const live = await this.d.store.readTenant(ref.partition, ref.taskId);
     if (live !== null) return live;
-    return (await redis.hget(keys.done(ref.partition, ref.taskId), 'tenant')) ?? undefined;
+    return (await this.d.store.readDone(ref.partition, ref.taskId))?.tenant?.toString();
   }
 
   /** Tasks claimed for a response that could not be written go back at once. */

@@ -83,7 +83,7 @@ export function matchingService(d: MatchingDeps) {
   /** The tenant of a live task, else of its retained outcome; undefined when neither exists. */
   async function tenantOfTask(p: Principal, partition: number, taskId: string): Promise<string | undefined> {
     if (p.allTenants) return undefined; // nothing to check: skip the reads
-    const live = await d.redis.hget(d.keys.task(partition, taskId), 'tenant');
+    const live = await d.store.readTenant(partition, taskId);
     if (live !== null) return live;
     const done = await d.store.readDone(partition, taskId);
     return done?.tenant?.toString();

@@ -17,7 +17,7 @@ export enum ScriptCode {
 /**
  * Why a fetch worker's guarded mutation (Complete, Fail, ExtendLock, Unlock)
  * matched nothing: read from lock state only, in the same script as the guard
- * (store/lua/includes/locked.lua `lockVerdict`). Zero rows is never success.
+ * (store/lua/includes/verdict.lua `verdictOf`). Zero rows is never success.
  */
 export type LockVerdict = 'not-found' | 'locked-by-other' | 'lock-expired' | 'terminal';
 

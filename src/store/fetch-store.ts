@@ -8,6 +8,8 @@ import { Keys, parseQueueName } from './keys';
 import { lockVerdictOf, ScriptCode, type LockVerdict } from './codes';
 import type { RedisClient } from './redis';
 import type { ScriptReply } from './scripts';
+import { readDone } from './outcomes';
+import { decodeSpec, readTaskTenant } from './task-spec';
 
 export interface ClaimedTask {
   partition: number;
@@ -136,16 +138,34 @@ export class FetchStore {
     return { kind: 'refused', verdict: lockVerdictOf(r) };
   }
 
+  /** The tenant of a live task, or null when there is no such task. */
+  readTenant(partition: number, taskId: string): Promise<string | null> {
+    return readTaskTenant(this.redis, this.keys, partition, taskId);
+  }
+
+  /** The ended task's outcome fields (with outcomeId), or null. */
+  readDone(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
+    return readDone(this.redis, this.keys, partition, taskId);
+  }
+
   // ---- operators ------------------------------------------------------------
 
   /** Terminal tasks of one partition, oldest first (up to `limit`), as stored. */
   async listTerminal(partition: number, limit: number): Promise<TerminalTaskRecord[]> {
     const ids = await this.redis.zrange(this.keys.terminal(partition), 0, limit - 1, 'WITHSCORES');
     const out: TerminalTaskRecord[] = [];
-    const rows = await Promise.all(Array.from({ length: ids.length / 2 }, (_, i) => this.redis.hmget(
-      this.keys.task(partition, ids[i * 2]!), 'tenant', 'flowType', 'stepType', 'flowId', 'seid', 'attempt', 'termReason',
-      'errMsg', 'errType', 'lockExpiries', 'state',
-    )));
+    const rows = await Promise.all(Array.from({ length: ids.length / 2 }, async (_, i) => {
+      const f = await this.redis.hmgetBuffer(
+        this.keys.task(partition, ids[i * 2]!), 'tenant', 'flowType', 'stepType', 'flowId', 'seid', 'attempt', 'termReason',
+        'errMsg', 'errType', 'lockExpiries', 'state', 'spec',
+      );
+      const s = f.map((b) => b?.toString() ?? null);
+      if (f[11]) {
+        const spec = decodeSpec(f[11]);
+        [s[0], s[1], s[2], s[3], s[4]] = [spec.tenant, spec.flowType, spec.stepType, spec.flowId, spec.seid];
+      }
+      return s;
+    }));
     rows.forEach((f, i) => {
       if (f[10] !== 'terminal') return;
       out.push({

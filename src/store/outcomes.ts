@@ -6,7 +6,7 @@
 import type { RedisClient } from './redis';
 import type { Keys } from './keys';
 
-/** An outcome as stored (stream entry fields or the done hash). */
+/** An outcome as stored (stream entry fields or the done record). */
 export interface StoredOutcome {
   outcomeId: string;
   taskId: string;
@@ -48,6 +48,49 @@ export function outcomeFromFields(partition: number, streamId: string, f: Record
     error: errMsg || errType ? { message: errMsg, type: errType, nonRetryable: s('errNR') === '1' } : null,
     finishedAt: Number(s('finishedAt')), enqueuedAt: Number(s('enqueuedAt')),
   };
+}
+
+/** The fields of a done record before its output, in order (store/lua/includes/outcome.lua). */
+const DONE_FIELDS = [
+  'status', 'outcomeId', 'fetchIdem', 'tenant', 'flowId', 'flowType', 'stepType', 'seid', 'attempt', 'worker',
+  'errMsg', 'errType', 'errNR', 'finishedAt', 'enqueuedAt',
+] as const;
+
+/**
+ * A done record as outcome fields, `taskId` included: the fields of its
+ * stream entry plus `outcomeId` (the stream id) and `fetchIdem`. Each field
+ * before the output ends with a 0xff byte (never part of UTF-8); the output
+ * is the rest.
+ */
+export function decodeDone(taskId: string, b: Buffer): Record<string, Buffer> {
+  const out: Record<string, Buffer> = { taskId: Buffer.from(taskId) };
+  let o = 0;
+  for (const name of DONE_FIELDS) {
+    const end = b.indexOf(0xff, o);
+    if (end < 0) throw new Error(`done record of ${taskId}: ends before ${name}`);
+    out[name] = b.subarray(o, end);
+    o = end + 1;
+  }
+  out.output = b.subarray(o);
+  return out;
+}
+
+/**
+ * The outcome fields of a task that ended within outcomes.retention, null
+ * when there is none. A done hash (the format before the record was one
+ * string) is read as it is.
+ */
+export async function readDone(redis: RedisClient, keys: Keys, partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
+  const key = keys.done(partition, taskId);
+  let b: Buffer | null;
+  try {
+    b = await redis.getBuffer(key);
+  } catch (err) {
+    if (!/^WRONGTYPE/.test((err as Error).message)) throw err;
+    const h = await redis.hgetallBuffer(key);
+    return Object.keys(h).length === 0 ? null : h;
+  }
+  return b ? decodeDone(taskId, b) : null;
 }
 
 function pairs(list: Buffer[]): Record<string, Buffer> {

@@ -6,6 +6,8 @@ import type { RedisClient } from './redis';
 import { Keys } from './keys';
 import { refusalOf, type Refusal } from './codes';
 import type { ScriptReply } from './scripts';
+import { readDone } from './outcomes';
+import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec } from './task-spec';
 
 export interface NewTask {
   partition: number;
@@ -119,10 +121,8 @@ export class TaskStore {
     const p = t.partition;
     const r = await this.timed('enqueueTask', this.redis.zdEnqueueTask(
       this.keys.task(p, t.taskId),
-      this.keys.tag(p), t.taskId, t.queue, now, Math.max(t.readyAt, now), t.flowDeadline,
-      t.tenant, t.flowId, t.flowType, t.stepType, t.stepExecutionId, t.input,
-      t.maxAttempts, t.initialInterval, t.backoffCoefficient, t.maxInterval, t.nonRetryable.join('\x1f'),
-      t.methodTimeout, t.heartbeatTimeout, t.stickyWorkerId,
+      this.keys.tag(p), t.taskId, t.queue, now, Math.max(t.readyAt, now), t.flowDeadline, t.tenant, t.flowId,
+      encodeSpec(t, now), t.input,
     ));
     const code = Number(r[0]);
     return { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
@@ -137,14 +137,14 @@ export class TaskStore {
       this.keys.tag(partition), taskId, attempt, slot.appWorkerId, slot.streamId, slot.nodeId, slot.bootId, nonce, now,
     ))) as Buffer[] | number[];
     if (Number(r[0]) !== 1) return refusalOf(r as unknown[]);
-    const b = r as (Buffer | number)[];
-    const s = (i: number) => (b[i] as Buffer).toString();
+    const b = r as Buffer[];
+    const spec = decodeSpec(b[2]!);
     return {
-      taskId, attempt: Number(s(12)), nonce, startedAt: now,
-      input: b[1] as Buffer,
-      tenant: s(2), flowId: s(3), flowType: s(4), stepType: s(5), stepExecutionId: s(6),
-      enqueuedAt: Number(s(7)), methodTimeout: Number(s(8)), heartbeatTimeout: Number(s(9)),
-      flowDeadline: Number(s(10)), deadlineAt: Number(s(11)),
+      taskId, attempt: Number(b[4]!.toString()), nonce, startedAt: now,
+      input: b[1]!,
+      tenant: spec.tenant, flowId: spec.flowId, flowType: spec.flowType, stepType: spec.stepType,
+      stepExecutionId: spec.seid, enqueuedAt: Number(spec.enqueuedAt), methodTimeout: Number(spec.methodTimeout),
+      heartbeatTimeout: Number(spec.hbTimeout), flowDeadline: Number(spec.deadline), deadlineAt: Number(b[3]!.toString()),
     };
   }
 
@@ -214,15 +214,19 @@ export class TaskStore {
     return code === 1 ? 'timed-out' : code === 0 ? 'not-due' : code === -5 ? 'lease-moved' : 'gone';
   }
 
-  /** The raw task hash (binary-safe), or null. */
+  /** The task hash (binary-safe), its spec spread out into fields, or null. */
   async readTask(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
     const h = await this.redis.hgetallBuffer(this.keys.task(partition, taskId));
-    return Object.keys(h).length === 0 ? null : h;
+    return Object.keys(h).length === 0 ? null : spreadSpec(h);
   }
 
-  /** The ended task's outcome fields, or null. */
-  async readDone(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
-    const h = await this.redis.hgetallBuffer(this.keys.done(partition, taskId));
-    return Object.keys(h).length === 0 ? null : h;
+  /** The tenant of a live task, or null when there is no such task. */
+  readTenant(partition: number, taskId: string): Promise<string | null> {
+    return readTaskTenant(this.redis, this.keys, partition, taskId);
+  }
+
+  /** The ended task's outcome fields (with outcomeId), or null. */
+  readDone(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
+    return readDone(this.redis, this.keys, partition, taskId);
   }
 }

@@ -6,8 +6,9 @@
 ]]
 --@include "outcome"
 local tag, taskId = ARGV[1], ARGV[2]
-local state = redis.call('HGET', KEYS[1], 'state')
+local t = readTask(KEYS[1])
+local state = t[T_STATE]
 if not state then return {-1} end
 if state ~= 'terminal' then return {-9, state} end
 redis.call('ZREM', tag .. 'terminal', taskId)
-return {1, writeOutcome(tag, KEYS[1], taskId, 'FAILED', '', ARGV[4], 'abandoned', '1', ARGV[3], ARGV[5])}
+return {1, writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[4], 'abandoned', '1', ARGV[3], ARGV[5])}

@@ -10,19 +10,20 @@ local tag = ARGV[1]
 local queued, running, slots = 0, 0, {}
 for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local taskKey = tag .. 't:' .. taskId
-  local t = redis.call('HMGET', taskKey, 'state', 'queue', 'attempt', 'nonce', 'node', 'slot')
-  if t[1] == 'queued' or t[1] == 'locked' or t[1] == 'terminal' then
+  local t = readTask(taskKey, 'queue', 'nonce', 'node', 'slot')
+  local state = t[T_STATE]
+  if state == 'queued' or state == 'locked' or state == 'terminal' then
     -- locked and terminal: the fetch surface's (its late worker calls get the TERMINAL verdict)
-    redis.call('ZREM', tag .. 'q:' .. t[2], taskId)
+    redis.call('ZREM', tag .. 'q:' .. t[T_OWN], taskId)
     redis.call('ZREM', tag .. 'terminal', taskId)
-    writeOutcome(tag, taskKey, taskId, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
+    writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
     queued = queued + 1
-  elseif t[1] == 'running' then
+  elseif state == 'running' then
     redis.call('ZREM', KEYS[2], taskId)
-    writeOutcome(tag, taskKey, taskId, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
+    writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
     running = running + 1
-    slots[#slots + 1] = {taskId, t[3], t[4], t[5], t[6]}
-  elseif not t[1] then
+    slots[#slots + 1] = {taskId, t[T_ATTEMPT], t[T_OWN + 1], t[T_OWN + 2], t[T_OWN + 3]}
+  elseif not state then
     redis.call('SREM', KEYS[1], taskId)
   end
 end

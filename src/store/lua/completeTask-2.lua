@@ -7,13 +7,15 @@
 --@include "running"
 --@include "outcome"
 local tag, taskId = ARGV[1], ARGV[2]
-local held = holdsAttempt(KEYS[1], ARGV[3], ARGV[4])
+local t = readTask(KEYS[1], 'nonce')
+local held = holdsAttempt(t[T_STATE], t[T_ATTEMPT], t[T_OWN], ARGV[3], ARGV[4])
 if held == -1 then return ended(tag, taskId) end
 if held < 0 then return {held} end
-local f = redis.call('HMGET', KEYS[1], 'tenant', 'flowId', 'worker')
 redis.call('ZREM', KEYS[2], taskId)
-local id = writeOutcome(tag, KEYS[1], taskId, 'COMPLETED', ARGV[5], '', '', '0', ARGV[6], ARGV[7])
-if f[3] and f[3] ~= '' then
-  redis.call('SET', tag .. 'sticky:' .. f[1] .. ':' .. f[2], f[3], 'PX', ARGV[8])
+local id, deadline, tenant, flowId = appendOutcome(tag, taskId, t, 'COMPLETED', ARGV[5], '', '', '0', ARGV[6], ARGV[7])
+deleteEnded(tag, KEYS[1], taskId, deadline, tenant, flowId)
+local worker = t[T_WORKER]
+if worker and worker ~= '' then
+  redis.call('SET', tag .. 'sticky:' .. tenant .. ':' .. flowId, worker, 'PX', ARGV[8])
 end
 return {1, id}

@@ -3,7 +3,7 @@
   ARGV[1]  tag  ARGV[2] taskId  ARGV[3] fetch worker id  ARGV[4] now  ARGV[5] lock duration (ms)
   Returns: {1, lockUntil, queue} | {verdict}
 ]]
---@include "locked"
+--@include "verdict"
 local tag, taskId, now = ARGV[1], ARGV[2], tonumber(ARGV[4])
 local v = lockVerdict(tag, KEYS[1], taskId, ARGV[3], now)
 if v ~= 1 then return {v} end

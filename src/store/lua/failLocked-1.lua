@@ -7,7 +7,7 @@
   ARGV[6]  error type  ARGV[7] retries left  ARGV[8] retry timeout (ms)
   Returns: {1, readyAt, queue} retry scheduled | {2, queue} terminal | {verdict}
 ]]
---@include "locked"
+--@include "verdict"
 local tag, taskId, now = ARGV[1], ARGV[2], tonumber(ARGV[4])
 local v = lockVerdict(tag, KEYS[1], taskId, ARGV[3], now)
 if v ~= 1 then return {v} end

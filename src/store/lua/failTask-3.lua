@@ -12,36 +12,37 @@
 --@include "outcome"
 local tag, taskId = ARGV[1], ARGV[2]
 if ARGV[11] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[11] then return {-5} end
-local held = holdsAttempt(KEYS[1], ARGV[3], ARGV[4])
+local t = readTask(KEYS[1], 'nonce', 'queue')
+local held = holdsAttempt(t[T_STATE], t[T_ATTEMPT], t[T_OWN], ARGV[3], ARGV[4])
 if held == -1 then return ended(tag, taskId) end
 if held < 0 then return {held} end
 local now = tonumber(ARGV[9])
 redis.call('ZREM', KEYS[2], taskId)
-local t = redis.call('HMGET', KEYS[1], 'attempt', 'maxAttempts', 'initialInterval', 'backoffCoefficient',
-  'maxInterval', 'nonRetryable', 'queue', 'deadline')
-local attempt, maxAttempts = tonumber(t[1]), tonumber(t[2])
-local terminal = ARGV[7] == '1' or attempt >= maxAttempts
+local maxAttempts, initial, coefficient, maxInterval, nonRetryable = string.match(t[T_SPEC], SPEC_RETRY)
+local attempt = tonumber(t[T_ATTEMPT])
+local terminal = ARGV[7] == '1' or attempt >= tonumber(maxAttempts)
 if not terminal and ARGV[6] ~= '' then
-  for typ in string.gmatch(t[6] or '', '[^\31]+') do
+  for typ in string.gmatch(nonRetryable, '[^\31]+') do
     if typ == ARGV[6] then terminal = true end
   end
 end
 if terminal then
-  return {2, writeOutcome(tag, KEYS[1], taskId, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
+  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
 end
 local backoff = tonumber(ARGV[8])
 if backoff <= 0 then
-  backoff = math.min(tonumber(t[5]), tonumber(t[3]) * math.pow(tonumber(t[4]), attempt - 1))
+  backoff = math.min(tonumber(maxInterval), tonumber(initial) * math.pow(tonumber(coefficient), attempt - 1))
 end
 local readyAt = now + math.floor(backoff)
-local deadline = tonumber(t[8]) or 0
+local deadline = tonumber(string.match(t[T_SPEC], SPEC_DEADLINE)) or 0
 if deadline > 0 and readyAt >= deadline then
-  return {2, writeOutcome(tag, KEYS[1], taskId, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
+  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
 end
-redis.call('HDEL', KEYS[1], unpack(RUNNING_FIELDS))
+local queue = t[T_OWN + 1]
+clearRunning(KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', attempt + 1, 'readyAt', readyAt,
   'errMsg', ARGV[5], 'errType', ARGV[6])
-redis.call('ZADD', tag .. 'q:' .. t[7], readyAt, taskId)
-redis.call('SADD', tag .. 'queues', t[7])
+redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
+redis.call('SADD', tag .. 'queues', queue)
 if deadline > 0 then redis.call('ZADD', tag .. 'deadlines', deadline, taskId) end
 return {1, readyAt, attempt + 1}

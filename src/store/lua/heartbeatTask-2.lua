@@ -6,14 +6,15 @@
 ]]
 --@include "running"
 local tag, taskId = ARGV[1], ARGV[2]
-local held = holdsAttempt(KEYS[1], ARGV[3], ARGV[4])
+local t = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'nonce', 'startedAt', 'spec')
+local held = holdsAttempt(t[1], t[2], t[3], ARGV[3], ARGV[4])
 if held == -1 then return ended(tag, taskId) end
 if held < 0 then return {held} end
 local now = tonumber(ARGV[5])
-local t = redis.call('HMGET', KEYS[1], 'startedAt', 'methodTimeout', 'hbTimeout')
+local mt, ht = string.match(t[5] or legacySpec(KEYS[1]), SPEC_TIMEOUTS)
+mt, ht = tonumber(mt) or 0, tonumber(ht) or 0
 local deadlineAt = 9007199254740991
-local mt, ht = tonumber(t[2]) or 0, tonumber(t[3]) or 0
-if mt > 0 then deadlineAt = tonumber(t[1]) + mt end
+if mt > 0 then deadlineAt = tonumber(t[4]) + mt end
 if ht > 0 then deadlineAt = math.min(deadlineAt, now + ht) end
 redis.call('HSET', KEYS[1], 'hbAt', ARGV[5], 'deadlineAt', deadlineAt)
 redis.call('ZADD', KEYS[2], deadlineAt, taskId)

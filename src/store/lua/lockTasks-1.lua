@@ -13,6 +13,7 @@
            terminalIds the tasks that turned terminal here.
 ]]
 --@include "locked"
+--@include "task"
 local tag, now, worker = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local lockMs, left, maxExpiries = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local lockUntil = now + lockMs
@@ -39,8 +40,9 @@ for i = 7, #ARGV do
       redis.call('HSET', taskKey, 'state', 'locked', 'lockWorker', worker, 'worker', worker,
         'lockUntil', lockUntil, 'lockMs', lockMs, 'maxExpiries', maxExpiries)
       redis.call('ZADD', q, lockUntil, taskId)
-      local p = redis.call('HMGET', taskKey, 'flowId', 'seid', 'input', 'fetchRetries', 'attempt')
-      claimed[#claimed + 1] = {taskId, queue, p[1], p[2], p[3], tostring(lockUntil), p[4] or '0', p[5]}
+      local p = redis.call('HMGET', taskKey, 'spec', 'input', 'fetchRetries', 'attempt')
+      local flowId, seid = string.match(p[1] or legacySpec(taskKey), SPEC_FLOW_SEID)
+      claimed[#claimed + 1] = {taskId, queue, flowId, seid, p[2], tostring(lockUntil), p[3] or '0', p[4]}
       left = left - 1
     end
   end

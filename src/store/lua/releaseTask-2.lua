@@ -7,14 +7,15 @@
 ]]
 --@include "running"
 local tag, taskId = ARGV[1], ARGV[2]
-local held = holdsAttempt(KEYS[1], ARGV[3], ARGV[4])
+local t = redis.call('HMGET', KEYS[1], 'state', 'attempt', 'nonce', 'queue', 'readyAt', 'spec')
+local held = holdsAttempt(t[1], t[2], t[3], ARGV[3], ARGV[4])
 if held == -1 then return ended(tag, taskId) end
 if held < 0 then return {held} end
 redis.call('ZREM', KEYS[2], taskId)
-local t = redis.call('HMGET', KEYS[1], 'queue', 'readyAt', 'deadline')
-redis.call('HDEL', KEYS[1], unpack(RUNNING_FIELDS))
+clearRunning(KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'queued')
-redis.call('ZADD', tag .. 'q:' .. t[1], t[2], taskId)
-redis.call('SADD', tag .. 'queues', t[1])
-if (tonumber(t[3]) or 0) > 0 then redis.call('ZADD', tag .. 'deadlines', t[3], taskId) end
-return {1, t[2]}
+redis.call('ZADD', tag .. 'q:' .. t[4], t[5], taskId)
+redis.call('SADD', tag .. 'queues', t[4])
+local deadline = string.match(t[6] or legacySpec(KEYS[1]), SPEC_DEADLINE)
+if (tonumber(deadline) or 0) > 0 then redis.call('ZADD', tag .. 'deadlines', deadline, taskId) end
+return {1, t[5]}

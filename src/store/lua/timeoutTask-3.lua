@@ -11,18 +11,19 @@
 --@include "outcome"
 local tag, taskId = ARGV[1], ARGV[2]
 if redis.call('GET', KEYS[3]) ~= ARGV[5] then return {-5} end
-local t = redis.call('HMGET', KEYS[1], 'state', 'queue', 'deadline')
-if not t[1] then
+local t = readTask(KEYS[1], 'queue')
+local state, queue = t[T_STATE], t[T_OWN]
+if not state then
   redis.call('ZREM', KEYS[2], taskId)
   return {-1}
 end
-local deadline = tonumber(t[3]) or 0
+local deadline = tonumber(string.match(t[T_SPEC], SPEC_DEADLINE)) or 0
 if deadline <= 0 or deadline > tonumber(ARGV[3]) then return {0} end
-if t[1] ~= 'queued' and t[1] ~= 'locked' and t[1] ~= 'terminal' then
+if state ~= 'queued' and state ~= 'locked' and state ~= 'terminal' then
   redis.call('ZREM', KEYS[2], taskId)
   return {0}
 end
-redis.call('ZREM', tag .. 'q:' .. t[2], taskId)
+redis.call('ZREM', tag .. 'q:' .. queue, taskId)
 redis.call('ZREM', tag .. 'terminal', taskId)
-return {1, writeOutcome(tag, KEYS[1], taskId, 'TIMED_OUT', '', 'flow deadline passed while ' .. t[1], 'timeout', '1',
+return {1, writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', 'flow deadline passed while ' .. state, 'timeout', '1',
   ARGV[3], ARGV[4])}

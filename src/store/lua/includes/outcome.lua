@@ -1,36 +1,72 @@
 -- Writes the one outcome of a task to the partition's outcome stream and its
--- done hash (kept for outcomes.retention), then deletes the task and its index
+-- done record (kept for outcomes.retention), then deletes the task and its index
 -- entries. The caller has already removed it from its queue or from inflight.
--- Returns the outcome's stream entry id.
 --
--- appendOutcome and deleteEnded are its two halves, for callers that must
--- do something between them (completeLocked: the fetch surface's idempotency
--- key rides on the done hash). Every other script calls writeOutcome.
-local function appendOutcome(tag, taskKey, taskId, status, output, errMsg, errType, errNR, now, retention)
-  local f = redis.call('HMGET', taskKey, 'tenant', 'flowId', 'flowType', 'stepType', 'seid', 'attempt',
-    'worker', 'enqueuedAt')
-  local fields = {
-    'taskId', taskId, 'tenant', f[1] or '', 'flowId', f[2] or '', 'flowType', f[3] or '',
-    'stepType', f[4] or '', 'seid', f[5] or '', 'status', status, 'attempt', f[6] or '0',
-    'worker', f[7] or '', 'output', output, 'errMsg', errMsg, 'errType', errType, 'errNR', errNR,
-    'finishedAt', now, 'enqueuedAt', f[8] or '0'
-  }
-  local id = redis.call('XADD', tag .. 'out', '*', unpack(fields))
-  local doneKey = tag .. 'done:' .. taskId
-  redis.call('HSET', doneKey, 'outcomeId', id, unpack(fields))
-  redis.call('PEXPIRE', doneKey, retention)
-  return id
+-- The done record zd:{p}:done:<taskId> is one string: status, outcomeId,
+-- fetchIdem, tenant, flowId, flowType, stepType, seid, attempt, worker, errMsg,
+-- errType, errNR, finishedAt, enqueuedAt, each followed by a \255 byte, then the
+-- output (src/store/outcomes.ts decodeDone). Every field but the output is a
+-- string the node sent, UTF-8, which never holds the byte \255. It holds the
+-- whole outcome: the stream entry may be trimmed before the record expires.
+--@include "task"
+
+-- Every script that may end a task reads its hash once, with readTask: state,
+-- attempt, worker, spec (includes/task.lua; set for a task that exists), then
+-- the script's own fields, from T_OWN on. That reply is `t` below.
+local T_STATE, T_ATTEMPT, T_WORKER, T_SPEC, T_OWN = 1, 2, 3, 4, 5
+
+-- (The functions below index `t` with literals: every script-level local a
+-- function names is bound again each time the script runs.)
+local function readTask(taskKey, ...)
+  local t = redis.call('HMGET', taskKey, 'state', 'attempt', 'worker', 'spec', ...)
+  if t[1] and not t[4] then t[4] = legacySpec(taskKey) end
+  return t
 end
 
-local function deleteEnded(tag, taskKey, taskId)
-  local f = redis.call('HMGET', taskKey, 'tenant', 'flowId')
+-- The status, outcomeId and fetchIdem of a task that ended within
+-- outcomes.retention; nil when there is none.
+local function readDone(tag, taskId)
+  local key = tag .. 'done:' .. taskId
+  local v = redis.pcall('GET', key)
+  if type(v) == 'table' then
+    -- WRONGTYPE: a done hash, as written before the record was one string
+    local h = redis.call('HMGET', key, 'status', 'outcomeId', 'fetchIdem')
+    return h[1], h[2], h[3]
+  end
+  if not v then return nil end
+  return string.match(v, '^([^\255]*)\255([^\255]*)\255([^\255]*)\255')
+end
+
+-- appendOutcome and deleteEnded are the two halves of writeOutcome, for
+-- callers that must do something between them or need the task's tenant and
+-- flowId (completeLocked, completeTask).
+-- `fetchIdem`: the fetch surface's idempotency key, kept on the done record.
+-- Returns the outcome's stream entry id and what deleteEnded needs: the task's
+-- flow deadline, tenant and flowId.
+local function appendOutcome(tag, taskId, t, status, output, errMsg, errType, errNR, now, retention, fetchIdem)
+  local deadline, enqueuedAt, tenant, flowId, flowType, stepType, seid = string.match(t[4], SPEC_OUTCOME)
+  local attempt, worker = t[2] or '0', t[3] or ''
+  local id = redis.call('XADD', tag .. 'out', '*', 'taskId', taskId, 'tenant', tenant, 'flowId', flowId,
+    'flowType', flowType, 'stepType', stepType, 'seid', seid, 'status', status, 'attempt', attempt, 'worker', worker,
+    'output', output, 'errMsg', errMsg, 'errType', errType, 'errNR', errNR, 'finishedAt', now, 'enqueuedAt', enqueuedAt)
+  redis.call('SET', tag .. 'done:' .. taskId, status .. '\255' .. id .. '\255' .. (fetchIdem or '') .. '\255' ..
+    tenant .. '\255' .. flowId .. '\255' .. flowType .. '\255' .. stepType .. '\255' .. seid .. '\255' ..
+    attempt .. '\255' .. worker .. '\255' .. errMsg .. '\255' .. errType .. '\255' .. errNR .. '\255' ..
+    now .. '\255' .. enqueuedAt .. '\255' .. output, 'PX', retention)
+  return id, deadline, tenant, flowId
+end
+
+local function deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
   redis.call('DEL', taskKey)
-  redis.call('SREM', tag .. 'flow:' .. (f[1] or '') .. ':' .. (f[2] or ''), taskId)
-  redis.call('ZREM', tag .. 'deadlines', taskId)
+  redis.call('SREM', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
+  -- only tasks with a flow deadline are ever added there
+  if (tonumber(deadline) or 0) > 0 then redis.call('ZREM', tag .. 'deadlines', taskId) end
 end
 
-local function writeOutcome(tag, taskKey, taskId, status, output, errMsg, errType, errNR, now, retention)
-  local id = appendOutcome(tag, taskKey, taskId, status, output, errMsg, errType, errNR, now, retention)
-  deleteEnded(tag, taskKey, taskId)
+-- Returns the outcome's stream entry id.
+local function writeOutcome(tag, taskKey, taskId, t, status, output, errMsg, errType, errNR, now, retention)
+  local id, deadline, tenant, flowId = appendOutcome(tag, taskId, t, status, output, errMsg, errType, errNR, now,
+    retention)
+  deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
   return id
 end

@@ -1,0 +1,246 @@
+/**
+ * The store's record formats over a real redis-server: the done record (one
+ * string holding the whole outcome, kept after the stream entry is trimmed)
+ * and the task's packed spec, and tasks and done hashes written in the layout
+ * before either was packed, which the scripts still read.
+ */
+import { createRedis } from '../../src/store/redis';
+import { Keys, partitionOf, queueName } from '../../src/store/keys';
+import { FetchStore } from '../../src/store/fetch-store';
+import { TaskStore, type NewTask } from '../../src/store/task-store';
+import type { RedisClient } from '../../src/store/redis';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+const RETENTION = 60_000;
+let client: RedisClient;
+let keys: Keys;
+let store: TaskStore;
+let fetchStore: FetchStore;
+
+beforeEach(() => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  keys = new Keys(uniquePrefix('rec'));
+  store = new TaskStore(client, keys, RETENTION, 60_000);
+  fetchStore = new FetchStore(client, keys, RETENTION);
+});
+afterEach(() => client.disconnect());
+
+let n = 0;
+function newTask(over: Partial<NewTask> = {}): NewTask {
+  n += 1;
+  const tenant = over.tenant ?? 'acme';
+  const flowId = over.flowId ?? `flow ${n} ünïcode`;
+  const partition = partitionOf(tenant, flowId, 8);
+  return {
+    partition, taskId: `${partition}-${n.toString(16).padStart(24, '0')}`, queue: queueName(tenant, 'order', 'charge'),
+    tenant, flowId, flowType: 'order', stepType: 'charge', stepExecutionId: `step/${n}`, input: Buffer.from([1, 0xff, 0, 2]),
+    readyAt: 0, flowDeadline: 0, maxAttempts: 3, initialInterval: 1000, backoffCoefficient: 2, maxInterval: 60_000,
+    nonRetryable: [], methodTimeout: 0, heartbeatTimeout: 0, stickyWorkerId: '', ...over,
+  };
+}
+
+const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
+const str = (h: Record<string, Buffer> | null) =>
+  Object.fromEntries(Object.entries(h ?? {}).map(([k, v]) => [k, k === 'output' || k === 'input' ? [...v] : v.toString()]));
+
+/** A task as enqueueTask wrote it before the spec was packed: each value a field of its own. */
+async function legacyEnqueue(t: NewTask, now: number): Promise<void> {
+  const tag = keys.tag(t.partition);
+  await client.hset(keys.task(t.partition, t.taskId),
+    'state', 'queued', 'attempt', '1', 'queue', t.queue, 'enqueuedAt', now, 'readyAt', now, 'deadline', t.flowDeadline,
+    'tenant', t.tenant, 'flowId', t.flowId, 'flowType', t.flowType, 'stepType', t.stepType, 'seid', t.stepExecutionId,
+    'input', t.input, 'maxAttempts', t.maxAttempts, 'initialInterval', t.initialInterval,
+    'backoffCoefficient', t.backoffCoefficient, 'maxInterval', t.maxInterval, 'nonRetryable', t.nonRetryable.join('\x1f'),
+    'methodTimeout', t.methodTimeout, 'hbTimeout', t.heartbeatTimeout, 'sticky', t.stickyWorkerId);
+  await client.zadd(`${tag}q:${t.queue}`, now, t.taskId);
+  await client.sadd(`${tag}queues`, t.queue);
+  await client.sadd(keys.flow(t.partition, t.tenant, t.flowId), t.taskId);
+  if (t.flowDeadline > 0) await client.zadd(keys.deadlines(t.partition), t.flowDeadline, t.taskId);
+}
+
+/** The outcome stream entry of an outcome id, as fields. */
+async function streamEntry(partition: number, id: string): Promise<Record<string, Buffer>> {
+  const [entry] = await client.xrangeBuffer(keys.out(partition), id, id);
+  const fields = entry![1];
+  const out: Record<string, Buffer> = {};
+  for (let i = 0; i < fields.length; i += 2) out[fields[i]!.toString()] = fields[i + 1]!;
+  return out;
+}
+
+async function run(t: NewTask, now: number): Promise<string> {
+  const started = await store.start(t.partition, t.taskId, 0, slot, 'nonce-1', now);
+  expect(started).toMatchObject({ taskId: t.taskId, attempt: 1 });
+  return 'nonce-1';
+}
+
+describe('the done record', () => {
+  it('is one string with a TTL that holds the whole outcome, binary output included, after the stream entry is trimmed', async () => {
+    const t = newTask();
+    const now = Date.now();
+    await store.enqueue(t, now);
+    const nonce = await run(t, now);
+    const output = Buffer.from([0xff, 0, 0x41, 0xff, 0xfe]);
+    const r = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now + 5);
+    if (r.kind !== 'completed') throw new Error(r.kind);
+
+    const key = keys.done(t.partition, t.taskId);
+    expect(await client.type(key)).toBe('string');
+    const ttl = await client.pttl(key);
+    expect(ttl).toBeGreaterThan(RETENTION - 5000);
+    expect(ttl).toBeLessThanOrEqual(RETENTION);
+
+    const entry = await streamEntry(t.partition, r.outcomeId);
+    const done = await store.readDone(t.partition, t.taskId);
+    expect(str(done)).toEqual({ ...str(entry), outcomeId: r.outcomeId, fetchIdem: '' });
+    expect(str(done)).toMatchObject({
+      taskId: t.taskId, tenant: 'acme', flowId: t.flowId, flowType: 'order', stepType: 'charge', seid: t.stepExecutionId,
+      status: 'COMPLETED', attempt: '1', worker: 'w1', output: [...output], errMsg: '', errType: '', errNR: '0',
+      finishedAt: String(now + 5), enqueuedAt: String(now),
+    });
+
+    await client.xtrim(keys.out(t.partition), 'MAXLEN', 0);
+    expect(await client.xlen(keys.out(t.partition))).toBe(0);
+    expect(str(await store.readDone(t.partition, t.taskId))).toEqual(str(done));
+
+    // Ended: a late result names the status; a retried enqueue creates nothing.
+    expect(await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now))
+      .toEqual({ kind: 'ended', status: 'COMPLETED' });
+    expect((await store.enqueue(t, now)).result).toBe('ended');
+    expect(await store.readTask(t.partition, t.taskId)).toBeNull();
+  });
+
+  it('keeps a failure message as sent, and the fetch surface\'s idempotency key', async () => {
+    const t = newTask({ maxAttempts: 1 });
+    const now = Date.now();
+    await store.enqueue(t, now);
+    const nonce = await run(t, now);
+    const message = 'line 1\nline 2 \u00ff\u2028 \0 end';
+    const r = await store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce },
+      { message, type: 'Oops', nonRetryable: false, retryAfterMs: 0 }, now);
+    expect(r.kind).toBe('terminal');
+    expect(str(await store.readDone(t.partition, t.taskId))).toMatchObject({ status: 'FAILED', errMsg: message, errType: 'Oops', errNR: '0' });
+
+    const f = newTask();
+    await store.enqueue(f, now);
+    await fetchStore.lock(f.partition, [f.queue], 'fw', 10_000, 10, 0, now);
+    const c = await fetchStore.complete(f.partition, f.taskId, 'fw', undefined, 'key-1', now);
+    expect(c).toMatchObject({ kind: 'ok', absorbed: false });
+    expect(str(await store.readDone(f.partition, f.taskId))).toMatchObject({ status: 'COMPLETED', fetchIdem: 'key-1', worker: 'fw', output: [1, 0xff, 0, 2] });
+    expect(await fetchStore.complete(f.partition, f.taskId, 'fw', undefined, 'key-1', now))
+      .toEqual({ kind: 'ok', outcomeId: (c as { outcomeId: string }).outcomeId, absorbed: true });
+    expect(await fetchStore.complete(f.partition, f.taskId, 'fw', undefined, 'key-2', now)).toEqual({ kind: 'refused', verdict: 'terminal' });
+  });
+
+  it('reads a done hash, the format before the record was one string', async () => {
+    const t = newTask();
+    const key = keys.done(t.partition, t.taskId);
+    await client.hset(key, 'outcomeId', '1-1', 'taskId', t.taskId, 'tenant', 'acme', 'flowId', t.flowId, 'flowType', 'order',
+      'stepType', 'charge', 'seid', t.stepExecutionId, 'status', 'CANCELLED', 'attempt', '1', 'worker', '', 'output', '',
+      'errMsg', 'stop', 'errType', 'cancelled', 'errNR', '1', 'finishedAt', '5', 'enqueuedAt', '4', 'fetchIdem', 'k');
+    await client.pexpire(key, RETENTION);
+    expect(str(await store.readDone(t.partition, t.taskId))).toMatchObject({ outcomeId: '1-1', status: 'CANCELLED', errMsg: 'stop' });
+    expect(await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'x' }, Buffer.alloc(0), 1))
+      .toEqual({ kind: 'ended', status: 'CANCELLED' });
+    expect(await store.heartbeat({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'x' }, 1))
+      .toEqual({ kind: 'ended', status: 'CANCELLED' });
+    expect((await store.enqueue(t, 1)).result).toBe('ended');
+    expect(await fetchStore.complete(t.partition, t.taskId, 'fw', undefined, 'k', 1)).toEqual({ kind: 'ok', outcomeId: '1-1', absorbed: true });
+    expect(await fetchStore.complete(t.partition, t.taskId, 'fw', undefined, 'other', 1)).toEqual({ kind: 'refused', verdict: 'terminal' });
+    expect(await fetchStore.unlock(t.partition, t.taskId, 'fw', 1)).toEqual({ kind: 'refused', verdict: 'terminal' });
+  });
+});
+
+describe('the task spec', () => {
+  it('is one field of the task hash, read back as the fields GetTask shows', async () => {
+    const t = newTask({ flowDeadline: Date.now() + 60_000, methodTimeout: 5000, heartbeatTimeout: 2000, nonRetryable: ['A', 'B'], stickyWorkerId: 'w9' });
+    const now = Date.now();
+    await store.enqueue(t, now);
+    const raw = await client.hgetallBuffer(keys.task(t.partition, t.taskId));
+    expect(Object.keys(raw).sort()).toEqual(['attempt', 'input', 'queue', 'readyAt', 'spec', 'state']);
+    expect(str(await store.readTask(t.partition, t.taskId))).toEqual({
+      state: 'queued', attempt: '1', queue: t.queue, readyAt: String(now), input: [1, 0xff, 0, 2],
+      methodTimeout: '5000', hbTimeout: '2000', deadline: String(t.flowDeadline), enqueuedAt: String(now), tenant: 'acme',
+      flowId: t.flowId, flowType: 'order', stepType: 'charge', seid: t.stepExecutionId, maxAttempts: '3',
+      initialInterval: '1000', backoffCoefficient: '2', maxInterval: '60000', nonRetryable: 'A\x1fB', sticky: 'w9',
+    });
+    expect(await store.readTenant(t.partition, t.taskId)).toBe('acme');
+    expect(await store.readTenant(t.partition, `${t.partition}-${'f'.repeat(24)}`)).toBeNull();
+
+    const started = await store.start(t.partition, t.taskId, 1, slot, 'nonce-1', now + 1);
+    expect(started).toEqual({
+      taskId: t.taskId, attempt: 1, nonce: 'nonce-1', startedAt: now + 1, input: t.input, tenant: 'acme', flowId: t.flowId,
+      flowType: 'order', stepType: 'charge', stepExecutionId: t.stepExecutionId, enqueuedAt: now, methodTimeout: 5000,
+      heartbeatTimeout: 2000, flowDeadline: t.flowDeadline, deadlineAt: now + 1 + 2000,
+    });
+    // a non-retryable type from the spec ends the attempt at once
+    const r = await store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' },
+      { message: 'no', type: 'B', nonRetryable: false, retryAfterMs: 0 }, now + 2);
+    expect(r.kind).toBe('terminal');
+    expect(await client.zscore(keys.deadlines(t.partition), t.taskId)).toBeNull();
+    expect(await client.exists(keys.flow(t.partition, t.tenant, t.flowId))).toBe(0);
+  });
+});
+
+describe('a task enqueued before the spec was packed', () => {
+  it('starts, heartbeats, retries, completes and is read like any other', async () => {
+    const t = newTask({ methodTimeout: 10_000, heartbeatTimeout: 3000, flowDeadline: Date.now() + 600_000, maxAttempts: 2, initialInterval: 1 });
+    const now = Date.now();
+    await legacyEnqueue(t, now);
+    expect(str(await store.readTask(t.partition, t.taskId))).toMatchObject({ tenant: 'acme', flowId: t.flowId, maxAttempts: '2' });
+    expect(await store.readTenant(t.partition, t.taskId)).toBe('acme');
+
+    const started = await store.start(t.partition, t.taskId, 0, slot, 'n1', now);
+    expect(started).toEqual({
+      taskId: t.taskId, attempt: 1, nonce: 'n1', startedAt: now, input: t.input, tenant: 'acme', flowId: t.flowId,
+      flowType: 'order', stepType: 'charge', stepExecutionId: t.stepExecutionId, enqueuedAt: now, methodTimeout: 10_000,
+      heartbeatTimeout: 3000, flowDeadline: t.flowDeadline, deadlineAt: now + 3000,
+    });
+    expect(await store.heartbeat({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, now + 1000))
+      .toEqual({ kind: 'extended', deadlineAt: now + 4000 });
+    expect(await store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' },
+      { message: 'again', type: 'Io', nonRetryable: false, retryAfterMs: 0 }, now + 1000))
+      .toEqual({ kind: 'retry', readyAt: now + 1001, attempt: 2 });
+    expect(await store.start(t.partition, t.taskId, 2, slot, 'n2', now + 1001)).toMatchObject({ attempt: 2, flowId: t.flowId });
+    expect(await store.release({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n2' })).toEqual({ kind: 'released', readyAt: now + 1001 });
+    expect(await client.zscore(keys.deadlines(t.partition), t.taskId)).toBe(String(t.flowDeadline));
+    await store.start(t.partition, t.taskId, 2, slot, 'n3', now + 1002);
+
+    const r = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n3' }, Buffer.from('ok'), now + 2000);
+    if (r.kind !== 'completed') throw new Error(r.kind);
+    expect(str(await streamEntry(t.partition, r.outcomeId))).toMatchObject({
+      taskId: t.taskId, tenant: 'acme', flowId: t.flowId, flowType: 'order', stepType: 'charge', seid: t.stepExecutionId,
+      status: 'COMPLETED', attempt: '2', worker: 'w1', enqueuedAt: String(now),
+    });
+    expect(await client.zscore(keys.deadlines(t.partition), t.taskId)).toBeNull();
+    expect(await client.exists(keys.flow(t.partition, t.tenant, t.flowId))).toBe(0);
+    expect(await client.get(keys.sticky(t.partition, t.tenant, t.flowId))).toBe('w1');
+  });
+
+  it('is claimed, listed as terminal, timed out and cancelled', async () => {
+    const now = Date.now();
+    const claimed = newTask();
+    await legacyEnqueue(claimed, now);
+    const lock = await fetchStore.lock(claimed.partition, [claimed.queue], 'fw', 10_000, 10, 0, now);
+    expect(lock.tasks).toEqual([expect.objectContaining({ taskId: claimed.taskId, flowId: claimed.flowId, stepExecutionId: claimed.stepExecutionId, input: claimed.input })]);
+    expect(await fetchStore.fail(claimed.partition, claimed.taskId, 'fw', 'bad', 'Data', 0, 0, now)).toMatchObject({ kind: 'ok', terminal: true });
+    expect(await fetchStore.listTerminal(claimed.partition, 10)).toEqual([expect.objectContaining({
+      taskId: claimed.taskId, tenant: 'acme', flowType: 'order', stepType: 'charge', flowId: claimed.flowId,
+      stepExecutionId: claimed.stepExecutionId, attempt: 1, errMsg: 'bad',
+    })]);
+    expect(await fetchStore.abandonTerminal(claimed.partition, claimed.taskId, 'gone', now)).toMatchObject({ kind: 'abandoned' });
+    expect(str(await store.readDone(claimed.partition, claimed.taskId))).toMatchObject({ status: 'FAILED', flowId: claimed.flowId, errMsg: 'gone' });
+
+    const late = newTask({ flowDeadline: now - 1 });
+    await legacyEnqueue(late, now);
+    const lease = keys.lease(late.partition);
+    await client.set(lease, 'n1:1');
+    expect(await store.timeout(late.partition, late.taskId, now, 'n1:1')).toBe('timed-out');
+    expect(str(await store.readDone(late.partition, late.taskId))).toMatchObject({ status: 'TIMED_OUT', seid: late.stepExecutionId });
+
+    const flow = newTask();
+    await legacyEnqueue(flow, now);
+    expect(await store.cancelFlow(flow.partition, flow.tenant, flow.flowId, 'stop', now)).toEqual({ queued: 1, running: [] });
+    expect(str(await store.readDone(flow.partition, flow.taskId))).toMatchObject({ status: 'CANCELLED', stepType: 'charge' });
+  });
+});
