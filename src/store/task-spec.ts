@@ -15,8 +15,14 @@ export const SPEC_FIELDS = [
 
 export type SpecField = (typeof SPEC_FIELDS)[number];
 
-/** Ends every value but the last: never part of UTF-8, so never part of a value (all are strings). */
-const SEP = 0xff;
+/**
+ * Ends every value but the last: a control character (RS), which validation
+ * never lets into names, ids or non-retryable types (api/validation.ts). The
+ * spec then goes to Redis as a plain string: a Buffer argument switches
+ * ioredis into a slower encoding of the whole command.
+ */
+const SEP = '\x1e';
+const SEP_BYTE = 0x1e;
 
 export interface SpecValues {
   tenant: string;
@@ -35,26 +41,19 @@ export interface SpecValues {
   stickyWorkerId: string;
 }
 
-export function encodeSpec(t: SpecValues, enqueuedAt: number): Buffer {
-  const values = [
+export function encodeSpec(t: SpecValues, enqueuedAt: number): string {
+  return [
     t.methodTimeout, t.heartbeatTimeout, t.flowDeadline, enqueuedAt, t.tenant, t.flowId, t.flowType, t.stepType,
     t.stepExecutionId, t.maxAttempts, t.initialInterval, t.backoffCoefficient, t.maxInterval, t.nonRetryable.join('\x1f'),
     t.stickyWorkerId,
-  ].map((v) => Buffer.from(String(v)));
-  const out = Buffer.allocUnsafe(values.reduce((n, v) => n + v.length + 1, -1));
-  let o = 0;
-  values.forEach((v, i) => {
-    if (i > 0) out[o++] = SEP;
-    o += v.copy(out, o);
-  });
-  return out;
+  ].join(SEP);
 }
 
 export function decodeSpec(b: Buffer): Record<SpecField, string> {
   const out = {} as Record<SpecField, string>;
   let o = 0;
   SPEC_FIELDS.forEach((name, i) => {
-    const end = i === SPEC_FIELDS.length - 1 ? b.length : b.indexOf(SEP, o);
+    const end = i === SPEC_FIELDS.length - 1 ? b.length : b.indexOf(SEP_BYTE, o);
     if (end < 0) throw new Error(`task spec ends before ${name}`);
     out[name] = b.toString('utf8', o, end);
     o = end + 1;

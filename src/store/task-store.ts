@@ -2,6 +2,7 @@
  * Typed wrappers over the task scripts: the only commit points of a task's
  * state (DESIGN §2). Each method is one script call on one partition.
  */
+import { isUtf8 } from 'node:buffer';
 import type { RedisClient } from './redis';
 import { Keys } from './keys';
 import { refusalOf, type Refusal } from './codes';
@@ -94,6 +95,15 @@ export interface CancelledAttempt {
 
 const RETENTION_FLOOR_MS = 1000;
 
+/**
+ * A payload as a script argument. Valid UTF-8 (most payloads: JSON, text) goes
+ * as a string, which ioredis writes back as the same bytes; a single Buffer
+ * argument switches ioredis into a slower encoding of the whole command.
+ */
+export function payloadArg(b: Buffer): string | Buffer {
+  return b.length === 0 ? '' : isUtf8(b) ? b.toString('utf8') : b;
+}
+
 /** Told how long each script call took (the Redis latency histogram). */
 export type ObserveCall = (command: string, seconds: number) => void;
 
@@ -122,7 +132,7 @@ export class TaskStore {
     const r = await this.timed('enqueueTask', this.redis.zdEnqueueTask(
       this.keys.task(p, t.taskId),
       this.keys.tag(p), t.taskId, t.queue, now, Math.max(t.readyAt, now), t.flowDeadline, t.tenant, t.flowId,
-      encodeSpec(t, now), t.input,
+      encodeSpec(t, now), payloadArg(t.input),
     ));
     const code = Number(r[0]);
     return { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
@@ -151,7 +161,7 @@ export class TaskStore {
   async complete(a: AttemptRef, output: Buffer, now: number): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
     const r = await this.timed('completeTask', this.redis.zdCompleteTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
-      this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, output, now, this.retention, this.stickyTtlMs,
+      this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, payloadArg(output), now, this.retention, this.stickyTtlMs,
     ));
     if (Number(r[0]) === 1) return { kind: 'completed', outcomeId: String(r[1]) };
     return refusalOf(r);

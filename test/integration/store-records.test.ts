@@ -7,7 +7,7 @@
 import { createRedis } from '../../src/store/redis';
 import { Keys, partitionOf, queueName } from '../../src/store/keys';
 import { FetchStore } from '../../src/store/fetch-store';
-import { TaskStore, type NewTask } from '../../src/store/task-store';
+import { payloadArg, TaskStore, type NewTask } from '../../src/store/task-store';
 import type { RedisClient } from '../../src/store/redis';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
@@ -242,5 +242,27 @@ describe('a task enqueued before the spec was packed', () => {
     await legacyEnqueue(flow, now);
     expect(await store.cancelFlow(flow.partition, flow.tenant, flow.flowId, 'stop', now)).toEqual({ queued: 1, running: [] });
     expect(str(await store.readDone(flow.partition, flow.taskId))).toMatchObject({ status: 'CANCELLED', stepType: 'charge' });
+  });
+});
+
+describe('payload arguments', () => {
+  it('sends valid UTF-8 payloads as strings and binary ones as Buffers, and both come back byte for byte', async () => {
+    const text = Buffer.from('{"note":"héllo ✓ 😀","bom":"\ufeff","replacement":"\ufffd"}');
+    const binary = Buffer.from([0xc3, 0x28, 0xff, 0x00, 0xe2, 0x82]); // invalid UTF-8: a decode/encode would change it
+    expect(typeof payloadArg(text)).toBe('string');
+    expect(Buffer.from(payloadArg(text) as string)).toEqual(text);
+    expect(payloadArg(binary)).toBe(binary);
+    expect(payloadArg(Buffer.alloc(0))).toBe('');
+    for (const [input, output] of [[text, binary], [binary, text]] as const) {
+      const t = newTask({ input });
+      const now = Date.now();
+      expect((await store.enqueue(t, now)).result).toBe('created');
+      const started = await store.start(t.partition, t.taskId, 0, slot, 'nonce-1', now);
+      expect('input' in started && [...started.input]).toEqual([...input]);
+      const done = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' }, output, now);
+      expect(done.kind).toBe('completed');
+      const entry = await streamEntry(t.partition, (done as { outcomeId: string }).outcomeId);
+      expect([...entry.output!]).toEqual([...output]);
+    }
   });
 });
