@@ -66,7 +66,7 @@ export function matchingService(d: MatchingDeps) {
 
   async function enqueue(tasks: NewTask[]): Promise<pb.IEnqueueStepResponse[]> {
     const now = d.clock.now();
-    const results = await Promise.all(tasks.map((t) => d.store.enqueue(t, now)));
+    const results = await d.store.enqueueMany(tasks, now);
     if (c.redis.waitReplicas > 0 && 'wait' in d.redis) await d.redis.wait(c.redis.waitReplicas, 1000);
     return results.map(({ result, rememberedSticky }, i) => {
       const t = tasks[i]!;

@@ -22,16 +22,16 @@ function hostPort(s: string): { host: string; port: number } {
 }
 
 /**
- * Auto-pipelining routes a batch by the slot of each command's first argument,
- * which for these is a subcommand word, not the key: on Redis Cluster they
- * would land on the wrong primary (MOVED). They go out on their own.
+ * No auto-pipelining. It holds every command until the next tick and sends
+ * the tick's commands as one batch, which put the node, Redis and the workers
+ * in lockstep: each waited for the others' whole batch. Sent at once, a slot's
+ * start and result commands overlap with the rest; the bench measured 13-25 %
+ * more Steps/s on one Redis. Batches that are batches by nature (EnqueueSteps)
+ * use an explicit pipeline (TaskStore.enqueueMany).
  */
-const NOT_PIPELINED = ['xreadgroup', 'xgroup', 'xinfo'];
-
 export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): RedisClient {
   const common: RedisOptions = {
-    enableAutoPipelining: true,
-    autoPipeliningIgnoredCommands: NOT_PIPELINED,
+    enableAutoPipelining: false,
     maxRetriesPerRequest: 3,
     connectionName: 'zdmatch',
     ...extra,
@@ -39,8 +39,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   let client: RedisClient;
   if (settings.clusterNodes.length > 0) {
     client = new Cluster(settings.clusterNodes.map(hostPort), {
-      enableAutoPipelining: true,
-      autoPipeliningIgnoredCommands: NOT_PIPELINED,
+      enableAutoPipelining: false,
       redisOptions: { ...common, password: settings.password || undefined },
       scaleReads: 'master',
     });

@@ -266,3 +266,26 @@ describe('payload arguments', () => {
     }
   });
 });
+
+describe('enqueueMany', () => {
+  it('answers a pipelined batch in request order: created, exists and ended side by side', async () => {
+    const now = Date.now();
+    const [a, b, c, d] = [newTask(), newTask(), newTask(), newTask()];
+    expect((await store.enqueue(b!, now)).result).toBe('created');
+    expect((await store.enqueue(c!, now)).result).toBe('created');
+    await run(c!, now);
+    const done = await store.complete({ partition: c!.partition, taskId: c!.taskId, attempt: 1, nonce: 'nonce-1' }, Buffer.from('ok'), now);
+    expect(done.kind).toBe('completed');
+    const results = await store.enqueueMany([a!, b!, c!, d!], now);
+    expect(results.map((r) => r.result)).toEqual(['created', 'exists', 'ended', 'created']);
+    for (const t of [a!, d!]) expect(await client.hget(keys.task(t.partition, t.taskId), 'state')).toBe('queued');
+  });
+
+  it('rejects the batch when Redis refuses a command, instead of reporting it as enqueued', async () => {
+    const t = newTask();
+    await client.set(keys.task(t.partition, t.taskId), 'not a hash'); // EXISTS sees it; force a WRONGTYPE later
+    const other = newTask();
+    await client.set(`${keys.tag(other.partition)}q:${other.queue}`, 'not a zset');
+    await expect(store.enqueueMany([t, other], Date.now())).rejects.toThrow(/WRONGTYPE/);
+  });
+});
