@@ -60,6 +60,12 @@ export class Gateway {
   private readonly rpcWaiters = new RpcWaiters();
   /** (tenant, flowType, type, appWorkerId) a worker declined as unknown. */
   private readonly declined: LRUCache<string, true>;
+  /**
+   * Declines the LRU pushed out, by app worker (tenant\0id): still not offered
+   * to that worker until it completes a Step (DESIGN §4), so an eviction does
+   * not bounce the type straight back to a worker that just said it lacks it.
+   */
+  private readonly evictedDeclines = new Map<string, Set<string>>();
   private seq = 0;
   /**
    * Start nonces: a random per-process prefix and a counter. They only need to
@@ -79,7 +85,19 @@ export class Gateway {
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {
-    this.declined = new LRUCache({ max: opts.unsupportedTypeCacheEntries });
+    this.declined = new LRUCache({
+      max: opts.unsupportedTypeCacheEntries,
+      dispose: (_v, key, reason) => {
+        if (reason !== 'evict') return;
+        const [tenant = '', , , appWorkerId = ''] = key.split('\0');
+        const wk = workerKey(tenant, appWorkerId);
+        let set = this.evictedDeclines.get(wk);
+        if (!set) this.evictedDeclines.set(wk, (set = new Set()));
+        // Bounded like the cache itself: past it the oldest is offered again.
+        if (set.size >= opts.unsupportedTypeCacheEntries) set.delete(set.values().next().value as string);
+        set.add(key);
+      },
+    });
     this.pingTimer = setInterval(() => this.pingIdle(), Math.max(50, Math.floor(opts.pingIntervalMs / 4)));
     this.pingTimer.unref();
   }
@@ -281,6 +299,8 @@ export class Gateway {
         const r = await this.store.complete(ref, output, now);
         if (r.kind === 'completed') {
           this.hooks.outcomeWritten(held.partition, held.taskId);
+          // Types evicted from the decline cache are offered to this worker again.
+          if (this.evictedDeclines.delete(workerKey(slot.reg.tenant, slot.reg.appWorkerId))) this.hooks.capacityChanged();
           this.ack(slot, held.token, pb.ResultVerdict.ACCEPTED);
         } else {
           this.ackRefusal(slot, held.token, r);
@@ -497,7 +517,8 @@ export class Gateway {
       });
     }
     const declined: pb.IDeclinedType[] = [];
-    for (const k of this.declined.keys()) {
+    const evicted = [...this.evictedDeclines.values()].flatMap((set) => [...set]);
+    for (const k of [...this.declined.keys(), ...evicted]) {
       const [tenant = '', flowType = '', type = '', appWorkerId = ''] = k.split('\0');
       declined.push({ tenant, flow_type: flowType, type, app_worker_id: appWorkerId });
     }
@@ -634,10 +655,13 @@ export class Gateway {
   }
 
   private isDeclined(tenant: string, flowType: string, type: string, appWorkerId: string): boolean {
-    return this.declined.size > 0 && this.declined.has(declineKey(tenant, flowType, type, appWorkerId));
+    if (this.declined.size === 0 && this.evictedDeclines.size === 0) return false;
+    const key = declineKey(tenant, flowType, type, appWorkerId);
+    return this.declined.has(key) || (this.evictedDeclines.get(workerKey(tenant, appWorkerId))?.has(key) ?? false);
   }
 
   private forgetDeclines(reg: SlotRegistration): void {
+    this.evictedDeclines.delete(workerKey(reg.tenant, reg.appWorkerId));
     if (this.declined.size === 0) return;
     const suffix = `\0${reg.appWorkerId}`;
     for (const k of this.declined.keys()) if (k.startsWith(`${reg.tenant}\0`) && k.endsWith(suffix)) this.declined.delete(k);
