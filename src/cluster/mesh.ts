@@ -12,6 +12,9 @@ import type { Logger } from '../util/logger';
 import { pb, PeerServiceDefinition } from '../wire';
 import type { Membership } from './membership';
 
+/** No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message. */
+const NO_CHANNELZ = { 'grpc.enable_channelz': 0 };
+
 export interface MeshHandlers {
   offer(ref: OfferRef): Promise<OfferResult>;
   capacity(update: pb.ICapacityUpdate): void;
@@ -55,7 +58,7 @@ export class Mesh {
   /** Starts the PeerService listener; returns the bound port. */
   async listen(address: string, maxMessageBytes: number): Promise<number> {
     const h = this.handlers;
-    const server = createServer({ 'grpc.max_receive_message_length': maxMessageBytes });
+    const server = createServer({ 'grpc.max_receive_message_length': maxMessageBytes, ...NO_CHANNELZ });
     server.add(PeerServiceDefinition, {
       offer: async (req: pb.OfferRequest) => ({ result: toWireResult(await h.offer(fromWireRef(req.ref))) }),
       capacity: async (req: pb.CapacityUpdate) => {
@@ -87,8 +90,8 @@ export class Mesh {
     cur?.channel.close();
     const t = this.tls;
     const channel = t
-      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null))
-      : createChannel(m.address);
+      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), NO_CHANNELZ)
+      : createChannel(m.address, undefined, NO_CHANNELZ);
     const client = createClient(PeerServiceDefinition, channel);
     this.clients.set(nodeId, { address: m.address, channel, client });
     return client;

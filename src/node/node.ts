@@ -226,6 +226,8 @@ export class ZdNode {
     const server = createServer({
       'grpc.max_receive_message_length': c.limits.maxPayloadBytes + 64 * 1024,
       'grpc.max_concurrent_streams': c.limits.maxStreamsPerConnection,
+      // Nothing reads channelz, and grpc-js pays for it on every call and message.
+      'grpc.enable_channelz': 0,
     })
       .use(errorMiddleware(this.log))
       .use(protocolMiddleware())

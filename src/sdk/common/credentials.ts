@@ -83,7 +83,10 @@ const pem = (v: string | Buffer | undefined): Buffer | null =>
 
 /** A channel to `address`; over TLS when `tls` is set (or the address starts with https://). */
 export function createSdkChannel(address: string, tls: TlsOptions | boolean | undefined): Channel {
-  if (!tls) return createChannel(address);
+  if (!tls) return createChannel(address, undefined, CHANNEL_OPTIONS);
   const t = tls === true ? {} : tls;
-  return createChannel(address.replace(/^https?:\/\//, ''), ChannelCredentials.createSsl(pem(t.ca), pem(t.key), pem(t.cert)));
+  return createChannel(address.replace(/^https?:\/\//, ''), ChannelCredentials.createSsl(pem(t.ca), pem(t.key), pem(t.cert)), CHANNEL_OPTIONS);
 }
+
+/** No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message. */
+const CHANNEL_OPTIONS = { 'grpc.enable_channelz': 0 };
