@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+/**
+ * zdmatch's own task scripts alone, on a private redis-server: enqueue, start
+ * and complete N Steps through TaskStore (no node, no gRPC), in batches of
+ * 256, one phase at a time. Prints, per phase, the Redis CPU per Step (INFO
+ * cpu) and the usec of the commands the scripts ran (INFO commandstats).
+ * It isolates what the Lua scripts cost from everything around them.
+ * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000]
+ */
+'use strict';
+const path = require('node:path');
+const dist = (p) => require(path.join(__dirname, '..', '..', 'dist', p));
+const { startEmbeddedRedis } = dist('store/embedded-redis');
+const { createRedis } = dist('store/redis');
+const { Keys, partitionOf } = dist('store/keys');
+const { TaskStore } = dist('store/task-store');
+
+const N = Number(process.argv[2] ?? 20000);
+const BATCH = 256;
+
+async function main() {
+  const r = await startEmbeddedRedis();
+  const redis = createRedis({ url: r.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const store = new TaskStore(redis, new Keys('zd'), 86_400_000, 600_000);
+  const stats = async () => {
+    const text = (await redis.info('commandstats')) + (await redis.info('cpu'));
+    const m = {};
+    for (const line of text.split('\r\n')) {
+      const [k, v] = line.split(':');
+      if (!v) continue;
+      if (k.startsWith('cmdstat_')) m[k.slice(8)] = Number(/usec=(\d+)/.exec(v)[1]);
+      else m[k] = Number.parseFloat(v);
+    }
+    return m;
+  };
+  const tasks = Array.from({ length: N }, (_, i) => {
+    const flowId = `f-${i}`;
+    const partition = partitionOf('t', flowId, 64);
+    return {
+      partition, taskId: `${partition}-${i.toString(16).padStart(24, '0')}`, queue: 't:ft:st', tenant: 't', flowId,
+      flowType: 'ft', stepType: 'st', stepExecutionId: `se-${i}`, input: Buffer.from(JSON.stringify({ m: 1, s: 1234567.891 })),
+      readyAt: 0, flowDeadline: 0, maxAttempts: 3, initialInterval: 1000, backoffCoefficient: 2, maxInterval: 60000,
+      nonRetryable: [], methodTimeout: 0, heartbeatTimeout: 0, stickyWorkerId: '',
+    };
+  });
+  const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
+  const phases = {
+    enqueue: (t) => store.enqueue(t, Date.now()),
+    start: (t) => store.start(t.partition, t.taskId, 0, slot, '0123456789abcdef', Date.now()),
+    complete: (t) => store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: '0123456789abcdef' }, Buffer.from('ok'), Date.now()),
+  };
+  let total = 0;
+  try {
+    for (const [name, fn] of Object.entries(phases)) {
+      await redis.config('RESETSTAT');
+      const a = await stats();
+      for (let i = 0; i < N; i += BATCH) {
+        await Promise.all(tasks.slice(i, i + BATCH).map(fn));
+        if (process.stderr.isTTY) process.stderr.write(`\r${name} ${Math.min(N, i + BATCH)}/${N}`);
+      }
+      if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+      const b = await stats();
+      const cpu = ((b.used_cpu_sys + b.used_cpu_user) - (a.used_cpu_sys + a.used_cpu_user)) / N * 1e6;
+      total += cpu;
+      const inner = Object.entries(b)
+        .filter(([k]) => !/^(evalsha|eval|info|config|used_)/.test(k) && !k.includes('|'))
+        .map(([k, v]) => `${k} ${(v / N).toFixed(2)}`).join(', ');
+      console.log(`${name.padEnd(9)} Redis CPU ${cpu.toFixed(1)} µs/Step · EVALSHA ${((b.evalsha ?? 0) / N).toFixed(1)} µs · inside: ${inner}`);
+    }
+    console.log(`total     Redis CPU ${total.toFixed(1)} µs/Step`);
+  } finally {
+    redis.disconnect();
+    await r.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
