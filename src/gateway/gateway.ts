@@ -517,8 +517,10 @@ export class Gateway {
       });
     }
     const declined: pb.IDeclinedType[] = [];
-    const evicted = [...this.evictedDeclines.values()].flatMap((set) => [...set]);
-    for (const k of [...this.declined.keys(), ...evicted]) {
+    // A type declined again after its eviction is in both; advertise it once.
+    const keys = new Set(this.declined.keys());
+    for (const set of this.evictedDeclines.values()) for (const k of set) keys.add(k);
+    for (const k of keys) {
       const [tenant = '', flowType = '', type = '', appWorkerId = ''] = k.split('\0');
       declined.push({ tenant, flow_type: flowType, type, app_worker_id: appWorkerId });
     }

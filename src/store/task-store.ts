@@ -1,6 +1,7 @@
 /**
  * Typed wrappers over the task scripts: the only commit points of a task's
- * state (DESIGN §2). Each method is one script call on one partition.
+ * state (DESIGN §2). Each method is one script call on one partition, except
+ * enqueueMany: one enqueue script per task, sent as one pipeline.
  */
 import { isUtf8 } from 'node:buffer';
 import type { RedisClient } from './redis';
@@ -8,28 +9,15 @@ import { Keys } from './keys';
 import { refusalOf, type Refusal } from './codes';
 import type { ScriptReply } from './scripts';
 import { readDone } from './outcomes';
-import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec } from './task-spec';
+import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
 
-export interface NewTask {
+/** A Step to enqueue: its spec (the values that never change) and where it goes. */
+export interface NewTask extends SpecValues {
   partition: number;
   taskId: string;
   queue: string;
-  tenant: string;
-  flowId: string;
-  flowType: string;
-  stepType: string;
-  stepExecutionId: string;
   input: Buffer;
   readyAt: number;
-  flowDeadline: number;
-  maxAttempts: number;
-  initialInterval: number;
-  backoffCoefficient: number;
-  maxInterval: number;
-  nonRetryable: string[];
-  methodTimeout: number;
-  heartbeatTimeout: number;
-  stickyWorkerId: string;
 }
 
 export type EnqueueResult = 'created' | 'exists' | 'ended';
