@@ -13,6 +13,9 @@ interface NodeCapacity {
   connected: Set<string>;
   workers: Map<string, pb.IWorkerPresence>;
   declined: Set<string>;
+  /** 0: a build that does not advertise outcome waiters. */
+  outcomeGen: number;
+  outcomeWaiters: number;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -27,7 +30,10 @@ export class CapacityView {
     const seq = Number(u.seq ?? 0);
     const cur = this.nodes.get(node);
     if (cur && cur.seq >= seq) return false;
-    const next: NodeCapacity = { seq, idleStep: new Map(), connected: new Set(), workers: new Map(), declined: new Set() };
+    const next: NodeCapacity = {
+      seq, idleStep: new Map(), connected: new Set(), workers: new Map(), declined: new Set(),
+      outcomeGen: Number(u.outcome_waiter_gen ?? 0), outcomeWaiters: u.outcome_waiters ?? 0,
+    };
     for (const e of u.entries ?? []) {
       const key = flowKey(e.tenant ?? '', e.flow_type ?? '');
       next.connected.add(key);
@@ -37,6 +43,17 @@ export class CapacityView {
     for (const d of u.declined ?? []) next.declined.add(declineKey(d.tenant ?? '', d.flow_type ?? '', d.type ?? '', d.app_worker_id ?? ''));
     this.nodes.set(node, next);
     return true;
+  }
+
+  /** Whether a peer should get OUTCOME doorbells: it has waiters, or it has not said (no snapshot yet, older build). */
+  wantsOutcomes(nodeId: string): boolean {
+    const c = this.nodes.get(nodeId);
+    return !c || c.outcomeGen === 0 || c.outcomeWaiters > 0;
+  }
+
+  /** The peer's outcome-waiter generation in the snapshot held (0 when none). */
+  outcomeGen(nodeId: string): number {
+    return this.nodes.get(nodeId)?.outcomeGen ?? 0;
   }
 
   remove(nodeId: string): void {

@@ -6,7 +6,8 @@
  * A message to oneself is a local call.
  */
 import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
-import { createChannel, createClient, createServer, type Channel, type Server } from 'nice-grpc';
+import { ClientError, createChannel, createClient, createServer, Status, type Channel, type Server } from 'nice-grpc';
+import type { Metrics } from '../metrics/registry';
 import type { OfferRef, OfferResult } from '../owner/dispatcher';
 import type { Logger } from '../util/logger';
 import { pb, PeerServiceDefinition } from '../wire';
@@ -45,14 +46,32 @@ type PeerClient = ReturnType<typeof createClient<typeof PeerServiceDefinition>>;
 const CAPACITY_COALESCE_MS = 10;
 const BELL_COALESCE_MS = 5;
 const OFFER_TIMEOUT_MS = 2000;
+/** Offers per OfferBatch call; a longer turn's offers go in several calls. */
+const OFFER_BATCH_MAX = 256;
+
+interface PendingOffer {
+  offer: pb.IOfferRequest;
+  resolve(r: OfferResult): void;
+  reject(err: Error): void;
+}
+
+interface PeerEntry {
+  address: string;
+  channel: Channel;
+  client: PeerClient;
+  /** The peer answered OfferBatch with UNIMPLEMENTED (an older build): single offers only. */
+  singleOffers?: boolean;
+}
 
 export class Mesh {
   private server: Server | undefined;
-  private readonly clients = new Map<string, { address: string; channel: Channel; client: PeerClient }>();
+  private readonly clients = new Map<string, PeerEntry>();
   private capacityTimer: NodeJS.Timeout | undefined;
   private capacitySeq = Date.now() * 1000;
   private readonly pendingBells = new Map<string, pb.IDoorbellEvent[]>();
   private bellTimer: NodeJS.Timeout | undefined;
+  private readonly pendingOffers = new Map<string, PendingOffer[]>();
+  private offerFlush: NodeJS.Immediate | undefined;
   private closed = false;
   /** Set before listen(); plaintext when unset. */
   tls: MeshTls | undefined;
@@ -62,7 +81,12 @@ export class Mesh {
     private readonly membership: Membership,
     private readonly handlers: MeshHandlers,
     private readonly log: Logger,
+    private readonly metrics?: Metrics,
   ) {}
+
+  private sent(message: string): void {
+    this.metrics?.meshMessages.inc({ message });
+  }
 
   /** Starts the PeerService listener; returns the bound port. */
   async listen(address: string, maxMessageBytes: number): Promise<number> {
@@ -70,6 +94,16 @@ export class Mesh {
     const server = createServer({ 'grpc.max_receive_message_length': maxMessageBytes, ...NO_CHANNELZ });
     server.add(PeerServiceDefinition, {
       offer: async (req: pb.OfferRequest) => ({ result: toWireResult(await h.offer(fromWireRef(req.ref))) }),
+      offerBatch: async (req: pb.OfferBatchRequest) => {
+        const settled = await Promise.allSettled(req.offers.map((o) => h.offer(fromWireRef(o.ref))));
+        return {
+          results: settled.map((r) => {
+            if (r.status === 'fulfilled') return toWireResult(r.value);
+            this.log.warn({ err: (r.reason as Error).message }, 'offer from peer failed');
+            return pb.OfferResult.OFFER_RESULT_UNSPECIFIED;
+          }),
+        };
+      },
       capacity: async (req: pb.CapacityUpdate) => {
         h.capacity(req);
         return {};
@@ -92,18 +126,22 @@ export class Mesh {
   }
 
   private peer(nodeId: string): PeerClient | undefined {
+    return this.peerEntry(nodeId)?.client;
+  }
+
+  private peerEntry(nodeId: string): PeerEntry | undefined {
     const m = this.membership.get(nodeId);
     if (!m || !m.address) return undefined;
     const cur = this.clients.get(nodeId);
-    if (cur && cur.address === m.address) return cur.client;
+    if (cur && cur.address === m.address) return cur;
     cur?.channel.close();
     const t = this.tls;
     const channel = t
       ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), NO_CHANNELZ)
       : createChannel(m.address, undefined, NO_CHANNELZ);
-    const client = createClient(PeerServiceDefinition, channel);
-    this.clients.set(nodeId, { address: m.address, channel, client });
-    return client;
+    const entry: PeerEntry = { address: m.address, channel, client: createClient(PeerServiceDefinition, channel) };
+    this.clients.set(nodeId, entry);
+    return entry;
   }
 
   /** Live members changed: drop clients of nodes that left. */
@@ -125,18 +163,71 @@ export class Mesh {
 
   // ---- request/reply ---------------------------------------------------------
 
+  /**
+   * Offers a task to a node. Offers to a peer wait for the end of this
+   * event-loop turn and go out together: an owner's pump offers several heads
+   * to the same node at once when a capacity snapshot arrives.
+   */
   offer(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {
     if (nodeId === this.nodeId) return this.handlers.offer(ref);
-    const client = this.peer(nodeId);
-    if (!client) return Promise.resolve('no-slot');
-    return client
-      .offer({ ref: toWireRef(ref), owner_node_id: this.nodeId, epoch }, { signal: AbortSignal.timeout(OFFER_TIMEOUT_MS) })
-      .then((r) => fromWireResult(r.result));
+    if (!this.peerEntry(nodeId)) return Promise.resolve('no-slot');
+    return new Promise<OfferResult>((resolve, reject) => {
+      const offer: pb.IOfferRequest = { ref: toWireRef(ref), owner_node_id: this.nodeId, epoch };
+      const list = this.pendingOffers.get(nodeId);
+      if (list) list.push({ offer, resolve, reject });
+      else this.pendingOffers.set(nodeId, [{ offer, resolve, reject }]);
+      this.offerFlush ??= setImmediate(() => this.flushOffers());
+    });
+  }
+
+  private flushOffers(): void {
+    this.offerFlush = undefined;
+    const pending = [...this.pendingOffers];
+    this.pendingOffers.clear();
+    for (const [nodeId, offers] of pending) {
+      for (let i = 0; i < offers.length; i += OFFER_BATCH_MAX) this.sendOffers(nodeId, offers.slice(i, i + OFFER_BATCH_MAX));
+    }
+  }
+
+  private sendOffers(nodeId: string, offers: PendingOffer[]): void {
+    const peer = this.peerEntry(nodeId);
+    if (!peer) {
+      for (const o of offers) o.resolve('no-slot');
+      return;
+    }
+    if (offers.length === 1 || peer.singleOffers) {
+      for (const o of offers) this.sendOne(peer, o);
+      return;
+    }
+    this.sent('offer_batch');
+    peer.client.offerBatch({ offers: offers.map((o) => o.offer) }, { signal: AbortSignal.timeout(OFFER_TIMEOUT_MS) }).then(
+      (r) => offers.forEach((o, i) => {
+        const result = r.results[i];
+        if (result === pb.OfferResult.TAKEN || result === pb.OfferResult.NO_SLOT || result === pb.OfferResult.GONE) o.resolve(fromWireResult(result));
+        else o.reject(new Error(`peer ${nodeId} could not take offer ${i + 1} of ${offers.length}`));
+      }),
+      (err: unknown) => {
+        if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) {
+          // A peer of an older build during a rolling upgrade: one call per offer.
+          peer.singleOffers = true;
+          for (const o of offers) this.sendOne(peer, o);
+          return;
+        }
+        for (const o of offers) o.reject(err as Error);
+      },
+    );
+  }
+
+  private sendOne(peer: PeerEntry, o: PendingOffer): void {
+    this.sent('offer');
+    peer.client.offer(o.offer, { signal: AbortSignal.timeout(OFFER_TIMEOUT_MS) })
+      .then((r) => o.resolve(fromWireResult(r.result)), (err: Error) => o.reject(err));
   }
 
   invokeRpc(nodeId: string, req: pb.IInvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse> {
     const client = this.peer(nodeId);
     if (!client) return Promise.reject(new Error(`peer ${nodeId} is not reachable`));
+    this.sent('invoke_rpc');
     return client.invokeRpc(req, { signal });
   }
 
@@ -145,7 +236,10 @@ export class Mesh {
       this.handlers.cancelAttempts(attempts, reason);
       return;
     }
-    this.peer(nodeId)?.cancelAttempts({ attempts, reason }).catch((err: Error) =>
+    const client = this.peer(nodeId);
+    if (!client) return;
+    this.sent('cancel_attempts');
+    client.cancelAttempts({ attempts, reason }).catch((err: Error) =>
       this.log.warn({ peer: nodeId, err: err.message }, 'cancel to peer failed'));
   }
 
@@ -160,7 +254,10 @@ export class Mesh {
       if (peers.length === 0) return;
       const update: pb.ICapacityUpdate = { node_id: this.nodeId, seq: ++this.capacitySeq, ...this.handlers.capacitySnapshot() };
       for (const id of peers) {
-        this.peer(id)?.capacity(update).catch((err: Error) => this.log.debug({ peer: id, err: err.message }, 'capacity to peer failed'));
+        const client = this.peer(id);
+        if (!client) continue;
+        this.sent('capacity');
+        client.capacity(update).catch((err: Error) => this.log.debug({ peer: id, err: err.message }, 'capacity to peer failed'));
       }
     }, CAPACITY_COALESCE_MS);
   }
@@ -177,23 +274,28 @@ export class Mesh {
     this.bellTimer ??= setTimeout(() => this.flushBells(), BELL_COALESCE_MS);
   }
 
-  /** A doorbell to every peer (not to ourselves). */
-  ringAll(event: pb.IDoorbellEvent): void {
-    for (const id of this.peerIds()) this.ring(id, event);
-  }
-
   private flushBells(): void {
     this.bellTimer = undefined;
+    const kinds = new Map<number, number>();
     for (const [id, events] of this.pendingBells) {
-      this.peer(id)?.doorbell({ from_node_id: this.nodeId, events }).catch((err: Error) =>
+      const client = this.peer(id);
+      if (!client) continue;
+      this.sent('doorbell');
+      for (const e of events) kinds.set(e.kind ?? 0, (kinds.get(e.kind ?? 0) ?? 0) + 1);
+      client.doorbell({ from_node_id: this.nodeId, events }).catch((err: Error) =>
         this.log.debug({ peer: id, err: err.message }, 'doorbell to peer failed'));
     }
     this.pendingBells.clear();
+    for (const [kind, n] of kinds) this.metrics?.meshDoorbellEvents.inc({ kind: BELL_KINDS[kind] ?? 'unknown' }, n);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.capacityTimer) clearTimeout(this.capacityTimer);
+    if (this.offerFlush) {
+      clearImmediate(this.offerFlush);
+      this.flushOffers();
+    }
     if (this.bellTimer) {
       // Notices queued for peers still go out: a Step enqueued here in the last
       // milliseconds must reach its owner.
@@ -208,6 +310,13 @@ export class Mesh {
     }
   }
 }
+
+const BELL_KINDS: Record<number, string> = {
+  [pb.DoorbellEvent.Kind.READY]: 'ready',
+  [pb.DoorbellEvent.Kind.OUTCOME]: 'outcome',
+  [pb.DoorbellEvent.Kind.ATTEMPT]: 'attempt',
+  [pb.DoorbellEvent.Kind.FLOW_DEADLINE]: 'flow_deadline',
+};
 
 const RESULTS: Record<OfferResult, pb.OfferResult> = {
   taken: pb.OfferResult.TAKEN,

@@ -2,16 +2,34 @@
  * Doorbell for outcome waiters (WaitOutcome, ConsumeOutcomes): rung when an
  * outcome is written, locally or on a peer. It carries only "look again";
  * waiters subscribe before they read, so a ring between read and wait is
- * never missed.
+ * never missed. It counts its waiters so the node can tell peers whether to
+ * send it OUTCOME doorbells at all.
  */
 import { EventEmitter } from 'node:events';
 import { subscribeBell, type BellSubscription } from './doorbell';
 
+const ALL = 'all';
+
 export class OutcomeBell {
   private readonly emitter = new EventEmitter();
+  private waiters = 0;
+  /**
+   * Grows each time the first waiter arrives. Peers that see it grow wake our
+   * waiters once, for outcomes they wrote while they still thought we had none.
+   */
+  private gen = 1;
 
-  constructor() {
+  /** `interestChanged`: the first waiter arrived, or the last one left. */
+  constructor(private readonly interestChanged: () => void = () => undefined) {
     this.emitter.setMaxListeners(0);
+  }
+
+  get waiting(): number {
+    return this.waiters;
+  }
+
+  get generation(): number {
+    return this.gen;
   }
 
   ring(partition: number, taskId: string): void {
@@ -19,11 +37,30 @@ export class OutcomeBell {
     this.emitter.emit('any', partition);
   }
 
+  /** Every waiter looks again (a peer wrote outcomes before it knew of them). */
+  wakeAll(): void {
+    this.emitter.emit(ALL);
+  }
+
   /**
    * Subscribes before the caller's first read. `wait(ms)` resolves on a ring
    * (true) or at the timeout/abort (false); `close()` unsubscribes.
    */
   subscribe(taskId: string | undefined, signal: AbortSignal): BellSubscription {
-    return subscribeBell(this.emitter, [taskId ? `task:${taskId}` : 'any'], signal);
+    const sub = subscribeBell(this.emitter, [taskId ? `task:${taskId}` : 'any', ALL], signal);
+    if (this.waiters++ === 0) {
+      this.gen++;
+      this.interestChanged();
+    }
+    let open = true;
+    return {
+      wait: (ms) => sub.wait(ms),
+      close: () => {
+        if (!open) return;
+        open = false;
+        sub.close();
+        if (--this.waiters === 0) this.interestChanged();
+      },
+    };
   }
 }

@@ -867,6 +867,62 @@ export namespace zdmatch {
             type $Shape = zdmatch.v1.OfferResponse.$Properties;
         }
 
+        interface IOfferBatchRequest extends zdmatch.v1.OfferBatchRequest.$Properties {
+        }
+
+        class OfferBatchRequest {
+            constructor(p?: zdmatch.v1.OfferBatchRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            offers: zdmatch.v1.OfferRequest.$Properties[];
+            static create(properties: zdmatch.v1.OfferBatchRequest.$Shape): zdmatch.v1.OfferBatchRequest & zdmatch.v1.OfferBatchRequest.$Shape;
+            static create(properties?: zdmatch.v1.OfferBatchRequest.$Properties): zdmatch.v1.OfferBatchRequest;
+            static encode(m: zdmatch.v1.OfferBatchRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.OfferBatchRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.OfferBatchRequest & zdmatch.v1.OfferBatchRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.OfferBatchRequest & zdmatch.v1.OfferBatchRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.OfferBatchRequest;
+            static toObject(m: zdmatch.v1.OfferBatchRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace OfferBatchRequest {
+            interface $Properties {
+                offers?: (zdmatch.v1.OfferRequest.$Properties[]|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.OfferBatchRequest.$Properties;
+        }
+
+        interface IOfferBatchResponse extends zdmatch.v1.OfferBatchResponse.$Properties {
+        }
+
+        class OfferBatchResponse {
+            constructor(p?: zdmatch.v1.OfferBatchResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            results: zdmatch.v1.OfferResult[];
+            static create(properties: zdmatch.v1.OfferBatchResponse.$Shape): zdmatch.v1.OfferBatchResponse & zdmatch.v1.OfferBatchResponse.$Shape;
+            static create(properties?: zdmatch.v1.OfferBatchResponse.$Properties): zdmatch.v1.OfferBatchResponse;
+            static encode(m: zdmatch.v1.OfferBatchResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.OfferBatchResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.OfferBatchResponse & zdmatch.v1.OfferBatchResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.OfferBatchResponse & zdmatch.v1.OfferBatchResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.OfferBatchResponse;
+            static toObject(m: zdmatch.v1.OfferBatchResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace OfferBatchResponse {
+            interface $Properties {
+                results?: (zdmatch.v1.OfferResult[]|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.OfferBatchResponse.$Properties;
+        }
+
         interface ICapacityEntry extends zdmatch.v1.CapacityEntry.$Properties {
         }
 
@@ -986,6 +1042,8 @@ export namespace zdmatch {
             entries: zdmatch.v1.CapacityEntry.$Properties[];
             declined: zdmatch.v1.DeclinedType.$Properties[];
             workers: zdmatch.v1.WorkerPresence.$Properties[];
+            outcome_waiter_gen: number;
+            outcome_waiters: number;
             static create(properties: zdmatch.v1.CapacityUpdate.$Shape): zdmatch.v1.CapacityUpdate & zdmatch.v1.CapacityUpdate.$Shape;
             static create(properties?: zdmatch.v1.CapacityUpdate.$Properties): zdmatch.v1.CapacityUpdate;
             static encode(m: zdmatch.v1.CapacityUpdate.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1006,6 +1064,8 @@ export namespace zdmatch {
                 entries?: (zdmatch.v1.CapacityEntry.$Properties[]|null);
                 declined?: (zdmatch.v1.DeclinedType.$Properties[]|null);
                 workers?: (zdmatch.v1.WorkerPresence.$Properties[]|null);
+                outcome_waiter_gen?: (number|null);
+                outcome_waiters?: (number|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.CapacityUpdate.$Properties;

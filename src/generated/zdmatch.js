@@ -9601,6 +9601,620 @@ $root.zdmatch = (function() {
             return OfferResponse;
         })();
 
+        v1.OfferBatchRequest = (function() {
+
+            /**
+             * Properties of an OfferBatchRequest.
+             * @typedef {Object} zdmatch.v1.OfferBatchRequest.$Properties
+             * @property {Array.<zdmatch.v1.OfferRequest.$Properties>|null} [offers] OfferBatchRequest offers
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of an OfferBatchRequest.
+             * @memberof zdmatch.v1
+             * @interface IOfferBatchRequest
+             * @augments zdmatch.v1.OfferBatchRequest.$Properties
+             * @deprecated Use zdmatch.v1.OfferBatchRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of an OfferBatchRequest.
+             * @typedef {zdmatch.v1.OfferBatchRequest.$Properties} zdmatch.v1.OfferBatchRequest.$Shape
+             */
+
+            /**
+             * Constructs a new OfferBatchRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents an OfferBatchRequest.
+             * @constructor
+             * @param {zdmatch.v1.OfferBatchRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var OfferBatchRequest = function (p) {
+                this.offers = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * OfferBatchRequest offers.
+             * @member {Array.<zdmatch.v1.OfferRequest.$Properties>} offers
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @instance
+             */
+            OfferBatchRequest.prototype.offers = $util.emptyArray;
+
+            /**
+             * Creates a new OfferBatchRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {zdmatch.v1.OfferBatchRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.OfferBatchRequest} OfferBatchRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.OfferBatchRequest.$Shape): zdmatch.v1.OfferBatchRequest & zdmatch.v1.OfferBatchRequest.$Shape;
+             *   (properties?: zdmatch.v1.OfferBatchRequest.$Properties): zdmatch.v1.OfferBatchRequest;
+             * }}
+             */
+            OfferBatchRequest.create = function(properties) {
+                return new OfferBatchRequest(properties);
+            };
+
+            /**
+             * Encodes the specified OfferBatchRequest message. Does not implicitly {@link zdmatch.v1.OfferBatchRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {zdmatch.v1.OfferBatchRequest.$Properties} m OfferBatchRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            OfferBatchRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.offers != null && m.offers.length) {
+                    for (var i = 0; i < m.offers.length; ++i)
+                        $root.zdmatch.v1.OfferRequest.encode(m.offers[i], w.uint32(/* id 1, wireType 2 =*/10).fork(), q + 1).ldelim();
+                }
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified OfferBatchRequest message, length delimited. Does not implicitly {@link zdmatch.v1.OfferBatchRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {zdmatch.v1.OfferBatchRequest.$Properties} message OfferBatchRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            OfferBatchRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes an OfferBatchRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.OfferBatchRequest & zdmatch.v1.OfferBatchRequest.$Shape} OfferBatchRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            OfferBatchRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.OfferBatchRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.offers && m.offers.length))
+                                m.offers = [];
+                            m.offers.push($root.zdmatch.v1.OfferRequest.decode(r, r.size(), $undefined, q + 1));
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes an OfferBatchRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.OfferBatchRequest & zdmatch.v1.OfferBatchRequest.$Shape} OfferBatchRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            OfferBatchRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies an OfferBatchRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            OfferBatchRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.offers != null && $Object.hasOwnProperty.call(m, "offers")) {
+                    if (!$Array.isArray(m.offers))
+                        return "offers: array expected";
+                    for (var i = 0; i < m.offers.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.OfferRequest.verify(m.offers[i], q + 1);
+                            if (e)
+                                return "offers." + e;
+                        }
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates an OfferBatchRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.OfferBatchRequest} OfferBatchRequest
+             */
+            OfferBatchRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.OfferBatchRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.OfferBatchRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.OfferBatchRequest();
+                if (d.offers) {
+                    if (!$Array.isArray(d.offers))
+                        throw $TypeError(".zdmatch.v1.OfferBatchRequest.offers: array expected");
+                    m.offers = $Array(d.offers.length);
+                    for (var i = 0; i < d.offers.length; ++i) {
+                        if (!$util.isObject(d.offers[i]))
+                            throw $TypeError(".zdmatch.v1.OfferBatchRequest.offers: object expected");
+                        m.offers[i] = $root.zdmatch.v1.OfferRequest.fromObject(d.offers[i], q + 1);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an OfferBatchRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {zdmatch.v1.OfferBatchRequest} m OfferBatchRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            OfferBatchRequest.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.offers = [];
+                }
+                if (m.offers && m.offers.length) {
+                    d.offers = $Array(m.offers.length);
+                    for (var j = 0; j < m.offers.length; ++j) {
+                        d.offers[j] = $root.zdmatch.v1.OfferRequest.toObject(m.offers[j], o, q + 1);
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this OfferBatchRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            OfferBatchRequest.prototype.toJSON = function() {
+                return OfferBatchRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for OfferBatchRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.OfferBatchRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            OfferBatchRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.OfferBatchRequest";
+            };
+
+            return OfferBatchRequest;
+        })();
+
+        v1.OfferBatchResponse = (function() {
+
+            /**
+             * Properties of an OfferBatchResponse.
+             * @typedef {Object} zdmatch.v1.OfferBatchResponse.$Properties
+             * @property {Array.<zdmatch.v1.OfferResult>|null} [results] OfferBatchResponse results
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of an OfferBatchResponse.
+             * @memberof zdmatch.v1
+             * @interface IOfferBatchResponse
+             * @augments zdmatch.v1.OfferBatchResponse.$Properties
+             * @deprecated Use zdmatch.v1.OfferBatchResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of an OfferBatchResponse.
+             * @typedef {zdmatch.v1.OfferBatchResponse.$Properties} zdmatch.v1.OfferBatchResponse.$Shape
+             */
+
+            /**
+             * Constructs a new OfferBatchResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents an OfferBatchResponse.
+             * @constructor
+             * @param {zdmatch.v1.OfferBatchResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var OfferBatchResponse = function (p) {
+                this.results = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * OfferBatchResponse results.
+             * @member {Array.<zdmatch.v1.OfferResult>} results
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @instance
+             */
+            OfferBatchResponse.prototype.results = $util.emptyArray;
+
+            /**
+             * Creates a new OfferBatchResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {zdmatch.v1.OfferBatchResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.OfferBatchResponse} OfferBatchResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.OfferBatchResponse.$Shape): zdmatch.v1.OfferBatchResponse & zdmatch.v1.OfferBatchResponse.$Shape;
+             *   (properties?: zdmatch.v1.OfferBatchResponse.$Properties): zdmatch.v1.OfferBatchResponse;
+             * }}
+             */
+            OfferBatchResponse.create = function(properties) {
+                return new OfferBatchResponse(properties);
+            };
+
+            /**
+             * Encodes the specified OfferBatchResponse message. Does not implicitly {@link zdmatch.v1.OfferBatchResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {zdmatch.v1.OfferBatchResponse.$Properties} m OfferBatchResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            OfferBatchResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.results != null && m.results.length) {
+                    w.uint32(/* id 1, wireType 2 =*/10).int32s(m.results);
+                }
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified OfferBatchResponse message, length delimited. Does not implicitly {@link zdmatch.v1.OfferBatchResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {zdmatch.v1.OfferBatchResponse.$Properties} message OfferBatchResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            OfferBatchResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes an OfferBatchResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.OfferBatchResponse & zdmatch.v1.OfferBatchResponse.$Shape} OfferBatchResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            OfferBatchResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.OfferBatchResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u === 2) {
+                                if (!(m.results && m.results.length))
+                                    m.results = [];
+                                r.int32s(m.results);
+                                continue;
+                            }
+                            if (u !== 0)
+                                break;
+                            if (!(m.results && m.results.length))
+                                m.results = [];
+                            m.results.push(r.int32());
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes an OfferBatchResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.OfferBatchResponse & zdmatch.v1.OfferBatchResponse.$Shape} OfferBatchResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            OfferBatchResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies an OfferBatchResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            OfferBatchResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.results != null && $Object.hasOwnProperty.call(m, "results")) {
+                    if (!$Array.isArray(m.results))
+                        return "results: array expected";
+                    for (var i = 0; i < m.results.length; ++i) {
+                        if (typeof m.results[i] !== "number" || (m.results[i] | 0) !== m.results[i])
+                            return "results: enum value[] expected";
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates an OfferBatchResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.OfferBatchResponse} OfferBatchResponse
+             */
+            OfferBatchResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.OfferBatchResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.OfferBatchResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.OfferBatchResponse();
+                if (d.results) {
+                    if (!$Array.isArray(d.results))
+                        throw $TypeError(".zdmatch.v1.OfferBatchResponse.results: array expected");
+                    m.results = [];
+                    for (var i = 0; i < d.results.length; ++i) {
+                        switch (d.results[i]) {
+                        case "OFFER_RESULT_UNSPECIFIED":
+                        case 0:
+                            m.results[m.results.length] = 0;
+                            break;
+                        case "TAKEN":
+                        case 1:
+                            m.results[m.results.length] = 1;
+                            break;
+                        case "NO_SLOT":
+                        case 2:
+                            m.results[m.results.length] = 2;
+                            break;
+                        case "GONE":
+                        case 3:
+                            m.results[m.results.length] = 3;
+                            break;
+                        default:
+                            if (typeof d.results[i] === "number" && (d.results[i] | 0) === d.results[i])
+                                m.results[m.results.length] = d.results[i];
+                        }
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an OfferBatchResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {zdmatch.v1.OfferBatchResponse} m OfferBatchResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            OfferBatchResponse.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.results = [];
+                }
+                if (m.results && m.results.length) {
+                    d.results = $Array(m.results.length);
+                    for (var j = 0; j < m.results.length; ++j) {
+                        d.results[j] = o.enums === $String ? $root.zdmatch.v1.OfferResult[m.results[j]] === $undefined ? m.results[j] : $root.zdmatch.v1.OfferResult[m.results[j]] : m.results[j];
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this OfferBatchResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            OfferBatchResponse.prototype.toJSON = function() {
+                return OfferBatchResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for OfferBatchResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.OfferBatchResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            OfferBatchResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.OfferBatchResponse";
+            };
+
+            return OfferBatchResponse;
+        })();
+
         v1.CapacityEntry = (function() {
 
             /**
@@ -10861,6 +11475,8 @@ $root.zdmatch = (function() {
              * @property {Array.<zdmatch.v1.CapacityEntry.$Properties>|null} [entries] CapacityUpdate entries
              * @property {Array.<zdmatch.v1.DeclinedType.$Properties>|null} [declined] CapacityUpdate declined
              * @property {Array.<zdmatch.v1.WorkerPresence.$Properties>|null} [workers] CapacityUpdate workers
+             * @property {number|null} [outcome_waiter_gen] CapacityUpdate outcome_waiter_gen
+             * @property {number|null} [outcome_waiters] CapacityUpdate outcome_waiters
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -10936,6 +11552,22 @@ $root.zdmatch = (function() {
             CapacityUpdate.prototype.workers = $util.emptyArray;
 
             /**
+             * CapacityUpdate outcome_waiter_gen.
+             * @member {number} outcome_waiter_gen
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.outcome_waiter_gen = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * CapacityUpdate outcome_waiters.
+             * @member {number} outcome_waiters
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.outcome_waiters = 0;
+
+            /**
              * Creates a new CapacityUpdate instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.CapacityUpdate
@@ -10983,6 +11615,10 @@ $root.zdmatch = (function() {
                     for (var i = 0; i < m.workers.length; ++i)
                         $root.zdmatch.v1.WorkerPresence.encode(m.workers[i], w.uint32(/* id 5, wireType 2 =*/42).fork(), q + 1).ldelim();
                 }
+                if (m.outcome_waiter_gen != null && $Object.hasOwnProperty.call(m, "outcome_waiter_gen") && (typeof m.outcome_waiter_gen === "object" ? m.outcome_waiter_gen.low || m.outcome_waiter_gen.high : m.outcome_waiter_gen !== 0))
+                    w.uint32(/* id 6, wireType 0 =*/48).uint64(m.outcome_waiter_gen);
+                if (m.outcome_waiters != null && $Object.hasOwnProperty.call(m, "outcome_waiters") && m.outcome_waiters !== 0)
+                    w.uint32(/* id 7, wireType 0 =*/56).uint32(m.outcome_waiters);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -11082,6 +11718,24 @@ $root.zdmatch = (function() {
                             m.workers.push($root.zdmatch.v1.WorkerPresence.decode(r, r.size(), $undefined, q + 1));
                             continue;
                         }
+                    case 6: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.uint64()) === "object" ? v.low || v.high : v !== 0)
+                                m.outcome_waiter_gen = v;
+                            else
+                                delete m.outcome_waiter_gen;
+                            continue;
+                        }
+                    case 7: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.outcome_waiters = v;
+                            else
+                                delete m.outcome_waiters;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -11171,6 +11825,14 @@ $root.zdmatch = (function() {
                         }
                     }
                 }
+                if (m.outcome_waiter_gen != null && $Object.hasOwnProperty.call(m, "outcome_waiter_gen")) {
+                    if (!$util.isInteger(m.outcome_waiter_gen) && !(m.outcome_waiter_gen && $util.isInteger(m.outcome_waiter_gen.low) && $util.isInteger(m.outcome_waiter_gen.high)))
+                        return "outcome_waiter_gen: integer|Long expected";
+                }
+                if (m.outcome_waiters != null && $Object.hasOwnProperty.call(m, "outcome_waiters")) {
+                    if (!$util.isInteger(m.outcome_waiters))
+                        return "outcome_waiters: integer expected";
+                }
                 return null;
             };
 
@@ -11239,6 +11901,23 @@ $root.zdmatch = (function() {
                         m.workers[i] = $root.zdmatch.v1.WorkerPresence.fromObject(d.workers[i], q + 1);
                     }
                 }
+                if (d.outcome_waiter_gen != null) {
+                    if (typeof d.outcome_waiter_gen === "object" ? d.outcome_waiter_gen.low || d.outcome_waiter_gen.high : $Number(d.outcome_waiter_gen) !== 0) {
+                        if ($util.Long)
+                            m.outcome_waiter_gen = $util.Long.fromValue(d.outcome_waiter_gen, true);
+                        else if (typeof d.outcome_waiter_gen === "string")
+                            m.outcome_waiter_gen = $parseInt(d.outcome_waiter_gen, 10);
+                        else if (typeof d.outcome_waiter_gen === "number")
+                            m.outcome_waiter_gen = d.outcome_waiter_gen;
+                        else if (typeof d.outcome_waiter_gen === "object")
+                            m.outcome_waiter_gen = new $util.LongBits(d.outcome_waiter_gen.low >>> 0, d.outcome_waiter_gen.high >>> 0).toNumber(true);
+                    }
+                }
+                if (d.outcome_waiters != null) {
+                    if ($Number(d.outcome_waiters) !== 0) {
+                        m.outcome_waiters = d.outcome_waiters >>> 0;
+                    }
+                }
                 return m;
             };
 
@@ -11271,6 +11950,12 @@ $root.zdmatch = (function() {
                         d.seq = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
                     } else
                         d.seq = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.outcome_waiter_gen = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.outcome_waiter_gen = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    d.outcome_waiters = 0;
                 }
                 if (m.node_id != null && $Object.hasOwnProperty.call(m, "node_id")) {
                     d.node_id = m.node_id;
@@ -11300,6 +11985,17 @@ $root.zdmatch = (function() {
                     for (var j = 0; j < m.workers.length; ++j) {
                         d.workers[j] = $root.zdmatch.v1.WorkerPresence.toObject(m.workers[j], o, q + 1);
                     }
+                }
+                if (m.outcome_waiter_gen != null && $Object.hasOwnProperty.call(m, "outcome_waiter_gen")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.outcome_waiter_gen = typeof m.outcome_waiter_gen === "number" ? $BigInt(m.outcome_waiter_gen) : $util.Long.fromBits(m.outcome_waiter_gen.low >>> 0, m.outcome_waiter_gen.high >>> 0, true).toBigInt();
+                    else if (typeof m.outcome_waiter_gen === "number")
+                        d.outcome_waiter_gen = o.longs === $String ? $String(m.outcome_waiter_gen) : m.outcome_waiter_gen;
+                    else
+                        d.outcome_waiter_gen = o.longs === $String ? $util.Long.prototype.toString.call(m.outcome_waiter_gen) : o.longs === $Number ? new $util.LongBits(m.outcome_waiter_gen.low >>> 0, m.outcome_waiter_gen.high >>> 0).toNumber(true) : m.outcome_waiter_gen;
+                }
+                if (m.outcome_waiters != null && $Object.hasOwnProperty.call(m, "outcome_waiters")) {
+                    d.outcome_waiters = m.outcome_waiters;
                 }
                 return d;
             };

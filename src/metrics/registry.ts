@@ -71,6 +71,13 @@ export function createMetrics(opts: MetricSources = {}) {
       },
     }),
     offers: new Counter({ name: 'dexzd_matching_offers_total', help: 'Offers of ready tasks to gateways, by result', labelNames: ['result'], registers: r }),
+    meshMessages: new Counter({
+      name: 'dexzd_mesh_messages_total', help: 'Calls this node made to peers, by message (offers of one turn to one peer share an offer_batch call)',
+      labelNames: ['message'], registers: r,
+    }),
+    meshDoorbellEvents: new Counter({
+      name: 'dexzd_mesh_doorbell_events_total', help: 'Notices this node sent to peers in doorbell calls, by kind', labelNames: ['kind'], registers: r,
+    }),
     redisLatency: new Histogram({
       name: 'dexzd_redis_command_seconds', help: 'Latency of the task scripts and Redis calls of the matching path',
       labelNames: ['command'], buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 0.5], registers: r,

@@ -86,7 +86,8 @@ export class ZdNode {
   readonly view = new CapacityView();
   readonly routing: Routing;
   internalAddress = '';
-  private readonly bell = new OutcomeBell();
+  /** Its first waiter and its last leaving change what peers send us: a fresh capacity snapshot tells them. */
+  private readonly bell = new OutcomeBell(() => this.mesh.capacityChanged());
   private readonly health = HealthState();
   private server: Server | undefined;
   private metricsServer: http.Server | undefined;
@@ -173,8 +174,10 @@ export class ZdNode {
         taskId: a.task_id ?? '', attempt: a.attempt ?? 0, nonce: a.nonce ?? '', streamId: a.stream_id ?? '',
       })), reason),
       invokeRpc: (req, signal) => this.routing.serveRpc(req, signal),
-      capacitySnapshot: () => this.gateway.capacitySnapshot(),
-    }, this.log);
+      capacitySnapshot: () => ({
+        ...this.gateway.capacitySnapshot(), outcome_waiter_gen: this.bell.generation, outcome_waiters: this.bell.waiting,
+      }),
+    }, this.log, this.metrics);
     this.routing = new Routing(
       this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell, this.clock,
       this.redis, this.keys,

@@ -90,14 +90,19 @@ export class Routing {
   }
 
   attemptStarted(p: number, deadlineAt: number): void {
+    // No method or heartbeat timeout: the owner has nothing to arm.
+    if (deadlineAt >= Number.MAX_SAFE_INTEGER) return;
     const owner = this.ownerNodeOf(p);
     if (owner === this.nodeId) this.owner.attemptStarted(p, deadlineAt);
     else this.mesh.ring(owner, { kind: Kind.ATTEMPT, partition: p, at_ms: deadlineAt });
   }
 
+  /** Our waiters, and the peers that have waiters (most outcomes have none elsewhere). */
   outcomeWritten(p: number, taskId: string): void {
     this.bell.ring(p, taskId);
-    this.mesh.ringAll({ kind: Kind.OUTCOME, partition: p, task_id: taskId });
+    for (const id of this.membership.liveIds()) {
+      if (id !== this.nodeId && this.view.wantsOutcomes(id)) this.mesh.ring(id, { kind: Kind.OUTCOME, partition: p, task_id: taskId });
+    }
   }
 
   /** Doorbells from peers; a READY for a partition we do not own goes on to its lease holder. */
@@ -121,7 +126,8 @@ export class Routing {
           this.owner.flowDeadlineSet(p, at);
           break;
         case Kind.OUTCOME:
-          this.bell.ring(p, e.task_id ?? '');
+          if (e.task_id) this.bell.ring(p, e.task_id);
+          else this.bell.wakeAll();
           break;
         default:
           break;
@@ -131,7 +137,14 @@ export class Routing {
 
   /** A peer's capacity snapshot: idle slots there may take heads of our partitions. */
   onCapacity(update: pb.ICapacityUpdate): void {
+    const node = update.node_id ?? '';
+    const gen = this.view.outcomeGen(node);
     if (!this.view.apply(update)) return;
+    // Its first outcome waiter arrived: outcomes we wrote before we knew were not rung there.
+    const nextGen = Number(update.outcome_waiter_gen ?? 0);
+    if (nextGen > 0 && nextGen !== gen && (update.outcome_waiters ?? 0) > 0) {
+      this.mesh.ring(node, { kind: Kind.OUTCOME, partition: 0, task_id: '' });
+    }
     for (const w of update.workers ?? []) {
       if ((w.idle_step_slots ?? 0) <= 0 || w.draining) continue;
       for (const ft of w.flow_types ?? []) this.owner.capacityAvailable(w.tenant ?? '', ft, w.app_worker_id ?? '');

@@ -50,6 +50,7 @@ export const OperatorServiceDefinition = {
 const P = 'zdmatch.v1.PeerService';
 export const PeerServiceDefinition = {
   offer: unary(P, 'Offer', pb.OfferRequest, pb.OfferResponse),
+  offerBatch: unary(P, 'OfferBatch', pb.OfferBatchRequest, pb.OfferBatchResponse),
   capacity: unary(P, 'Capacity', pb.CapacityUpdate, pb.PeerAck),
   doorbell: unary(P, 'Doorbell', pb.DoorbellRequest, pb.PeerAck),
   cancelAttempts: unary(P, 'CancelAttempts', pb.CancelAttemptsRequest, pb.PeerAck),

@@ -1,0 +1,87 @@
+/**
+ * OUTCOME doorbells across nodes (DESIGN §4, §5): a node rings a peer about
+ * the outcomes it writes only while that peer has outcome waiters, and a
+ * waiter on one node hears at once of an outcome written on another — also
+ * when the outcome lands before the writer has learnt of the waiter. Two
+ * nodes in this process, real gRPC and a real redis-server.
+ */
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+let waiterNode: TestNode;
+let workerNode: TestNode;
+let slot: RawSlot;
+
+beforeEach(async () => {
+  const prefix = uniquePrefix('obell');
+  [waiterNode, workerNode] = await Promise.all([startTestNode(redis.url, prefix), startTestNode(redis.url, prefix)]);
+  await waitFor(() => waiterNode.node.membership.liveIds().length === 2 && workerNode.node.membership.liveIds().length === 2);
+  // The only worker is on workerNode: every outcome is written there.
+  slot = openSlot(workerNode.worker, registerFrame({ app_worker_id: 'w1' }));
+  await slot.nextOf('registered');
+});
+afterEach(async () => {
+  slot.reset();
+  await Promise.all([waiterNode.close(), workerNode.close()]);
+});
+
+/** OUTCOME notices workerNode has sent to peers. */
+async function outcomeBellsSent(): Promise<number> {
+  const m = await workerNode.node.metrics.registry.getSingleMetricAsString('dexzd_mesh_doorbell_events_total');
+  return Number(/kind="outcome"} (\d+)/.exec(m)?.[1] ?? 0);
+}
+
+let seq = 0;
+async function enqueue(): Promise<string> {
+  const step = { tenant: 'acme', flow_id: `f${++seq}`, flow_type: 'order', step_type: 'charge', step_execution_id: 's' };
+  return (await workerNode.matching.enqueueStep({ step })).task_id!;
+}
+
+async function runOne(): Promise<void> {
+  const task = (await slot.nextOf('step_task')).step_task!;
+  slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  await slot.nextOf('result_ack');
+}
+
+it('sends no OUTCOME doorbells to a peer without outcome waiters', async () => {
+  // Let the peers exchange their first snapshots (before one, a peer gets every outcome).
+  await waitFor(() => !workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+  for (let i = 0; i < 5; i++) {
+    await enqueue();
+    await runOne();
+  }
+  await new Promise((r) => setTimeout(r, 50)); // past the doorbell coalescing
+  expect(await outcomeBellsSent()).toBe(0);
+});
+
+it('a WaitOutcome on one node hears at once of an outcome written on another', async () => {
+  await waitFor(() => !workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+  // Five rounds; in each the result is sent the moment the wait has begun, so
+  // the outcome often lands before workerNode has learnt of the waiter.
+  for (let i = 0; i < 5; i++) {
+    const taskId = await enqueue();
+    const task = (await slot.nextOf('step_task')).step_task!;
+    const started = Date.now();
+    const wait = waiterNode.matching.waitOutcome({ task_id: taskId, wait_ms: 5000 });
+    await new Promise((r) => setTimeout(r, 2));
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from(`out${i}`) } });
+    await slot.nextOf('result_ack');
+    const r = await wait;
+    // The 1 s re-check would answer too, but only after a second.
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(r.outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+    expect(Buffer.from(r.outcome!.output!).toString()).toBe(`out${i}`);
+  }
+  expect(await outcomeBellsSent()).toBeGreaterThan(0);
+  // The waiters are gone: the peer stops getting OUTCOME notices.
+  await waitFor(() => !workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+  const before = await outcomeBellsSent();
+  await enqueue();
+  await runOne();
+  await new Promise((r) => setTimeout(r, 50));
+  expect(await outcomeBellsSent()).toBe(before);
+});
