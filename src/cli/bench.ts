@@ -74,7 +74,7 @@ export function registerBench(program: Command): void {
     .option('--inflight <n>', 'enqueue calls in flight per producer (default: 4 for throughput, 64 for rate)')
     .option('--flows <n>', '0 = a new flow per Step; else Steps cycle over this many flows (sticky routing)', '0')
     .option('--timeout <sec>', 'give up on the measured phase after this long (default: scaled to the load)')
-    .option('--cpu-prof-dir <dir>', '--local: write a V8 CPU profile of each node process here')
+    .option('--cpu-prof-dir <dir>', 'write a V8 CPU profile of each worker and producer process here (worker-0.cpuprofile, …), and with --local of each node process')
     .option('--json', 'print the result as JSON (no table)')
     .option('--no-progress', 'no progress bar')
     .action(async (opts: BenchOptions) => {
@@ -108,6 +108,7 @@ export function registerBench(program: Command): void {
         inflight: int('inflight', opts.inflight ?? (throughput ? '4' : '64'), 1, 10_000),
         flows: int('flows', opts.flows, 0, 100_000_000),
         timeoutSec: opts.timeout ? int('timeout', opts.timeout, 1, 86_400) : throughput ? Math.max(60, Math.ceil(tasks / 500)) : durationSec + 60,
+        cpuProfDir: opts.cpuProfDir,
       };
 
       let env: LocalEnv | undefined;

@@ -27,7 +27,7 @@ function hostPort(s: string): { host: string; port: number } {
  * in lockstep: each waited for the others' whole batch. Sent at once, a slot's
  * start and result commands overlap with the rest; the bench measured 13-25 %
  * more Steps/s on one Redis. Batches that are batches by nature (EnqueueSteps)
- * use an explicit pipeline (TaskStore.enqueueMany).
+ * go to Redis as one script call (TaskStore.enqueueMany).
  */
 export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): RedisClient {
   const common: RedisOptions = {

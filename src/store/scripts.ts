@@ -15,6 +15,7 @@ type Reply = (string | number | Buffer | Reply[] | null)[];
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     zdEnqueueTask(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdEnqueueTasks(k1: string, ...args: Arg[]): Result<Reply, Context>;
     zdStartTaskBuffer(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdCompleteTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdFailTask(k1: string, k2: string, k3: string, ...args: Arg[]): Result<Reply, Context>;

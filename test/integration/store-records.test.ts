@@ -268,7 +268,7 @@ describe('payload arguments', () => {
 });
 
 describe('enqueueMany', () => {
-  it('answers a pipelined batch in request order: created, exists and ended side by side', async () => {
+  it('answers a batch in request order: created, exists and ended side by side', async () => {
     const now = Date.now();
     const [a, b, c, d] = [newTask(), newTask(), newTask(), newTask()];
     expect((await store.enqueue(b!, now)).result).toBe('created');
@@ -279,6 +279,33 @@ describe('enqueueMany', () => {
     const results = await store.enqueueMany([a!, b!, c!, d!], now);
     expect(results.map((r) => r.result)).toEqual(['created', 'exists', 'ended', 'created']);
     for (const t of [a!, d!]) expect(await client.hget(keys.task(t.partition, t.taskId), 'state')).toBe('queued');
+  });
+
+  it('enqueues a batch across partitions in one script call, each task as a single enqueue would', async () => {
+    const now = Date.now();
+    const batch = Array.from({ length: 12 }, (_, i) => newTask({ input: Buffer.from(`in ${i}`), flowDeadline: i === 3 ? now + 60_000 : 0 }));
+    expect(new Set(batch.map((t) => t.partition)).size).toBeGreaterThan(1);
+    await client.set(`${keys.tag(batch[5]!.partition)}sticky:acme:${batch[5]!.flowId}`, 'w-remembered');
+    await store.enqueueMany([newTask(), newTask()], now); // loads the script: no NOSCRIPT round below
+    const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+    const before = await calls();
+    // The same task twice in one batch: the second sees the first.
+    const results = await store.enqueueMany([...batch, batch[0]!], now);
+    expect(await calls()).toBe(before + 1);
+    expect(results.map((r) => r.result)).toEqual([...batch.map(() => 'created'), 'exists']);
+    expect(results[5]!.rememberedSticky).toBe('w-remembered');
+    expect(results.filter((r) => r.rememberedSticky).length).toBe(1);
+    for (const [i, t] of batch.entries()) {
+      const tag = keys.tag(t.partition);
+      expect(str(await client.hgetallBuffer(keys.task(t.partition, t.taskId)))).toMatchObject({ state: 'queued', attempt: '1', input: [...Buffer.from(`in ${i}`)] });
+      expect(await client.zscore(`${tag}q:${t.queue}`, t.taskId)).toBe(String(now));
+      expect(await client.sismember(`${tag}queues`, t.queue)).toBe(1);
+      expect(await client.sismember(`${tag}flow:acme:${t.flowId}`, t.taskId)).toBe(1);
+      expect(await client.zscore(`${tag}deadlines`, t.taskId)).toBe(i === 3 ? String(now + 60_000) : null);
+    }
+    // And they run like any other task.
+    const started = await store.start(batch[7]!.partition, batch[7]!.taskId, 0, slot, 'nonce-1', now);
+    expect('input' in started && started.input.toString()).toBe('in 7');
   });
 
   it('rejects the batch when Redis refuses a command, instead of reporting it as enqueued', async () => {

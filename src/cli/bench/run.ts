@@ -41,6 +41,8 @@ export interface BenchConfig {
   flows: number;
   /** Longest the measured phase may take before the run gives up (s). */
   timeoutSec: number;
+  /** Write a V8 CPU profile of each worker and producer process here. */
+  cpuProfDir?: string;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -103,9 +105,10 @@ interface Child {
 
 const CHILD = path.join(__dirname, 'child.js');
 
-function spawnChild(cfg: ChildConfig, onMessage: (c: Child, m: ChildMessage) => void): Promise<Child> {
+function spawnChild(cfg: ChildConfig, onMessage: (c: Child, m: ChildMessage) => void, cpuProfDir?: string): Promise<Child> {
   return new Promise((resolve, reject) => {
-    const proc = fork(CHILD, [JSON.stringify(cfg)], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const execArgv = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `${cfg.role}-${cfg.index}.cpuprofile`] : [];
+    const proc = fork(CHILD, [JSON.stringify(cfg)], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv });
     const child: Child = { proc, cfg, count: 0, errors: 0 };
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
@@ -237,11 +240,11 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
 
   try {
     const workers = await Promise.all(
-      Array.from({ length: cfg.workers }, (_, i) => spawnChild({ ...base, address: addressOf(i), role: 'worker', index: i }, onMessage)),
+      Array.from({ length: cfg.workers }, (_, i) => spawnChild({ ...base, address: addressOf(i), role: 'worker', index: i }, onMessage, cfg.cpuProfDir)),
     );
     children.push(...workers);
     const producers = await Promise.all(
-      Array.from({ length: cfg.producers }, (_, i) => spawnChild({ ...base, address: addressOf(i), role: 'producer', index: i }, onMessage)),
+      Array.from({ length: cfg.producers }, (_, i) => spawnChild({ ...base, address: addressOf(i), role: 'producer', index: i }, onMessage, cfg.cpuProfDir)),
     );
     children.push(...producers);
     const started = () => workers.reduce((s, w) => s + w.count, 0);
