@@ -9,6 +9,7 @@ import { pb, type WorkerTaskServiceDefinition } from '../../wire';
 import { authMetadata, fromEpochMs, SDK_NAME, SDK_VERSION, toBuffer, toNum, withProtocolVersion } from '../common';
 import type { CompiledWorkerOptions } from './options';
 import { Outbox } from './outbox';
+import type { PongSweep } from './pongs';
 import type { ReadinessTracker } from './readiness';
 import { TaskRun, type TaskPhase } from './task';
 import type { RpcContext, SlotKindName, StepContext } from './types';
@@ -20,6 +21,8 @@ export interface SlotHost {
   readonly options: CompiledWorkerOptions;
   readonly client: WorkerClient;
   readonly readiness: ReadinessTracker;
+  /** One Pong timer for all the worker's running tasks. */
+  readonly pongs: PongSweep;
   /** Aborted when stop begins (ends backoff waits). */
   readonly stopSignal: AbortSignal;
   readonly stopping: boolean;
@@ -247,8 +250,8 @@ export class Session {
   }
 
   private io() {
-    const { logger, pongIntervalMs } = this.host.options;
-    return { send: (frame: pb.IWorkerFrame, key?: string) => this.outbox.push(frame, key), logger, pongIntervalMs };
+    const { logger } = this.host.options;
+    return { send: (frame: pb.IWorkerFrame, key?: string) => this.outbox.push(frame, key), logger, pongs: this.host.pongs };
   }
 }
 

@@ -6,6 +6,7 @@
 import { pb } from '../../wire';
 import { toBytes, type Payload, type SdkLogger } from '../common';
 import { toFailure } from './failure';
+import { PongSweep } from './pongs';
 import type { HandlerResult } from './types';
 
 /** Pong cadence while a task runs (DESIGN §5), so proxies never see an idle stream. */
@@ -15,7 +16,9 @@ export interface TaskIo {
   /** Queues a frame; false when the stream is already closed. */
   send(frame: pb.IWorkerFrame, key?: string): boolean;
   readonly logger: SdkLogger;
-  /** Pong cadence while the task runs. @default PONG_INTERVAL_MS */
+  /** The worker's Pong timer; a task without one (tests) gets its own at `pongIntervalMs`. */
+  readonly pongs?: PongSweep;
+  /** Pong cadence while the task runs, without `pongs`. @default PONG_INTERVAL_MS */
   readonly pongIntervalMs?: number;
 }
 
@@ -93,16 +96,21 @@ export class TaskRun {
     this.resolveAck(ack);
   }
 
+  /** Called by the Pong timer while the handler runs. */
+  pong(now: number): void {
+    this.io.send({ pong: { sent_at_ms: now } }, 'pong');
+  }
+
   private async run(invoke: Invoke): Promise<void> {
-    const pong = setInterval(() => this.io.send({ pong: { sent_at_ms: Date.now() } }, 'pong'), this.io.pongIntervalMs ?? PONG_INTERVAL_MS);
-    pong.unref();
+    const pongs = this.io.pongs ?? new PongSweep(this.io.pongIntervalMs ?? PONG_INTERVAL_MS);
+    pongs.add(this);
     let result: pb.IStepResult;
     try {
       result = { task_token: this.token, output: toOutput(await invoke(this, (d) => this.heartbeat(d))) };
     } catch (err) {
       result = { task_token: this.token, failure: toFailure(err) };
     } finally {
-      clearInterval(pong);
+      pongs.delete(this);
     }
     if (this.abandoned) return this.finish();
     this.phase = 'flushing';

@@ -12,6 +12,7 @@ import { createSdkChannel } from '../common';
 import { pb, WorkerTaskServiceDefinition } from '../../wire';
 import { WorkerCapacityError, WorkerStoppedError } from './errors';
 import { compileWorkerOptions, type CompiledWorkerOptions, type WorkerOptions } from './options';
+import { PongSweep } from './pongs';
 import { ReadinessTracker, type Readiness } from './readiness';
 import type { SlotHost } from './session';
 import { Slot } from './slot';
@@ -25,6 +26,7 @@ export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped' | 'failed'
 export class Worker {
   readonly options: CompiledWorkerOptions;
   private readonly tracker: ReadinessTracker;
+  private readonly pongs: PongSweep;
   private readonly stopController = new AbortController();
   private stateValue: WorkerState = 'idle';
   private startPromise: Promise<void> | undefined;
@@ -41,6 +43,7 @@ export class Worker {
     this.options = compileWorkerOptions(options);
     const required: SlotKindName[] = this.options.reservedRpcTasks > 0 ? ['STEP_AND_RPC', 'RPC_ONLY'] : ['STEP_AND_RPC'];
     this.tracker = new ReadinessTracker(required);
+    this.pongs = new PongSweep(this.options.pongIntervalMs);
   }
 
   get appWorkerId(): string {
@@ -136,6 +139,7 @@ export class Worker {
       options: this.options,
       client,
       readiness: this.tracker,
+      pongs: this.pongs,
       stopSignal: this.stopController.signal,
       get stopping() {
         return worker.stateValue !== 'running';

@@ -1,5 +1,6 @@
 import { pb } from '../../../src/wire';
 import { Outbox } from '../../../src/sdk/worker/outbox';
+import { PongSweep } from '../../../src/sdk/worker/pongs';
 import { PONG_INTERVAL_MS, TaskCancelledError, TaskRun } from '../../../src/sdk/worker/task';
 import { recordingLogger } from './fake-worker-server';
 
@@ -28,8 +29,56 @@ describe('Outbox', () => {
   });
 });
 
+describe('PongSweep', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('pongs every running task at its cadence from one timer, and lets the timer go once none runs', () => {
+    jest.useFakeTimers();
+    const sweep = new PongSweep(1000);
+    const pongs: string[] = [];
+    const task = (name: string) => ({ pong: () => void pongs.push(name) });
+    const [a, b, c] = [task('a'), task('b'), task('c')];
+    sweep.add(a);
+    jest.advanceTimersByTime(500);
+    sweep.add(b);
+    sweep.add(c);
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(500); // a's interval has passed, not b's or c's
+    expect(pongs).toEqual(['a']);
+    sweep.delete(c);
+    jest.advanceTimersByTime(1000);
+    expect(pongs).toEqual(['a', 'b', 'a']);
+    sweep.delete(a);
+    sweep.delete(b);
+    expect(sweep.running).toBe(0);
+    jest.advanceTimersByTime(250);
+    expect(jest.getTimerCount()).toBe(0);
+    expect(pongs).toEqual(['a', 'b', 'a']);
+    sweep.add(c); // and starts again
+    jest.advanceTimersByTime(1000);
+    expect(pongs).toEqual(['a', 'b', 'a', 'c']);
+  });
+});
+
 describe('TaskRun', () => {
   afterEach(() => jest.useRealTimers());
+
+  it('shares the worker\'s Pong timer: 50 running tasks hold one timer, and each pongs', async () => {
+    jest.useFakeTimers();
+    const sweep = new PongSweep(PONG_INTERVAL_MS);
+    const sent: pb.IWorkerFrame[] = [];
+    const finish: ((v: string) => void)[] = [];
+    const tasks = Array.from({ length: 50 }, (_, i) => new TaskRun(`t${i}`, 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger(), pongs: sweep },
+      () => new Promise<string>((r) => finish.push(r))));
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(PONG_INTERVAL_MS);
+    expect(sent.filter((f) => f.pong)).toHaveLength(50);
+    for (const f of finish) f('x');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(sweep.running).toBe(0);
+    for (const t of tasks) t.abandon(new Error('done'));
+  });
 
   it('sends a Pong every 20 s while the handler runs, then the result, then waits for the ack', async () => {
     jest.useFakeTimers();
