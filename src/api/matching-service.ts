@@ -7,6 +7,7 @@ import type { Config } from '../config';
 import { invalidArgument, zdError } from '../errors';
 import type { Membership } from '../cluster/membership';
 import type { RpcSettlement } from '../gateway/slot';
+import type { EnqueueBinding } from '../gateway/gateway';
 import type { OutcomeBell } from '../gateway/outcome-bell';
 import type { Metrics } from '../metrics/registry';
 import type { Keys } from '../store/keys';
@@ -46,6 +47,19 @@ export interface MatchingDeps {
   outcomeWritten(partition: number, taskId: string): void;
   /** The node's bound on waiting calls (limits.maxLongPolls). */
   longPolls?: LongPollGate;
+  /** Sync match at enqueue: a new Step starts in an idle slot of this node bound before the enqueue script. */
+  enqueueStarts?: EnqueueStarts;
+}
+
+export interface EnqueueStarts {
+  /** An idle slot for a new Step, when one may take it now (else it goes through placement). */
+  bind(t: NewTask, now: number): EnqueueBinding | undefined;
+  /** The script started the task in the bound slot. */
+  started(b: EnqueueBinding, t: NewTask, deadlineAt: number, now: number): void;
+  /** The script did not start it: the slot serves others. */
+  release(b: EnqueueBinding): void;
+  /** The script failed: return the task if it started, then free the slot. */
+  abandon(b: EnqueueBinding, t: NewTask): Promise<void>;
 }
 
 /**
@@ -66,12 +80,26 @@ export function matchingService(d: MatchingDeps) {
 
   async function enqueue(tasks: NewTask[]): Promise<pb.IEnqueueStepResponse[]> {
     const now = d.clock.now();
-    const results = await d.store.enqueueMany(tasks, now);
-    if (c.redis.waitReplicas > 0 && 'wait' in d.redis) await d.redis.wait(c.redis.waitReplicas, 1000);
-    return results.map(({ result, rememberedSticky }, i) => {
+    const starts = d.enqueueStarts;
+    const bound = starts ? tasks.map((t) => starts.bind(t, now)) : [];
+    let results;
+    try {
+      results = await d.store.enqueueMany(tasks, now, bound.map((b) => b?.start));
+      // Replicated before any worker sees it: a Step starts only once its enqueue is as durable as configured.
+      if (c.redis.waitReplicas > 0 && 'wait' in d.redis) await d.redis.wait(c.redis.waitReplicas, 1000);
+    } catch (err) {
+      // Whether the script started any of them is unknown: each goes back to
+      // its queue if it did (a release by its start nonce), then the slot is free.
+      bound.forEach((b, i) => b && void starts!.abandon(b, tasks[i]!));
+      throw err;
+    }
+    return results.map(({ result, rememberedSticky, startedDeadlineAt }, i) => {
       const t = tasks[i]!;
+      const b = bound[i];
       d.metrics.tasksEnqueued.inc({ result });
-      if (result === 'created') d.taskEnqueued(t, t.stickyWorkerId || rememberedSticky);
+      if (b && startedDeadlineAt !== undefined) starts!.started(b, t, startedDeadlineAt, now);
+      else if (b) starts!.release(b);
+      if (result === 'created' && startedDeadlineAt === undefined) d.taskEnqueued(t, t.stickyWorkerId || rememberedSticky);
       // A retried enqueue rings the owner again: the first one may have committed
       // on a node that died before its notice went out. A ring for a task that
       // is not queued any more costs one refused offer.

@@ -9,11 +9,11 @@ import { zdError } from '../errors';
 import type { Metrics } from '../metrics/registry';
 import type { Refusal } from '../store/codes';
 import { queueName } from '../store/keys';
-import type { SlotIdentity, TaskStore } from '../store/task-store';
+import type { EnqueueStart, NewTask, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION } from '../wire';
-import type { OfferRef, OfferResult, Presence } from '../owner/dispatcher';
+import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import { RpcWaiters } from './rpc-waiters';
 import { Slot, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
 import { decodeToken, encodeToken } from './task-token';
@@ -45,6 +45,12 @@ export interface GatewayOptions {
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+
+/** An idle slot bound to a Step being enqueued, and the start the enqueue script makes in it. */
+export interface EnqueueBinding {
+  slot: Slot;
+  start: EnqueueStart;
+}
 
 export class Gateway {
   private readonly slots = new Map<string, Slot>();
@@ -225,24 +231,74 @@ export class Gateway {
    * caller's capacity check stays true), commits the start, writes the task.
    */
   offer(ref: OfferRef): Promise<OfferResult> {
-    const slot = this.pickIdle(ref.tenant, ref.flowType, ref.stepType, ref.appWorkerId);
+    const slot = this.bindIdle(ref.tenant, ref.flowType, ref.stepType, ref.appWorkerId);
     if (!slot) return Promise.resolve('no-slot');
-    this.removeIdle(slot);
-    slot.state = 'busy';
-    this.hooks.capacityChanged();
     return this.start(slot, ref);
   }
 
-  private async start(slot: Slot, ref: OfferRef): Promise<OfferResult> {
-    this.nonceSeq = (this.nonceSeq + 1) >>> 0;
-    const nonce = this.noncePrefix + this.nonceSeq.toString(16).padStart(8, '0');
-    const identity: SlotIdentity = {
-      appWorkerId: slot.reg.appWorkerId, streamId: slot.id, nodeId: this.opts.nodeId, bootId: this.opts.bootId,
+  /**
+   * Binds an idle slot for a Step about to be enqueued, so the enqueue script
+   * starts it there (sync match at enqueue: no start round trip, no owner
+   * hop). Undefined when no eligible slot is idle. The binding must end in
+   * startedAtEnqueue or releaseBinding.
+   */
+  bindForEnqueue(tenant: string, flowType: string, stepType: string, appWorkerId?: string): EnqueueBinding | undefined {
+    const slot = this.bindIdle(tenant, flowType, stepType, appWorkerId);
+    return slot && { slot, start: { slot: this.identity(slot), nonce: this.nextNonce() } };
+  }
+
+  /** The enqueue did not start the task (not created, or its flow remembers another sticky worker). */
+  releaseBinding(b: EnqueueBinding): void {
+    this.slotFree(b.slot);
+  }
+
+  /** The enqueue script failed: had it started the task, the task goes back unconsumed (a release by its nonce). */
+  async abandonBinding(b: EnqueueBinding, t: NewTask): Promise<void> {
+    try {
+      await this.returnTask({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: b.start.nonce }, t.queue);
+    } catch (err) {
+      this.log.warn({ taskId: t.taskId, err: (err as Error).message }, 'could not return a Step whose enqueue failed');
+    } finally {
+      this.slotFree(b.slot);
+    }
+  }
+
+  /** The enqueue script started the task in the bound slot: write it to the worker. */
+  async startedAtEnqueue(b: EnqueueBinding, t: NewTask, deadlineAt: number, now: number): Promise<void> {
+    const started: StartedTask = {
+      taskId: t.taskId, attempt: 1, nonce: b.start.nonce, startedAt: now, input: t.input, tenant: t.tenant, flowId: t.flowId,
+      flowType: t.flowType, stepType: t.stepType, stepExecutionId: t.stepExecutionId, enqueuedAt: now,
+      methodTimeout: t.methodTimeout, heartbeatTimeout: t.heartbeatTimeout, flowDeadline: t.flowDeadline, deadlineAt,
     };
+    if (this.deliver(b.slot, t.partition, started, 'sync', now, now)) return;
+    // The stream went away: the worker never saw it, so it goes back unconsumed to its owner.
+    await this.returnTask({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: b.start.nonce }, t.queue);
+  }
+
+  private bindIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
+    const slot = this.pickIdle(tenant, flowType, stepType, appWorkerId);
+    if (!slot) return undefined;
+    this.removeIdle(slot);
+    slot.state = 'busy';
+    this.hooks.capacityChanged();
+    return slot;
+  }
+
+  private identity(slot: Slot): SlotIdentity {
+    return { appWorkerId: slot.reg.appWorkerId, streamId: slot.id, nodeId: this.opts.nodeId, bootId: this.opts.bootId };
+  }
+
+  private nextNonce(): string {
+    this.nonceSeq = (this.nonceSeq + 1) >>> 0;
+    return this.noncePrefix + this.nonceSeq.toString(16).padStart(8, '0');
+  }
+
+  private async start(slot: Slot, ref: OfferRef): Promise<OfferResult> {
+    const nonce = this.nextNonce();
     const now = this.clock.now();
     let started;
     try {
-      started = await this.store.start(ref.partition, ref.taskId, ref.attempt, identity, nonce, now);
+      started = await this.store.start(ref.partition, ref.taskId, ref.attempt, this.identity(slot), nonce, now);
     } catch (err) {
       this.slotFree(slot);
       throw err;
@@ -251,10 +307,24 @@ export class Gateway {
       this.slotFree(slot);
       return 'gone';
     }
-    const queue = queueName(ref.tenant, ref.flowType, ref.stepType);
-    const token = encodeToken({ partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce });
-    slot.attempt = { partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce, queue, token, delivered: false };
-    this.hooks.attemptStarted(ref.partition, started.deadlineAt);
+    if (this.deliver(slot, ref.partition, started, ref.path, ref.readyAt, now)) return 'taken';
+    // The stream went away between binding and writing: the worker never saw
+    // the task, so it goes back unconsumed at once (unregister did not see it).
+    await this.store.release({ partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce });
+    // 'no-slot' hands the ref back to the offering owner, which re-offers it elsewhere.
+    return 'no-slot';
+  }
+
+  /**
+   * Holds a started attempt on its slot and writes it to the worker. False
+   * when the stream went away first (counted as write_failed): the caller
+   * returns the task unconsumed.
+   */
+  private deliver(slot: Slot, partition: number, started: StartedTask, path: DispatchPath, readyAt: number, now: number): boolean {
+    const queue = queueName(started.tenant, started.flowType, started.stepType);
+    const token = encodeToken({ partition, taskId: started.taskId, attempt: started.attempt, nonce: started.nonce });
+    slot.attempt = { partition, taskId: started.taskId, attempt: started.attempt, nonce: started.nonce, queue, token, delivered: false };
+    this.hooks.attemptStarted(partition, started.deadlineAt);
     const written = slot.state === 'busy' && slot.send({
       step_task: {
         task_token: token, task_id: started.taskId, tenant: started.tenant, flow_id: started.flowId,
@@ -265,18 +335,13 @@ export class Gateway {
       },
     }, now);
     if (!written) {
-      // The stream went away between binding and writing: the worker never saw
-      // the task, so it goes back unconsumed at once (unregister did not see it).
-      const held = slot.attempt;
       slot.attempt = undefined;
       this.metrics.returnedAttempts.inc({ reason: 'write_failed' });
-      await this.store.release({ partition: ref.partition, taskId: ref.taskId, attempt: held.attempt, nonce });
-      // 'no-slot' hands the ref back to the offering owner, which re-offers it elsewhere.
-      return 'no-slot';
+      return false;
     }
     slot.attempt.delivered = true;
-    this.metrics.dispatchLatency.observe({ path: ref.path }, Math.max(0, now - ref.readyAt) / 1000);
-    return 'taken';
+    this.metrics.dispatchLatency.observe({ path }, Math.max(0, now - readyAt) / 1000);
+    return true;
   }
 
   // ---- worker frames --------------------------------------------------------

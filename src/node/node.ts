@@ -255,6 +255,15 @@ export class ZdNode {
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
       longPolls: this.longPolls,
+      enqueueStarts: {
+        bind: (t, now) => t.readyAt <= now && this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
+          ? this.gateway.bindForEnqueue(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
+          : undefined,
+        started: (b, t, deadlineAt, now) => void this.gateway.startedAtEnqueue(b, t, deadlineAt, now)
+          .catch((err: Error) => this.log.warn({ taskId: t.taskId, err: err.message }, 'returning an undelivered Step failed')),
+        release: (b) => this.gateway.releaseBinding(b),
+        abandon: (b, t) => this.gateway.abandonBinding(b, t),
+      },
     }));
     // ---- fetch surface (issue 5): ExternalTaskService + OperatorService on gRPC, HTTP/JSON on http.listen ----
     const externalTasks = new ExternalTasks({

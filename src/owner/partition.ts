@@ -57,6 +57,11 @@ export class PartitionOwner {
     return this.state !== 'unloaded';
   }
 
+  /** Its queues' heads are loaded from Redis: a queue not in memory holds nothing ready. */
+  get loaded(): boolean {
+    return this.state === 'active';
+  }
+
   /** Reloads heads and timers from Redis: the oldest queued task of each queue first. */
   async load(): Promise<void> {
     const p = this.partition;

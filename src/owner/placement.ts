@@ -50,6 +50,16 @@ export class Placement {
     return this.count;
   }
 
+  /** Whether Steps of the flow type wait in memory (sync-match phase, or sticky to some worker). */
+  hasWaiters(tenant: string, flowType: string): boolean {
+    if (this.count === 0) return false;
+    if (this.syncWaiters.has(flowKey(tenant, flowType))) return true;
+    for (const set of this.stickyWaiters.values()) {
+      for (const w of set) if (w.q.tenant === tenant && w.q.flowType === flowType) return true;
+    }
+    return false;
+  }
+
   /** Places a Step that just became ready for the first time. */
   place(q: QueueHeads, ref: HeadRef, sticky: string): void {
     q.hold(ref.taskId);

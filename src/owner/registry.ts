@@ -143,6 +143,21 @@ export class OwnerRegistry implements PartitionHost {
     return true;
   }
 
+  /**
+   * Whether a new Step of this queue may start at its enqueue in an idle slot
+   * of this node (sync match at enqueue) instead of going through placement:
+   * this node owns the partition and has loaded it, the queue holds nothing
+   * ready (a new Step never cuts in front of a backlog), and no Step of the
+   * flow type waits in memory for a slot.
+   */
+  mayStartAtEnqueue(partition: number, queue: string, tenant: string, flowType: string): boolean {
+    const owner = this.partitions.get(partition);
+    if (!owner?.loaded) return false;
+    const q = owner.queues.get(queue);
+    if (q && (q.size > 0 || q.more || q.loading)) return false;
+    return !this.placement.hasWaiters(tenant, flowType);
+  }
+
   attemptStarted(partition: number, deadlineAt: number): void {
     this.partitions.get(partition)?.attemptDeadline(deadlineAt);
   }

@@ -26,6 +26,14 @@ export interface Enqueued {
   result: EnqueueResult;
   /** For a created task: the app worker id that last completed a Step of its flow ('' = none). */
   rememberedSticky: string;
+  /** Set when the enqueue also started the task in the slot bound for it: its attempt deadline. */
+  startedDeadlineAt?: number;
+}
+
+/** An idle slot bound to a Step being enqueued: the enqueue starts it there (sync match at enqueue). */
+export interface EnqueueStart {
+  slot: SlotIdentity;
+  nonce: string;
 }
 
 /** Who takes an attempt: the slot that will run it. */
@@ -99,7 +107,10 @@ export type ObserveCall = (command: string, seconds: number) => void;
 
 function enqueued(r: ScriptReply): Enqueued {
   const code = Number(r[0]);
-  return { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
+  const e: Enqueued = { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
+  const deadlineAt = String(r[2] ?? '');
+  if (code === 1 && deadlineAt !== '') e.startedDeadlineAt = Number(deadlineAt);
+  return e;
 }
 
 export class TaskStore {
@@ -132,26 +143,30 @@ export class TaskStore {
    * Redis Cluster call must stay in one hash slot, so there the batch goes as
    * one call per partition. Tasks already committed stay committed when a
    * later one fails; the batch then rejects, and a retry is idempotent.
+   * `starts[i]`, when set, is an idle slot bound to task i: the script starts
+   * the task there unless the flow remembers another sticky worker.
    */
-  async enqueueMany(tasks: NewTask[], now: number): Promise<Enqueued[]> {
-    if (tasks.length === 1) return [await this.enqueue(tasks[0]!, now)];
+  async enqueueMany(tasks: NewTask[], now: number, starts: readonly (EnqueueStart | undefined)[] = []): Promise<Enqueued[]> {
+    if (tasks.length === 1 && !starts[0]) return [await this.enqueue(tasks[0]!, now)];
     const out = new Array<Enqueued>(tasks.length);
     await Promise.all(this.enqueueGroups(tasks).map(async (idx) => {
-      if (idx.length === 1) {
+      if (idx.length === 1 && !starts[idx[0]!]) {
         out[idx[0]!] = await this.enqueue(tasks[idx[0]!]!, now);
         return;
       }
-      const args: (string | number | Buffer)[] = [];
+      const args: (string | number | Buffer)[] = [now];
       for (const i of idx) {
         const t = tasks[i]!;
+        const s = starts[i];
         args.push(this.keys.tag(t.partition), t.taskId, t.queue, Math.max(t.readyAt, now), t.flowDeadline, t.tenant, t.flowId,
-          encodeSpec(t, now), payloadArg(t.input));
+          encodeSpec(t, now), payloadArg(t.input), s?.slot.appWorkerId ?? '', s?.slot.streamId ?? '', s?.slot.nodeId ?? '',
+          s?.slot.bootId ?? '', s?.nonce ?? '');
       }
       const first = tasks[idx[0]!]!;
       const r = await this.timed('enqueueTasks', this.redis.zdEnqueueTasks(this.keys.task(first.partition, first.taskId), ...args));
       idx.forEach((i, k) => {
-        if (r.length < 2 * (k + 1)) throw new Error(`enqueueTasks: ${r.length / 2} replies for ${idx.length} tasks`);
-        out[i] = enqueued([r[2 * k]!, r[2 * k + 1]!]);
+        if (r.length < 3 * (k + 1)) throw new Error(`enqueueTasks: ${r.length / 3} replies for ${idx.length} tasks`);
+        out[i] = enqueued(r.slice(3 * k, 3 * k + 3));
       });
     }));
     return out;

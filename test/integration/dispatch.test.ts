@@ -163,6 +163,24 @@ describe('sticky phase', () => {
 });
 
 describe('sync-match and the durable queue', () => {
+  it('starts a Step in an idle slot within its enqueue script: one script call, no start round trip', async () => {
+    const w = await slot('W');
+    await enqueue({ flow_id: 'warm' });
+    await complete(w, await take(w)); // the scripts are loaded: no NOSCRIPT retries below
+    const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(String(await redis.command('INFO', 'commandstats')))?.[1] ?? 0);
+    const before = await calls();
+    const id = await enqueue({ flow_id: 'fast' });
+    const task = await take(w);
+    expect(task.task_id).toBe(id);
+    expect(task.attempt).toBe(1);
+    expect(Number(task.started_at_ms)).toBe(Number(task.enqueued_at_ms));
+    expect(await calls()).toBe(before + 1);
+    const state = await redis.command('HGET', `${prefix}:{${id.split('-')[0]}}:t:${id}`, 'state');
+    expect(String(state)).toBe('running');
+    await complete(w, task);
+    expect(await calls()).toBe(before + 2);
+  });
+
   it('puts a new Step behind a backlog that a connected worker can run', async () => {
     const w = await slot('W');
     const running = (await take(w, 100).catch(() => undefined)) ?? undefined;

@@ -77,21 +77,33 @@ it('reports backlog entries, oldest age and unserved queues (no_worker, then no_
 it('observes dispatch latency by path and Redis call latency by script', async () => {
   const s = openSlot(t.worker, registerFrame());
   await s.nextOf('registered');
+  // The slot is idle: the enqueue script starts the Step in it (no start call, no offer).
   await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
   const task = (await s.nextOf('step_task')).step_task!;
+  let body = await scrape();
+  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' })).toBe(1);
+  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'enqueueTasks' })).toBe(1);
+  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'startTask' })).toBeUndefined();
+  expect(value(body, 'dexzd_matching_offers_total', { result: 'taken' })).toBeUndefined();
+  // The slot is busy: the next Step is enqueued alone, then offered and started once the slot frees.
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
   await s.nextOf('result_ack');
-  const body = await scrape();
-  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' })).toBe(1);
-  for (const command of ['enqueueTask', 'startTask', 'completeTask']) {
+  const second = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: second.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+  body = await scrape();
+  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' })).toBe(2);
+  for (const command of ['enqueueTasks', 'enqueueTask', 'startTask']) {
     expect(value(body, 'dexzd_redis_command_seconds_count', { command })).toBe(1);
   }
+  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'completeTask' })).toBe(2);
   expect(value(body, 'dexzd_matching_offers_total', { result: 'taken' })).toBe(1);
   expect(value(body, 'dexzd_cluster_owned_partitions')).toBe(8);
   expect(value(body, 'dexzd_cluster_live_nodes')).toBe(1);
   expect(value(body, 'dexzd_matching_reserve_declined_tasks_total')).toBe(0);
   // An engine's group that has not read the outcome yet lags by one.
-  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1, wait_ms: 0 });
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 2, wait_ms: 0 });
   await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f2', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
   const next = (await s.nextOf('step_task')).step_task!;
   s.send({ step_result: { task_token: next.task_token, output: Buffer.from('ok') } });

@@ -1,19 +1,27 @@
---[[ Enqueue a batch of Step tasks, each as enqueueTask does (includes/enqueue.lua):
-  one script call instead of one per task (EnqueueSteps). On a Redis Cluster every
-  task of a call is in one partition; on one Redis they may span partitions.
+--[[ Enqueue a batch of Step tasks, each as enqueueTask does (includes/enqueue.lua), and
+  start those the node bound an idle slot for (sync match at enqueue): one script call
+  instead of one per task, and for a bound task none for its start. On a Redis Cluster
+  every task of a call is in one partition; on one Redis they may span partitions.
   KEYS[1]  the first task's hash (routes the call)
-  ARGV     nine values per task: tag, taskId, queue, readyAt (ms), flow deadline (ms, 0 = none),
-           tenant, flowId, spec (enqueuedAt inside), input (bytes)
-  Returns: two values per task, in order: the code (1 created, 0 exists, 2 ended) and the
-           remembered sticky app worker id ("" unless created).
+  ARGV[1]  now (ms)
+  ARGV     then fourteen values per task: tag, taskId, queue, readyAt (ms), flow deadline (ms,
+           0 = none), tenant, flowId, spec (enqueuedAt inside), input (bytes), and the bound
+           slot: app worker id ("" = none), slot (stream id), node id, node boot id, start nonce
+  Returns: three values per task, in order: the code (1 created, 0 exists, 2 ended), the
+           remembered sticky app worker id ("" unless created), and the attempt deadline of a
+           task started here ("" = not started: queued, or not created).
 ]]
 --@include "enqueue"
+local now = ARGV[1]
 local out = {}
-for i = 1, #ARGV, 9 do
+for i = 2, #ARGV, 14 do
   local tag, taskId = ARGV[i], ARGV[i + 1]
-  local code, sticky = enqueueOne(tag .. 't:' .. taskId, tag, taskId, ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5],
-    ARGV[i + 6], ARGV[i + 7], ARGV[i + 8])
+  local start = nil
+  if ARGV[i + 9] ~= '' then start = {ARGV[i + 9], ARGV[i + 10], ARGV[i + 11], ARGV[i + 12], ARGV[i + 13], now} end
+  local code, sticky, deadlineAt = enqueueOne(tag .. 't:' .. taskId, tag, taskId, ARGV[i + 2], ARGV[i + 3], ARGV[i + 4],
+    ARGV[i + 5], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8], start)
   out[#out + 1] = code
   out[#out + 1] = sticky
+  out[#out + 1] = deadlineAt
 end
 return out

@@ -16,6 +16,5 @@ mt, ht = tonumber(mt) or 0, tonumber(ht) or 0
 local deadlineAt = 9007199254740991
 if mt > 0 then deadlineAt = tonumber(t[4]) + mt end
 if ht > 0 then deadlineAt = math.min(deadlineAt, now + ht) end
-redis.call('HSET', KEYS[1], 'hbAt', ARGV[5], 'deadlineAt', deadlineAt)
 redis.call('ZADD', KEYS[2], deadlineAt, taskId)
 return {1, tostring(deadlineAt)}

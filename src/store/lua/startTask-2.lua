@@ -34,8 +34,9 @@ if mt > 0 or ht > 0 then
   if ht > 0 then at = math.min(at, now + ht) end
   deadlineAt = string.format('%d', at)
 end
+-- The deadline lives in the inflight sorted set only: nothing reads it from the hash.
 redis.call('HSET', KEYS[1], 'state', 'running', 'worker', ARGV[4], 'nonce', ARGV[8], 'slot', ARGV[5], 'node', ARGV[6],
-  'boot', ARGV[7], 'startedAt', ARGV[9], 'hbAt', ARGV[9], 'deadlineAt', deadlineAt)
+  'boot', ARGV[7], 'startedAt', ARGV[9])
 redis.call('ZREM', ARGV[1] .. 'q:' .. f[4], ARGV[2])
 redis.call('ZADD', KEYS[2], deadlineAt, ARGV[2])
 return {1, f[6], spec, deadlineAt, f[2]}

@@ -1,20 +1,44 @@
+--@include "task"
+
 -- Enqueues one Step task, idempotently (enqueueTask, enqueueTasks). Returns a
--- code and the flow's remembered sticky app worker id: 1 created (with the
--- sticky id, or ""), 0 the task already exists, 2 it ended within
--- outcomes.retention. The sticky read rides along so that routing a new Step
--- costs no extra round trip.
-local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, tenant, flowId, spec, input)
+-- code, the flow's remembered sticky app worker id and, for a task started
+-- here, its attempt deadline: 1 created (queued, or started when `start` was
+-- given), 0 the task already exists, 2 it ended within outcomes.retention. The
+-- sticky read rides along so that routing a new Step costs no extra round trip.
+--
+-- `start` {worker, slot, node, boot, nonce, now}: an idle slot the node bound
+-- for this Step (sync match at enqueue). The task starts in it at once, as
+-- startTask would start it, unless the flow remembers another sticky worker:
+-- then it is queued, and the node's normal placement decides.
+local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, tenant, flowId, spec, input, start)
   if redis.call('EXISTS', taskKey, tag .. 'done:' .. taskId) > 0 then
-    if redis.call('EXISTS', taskKey) == 1 then return 0, '' end
-    return 2, ''
+    if redis.call('EXISTS', taskKey) == 1 then return 0, '', '' end
+    return 2, '', ''
   end
-  -- The fields read when the task starts or ends come first: a small hash is a
-  -- list, searched from its head.
-  redis.call('HSET', taskKey, 'state', 'queued', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
-    'input', input)
-  redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
+  local sticky = redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
   redis.call('SADD', tag .. 'queues', queue)
   redis.call('SADD', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
   if tonumber(flowDeadline) > 0 then redis.call('ZADD', tag .. 'deadlines', flowDeadline, taskId) end
-  return 1, redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
+  if start and (sticky == '' or sticky == start[1]) then
+    local mt, ht = string.match(spec, SPEC_TIMEOUTS)
+    mt, ht = tonumber(mt) or 0, tonumber(ht) or 0
+    local deadlineAt = '9007199254740991'
+    if mt > 0 or ht > 0 then
+      local now, at = tonumber(start[6]), math.huge
+      if mt > 0 then at = now + mt end
+      if ht > 0 then at = math.min(at, now + ht) end
+      deadlineAt = string.format('%d', at)
+    end
+    -- The fields read when the task starts or ends come first: a small hash is a
+    -- list, searched from its head.
+    redis.call('HSET', taskKey, 'state', 'running', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
+      'input', input, 'worker', start[1], 'nonce', start[5], 'slot', start[2], 'node', start[3], 'boot', start[4],
+      'startedAt', start[6])
+    redis.call('ZADD', tag .. 'inflight', deadlineAt, taskId)
+    return 1, sticky, deadlineAt
+  end
+  redis.call('HSET', taskKey, 'state', 'queued', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
+    'input', input)
+  redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
+  return 1, sticky, ''
 end
