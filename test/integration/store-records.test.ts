@@ -268,6 +268,30 @@ describe('payload arguments', () => {
 });
 
 describe('enqueueMany', () => {
+  it('starts a task in the slot bound to it, unless its flow remembers another sticky worker', async () => {
+    const now = Date.now();
+    const [fresh, mine, other] = [newTask({ methodTimeout: 30_000 }), newTask(), newTask()];
+    for (const [t, w] of [[mine!, 'w1'], [other!, 'w2']] as const) await client.set(`${keys.tag(t.partition)}sticky:acme:${t.flowId}`, w);
+    const start = (nonce: string) => ({ slot, nonce });
+    const r = await store.enqueueMany([fresh!, mine!, other!], now, [start('n1'), start('n2'), start('n3')]);
+    expect(r.map((x) => [x.result, x.rememberedSticky, x.startedDeadlineAt])).toEqual([
+      ['created', '', now + 30_000], ['created', 'w1', 9007199254740991], ['created', 'w2', undefined],
+    ]);
+    for (const [t, nonce] of [[fresh!, 'n1'], [mine!, 'n2']] as const) {
+      const h = str(await client.hgetallBuffer(keys.task(t.partition, t.taskId)));
+      expect(h).toMatchObject({ state: 'running', attempt: '1', worker: 'w1', nonce, slot: 's1', node: 'n1', boot: 'b1', startedAt: String(now) });
+      expect(await client.zscore(keys.inflight(t.partition), t.taskId)).not.toBeNull();
+      expect(await client.zscore(`${keys.tag(t.partition)}q:${t.queue}`, t.taskId)).toBeNull();
+    }
+    expect(await client.zscore(keys.inflight(fresh!.partition), fresh!.taskId)).toBe(String(now + 30_000));
+    // The other flow's Step waits in its queue for placement (its sticky worker first).
+    expect(await client.hget(keys.task(other!.partition, other!.taskId), 'state')).toBe('queued');
+    expect(await client.zscore(`${keys.tag(other!.partition)}q:${other!.queue}`, other!.taskId)).toBe(String(now));
+    // A task started at enqueue completes like any other.
+    const done = await store.complete({ partition: fresh!.partition, taskId: fresh!.taskId, attempt: 1, nonce: 'n1' }, Buffer.from('ok'), now);
+    expect(done.kind).toBe('completed');
+  });
+
   it('answers a batch in request order: created, exists and ended side by side', async () => {
     const now = Date.now();
     const [a, b, c, d] = [newTask(), newTask(), newTask(), newTask()];
