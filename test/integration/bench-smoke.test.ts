@@ -3,6 +3,9 @@
  * print the report fields. Not timed tests: no figure is checked.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
 
 function bench(args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
@@ -16,8 +19,13 @@ function bench(args: string[], timeoutMs: number): Promise<{ stdout: string; std
   });
 }
 
-test('zdmatch bench --local --mode throughput --tasks 200 --json prints the report', async () => {
-  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '200', '--warmup', '50', '--json'], 18_000);
+test('zdmatch bench --local --mode throughput --tasks 200 --json prints the report (and profiles every process)', async () => {
+  const profiles = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-bench-prof-'));
+  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '200', '--warmup', '50', '--json', '--cpu-prof-dir', profiles], 18_000);
+  const written = fs.readdirSync(profiles);
+  fs.rmSync(profiles, { recursive: true, force: true });
+  expect(written).toEqual(expect.arrayContaining(['worker-0.cpuprofile', 'producer-0.cpuprofile']));
+  expect(written.some((f) => /^CPU\..*\.cpuprofile$/.test(f))).toBe(true); // the node's
   const r = JSON.parse(stdout.trim().split('\n').pop()!);
   expect(r).toMatchObject({ system: 'zdmatch', mode: 'throughput', completed: 200, expected: 200, timedOut: false });
   expect(r.tasksPerSec).toBeGreaterThan(0);
