@@ -183,10 +183,11 @@ async function table(r: BenchResult): Promise<string> {
     ['Redis script calls / Step', f(r.redis?.scriptCallsPerTask)],
     ['Redis CPU / Step', f(r.redis?.cpuUsecPerTask, ' µs')],
     ['Redis CPU utilisation', f(r.redis ? Math.round(r.redis.cpuUtilization * 100) : null, ' %')],
+    ['Redis memory left / Step', f(r.redis?.memoryBytesPerTask, ' bytes')],
   );
   // With a Redis Cluster the Redis rows above are sums over the primaries (utilisation too); these split them.
   for (const p of r.redis?.perPrimary ?? []) {
-    t.push([`  primary ${p.address}`, `CPU ${p.cpuUsecPerTask} µs/Step · ${p.commandsPerTask} cmds · ${p.scriptCallsPerTask} scripts /Step · ${Math.round(p.cpuUtilization * 100)} % busy`]);
+    t.push([`  primary ${p.address}`, `CPU ${p.cpuUsecPerTask} µs/Step · ${p.commandsPerTask} cmds · ${p.scriptCallsPerTask} scripts /Step · ${Math.round(p.cpuUtilization * 100)} % busy · ${p.memoryBytesPerTask} bytes/Step left`]);
   }
   const perNode = r.cpuUsecPerTask.nodes;
   t.push(['node CPU / Step', `${f(r.cpuUsecPerTask.node, ' µs')}${perNode ? ` (${perNode.length} nodes together)` : ''}`]);

@@ -60,6 +60,7 @@ function summarize(runs: Json[]): Json {
     redisScriptCallsPerTask: m((r) => r.redis?.scriptCallsPerTask),
     redisCpuUsecPerTask: m((r) => r.redis?.cpuUsecPerTask),
     redisCpuUtilization: m((r) => r.redis?.cpuUtilization),
+    redisMemoryBytesPerTask: m((r) => r.redis?.memoryBytesPerTask),
     nodeCpuUsecPerTask: m((r) => r.cpuUsecPerTask?.node),
     workerCpuUsecPerTask: m((r) => r.cpuUsecPerTask?.workers),
     completedAll: runs.every((r) => r.completed >= r.expected - 1 && !r.timedOut),

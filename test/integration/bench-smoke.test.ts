@@ -35,6 +35,8 @@ test('zdmatch bench --local --mode throughput --tasks 200 --json prints the repo
   expect(r.redis).toEqual(expect.objectContaining({
     commandsPerTask: expect.any(Number), scriptCallsPerTask: expect.any(Number), cpuUsecPerTask: expect.any(Number),
   }));
+  // Each Step leaves its outcome behind (stream entry and done record): memory grows with it.
+  expect(r.redis.memoryBytesPerTask).toBeGreaterThan(100);
   expect(r.redis.scriptCallsPerTask).toBeGreaterThan(0);
   expect(typeof r.cpuUsecPerTask.node).toBe('number');
   // The single-node report has no per-node or per-primary parts.
@@ -64,6 +66,7 @@ test('zdmatch bench --local --nodes 2 --redis-cluster reports each node and each
   for (const p of r.redis.perPrimary) {
     expect(p).toEqual(expect.objectContaining({
       address: expect.stringMatching(/^127\.0\.0\.1:\d+$/), cpuUsecPerTask: expect.any(Number), commandsPerTask: expect.any(Number),
+      memoryBytesPerTask: expect.any(Number),
     }));
     // 64 partitions hash to slots on all three primaries, so each runs scripts.
     expect(p.scriptCallsPerTask).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 /**
- * What the bench reads around a run: Redis INFO (commandstats, cpu), the CPU
+ * What the bench reads around a run: Redis INFO (commandstats, cpu, memory), the CPU
  * time of processes (/proc/<pid>/stat, or a node's Prometheus metrics), and
  * percentiles.
  */
@@ -12,6 +12,8 @@ export interface RedisSnapshot {
   calls: Record<string, number>;
   /** used_cpu_sys + used_cpu_user, seconds. */
   cpuSec: number;
+  /** used_memory, bytes. */
+  usedMemory: number;
   version: string;
 }
 
@@ -25,12 +27,14 @@ export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
   const stats = String(await sendCommand(port, ['INFO', 'commandstats'], { host, timeoutMs: 5000 }));
   const cpu = String(await sendCommand(port, ['INFO', 'cpu'], { host, timeoutMs: 5000 }));
   const server = String(await sendCommand(port, ['INFO', 'server'], { host, timeoutMs: 5000 }));
+  const memory = String(await sendCommand(port, ['INFO', 'memory'], { host, timeoutMs: 5000 }));
   const calls: Record<string, number> = {};
   for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[m[1]!] = Number(m[2]);
   const num = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
   return {
     calls,
     cpuSec: num('used_cpu_sys') + num('used_cpu_user'),
+    usedMemory: Number(/^used_memory:(\d+)/m.exec(memory)?.[1] ?? 0),
     version: /^redis_version:(\S+)/m.exec(server)?.[1] ?? '',
   };
 }
@@ -40,6 +44,8 @@ export interface RedisDelta {
   commands: number;
   scriptCalls: number;
   cpuSec: number;
+  /** Growth of used_memory: what the run left behind (outcomes, done records, sticky keys; BullMQ's kept jobs). */
+  memoryBytes: number;
   byCommand: Record<string, number>;
 }
 
@@ -55,7 +61,7 @@ export function redisDelta(a: RedisSnapshot, b: RedisSnapshot): RedisDelta {
     commands += d;
   }
   const scriptCalls = (byCommand.evalsha ?? 0) + (byCommand.eval ?? 0) + (byCommand.fcall ?? 0) + (byCommand.evalsha_ro ?? 0);
-  return { version: b.version, commands, scriptCalls, cpuSec: b.cpuSec - a.cpuSec, byCommand };
+  return { version: b.version, commands, scriptCalls, cpuSec: b.cpuSec - a.cpuSec, memoryBytes: b.usedMemory - a.usedMemory, byCommand };
 }
 
 /** The deltas of several servers (a Redis Cluster's primaries) added up. */
@@ -67,6 +73,7 @@ export function sumDeltas(ds: readonly RedisDelta[]): RedisDelta {
     commands: ds.reduce((s, d) => s + d.commands, 0),
     scriptCalls: ds.reduce((s, d) => s + d.scriptCalls, 0),
     cpuSec: ds.reduce((s, d) => s + d.cpuSec, 0),
+    memoryBytes: ds.reduce((s, d) => s + d.memoryBytes, 0),
     byCommand,
   };
 }

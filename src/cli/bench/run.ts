@@ -79,6 +79,8 @@ export interface BenchResult {
     scriptCallsPerTask: number;
     cpuUsecPerTask: number;
     cpuUtilization: number;
+    /** Redis memory the run left behind, per task (used_memory growth over the phase). */
+    memoryBytesPerTask: number;
     topCommands: Record<string, number>;
     /** Redis Cluster only: the same figures for each primary. */
     perPrimary?: RedisPrimaryFigures[];
@@ -94,6 +96,7 @@ export interface RedisPrimaryFigures {
   scriptCallsPerTask: number;
   cpuUsecPerTask: number;
   cpuUtilization: number;
+  memoryBytesPerTask: number;
 }
 
 interface Child {
@@ -330,6 +333,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
         scriptCallsPerTask: round(per(d.scriptCalls), 2),
         cpuUsecPerTask: round(per(d.cpuSec * 1e6), 1),
         cpuUtilization: round(d.cpuSec / phaseSec, 3),
+        memoryBytesPerTask: Math.round(per(d.memoryBytes)),
         topCommands: top,
       };
       if (cfg.redisPrimaries?.length) {
@@ -339,6 +343,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
           scriptCallsPerTask: round(per(x.scriptCalls), 2),
           cpuUsecPerTask: round(per(x.cpuSec * 1e6), 1),
           cpuUtilization: round(x.cpuSec / phaseSec, 3),
+          memoryBytesPerTask: Math.round(per(x.memoryBytes)),
         }));
       }
     }
