@@ -259,8 +259,12 @@ export class ZdNode {
         bind: (t, now) => t.readyAt <= now && this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
           ? this.gateway.bindForEnqueue(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
           : undefined,
-        started: (b, t, deadlineAt, now) => void this.gateway.startedAtEnqueue(b, t, deadlineAt, now)
-          .catch((err: Error) => this.log.warn({ taskId: t.taskId, err: err.message }, 'returning an undelivered Step failed')),
+        started: (b, t, deadlineAt, now) => {
+          // Placement never sees it, but its flow deadline still needs the owner's timer (a retry may queue it).
+          if (t.flowDeadline > 0) this.routing.flowDeadlineSet(t.partition, t.taskId, t.flowDeadline);
+          void this.gateway.startedAtEnqueue(b, t, deadlineAt, now)
+            .catch((err: Error) => this.log.warn({ taskId: t.taskId, err: err.message }, 'returning an undelivered Step failed'));
+        },
         release: (b) => this.gateway.releaseBinding(b),
         abandon: (b, t) => this.gateway.abandonBinding(b, t),
       },

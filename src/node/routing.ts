@@ -71,15 +71,17 @@ export class Routing {
 
   taskEnqueued(p: number, queue: string, taskId: string, readyAt: number, sticky: string, flowDeadline: number): void {
     const owner = this.ownerNodeOf(p);
-    if (owner === this.nodeId) {
-      if (!this.owner.taskEnqueued(p, queue, taskId, readyAt, sticky)) {
-        this.forwardReady(p, { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky, fresh: true }, this.nodeId);
-      }
-      if (flowDeadline > 0) this.owner.flowDeadlineSet(p, flowDeadline);
-      return;
-    }
-    this.mesh.ring(owner, { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky, fresh: true });
-    if (flowDeadline > 0) this.mesh.ring(owner, { kind: Kind.FLOW_DEADLINE, partition: p, task_id: taskId, at_ms: flowDeadline });
+    const event = { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky, fresh: true };
+    if (owner !== this.nodeId) this.mesh.ring(owner, event);
+    else if (!this.owner.taskEnqueued(p, queue, taskId, readyAt, sticky)) this.forwardReady(p, event, this.nodeId);
+    if (flowDeadline > 0) this.flowDeadlineSet(p, taskId, flowDeadline);
+  }
+
+  /** A flow deadline was set on a Step of partition p: its owner arms the timer. */
+  flowDeadlineSet(p: number, taskId: string, deadline: number): void {
+    const owner = this.ownerNodeOf(p);
+    if (owner === this.nodeId) this.owner.flowDeadlineSet(p, deadline);
+    else this.mesh.ring(owner, { kind: Kind.FLOW_DEADLINE, partition: p, task_id: taskId, at_ms: deadline });
   }
 
   taskReady(p: number, queue: string, taskId: string, readyAt: number): void {

@@ -172,6 +172,22 @@ it('holds a delayed Step until its readyAt and times a queued Step out at its fl
   expect(o.attempt).toBe(1);
 });
 
+it('times out at its flow deadline a Step that started at its enqueue, failed, and waits for its retry', async () => {
+  const s = slot();
+  await registered(s);
+  // The slot is idle: the Step starts inside its enqueue (placement never sees it).
+  const deadline = Date.now() + 900;
+  const r = await t.matching.enqueueStep({ step: step({ flow_id: 'fd', step_execution_id: 'x', flow_deadline_ms: deadline }) });
+  const task = (await s.nextOf('step_task')).step_task!;
+  expect(Number(task.started_at_ms)).toBe(Number(task.enqueued_at_ms));
+  s.send({ step_result: { task_token: task.task_token, failure: { message: 'try later', type: 'busy', retry_after_ms: 300 } } });
+  expect((await s.nextOf('result_ack')).result_ack!.retry_scheduled).toBe(true);
+  s.reset(); // no worker left: the retry waits in its queue
+  const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 3000 })).outcome!;
+  expect(o.status).toBe(pb.OutcomeStatus.TIMED_OUT);
+  expect(Date.now()).toBeGreaterThanOrEqual(deadline - 5);
+});
+
 it('delivers outcomes to a consumer group at least once: unacked ones come back, acked ones do not', async () => {
   const s = slot();
   await registered(s);
