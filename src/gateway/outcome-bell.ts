@@ -48,18 +48,27 @@ export class OutcomeBell {
    */
   subscribe(taskId: string | undefined, signal: AbortSignal): BellSubscription {
     const sub = subscribeBell(this.emitter, [taskId ? `task:${taskId}` : 'any', ALL], signal);
-    if (this.waiters++ === 0) {
-      this.gen++;
-      this.interestChanged();
-    }
+    // A waiter counts once it really waits: a call with no wait (polling) never
+    // changes what peers send. Outcomes they wrote before they learnt of it
+    // reach it by the "wake all" the generation bump brings.
+    let counted = false;
     let open = true;
     return {
-      wait: (ms) => sub.wait(ms),
+      wait: (ms) => {
+        if (ms > 0 && open && !counted) {
+          counted = true;
+          if (this.waiters++ === 0) {
+            this.gen++;
+            this.interestChanged();
+          }
+        }
+        return sub.wait(ms);
+      },
       close: () => {
         if (!open) return;
         open = false;
         sub.close();
-        if (--this.waiters === 0) this.interestChanged();
+        if (counted && --this.waiters === 0) this.interestChanged();
       },
     };
   }

@@ -29,6 +29,12 @@ afterEach(async () => {
   await Promise.all([waiterNode.close(), workerNode.close()]);
 });
 
+/** Capacity snapshots waiterNode has sent to peers. */
+async function snapshotsSent(): Promise<number> {
+  const m = await waiterNode.node.metrics.registry.getSingleMetricAsString('dexzd_mesh_messages_total');
+  return Number(/message="capacity"} (\d+)/.exec(m)?.[1] ?? 0);
+}
+
 /** OUTCOME notices workerNode has sent to peers. */
 async function outcomeBellsSent(): Promise<number> {
   const m = await workerNode.node.metrics.registry.getSingleMetricAsString('dexzd_mesh_doorbell_events_total');
@@ -56,6 +62,19 @@ it('sends no OUTCOME doorbells to a peer without outcome waiters', async () => {
   }
   await new Promise((r) => setTimeout(r, 50)); // past the doorbell coalescing
   expect(await outcomeBellsSent()).toBe(0);
+});
+
+it('a call that does not wait (a polling consumer) does not make its node ask peers for outcomes', async () => {
+  await waitFor(() => !workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+  await new Promise((r) => setTimeout(r, 50)); // waiterNode's own snapshots have gone out
+  const before = await snapshotsSent();
+  for (let i = 0; i < 5; i++) {
+    await waiterNode.matching.consumeOutcomes({ group: 'poller', consumer: 'c', max_count: 10, wait_ms: 0 });
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await new Promise((r) => setTimeout(r, 50));
+  expect(await snapshotsSent()).toBe(before);
+  expect(workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId)).toBe(false);
 });
 
 it('a WaitOutcome on one node hears at once of an outcome written on another', async () => {
