@@ -255,7 +255,7 @@ export class Gateway {
   /** The enqueue script failed: had it started the task, the task goes back unconsumed (a release by its nonce). */
   async abandonBinding(b: EnqueueBinding, t: NewTask): Promise<void> {
     try {
-      await this.returnTask({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: b.start.nonce }, t.queue);
+      await this.returnTask(bindingRef(b, t), t.queue);
     } catch (err) {
       this.log.warn({ taskId: t.taskId, err: (err as Error).message }, 'could not return a Step whose enqueue failed');
     } finally {
@@ -272,7 +272,7 @@ export class Gateway {
     };
     if (this.deliver(b.slot, t.partition, started, 'sync', now, now)) return;
     // The stream went away: the worker never saw it, so it goes back unconsumed to its owner.
-    await this.returnTask({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: b.start.nonce }, t.queue);
+    await this.returnTask(bindingRef(b, t), t.queue);
   }
 
   private bindIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
@@ -743,6 +743,9 @@ export class Gateway {
 }
 
 const workerKey = (tenant: string, appWorkerId: string) => `${tenant}\0${appWorkerId}`;
+
+/** The attempt an enqueue script may have started in a bound slot: always attempt 1, under the binding's nonce. */
+const bindingRef = (b: EnqueueBinding, t: NewTask) => ({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: b.start.nonce });
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
   let set = map.get(key);

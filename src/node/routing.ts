@@ -102,8 +102,9 @@ export class Routing {
   /** Our waiters, and the peers that have waiters (most outcomes have none elsewhere). */
   outcomeWritten(p: number, taskId: string): void {
     this.bell.ring(p, taskId);
+    const event = { kind: Kind.OUTCOME, partition: p, task_id: taskId };
     for (const id of this.membership.liveIds()) {
-      if (id !== this.nodeId && this.view.wantsOutcomes(id)) this.mesh.ring(id, { kind: Kind.OUTCOME, partition: p, task_id: taskId });
+      if (id !== this.nodeId && this.view.wantsOutcomes(id)) this.mesh.ring(id, event);
     }
   }
 

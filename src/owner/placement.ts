@@ -34,6 +34,8 @@ const workerKey = (tenant: string, appWorkerId: string) => `${tenant}\0${appWork
 export class Placement {
   private readonly stickyWaiters = new Map<string, Set<Waiter>>();
   private readonly syncWaiters = new Map<string, Set<Waiter>>();
+  /** Waiters of either phase by (tenant, flowType): the enqueue path asks on every new Step. */
+  private readonly byFlow = new Map<string, number>();
   private count = 0;
 
   constructor(
@@ -52,12 +54,7 @@ export class Placement {
 
   /** Whether Steps of the flow type wait in memory (sync-match phase, or sticky to some worker). */
   hasWaiters(tenant: string, flowType: string): boolean {
-    if (this.count === 0) return false;
-    if (this.syncWaiters.has(flowKey(tenant, flowType))) return true;
-    for (const set of this.stickyWaiters.values()) {
-      for (const w of set) if (w.q.tenant === tenant && w.q.flowType === flowType) return true;
-    }
-    return false;
+    return this.count > 0 && this.byFlow.has(flowKey(tenant, flowType));
   }
 
   /** Places a Step that just became ready for the first time. */
@@ -106,6 +103,8 @@ export class Placement {
     let set = map.get(key);
     if (!set) map.set(key, (set = new Set()));
     set.add(w);
+    const fk = flowKey(q.tenant, q.flowType);
+    this.byFlow.set(fk, (this.byFlow.get(fk) ?? 0) + 1);
     this.count++;
   }
 
@@ -116,6 +115,10 @@ export class Placement {
     if (!set?.delete(w)) return false;
     if (set.size === 0) map.delete(key);
     w.timer.cancel();
+    const fk = flowKey(w.q.tenant, w.q.flowType);
+    const n = (this.byFlow.get(fk) ?? 1) - 1;
+    if (n > 0) this.byFlow.set(fk, n);
+    else this.byFlow.delete(fk);
     this.count--;
     return true;
   }

@@ -134,7 +134,8 @@ export class TaskStore {
   }
 
   async enqueue(t: NewTask, now: number): Promise<Enqueued> {
-    return enqueued(await this.timed('enqueueTask', this.redis.zdEnqueueTask(...this.enqueueArgs(t, now))));
+    const key = this.keys.task(t.partition, t.taskId);
+    return enqueued(await this.timed('enqueueTask', this.redis.zdEnqueueTask(key, ...this.taskValues(t, now))));
   }
 
   /**
@@ -147,7 +148,6 @@ export class TaskStore {
    * the task there unless the flow remembers another sticky worker.
    */
   async enqueueMany(tasks: NewTask[], now: number, starts: readonly (EnqueueStart | undefined)[] = []): Promise<Enqueued[]> {
-    if (tasks.length === 1 && !starts[0]) return [await this.enqueue(tasks[0]!, now)];
     const out = new Array<Enqueued>(tasks.length);
     await Promise.all(this.enqueueGroups(tasks).map(async (idx) => {
       if (idx.length === 1 && !starts[idx[0]!]) {
@@ -156,10 +156,8 @@ export class TaskStore {
       }
       const args: (string | number | Buffer)[] = [now];
       for (const i of idx) {
-        const t = tasks[i]!;
         const s = starts[i];
-        args.push(this.keys.tag(t.partition), t.taskId, t.queue, Math.max(t.readyAt, now), t.flowDeadline, t.tenant, t.flowId,
-          encodeSpec(t, now), payloadArg(t.input), s?.slot.appWorkerId ?? '', s?.slot.streamId ?? '', s?.slot.nodeId ?? '',
+        args.push(...this.taskValues(tasks[i]!, now), s?.slot.appWorkerId ?? '', s?.slot.streamId ?? '', s?.slot.nodeId ?? '',
           s?.slot.bootId ?? '', s?.nonce ?? '');
       }
       const first = tasks[idx[0]!]!;
@@ -193,11 +191,10 @@ export class TaskStore {
     });
   }
 
-  private enqueueArgs(t: NewTask, now: number): [string, ...(string | number | Buffer)[]] {
-    const p = t.partition;
+  /** A task's nine values as both enqueue scripts take them (includes/enqueue.lua). */
+  private taskValues(t: NewTask, now: number): (string | number | Buffer)[] {
     return [
-      this.keys.task(p, t.taskId),
-      this.keys.tag(p), t.taskId, t.queue, now, Math.max(t.readyAt, now), t.flowDeadline, t.tenant, t.flowId,
+      this.keys.tag(t.partition), t.taskId, t.queue, Math.max(t.readyAt, now), t.flowDeadline, t.tenant, t.flowId,
       encodeSpec(t, now), payloadArg(t.input),
     ];
   }
