@@ -1,7 +1,8 @@
 /**
  * The Redis client factory: a single Redis (url), a Redis Cluster (seed
- * nodes) or a Sentinel-managed primary. Auto-pipelining batches the commands
- * issued in one tick into one round trip, which is most of our batching.
+ * nodes) or a Sentinel-managed primary. Batching is explicit: EnqueueSteps
+ * as one script call, and the starts and completions of a turn as one
+ * (TaskStore, call-batch.ts).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { defineScripts } from './scripts';

@@ -16,8 +16,8 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     zdEnqueueTask(k1: string, ...args: Arg[]): Result<Reply, Context>;
     zdEnqueueTasks(k1: string, ...args: Arg[]): Result<Reply, Context>;
-    zdStartTaskBuffer(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
-    zdCompleteTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
+    zdStartTasksBuffer(k1: string, ...args: Arg[]): Result<Reply, Context>;
+    zdCompleteTasks(k1: string, ...args: Arg[]): Result<Reply, Context>;
     zdFailTask(k1: string, k2: string, k3: string, ...args: Arg[]): Result<Reply, Context>;
     zdReleaseTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdHeartbeatTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;

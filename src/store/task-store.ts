@@ -1,7 +1,9 @@
 /**
  * Typed wrappers over the task scripts: the only commit points of a task's
  * state (DESIGN §2). Each method is one script call on one partition, except
- * enqueueMany: one script call for a whole batch (per partition on a Redis Cluster).
+ * enqueueMany: one script call for a whole batch (per partition on a Redis
+ * Cluster), and start and complete: the calls of one event-loop turn share one
+ * script call the same way (call-batch.ts).
  */
 import { isUtf8 } from 'node:buffer';
 import type { RedisClient } from './redis';
@@ -9,6 +11,7 @@ import { Keys } from './keys';
 import { refusalOf, type Refusal } from './codes';
 import type { ScriptReply } from './scripts';
 import { readDone } from './outcomes';
+import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
 
 /** A Step to enqueue: its spec (the values that never change) and where it goes. */
@@ -92,6 +95,23 @@ export interface CancelledAttempt {
 const RETENTION_FLOOR_MS = 1000;
 /** Tasks per enqueueTasks call: Redis runs nothing else while a script runs (≈ 15 µs a task). */
 const ENQUEUE_CALL_MAX = 100;
+/** Tasks per startTasks or completeTasks call (each costs Redis less than an enqueue). */
+const BATCH_CALL_MAX = 100;
+
+interface StartCall {
+  partition: number;
+  taskId: string;
+  attempt: number;
+  slot: SlotIdentity;
+  nonce: string;
+  now: number;
+}
+
+interface CompleteCall {
+  a: AttemptRef;
+  output: string | Buffer;
+  now: number;
+}
 
 /**
  * A payload as a script argument. Valid UTF-8 (most payloads: JSON, text) goes
@@ -105,6 +125,12 @@ export function payloadArg(b: Buffer): string | Buffer {
 /** Told how long each script call took (the Redis latency histogram). */
 export type ObserveCall = (command: string, seconds: number) => void;
 
+function latest(calls: readonly { now: number }[]): number {
+  let now = 0;
+  for (const c of calls) if (c.now > now) now = c.now;
+  return now;
+}
+
 function enqueued(r: ScriptReply): Enqueued {
   const code = Number(r[0]);
   const e: Enqueued = { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
@@ -114,6 +140,10 @@ function enqueued(r: ScriptReply): Enqueued {
 }
 
 export class TaskStore {
+  /** Starts and completions of one event-loop turn go as one script call per group (call-batch.ts). */
+  private readonly starts: CallBatch<StartCall, ScriptReply>;
+  private readonly completions: CallBatch<CompleteCall, ScriptReply>;
+
   constructor(
     readonly redis: RedisClient,
     readonly keys: Keys,
@@ -121,7 +151,14 @@ export class TaskStore {
     /** How long a flow remembers the app worker that last completed one of its Steps. */
     private readonly stickyTtlMs: number,
     private readonly observe?: ObserveCall,
-  ) {}
+  ) {
+    // A Cluster script stays in one hash slot: one call per partition there. Node and
+    // boot id are arguments a start call shares, so they are part of its group too.
+    const cluster = redis.isCluster;
+    this.starts = new CallBatch((calls) => this.startBatch(calls),
+      (c) => `${cluster ? c.partition : ''}\0${c.slot.nodeId}\0${c.slot.bootId}`, BATCH_CALL_MAX);
+    this.completions = new CallBatch((calls) => this.completeBatch(calls), (c) => (cluster ? c.a.partition : 0), BATCH_CALL_MAX);
+  }
 
   private timed<T>(command: string, call: Promise<T>): Promise<T> {
     if (!this.observe) return call;
@@ -202,11 +239,7 @@ export class TaskStore {
   async start(
     partition: number, taskId: string, attempt: number, slot: SlotIdentity, nonce: string, now: number,
   ): Promise<StartedTask | Refusal> {
-    // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
-    const r = (await this.timed('startTask', this.redis.zdStartTaskBuffer(
-      this.keys.task(partition, taskId), this.keys.inflight(partition),
-      this.keys.tag(partition), taskId, attempt, slot.appWorkerId, slot.streamId, slot.nodeId, slot.bootId, nonce, now,
-    ))) as Buffer[] | number[];
+    const r = (await this.starts.add({ partition, taskId, attempt, slot, nonce, now })) as Buffer[] | number[];
     if (Number(r[0]) !== 1) return refusalOf(r as unknown[]);
     const b = r as Buffer[];
     const spec = decodeSpec(b[2]!);
@@ -219,13 +252,31 @@ export class TaskStore {
     };
   }
 
+  /**
+   * One startTasks call (startTasks-1.lua). The calls share node and boot id (their
+   * group) and the latest of their clocks: the calls of one turn are a millisecond
+   * apart at most, and a later `now` only finds a task ready sooner.
+   */
+  private async startBatch(calls: StartCall[]): Promise<ScriptReply[]> {
+    const first = calls[0]!;
+    const args: (string | number)[] = [latest(calls), first.slot.nodeId, first.slot.bootId];
+    // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
+    for (const c of calls) args.push(this.keys.tag(c.partition), c.taskId, c.attempt, c.slot.appWorkerId, c.slot.streamId, c.nonce);
+    return (await this.timed('startTasks', this.redis.zdStartTasksBuffer(this.keys.task(first.partition, first.taskId), ...args))) as ScriptReply[];
+  }
+
   async complete(a: AttemptRef, output: Buffer, now: number): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
-    const r = await this.timed('completeTask', this.redis.zdCompleteTask(
-      this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
-      this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, payloadArg(output), now, this.retention, this.stickyTtlMs,
-    ));
+    const r = await this.completions.add({ a, output: payloadArg(output), now });
     if (Number(r[0]) === 1) return { kind: 'completed', outcomeId: String(r[1]) };
     return refusalOf(r);
+  }
+
+  /** One completeTasks call (completeTasks-1.lua), at the latest of the calls' clocks. */
+  private async completeBatch(calls: CompleteCall[]): Promise<ScriptReply[]> {
+    const first = calls[0]!;
+    const args: (string | number | Buffer)[] = [latest(calls), this.retention, this.stickyTtlMs];
+    for (const c of calls) args.push(this.keys.tag(c.a.partition), c.a.taskId, c.a.attempt, c.a.nonce, c.output);
+    return (await this.timed('completeTasks', this.redis.zdCompleteTasks(this.keys.task(first.a.partition, first.a.taskId), ...args))) as ScriptReply[];
   }
 
   /** `leaseToken` is set for owner-initiated failures (timeouts, dead nodes), '' for a gateway's own slot. */

@@ -83,7 +83,7 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   let body = await scrape();
   expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' })).toBe(1);
   expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'enqueueTasks' })).toBe(1);
-  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'startTask' })).toBeUndefined();
+  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'startTasks' })).toBeUndefined();
   expect(value(body, 'dexzd_matching_offers_total', { result: 'taken' })).toBeUndefined();
   // The slot is busy: the next Step is enqueued alone, then offered and started once the slot frees.
   await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
@@ -94,10 +94,10 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   await s.nextOf('result_ack');
   body = await scrape();
   expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' })).toBe(2);
-  for (const command of ['enqueueTasks', 'enqueueTask', 'startTask']) {
+  for (const command of ['enqueueTasks', 'enqueueTask', 'startTasks']) {
     expect(value(body, 'dexzd_redis_command_seconds_count', { command })).toBe(1);
   }
-  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'completeTask' })).toBe(2);
+  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'completeTasks' })).toBe(2);
   expect(value(body, 'dexzd_matching_offers_total', { result: 'taken' })).toBe(1);
   expect(value(body, 'dexzd_cluster_owned_partitions')).toBe(8);
   expect(value(body, 'dexzd_cluster_live_nodes')).toBe(1);

@@ -8,7 +8,7 @@
 --
 -- `start` {worker, slot, node, boot, nonce, now}: an idle slot the node bound
 -- for this Step (sync match at enqueue). The task starts in it at once, as
--- startTask would start it, unless the flow remembers another sticky worker:
+-- includes/start.lua would start it, unless the flow remembers another sticky worker:
 -- then it is queued, and the node's normal placement decides.
 local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, tenant, flowId, spec, input, start)
   if redis.call('EXISTS', taskKey, tag .. 'done:' .. taskId) > 0 then

@@ -39,7 +39,7 @@ end
 
 -- appendOutcome and deleteEnded are the two halves of writeOutcome, for
 -- callers that must do something between them or need the task's tenant and
--- flowId (completeLocked, completeTask).
+-- flowId (completeLocked, includes/complete.lua).
 -- `fetchIdem`: the fetch surface's idempotency key, kept on the done record.
 -- Returns the outcome's stream entry id and what deleteEnded needs: the task's
 -- flow deadline, tenant and flowId.

@@ -18,7 +18,7 @@ local function ended(tag, taskId)
   return {-1}
 end
 
--- Clears the fields startTask sets (but state) when an attempt goes back to the queue
+-- Clears the fields a start (includes/start.lua) sets (but state) when an attempt goes back to the queue
 -- (hbAt and deadlineAt: written by older versions).
 local function clearRunning(taskKey)
   redis.call('HDEL', taskKey, 'worker', 'slot', 'node', 'boot', 'nonce', 'startedAt', 'hbAt', 'deadlineAt')

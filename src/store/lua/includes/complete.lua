@@ -1,0 +1,21 @@
+--@include "running"
+--@include "outcome"
+
+-- Records a successful attempt (completeTasks): the task's one COMPLETED
+-- outcome, and the flow's sticky worker for `stickyTtl` ms.
+-- Returns {1, outcomeId} | {-1} no such task | {-2} not this attempt | {-4, status} already ended.
+local function completeOne(tag, taskId, attempt, nonce, output, now, retention, stickyTtl)
+  local taskKey = tag .. 't:' .. taskId
+  local t = readTask(taskKey, 'nonce')
+  local held = holdsAttempt(t[1], t[2], t[5], attempt, nonce)
+  if held == -1 then return ended(tag, taskId) end
+  if held < 0 then return {held} end
+  redis.call('ZREM', tag .. 'inflight', taskId)
+  local id, deadline, tenant, flowId = appendOutcome(tag, taskId, t, 'COMPLETED', output, '', '', '0', now, retention)
+  deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
+  local worker = t[3]
+  if worker and worker ~= '' then
+    redis.call('SET', tag .. 'sticky:' .. tenant .. ':' .. flowId, worker, 'PX', stickyTtl)
+  end
+  return {1, id}
+end
