@@ -2,7 +2,8 @@
  * Group commit for the per-task scripts of the hot path (start, complete).
  * The calls made in one event-loop turn go to Redis together: one script call
  * per group (everything on one Redis; one partition on a Redis Cluster, where
- * a script must stay in one hash slot), at most `max` tasks a call.
+ * a script must stay in one hash slot), at most `max` tasks a call. A group
+ * that reaches `max` leaves at once; the rest at the end of the turn.
  *
  * A turn's worth of work arrives together: the worker frames of one socket
  * read, the slots an outcome batch frees. Sent one command each, every task
@@ -26,8 +27,13 @@ export class CallBatch<T, R> {
     return new Promise<R>((resolve, reject) => {
       const g = this.groupOf(item);
       const list = this.pending.get(g);
-      if (list) list.push({ item, resolve, reject });
-      else this.pending.set(g, [{ item, resolve, reject }]);
+      if (list) {
+        list.push({ item, resolve, reject });
+        if (list.length >= this.max) {
+          this.pending.delete(g);
+          this.send(list);
+        }
+      } else this.pending.set(g, [{ item, resolve, reject }]);
       if (!this.scheduled) {
         this.scheduled = true;
         // After the I/O callbacks of this turn: the frames read with this one join it.

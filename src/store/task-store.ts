@@ -95,8 +95,15 @@ export interface CancelledAttempt {
 const RETENTION_FLOOR_MS = 1000;
 /** Tasks per enqueueTasks call: Redis runs nothing else while a script runs (≈ 15 µs a task). */
 const ENQUEUE_CALL_MAX = 100;
-/** Tasks per startTasks or completeTasks call (each costs Redis less than an enqueue). */
-const BATCH_CALL_MAX = 100;
+/**
+ * Tasks per startTasks or completeTasks call. Small on purpose: a full group
+ * leaves at once, so Redis works on the first tasks of a turn while the node
+ * still reads the rest. Large batches moved every slot in one convoy (node,
+ * then Redis, then the worker, each idle while another worked): 8 ran 5-15 %
+ * more Steps/s than 100 and than no batching, at 10-15 % less Redis and node
+ * CPU per Step than no batching (docs/benchmarks.md).
+ */
+const BATCH_CALL_MAX = 8;
 
 interface StartCall {
   partition: number;

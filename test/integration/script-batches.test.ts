@@ -114,8 +114,8 @@ it('sends the completions of one turn as one completeTasks call; a stale nonce r
   expect(await scriptCalls()).toBe(2);
 });
 
-it('sends a call alone in its turn at once, and splits a turn past 100 tasks', async () => {
-  const tasks = await enqueued(230);
+it('sends a call alone in its turn at once, and splits a turn into calls of at most 8 tasks', async () => {
+  const tasks = await enqueued(22);
   await client.config('RESETSTAT');
   const now = Date.now();
   const first = await store.start(tasks[0]!.partition, tasks[0]!.taskId, 0, slot, 'n0', now);
@@ -123,7 +123,7 @@ it('sends a call alone in its turn at once, and splits a turn past 100 tasks', a
   expect(await scriptCalls()).toBe(1);
   const rest = await Promise.all(tasks.slice(1).map((t, i) => store.start(t.partition, t.taskId, 0, slot, `n${i + 1}`, now)));
   expect(rest.every((r) => 'input' in r)).toBe(true);
-  expect(await scriptCalls()).toBe(1 + 3); // 229 starts: 100 + 100 + 29
+  expect(await scriptCalls()).toBe(1 + 3); // 21 starts: 8 + 8 + 5
 });
 
 it('fails every caller of a call that fails', async () => {
