@@ -19,6 +19,8 @@ import type { Clock } from '../util/clock';
 import { pb } from '../wire';
 import { outcomeToWire, taskToWire } from './mappers';
 import type { LongPollGate } from './long-polls';
+import type { EnqueueStreams } from './enqueue-stream';
+import type { Logger } from '../util/logger';
 import { toNewTask } from './step-spec';
 import { optionalId, requireBytes, requireCount, requireDuration, requireId, requireName } from './validation';
 
@@ -49,6 +51,11 @@ export interface MatchingDeps {
   longPolls?: LongPollGate;
   /** Sync match at enqueue: a new Step starts in an idle slot of this node bound before the enqueue script. */
   enqueueStarts?: EnqueueStarts;
+  /** The node's open EnqueueStream calls (ended on drain). */
+  enqueueStreams: EnqueueStreams;
+  /** A long-lived call's principal now: its token re-checked against the current tokens files. */
+  recheckPrincipal(ctx: CallContext): Principal;
+  log: Logger;
 }
 
 export interface EnqueueStarts {
@@ -108,6 +115,19 @@ export function matchingService(d: MatchingDeps) {
     });
   }
 
+  /** EnqueueSteps (and each EnqueueStream request): validate and authorise every Step, then enqueue them together. */
+  async function enqueueBatch(principal: Principal, steps: pb.IStepSpec[]): Promise<pb.IEnqueueStepResponse[]> {
+    if (steps.length === 0) throw invalidArgument('steps', 'must hold at least one Step');
+    if (steps.length > c.limits.maxBatch) {
+      throw invalidArgument('steps', `holds ${steps.length} Steps; the limit is ${c.limits.maxBatch} (limits.maxBatch)`);
+    }
+    // Validate all before writing any: a bad entry writes nothing.
+    const tasks = steps.map((s, i) => toNewTask(s, `steps[${i}]`, c));
+    // Authorise all before writing any: a batch with one foreign tenant writes nothing.
+    for (const t of tasks) requireTenant(principal, t.tenant);
+    return enqueue(tasks);
+  }
+
   /** The tenant of a live task, else of its retained outcome; undefined when neither exists. */
   async function tenantOfTask(p: Principal, partition: number, taskId: string): Promise<string | undefined> {
     if (p.allTenants) return undefined; // nothing to check: skip the reads
@@ -142,17 +162,10 @@ export function matchingService(d: MatchingDeps) {
     },
 
     async enqueueSteps(req: pb.EnqueueStepsRequest, ctx: CallContext): Promise<pb.IEnqueueStepsResponse> {
-      const principal = principalOf(ctx);
-      if (req.steps.length === 0) throw invalidArgument('steps', 'must hold at least one Step');
-      if (req.steps.length > c.limits.maxBatch) {
-        throw invalidArgument('steps', `holds ${req.steps.length} Steps; the limit is ${c.limits.maxBatch} (limits.maxBatch)`);
-      }
-      // Validate all before writing any: a bad entry writes nothing.
-      const tasks = req.steps.map((s, i) => toNewTask(s, `steps[${i}]`, c));
-      // Authorise all before writing any: a batch with one foreign tenant writes nothing.
-      for (const t of tasks) requireTenant(principal, t.tenant);
-      return { results: await enqueue(tasks) };
+      return { results: await enqueueBatch(principalOf(ctx), req.steps) };
     },
+
+    enqueueStream: d.enqueueStreams.handler({ enqueueSteps: enqueueBatch, principal: d.recheckPrincipal, log: d.log }),
 
     async getTask(req: pb.GetTaskRequest, ctx: CallContext): Promise<pb.IGetTaskResponse> {
       const principal = principalOf(ctx);

@@ -85,6 +85,17 @@ export class Auth {
     throw zdError('ZD_UNAUTHENTICATED', { reason: `the bearer token is not a valid ${kind} token` });
   }
 
+  /**
+   * A long-lived call's principal now: its bearer token checked against the
+   * tokens as they are now, so a reload that revoked it stops the call's next
+   * request (EnqueueStream checks every request this way).
+   */
+  recheck(kind: TokenKind, context: CallContext): Principal {
+    if (!this.enabled) return UNRESTRICTED;
+    const raw = context.metadata.get('authorization');
+    return this.authenticate(kind, raw === undefined ? undefined : String(raw));
+  }
+
   /** gRPC middleware: authenticates every call but health and puts the Principal on the context. */
   middleware() {
     const self = this;

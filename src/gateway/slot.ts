@@ -3,7 +3,7 @@
  * `attempt` is the task it holds while busy.
  */
 import type { pb } from '../wire';
-import { Channel } from './channel';
+import { Channel } from '../util/channel';
 
 export type SlotKindName = 'STEP_AND_RPC' | 'RPC_ONLY';
 export type SlotState = 'idle' | 'busy' | 'draining' | 'closed';

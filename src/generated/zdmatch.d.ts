@@ -1405,6 +1405,98 @@ export namespace zdmatch {
             type $Shape = zdmatch.v1.EnqueueStepsResponse.$Properties;
         }
 
+        interface IEnqueueStreamRequest extends zdmatch.v1.EnqueueStreamRequest.$Properties {
+        }
+
+        class EnqueueStreamRequest {
+            constructor(p?: zdmatch.v1.EnqueueStreamRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            request_id: number;
+            steps: zdmatch.v1.StepSpec.$Properties[];
+            static create(properties: zdmatch.v1.EnqueueStreamRequest.$Shape): zdmatch.v1.EnqueueStreamRequest & zdmatch.v1.EnqueueStreamRequest.$Shape;
+            static create(properties?: zdmatch.v1.EnqueueStreamRequest.$Properties): zdmatch.v1.EnqueueStreamRequest;
+            static encode(m: zdmatch.v1.EnqueueStreamRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.EnqueueStreamRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.EnqueueStreamRequest & zdmatch.v1.EnqueueStreamRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.EnqueueStreamRequest & zdmatch.v1.EnqueueStreamRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.EnqueueStreamRequest;
+            static toObject(m: zdmatch.v1.EnqueueStreamRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace EnqueueStreamRequest {
+            interface $Properties {
+                request_id?: (number|null);
+                steps?: (zdmatch.v1.StepSpec.$Properties[]|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.EnqueueStreamRequest.$Properties;
+        }
+
+        interface IEnqueueStreamResponse extends zdmatch.v1.EnqueueStreamResponse.$Properties {
+        }
+
+        class EnqueueStreamResponse {
+            constructor(p?: zdmatch.v1.EnqueueStreamResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            request_id: number;
+            results: zdmatch.v1.EnqueueStepResponse.$Properties[];
+            error?: (zdmatch.v1.CallError.$Properties|null);
+            static create(properties: zdmatch.v1.EnqueueStreamResponse.$Shape): zdmatch.v1.EnqueueStreamResponse & zdmatch.v1.EnqueueStreamResponse.$Shape;
+            static create(properties?: zdmatch.v1.EnqueueStreamResponse.$Properties): zdmatch.v1.EnqueueStreamResponse;
+            static encode(m: zdmatch.v1.EnqueueStreamResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.EnqueueStreamResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.EnqueueStreamResponse & zdmatch.v1.EnqueueStreamResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.EnqueueStreamResponse & zdmatch.v1.EnqueueStreamResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.EnqueueStreamResponse;
+            static toObject(m: zdmatch.v1.EnqueueStreamResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace EnqueueStreamResponse {
+            interface $Properties {
+                request_id?: (number|null);
+                results?: (zdmatch.v1.EnqueueStepResponse.$Properties[]|null);
+                error?: (zdmatch.v1.CallError.$Properties|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.EnqueueStreamResponse.$Properties;
+        }
+
+        interface ICallError extends zdmatch.v1.CallError.$Properties {
+        }
+
+        class CallError {
+            constructor(p?: zdmatch.v1.CallError.$Properties);
+            $unknowns?: Uint8Array[];
+            code: number;
+            message: string;
+            static create(properties: zdmatch.v1.CallError.$Shape): zdmatch.v1.CallError & zdmatch.v1.CallError.$Shape;
+            static create(properties?: zdmatch.v1.CallError.$Properties): zdmatch.v1.CallError;
+            static encode(m: zdmatch.v1.CallError.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.CallError.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.CallError & zdmatch.v1.CallError.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.CallError & zdmatch.v1.CallError.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.CallError;
+            static toObject(m: zdmatch.v1.CallError, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace CallError {
+            interface $Properties {
+                code?: (number|null);
+                message?: (string|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.CallError.$Properties;
+        }
+
         interface IGetTaskRequest extends zdmatch.v1.GetTaskRequest.$Properties {
         }
 

@@ -15777,6 +15777,1048 @@ $root.zdmatch = (function() {
             return EnqueueStepsResponse;
         })();
 
+        v1.EnqueueStreamRequest = (function() {
+
+            /**
+             * Properties of an EnqueueStreamRequest.
+             * @typedef {Object} zdmatch.v1.EnqueueStreamRequest.$Properties
+             * @property {number|null} [request_id] EnqueueStreamRequest request_id
+             * @property {Array.<zdmatch.v1.StepSpec.$Properties>|null} [steps] EnqueueStreamRequest steps
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of an EnqueueStreamRequest.
+             * @memberof zdmatch.v1
+             * @interface IEnqueueStreamRequest
+             * @augments zdmatch.v1.EnqueueStreamRequest.$Properties
+             * @deprecated Use zdmatch.v1.EnqueueStreamRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of an EnqueueStreamRequest.
+             * @typedef {zdmatch.v1.EnqueueStreamRequest.$Properties} zdmatch.v1.EnqueueStreamRequest.$Shape
+             */
+
+            /**
+             * Constructs a new EnqueueStreamRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents an EnqueueStreamRequest.
+             * @constructor
+             * @param {zdmatch.v1.EnqueueStreamRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var EnqueueStreamRequest = function (p) {
+                this.steps = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * EnqueueStreamRequest request_id.
+             * @member {number} request_id
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @instance
+             */
+            EnqueueStreamRequest.prototype.request_id = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * EnqueueStreamRequest steps.
+             * @member {Array.<zdmatch.v1.StepSpec.$Properties>} steps
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @instance
+             */
+            EnqueueStreamRequest.prototype.steps = $util.emptyArray;
+
+            /**
+             * Creates a new EnqueueStreamRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.EnqueueStreamRequest} EnqueueStreamRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.EnqueueStreamRequest.$Shape): zdmatch.v1.EnqueueStreamRequest & zdmatch.v1.EnqueueStreamRequest.$Shape;
+             *   (properties?: zdmatch.v1.EnqueueStreamRequest.$Properties): zdmatch.v1.EnqueueStreamRequest;
+             * }}
+             */
+            EnqueueStreamRequest.create = function(properties) {
+                return new EnqueueStreamRequest(properties);
+            };
+
+            /**
+             * Encodes the specified EnqueueStreamRequest message. Does not implicitly {@link zdmatch.v1.EnqueueStreamRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamRequest.$Properties} m EnqueueStreamRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            EnqueueStreamRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.request_id != null && $Object.hasOwnProperty.call(m, "request_id") && (typeof m.request_id === "object" ? m.request_id.low || m.request_id.high : m.request_id !== 0))
+                    w.uint32(/* id 1, wireType 0 =*/8).uint64(m.request_id);
+                if (m.steps != null && m.steps.length) {
+                    for (var i = 0; i < m.steps.length; ++i)
+                        $root.zdmatch.v1.StepSpec.encode(m.steps[i], w.uint32(/* id 2, wireType 2 =*/18).fork(), q + 1).ldelim();
+                }
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified EnqueueStreamRequest message, length delimited. Does not implicitly {@link zdmatch.v1.EnqueueStreamRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamRequest.$Properties} message EnqueueStreamRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            EnqueueStreamRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes an EnqueueStreamRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.EnqueueStreamRequest & zdmatch.v1.EnqueueStreamRequest.$Shape} EnqueueStreamRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            EnqueueStreamRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.EnqueueStreamRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.uint64()) === "object" ? v.low || v.high : v !== 0)
+                                m.request_id = v;
+                            else
+                                delete m.request_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.steps && m.steps.length))
+                                m.steps = [];
+                            m.steps.push($root.zdmatch.v1.StepSpec.decode(r, r.size(), $undefined, q + 1));
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes an EnqueueStreamRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.EnqueueStreamRequest & zdmatch.v1.EnqueueStreamRequest.$Shape} EnqueueStreamRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            EnqueueStreamRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies an EnqueueStreamRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            EnqueueStreamRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.request_id != null && $Object.hasOwnProperty.call(m, "request_id")) {
+                    if (!$util.isInteger(m.request_id) && !(m.request_id && $util.isInteger(m.request_id.low) && $util.isInteger(m.request_id.high)))
+                        return "request_id: integer|Long expected";
+                }
+                if (m.steps != null && $Object.hasOwnProperty.call(m, "steps")) {
+                    if (!$Array.isArray(m.steps))
+                        return "steps: array expected";
+                    for (var i = 0; i < m.steps.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.StepSpec.verify(m.steps[i], q + 1);
+                            if (e)
+                                return "steps." + e;
+                        }
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates an EnqueueStreamRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.EnqueueStreamRequest} EnqueueStreamRequest
+             */
+            EnqueueStreamRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.EnqueueStreamRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.EnqueueStreamRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.EnqueueStreamRequest();
+                if (d.request_id != null) {
+                    if (typeof d.request_id === "object" ? d.request_id.low || d.request_id.high : $Number(d.request_id) !== 0) {
+                        if ($util.Long)
+                            m.request_id = $util.Long.fromValue(d.request_id, true);
+                        else if (typeof d.request_id === "string")
+                            m.request_id = $parseInt(d.request_id, 10);
+                        else if (typeof d.request_id === "number")
+                            m.request_id = d.request_id;
+                        else if (typeof d.request_id === "object")
+                            m.request_id = new $util.LongBits(d.request_id.low >>> 0, d.request_id.high >>> 0).toNumber(true);
+                    }
+                }
+                if (d.steps) {
+                    if (!$Array.isArray(d.steps))
+                        throw $TypeError(".zdmatch.v1.EnqueueStreamRequest.steps: array expected");
+                    m.steps = $Array(d.steps.length);
+                    for (var i = 0; i < d.steps.length; ++i) {
+                        if (!$util.isObject(d.steps[i]))
+                            throw $TypeError(".zdmatch.v1.EnqueueStreamRequest.steps: object expected");
+                        m.steps[i] = $root.zdmatch.v1.StepSpec.fromObject(d.steps[i], q + 1);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an EnqueueStreamRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamRequest} m EnqueueStreamRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            EnqueueStreamRequest.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.steps = [];
+                }
+                if (o.defaults) {
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.request_id = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.request_id = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                }
+                if (m.request_id != null && $Object.hasOwnProperty.call(m, "request_id")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.request_id = typeof m.request_id === "number" ? $BigInt(m.request_id) : $util.Long.fromBits(m.request_id.low >>> 0, m.request_id.high >>> 0, true).toBigInt();
+                    else if (typeof m.request_id === "number")
+                        d.request_id = o.longs === $String ? $String(m.request_id) : m.request_id;
+                    else
+                        d.request_id = o.longs === $String ? $util.Long.prototype.toString.call(m.request_id) : o.longs === $Number ? new $util.LongBits(m.request_id.low >>> 0, m.request_id.high >>> 0).toNumber(true) : m.request_id;
+                }
+                if (m.steps && m.steps.length) {
+                    d.steps = $Array(m.steps.length);
+                    for (var j = 0; j < m.steps.length; ++j) {
+                        d.steps[j] = $root.zdmatch.v1.StepSpec.toObject(m.steps[j], o, q + 1);
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this EnqueueStreamRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            EnqueueStreamRequest.prototype.toJSON = function() {
+                return EnqueueStreamRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for EnqueueStreamRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.EnqueueStreamRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            EnqueueStreamRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.EnqueueStreamRequest";
+            };
+
+            return EnqueueStreamRequest;
+        })();
+
+        v1.EnqueueStreamResponse = (function() {
+
+            /**
+             * Properties of an EnqueueStreamResponse.
+             * @typedef {Object} zdmatch.v1.EnqueueStreamResponse.$Properties
+             * @property {number|null} [request_id] EnqueueStreamResponse request_id
+             * @property {Array.<zdmatch.v1.EnqueueStepResponse.$Properties>|null} [results] EnqueueStreamResponse results
+             * @property {zdmatch.v1.CallError.$Properties|null} [error] EnqueueStreamResponse error
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of an EnqueueStreamResponse.
+             * @memberof zdmatch.v1
+             * @interface IEnqueueStreamResponse
+             * @augments zdmatch.v1.EnqueueStreamResponse.$Properties
+             * @deprecated Use zdmatch.v1.EnqueueStreamResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of an EnqueueStreamResponse.
+             * @typedef {zdmatch.v1.EnqueueStreamResponse.$Properties} zdmatch.v1.EnqueueStreamResponse.$Shape
+             */
+
+            /**
+             * Constructs a new EnqueueStreamResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents an EnqueueStreamResponse.
+             * @constructor
+             * @param {zdmatch.v1.EnqueueStreamResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var EnqueueStreamResponse = function (p) {
+                this.results = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * EnqueueStreamResponse request_id.
+             * @member {number} request_id
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @instance
+             */
+            EnqueueStreamResponse.prototype.request_id = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * EnqueueStreamResponse results.
+             * @member {Array.<zdmatch.v1.EnqueueStepResponse.$Properties>} results
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @instance
+             */
+            EnqueueStreamResponse.prototype.results = $util.emptyArray;
+
+            /**
+             * EnqueueStreamResponse error.
+             * @member {zdmatch.v1.CallError.$Properties|null|undefined} error
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @instance
+             */
+            EnqueueStreamResponse.prototype.error = null;
+
+            /**
+             * Creates a new EnqueueStreamResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.EnqueueStreamResponse} EnqueueStreamResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.EnqueueStreamResponse.$Shape): zdmatch.v1.EnqueueStreamResponse & zdmatch.v1.EnqueueStreamResponse.$Shape;
+             *   (properties?: zdmatch.v1.EnqueueStreamResponse.$Properties): zdmatch.v1.EnqueueStreamResponse;
+             * }}
+             */
+            EnqueueStreamResponse.create = function(properties) {
+                return new EnqueueStreamResponse(properties);
+            };
+
+            /**
+             * Encodes the specified EnqueueStreamResponse message. Does not implicitly {@link zdmatch.v1.EnqueueStreamResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamResponse.$Properties} m EnqueueStreamResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            EnqueueStreamResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.request_id != null && $Object.hasOwnProperty.call(m, "request_id") && (typeof m.request_id === "object" ? m.request_id.low || m.request_id.high : m.request_id !== 0))
+                    w.uint32(/* id 1, wireType 0 =*/8).uint64(m.request_id);
+                if (m.results != null && m.results.length) {
+                    for (var i = 0; i < m.results.length; ++i)
+                        $root.zdmatch.v1.EnqueueStepResponse.encode(m.results[i], w.uint32(/* id 2, wireType 2 =*/18).fork(), q + 1).ldelim();
+                }
+                if (m.error != null && $Object.hasOwnProperty.call(m, "error"))
+                    $root.zdmatch.v1.CallError.encode(m.error, w.uint32(/* id 3, wireType 2 =*/26).fork(), q + 1).ldelim();
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified EnqueueStreamResponse message, length delimited. Does not implicitly {@link zdmatch.v1.EnqueueStreamResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamResponse.$Properties} message EnqueueStreamResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            EnqueueStreamResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes an EnqueueStreamResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.EnqueueStreamResponse & zdmatch.v1.EnqueueStreamResponse.$Shape} EnqueueStreamResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            EnqueueStreamResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.EnqueueStreamResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.uint64()) === "object" ? v.low || v.high : v !== 0)
+                                m.request_id = v;
+                            else
+                                delete m.request_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.results && m.results.length))
+                                m.results = [];
+                            m.results.push($root.zdmatch.v1.EnqueueStepResponse.decode(r, r.size(), $undefined, q + 1));
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            m.error = $root.zdmatch.v1.CallError.decode(r, r.size(), $undefined, q + 1, m.error);
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes an EnqueueStreamResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.EnqueueStreamResponse & zdmatch.v1.EnqueueStreamResponse.$Shape} EnqueueStreamResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            EnqueueStreamResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies an EnqueueStreamResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            EnqueueStreamResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.request_id != null && $Object.hasOwnProperty.call(m, "request_id")) {
+                    if (!$util.isInteger(m.request_id) && !(m.request_id && $util.isInteger(m.request_id.low) && $util.isInteger(m.request_id.high)))
+                        return "request_id: integer|Long expected";
+                }
+                if (m.results != null && $Object.hasOwnProperty.call(m, "results")) {
+                    if (!$Array.isArray(m.results))
+                        return "results: array expected";
+                    for (var i = 0; i < m.results.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.EnqueueStepResponse.verify(m.results[i], q + 1);
+                            if (e)
+                                return "results." + e;
+                        }
+                    }
+                }
+                if (m.error != null && $Object.hasOwnProperty.call(m, "error")) {
+                    {
+                        var e = $root.zdmatch.v1.CallError.verify(m.error, q + 1);
+                        if (e)
+                            return "error." + e;
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates an EnqueueStreamResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.EnqueueStreamResponse} EnqueueStreamResponse
+             */
+            EnqueueStreamResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.EnqueueStreamResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.EnqueueStreamResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.EnqueueStreamResponse();
+                if (d.request_id != null) {
+                    if (typeof d.request_id === "object" ? d.request_id.low || d.request_id.high : $Number(d.request_id) !== 0) {
+                        if ($util.Long)
+                            m.request_id = $util.Long.fromValue(d.request_id, true);
+                        else if (typeof d.request_id === "string")
+                            m.request_id = $parseInt(d.request_id, 10);
+                        else if (typeof d.request_id === "number")
+                            m.request_id = d.request_id;
+                        else if (typeof d.request_id === "object")
+                            m.request_id = new $util.LongBits(d.request_id.low >>> 0, d.request_id.high >>> 0).toNumber(true);
+                    }
+                }
+                if (d.results) {
+                    if (!$Array.isArray(d.results))
+                        throw $TypeError(".zdmatch.v1.EnqueueStreamResponse.results: array expected");
+                    m.results = $Array(d.results.length);
+                    for (var i = 0; i < d.results.length; ++i) {
+                        if (!$util.isObject(d.results[i]))
+                            throw $TypeError(".zdmatch.v1.EnqueueStreamResponse.results: object expected");
+                        m.results[i] = $root.zdmatch.v1.EnqueueStepResponse.fromObject(d.results[i], q + 1);
+                    }
+                }
+                if (d.error != null) {
+                    if (!$util.isObject(d.error))
+                        throw $TypeError(".zdmatch.v1.EnqueueStreamResponse.error: object expected");
+                    m.error = $root.zdmatch.v1.CallError.fromObject(d.error, q + 1);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an EnqueueStreamResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {zdmatch.v1.EnqueueStreamResponse} m EnqueueStreamResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            EnqueueStreamResponse.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.results = [];
+                }
+                if (o.defaults) {
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.request_id = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.request_id = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    d.error = null;
+                }
+                if (m.request_id != null && $Object.hasOwnProperty.call(m, "request_id")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.request_id = typeof m.request_id === "number" ? $BigInt(m.request_id) : $util.Long.fromBits(m.request_id.low >>> 0, m.request_id.high >>> 0, true).toBigInt();
+                    else if (typeof m.request_id === "number")
+                        d.request_id = o.longs === $String ? $String(m.request_id) : m.request_id;
+                    else
+                        d.request_id = o.longs === $String ? $util.Long.prototype.toString.call(m.request_id) : o.longs === $Number ? new $util.LongBits(m.request_id.low >>> 0, m.request_id.high >>> 0).toNumber(true) : m.request_id;
+                }
+                if (m.results && m.results.length) {
+                    d.results = $Array(m.results.length);
+                    for (var j = 0; j < m.results.length; ++j) {
+                        d.results[j] = $root.zdmatch.v1.EnqueueStepResponse.toObject(m.results[j], o, q + 1);
+                    }
+                }
+                if (m.error != null && $Object.hasOwnProperty.call(m, "error")) {
+                    d.error = $root.zdmatch.v1.CallError.toObject(m.error, o, q + 1);
+                }
+                return d;
+            };
+
+            /**
+             * Converts this EnqueueStreamResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            EnqueueStreamResponse.prototype.toJSON = function() {
+                return EnqueueStreamResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for EnqueueStreamResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.EnqueueStreamResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            EnqueueStreamResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.EnqueueStreamResponse";
+            };
+
+            return EnqueueStreamResponse;
+        })();
+
+        v1.CallError = (function() {
+
+            /**
+             * Properties of a CallError.
+             * @typedef {Object} zdmatch.v1.CallError.$Properties
+             * @property {number|null} [code] CallError code
+             * @property {string|null} [message] CallError message
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a CallError.
+             * @memberof zdmatch.v1
+             * @interface ICallError
+             * @augments zdmatch.v1.CallError.$Properties
+             * @deprecated Use zdmatch.v1.CallError.$Properties instead.
+             */
+
+            /**
+             * Shape of a CallError.
+             * @typedef {zdmatch.v1.CallError.$Properties} zdmatch.v1.CallError.$Shape
+             */
+
+            /**
+             * Constructs a new CallError.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a CallError.
+             * @constructor
+             * @param {zdmatch.v1.CallError.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var CallError = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * CallError code.
+             * @member {number} code
+             * @memberof zdmatch.v1.CallError
+             * @instance
+             */
+            CallError.prototype.code = 0;
+
+            /**
+             * CallError message.
+             * @member {string} message
+             * @memberof zdmatch.v1.CallError
+             * @instance
+             */
+            CallError.prototype.message = "";
+
+            /**
+             * Creates a new CallError instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {zdmatch.v1.CallError.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.CallError} CallError instance
+             * @type {{
+             *   (properties: zdmatch.v1.CallError.$Shape): zdmatch.v1.CallError & zdmatch.v1.CallError.$Shape;
+             *   (properties?: zdmatch.v1.CallError.$Properties): zdmatch.v1.CallError;
+             * }}
+             */
+            CallError.create = function(properties) {
+                return new CallError(properties);
+            };
+
+            /**
+             * Encodes the specified CallError message. Does not implicitly {@link zdmatch.v1.CallError.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {zdmatch.v1.CallError.$Properties} m CallError message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            CallError.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.code != null && $Object.hasOwnProperty.call(m, "code") && m.code !== 0)
+                    w.uint32(/* id 1, wireType 0 =*/8).uint32(m.code);
+                if (m.message != null && $Object.hasOwnProperty.call(m, "message") && m.message !== "")
+                    w.uint32(/* id 2, wireType 2 =*/18).string(m.message);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified CallError message, length delimited. Does not implicitly {@link zdmatch.v1.CallError.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {zdmatch.v1.CallError.$Properties} message CallError message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            CallError.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a CallError message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.CallError & zdmatch.v1.CallError.$Shape} CallError
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            CallError.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.CallError();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.code = v;
+                            else
+                                delete m.code;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.message = v;
+                            else
+                                delete m.message;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a CallError message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.CallError & zdmatch.v1.CallError.$Shape} CallError
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            CallError.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a CallError message.
+             * @function verify
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            CallError.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.code != null && $Object.hasOwnProperty.call(m, "code")) {
+                    if (!$util.isInteger(m.code))
+                        return "code: integer expected";
+                }
+                if (m.message != null && $Object.hasOwnProperty.call(m, "message")) {
+                    if (!$util.isString(m.message))
+                        return "message: string expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a CallError message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.CallError} CallError
+             */
+            CallError.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.CallError)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.CallError: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.CallError();
+                if (d.code != null) {
+                    if ($Number(d.code) !== 0) {
+                        m.code = d.code >>> 0;
+                    }
+                }
+                if (d.message != null) {
+                    if (typeof d.message !== "string" || d.message.length) {
+                        m.message = $String(d.message);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a CallError message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {zdmatch.v1.CallError} m CallError
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            CallError.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.code = 0;
+                    d.message = "";
+                }
+                if (m.code != null && $Object.hasOwnProperty.call(m, "code")) {
+                    d.code = m.code;
+                }
+                if (m.message != null && $Object.hasOwnProperty.call(m, "message")) {
+                    d.message = m.message;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this CallError to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.CallError
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            CallError.prototype.toJSON = function() {
+                return CallError.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for CallError
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.CallError
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            CallError.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.CallError";
+            };
+
+            return CallError;
+        })();
+
         v1.GetTaskRequest = (function() {
 
             /**

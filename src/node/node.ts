@@ -47,6 +47,7 @@ import fs from 'node:fs';
 import { ServerCredentials } from '@grpc/grpc-js';
 import { Auth } from '../auth/auth';
 import { LongPollGate } from '../api/long-polls';
+import { EnqueueStreams } from '../api/enqueue-stream';
 // ---- end auth/tls ----
 import { Routing } from './routing';
 
@@ -107,6 +108,8 @@ export class ZdNode {
   readonly auth: Auth;
   /** The bound on waiting calls (limits.maxLongPolls), shared by every surface. */
   readonly longPolls: LongPollGate;
+  /** Producers' open EnqueueStream calls, ended on drain. */
+  readonly enqueueStreams = new EnqueueStreams();
   /** PEM files of tls.*, read once at boot. */
   private tlsFiles: { cert: Buffer; key: Buffer; ca?: Buffer } | undefined;
   // ---- end auth/tls ----
@@ -255,6 +258,9 @@ export class ZdNode {
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
       longPolls: this.longPolls,
+      enqueueStreams: this.enqueueStreams,
+      recheckPrincipal: (ctx) => this.auth.recheck('client', ctx),
+      log: this.log,
       enqueueStarts: {
         bind: (t, now) => t.readyAt <= now && this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
           ? this.gateway.bindForEnqueue(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
@@ -356,11 +362,17 @@ export class ZdNode {
       for (const name of Object.keys(ALL_SERVICES)) this.health.setStatus('unhealthy', name);
     });
     if (wasRunning) {
-      await step('reconnect', () => this.gateway.startDrain());
+      await step('reconnect', () => {
+        this.gateway.startDrain();
+        this.enqueueStreams.drain(); // producers reconnect elsewhere; nothing they sent is lost (see enqueue-stream.ts)
+      });
       const deadline = this.clock.now() + this.config.drain.timeout;
       while (this.gateway.busySlots() > 0 && this.clock.now() < deadline) await sleep(50);
     }
-    await step('streams', () => this.gateway.closeAll());
+    await step('streams', () => {
+      this.gateway.closeAll();
+      this.enqueueStreams.drain();
+    });
     if (this.trimTimer) clearInterval(this.trimTimer);
     await step('leases', () => this.leases.releaseAll());
     await step('membership', () => this.membership.leave());

@@ -21,6 +21,7 @@ const M = 'zdmatch.v1.MatchingService';
 export const MatchingServiceDefinition = {
   enqueueStep: unary(M, 'EnqueueStep', pb.EnqueueStepRequest, pb.EnqueueStepResponse),
   enqueueSteps: unary(M, 'EnqueueSteps', pb.EnqueueStepsRequest, pb.EnqueueStepsResponse),
+  enqueueStream: bidi(M, 'EnqueueStream', pb.EnqueueStreamRequest, pb.EnqueueStreamResponse),
   getTask: unary(M, 'GetTask', pb.GetTaskRequest, pb.GetTaskResponse),
   waitOutcome: unary(M, 'WaitOutcome', pb.WaitOutcomeRequest, pb.WaitOutcomeResponse),
   consumeOutcomes: unary(M, 'ConsumeOutcomes', pb.ConsumeOutcomesRequest, pb.ConsumeOutcomesResponse),

@@ -218,9 +218,13 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
       const frame = randomFrame(r);
       const auth = r.int(10);
       const metadata = auth === 0 ? Metadata() : Metadata({ authorization: auth === 1 ? `Bearer ${hostileString(r).replace(/[^\x21-\x7e]/g, '')}x` : `Bearer ${tokenFor(m.service)}` });
-      if (m.path.endsWith('/Connect')) {
-        // a stream: a random first frame, or a Register then random frames
-        const frames: Uint8Array[] = r.int(2) === 0 ? [frame] : [registerBytes(r), ...Array.from({ length: 1 + r.int(5) }, () => randomFrame(r))];
+      if (m.path.endsWith('/Connect') || m.path.endsWith('/EnqueueStream')) {
+        // a stream. Connect: a random first frame, or a Register then random frames.
+        // EnqueueStream: random frames, or requests whose Steps are random.
+        const more = () => Array.from({ length: 1 + r.int(5) }, () => randomFrame(r));
+        const frames: Uint8Array[] = m.path.endsWith('/Connect')
+          ? (r.int(2) === 0 ? [frame] : [registerBytes(r), ...more()])
+          : (r.int(2) === 0 ? [frame, ...more()] : more().map((f) => enqueueRequestBytes(r, f)));
         const ac = new AbortController();
         const timer = setTimeout(() => ac.abort(), 300);
         try {
@@ -228,7 +232,13 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
             for (const f of frames) yield f;
             await new Promise((res) => setTimeout(res, 150));
           })(), { metadata, signal: ac.signal });
-          for await (const _ of it) { /* drain */ }
+          for await (const res of it) {
+            // an enqueue request that failed is answered on the stream, with a clear status of its own
+            const e = (res as { error?: { code: number; message: string } | null }).error;
+            if (e && (e.code === Status.INTERNAL || e.code === Status.UNKNOWN || !e.message.startsWith('ZD_'))) {
+              failures.push(`#${i} ${m.path} answer: ${Status[e.code]} ${e.message.slice(0, 200)}`);
+            }
+          }
           record(`#${i} ${m.path}`, undefined);
         } catch (err) {
           record(`#${i} ${m.path}`, err);
@@ -306,6 +316,10 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
         .finish();
       return protobuf.Writer.create().uint32((1 << 3) | 2).bytes(inner).finish();
     };
+
+    /** An EnqueueStreamRequest: a request id, then `step` as its one Step (field 2, see matching.proto). */
+    const enqueueRequestBytes = (rr: Rng, step: Uint8Array) =>
+      protobuf.Writer.create().uint32((1 << 3) | 0).uint64(rr.int(1000)).uint32((2 << 3) | 2).bytes(step).finish();
 
     const jobs: (() => Promise<void>)[] = [];
     const timing = new Map<string, number>();

@@ -22,6 +22,7 @@ import { Worker } from '../../src/sdk/worker';
 import {
   ExternalTaskServiceDefinition, MatchingServiceDefinition, OperatorServiceDefinition, WorkerTaskServiceDefinition, pb,
 } from '../../src/wire';
+import { Channel } from '../../src/util/channel';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
@@ -301,6 +302,32 @@ describe('token rotation and reloads', () => {
     stream.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
     expect((await stream.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
     stream.reset();
+  });
+
+  it('an enqueue stream checks every request: a foreign tenant is refused, and a revoked token stops it at its next request', async () => {
+    const ROT = 'enqueue-stream-token-2222222';
+    rotate(clientTokens, clientFile(`  - { name: es, token: "${ROT}", tenants: [acme] }\n`));
+    await waitFor(() => accepted(ROT), { timeoutMs: 5000 });
+    const requests = new Channel<pb.IEnqueueStreamRequest>();
+    const answers = matching().enqueueStream(requests, { metadata: md(ROT) })[Symbol.asyncIterator]();
+    const es = { flow_type: 'es-flow' }; // a flow type no other test reads
+    requests.push({ request_id: 1, steps: [stepOf('acme', es)] });
+    const ok = (await answers.next()).value as pb.EnqueueStreamResponse;
+    expect(ok.error).toBeFalsy();
+    expect(ok.results[0]!.created).toBe(true);
+    requests.push({ request_id: 2, steps: [stepOf('acme', es), stepOf('globex', es)] });
+    const foreign = (await answers.next()).value as pb.EnqueueStreamResponse;
+    expect(foreign.error).toMatchObject({ code: Status.PERMISSION_DENIED });
+    expect(foreign.error!.message).toMatch(/^ZD_PERMISSION_DENIED/);
+    // revoked while the stream is open
+    rotate(clientTokens, clientFile());
+    await waitFor(async () => !(await accepted(ROT)), { timeoutMs: 5000 });
+    requests.push({ request_id: 3, steps: [stepOf('acme', es)] });
+    const revoked = (await answers.next()).value as pb.EnqueueStreamResponse;
+    expect(Number(revoked.request_id)).toBe(3);
+    expect(revoked.error).toMatchObject({ code: Status.UNAUTHENTICATED });
+    requests.close();
+    expect((await answers.next()).done).toBe(true);
   });
 
   it('an invalid or unreadable file fails closed with an ERROR log, and recovers once fixed', async () => {

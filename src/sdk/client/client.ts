@@ -9,6 +9,7 @@ import {
   authMetadata, createSdkChannel, mapGrpcError, withProtocolVersion, ZdDeadlineExceededError, type Credential, type TlsOptions,
 } from '../common';
 import { RpcFailedError } from './errors';
+import { EnqueueLane } from './enqueue-lane';
 import {
   fromCluster, fromEnqueue, fromFailure, fromOutcome, fromQueueInfo, fromTaskInfo, toConsumeRequest, toInvokeRpc,
   toStepSpec,
@@ -43,6 +44,8 @@ type Grpc = { signal: AbortSignal; metadata: Awaited<ReturnType<typeof authMetad
 export class Client {
   private readonly channel: Channel;
   private readonly stub: Stub;
+  /** Enqueues go over one long-lived EnqueueStream call (enqueue-lane.ts). */
+  private readonly lane: EnqueueLane;
   private readonly credential: Credential | undefined;
   private readonly defaultTimeoutMs: number;
   /** Sent in the `zd-protocol-version` header of every call. */
@@ -57,15 +60,18 @@ export class Client {
     this.protocolVersion = options._internal?.protocolVersion ?? PROTOCOL_VERSION;
     this.channel = createSdkChannel(options.address, options.tls);
     this.stub = createClient(MatchingServiceDefinition, this.channel);
+    this.lane = new EnqueueLane(this.stub, async (steps, o) => (await this.stub.enqueueSteps({ steps }, o)).results);
   }
 
   async enqueueStep(spec: StepSpec, opts?: CallOptions): Promise<EnqueueResult> {
-    return fromEnqueue(await this.call('enqueueStep', (o) => this.stub.enqueueStep({ step: toStepSpec(spec) }, o), opts));
+    const [r] = await this.call('enqueueStep', (o) => this.lane.send([toStepSpec(spec)], o), opts);
+    if (!r) throw new Error('EnqueueStep: the server answered without a result');
+    return fromEnqueue(r);
   }
 
   async enqueueSteps(specs: StepSpec[], opts?: CallOptions): Promise<EnqueueResult[]> {
-    const res = await this.call('enqueueSteps', (o) => this.stub.enqueueSteps({ steps: specs.map(toStepSpec) }, o), opts);
-    return res.results.map(fromEnqueue);
+    const results = await this.call('enqueueSteps', (o) => this.lane.send(specs.map(toStepSpec), o), opts);
+    return results.map(fromEnqueue);
   }
 
   async getTask(taskId: string, opts?: CallOptions): Promise<TaskInfo> {
@@ -124,6 +130,7 @@ export class Client {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.lane.close();
     this.channel.close();
   }
 

@@ -3,49 +3,72 @@ import { createServer, ServerError, Status, type CallContext, type Server } from
 import { MatchingServiceDefinition, pb, PROTOCOL_VERSION } from '../../../src/wire';
 import { Client, RpcFailedError, ZdDeadlineExceededError, ZdInvalidArgumentError, ZdUnavailableError } from '../../../src';
 
+const never = () => new Promise<never>(() => {});
+const unimplemented = async (): Promise<never> => { throw new ServerError(Status.UNIMPLEMENTED, 'not in this fake'); };
+
+/** What a fake answers for one Step: a single one names its field `step`, as the unary EnqueueStep does. */
+function resultOf(s: pb.IStepSpec, created: boolean): pb.IEnqueueStepResponse {
+  return { task_id: `id-${s.step_execution_id}`, created, partition: created ? 5 : 1 };
+}
+
+/** The methods but the enqueues, which each fake brings. */
+const rest = {
+  getTask: unimplemented,
+  async waitOutcome(req: pb.WaitOutcomeRequest) {
+    if (req.task_id === 'slow') return never();
+    if (req.task_id === 'none') return {};
+    return { outcome: { task_id: req.task_id, status: pb.OutcomeStatus.COMPLETED, output: Buffer.from('ok') } };
+  },
+  consumeOutcomes: unimplemented,
+  async ackOutcomes(req: pb.AckOutcomesRequest) {
+    return { acked: req.outcome_ids.length };
+  },
+  async cancelFlow() {
+    return { cancelled_queued: 2, cancelled_running: 1 };
+  },
+  describeQueues: unimplemented,
+  describeCluster: unimplemented,
+  async invokeRpc(req: pb.InvokeRpcRequest) {
+    if (req.rpc_name === 'busy') throw new ServerError(Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc busy within 10000 ms');
+    if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true }, app_worker_id: 'w1' };
+    return { output: Buffer.concat([Buffer.from('echo:'), req.input]), app_worker_id: 'w1' };
+  },
+};
+
 describe('Client', () => {
   let server: Server;
   let client: Client;
-  const seen: { req?: unknown; auth?: string; version?: string } = {};
-  const never = () => new Promise<never>(() => {});
+  let address: string;
+  const seen: { req?: pb.EnqueueStreamRequest; auth?: string; version?: string; streams: number } = { streams: 0 };
 
   beforeAll(async () => {
     server = createServer();
-    const unimplemented = async (): Promise<never> => { throw new ServerError(Status.UNIMPLEMENTED, 'not in this fake'); };
     server.add(MatchingServiceDefinition, {
-      async enqueueStep(req: pb.EnqueueStepRequest, ctx: CallContext) {
-        seen.req = req;
+      enqueueStep: unimplemented,
+      enqueueSteps: unimplemented,
+      // Answers each request by its id; stepExecutionId "slow" never, "drop" ends the stream unread.
+      async *enqueueStream(reqs: AsyncIterable<pb.EnqueueStreamRequest>, ctx: CallContext) {
+        seen.streams++;
         seen.auth = ctx.metadata.get('authorization');
         seen.version = ctx.metadata.get('zd-protocol-version');
-        if (!req.step!.tenant) throw new ServerError(Status.INVALID_ARGUMENT, 'ZD_INVALID_ARGUMENT: step.tenant: must not be empty');
-        return { task_id: `id-${req.step!.step_execution_id}`, created: true, partition: 5 };
+        for await (const req of reqs) {
+          seen.req = req;
+          const first = req.steps[0]!;
+          if (first.step_execution_id === 'slow') continue;
+          if (first.step_execution_id === 'drop') return;
+          if (first.step_execution_id === 'fail') throw new ServerError(Status.UNAVAILABLE, 'ZD_DRAINING: this node is draining');
+          if (!first.tenant) {
+            yield { request_id: req.request_id, error: { code: Status.INVALID_ARGUMENT, message: 'ZD_INVALID_ARGUMENT: step.tenant: must not be empty' } };
+            continue;
+          }
+          yield { request_id: req.request_id, results: req.steps.map((s) => resultOf(s, req.steps.length === 1)) };
+        }
       },
-      async enqueueSteps(req: pb.EnqueueStepsRequest) {
-        return { results: req.steps.map((s) => ({ task_id: `id-${s.step_execution_id}`, created: false, partition: 1 })) };
-      },
-      getTask: unimplemented,
-      async waitOutcome(req: pb.WaitOutcomeRequest) {
-        if (req.task_id === 'slow') return never();
-        if (req.task_id === 'none') return {};
-        return { outcome: { task_id: req.task_id, status: pb.OutcomeStatus.COMPLETED, output: Buffer.from('ok') } };
-      },
-      consumeOutcomes: unimplemented,
-      async ackOutcomes(req: pb.AckOutcomesRequest) {
-        return { acked: req.outcome_ids.length };
-      },
-      async cancelFlow() {
-        return { cancelled_queued: 2, cancelled_running: 1 };
-      },
-      describeQueues: unimplemented,
-      describeCluster: unimplemented,
-      async invokeRpc(req: pb.InvokeRpcRequest) {
-        if (req.rpc_name === 'busy') throw new ServerError(Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc busy within 10000 ms');
-        if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true }, app_worker_id: 'w1' };
-        return { output: Buffer.concat([Buffer.from('echo:'), req.input]), app_worker_id: 'w1' };
-      },
+      ...rest,
     });
     const port = await server.listen('127.0.0.1:0');
-    client = new Client({ address: `127.0.0.1:${port}`, credential: () => 'secret', defaultTimeoutMs: 2000 });
+    address = `127.0.0.1:${port}`;
+    client = new Client({ address, credential: () => 'secret', defaultTimeoutMs: 2000 });
   });
 
   afterAll(async () => {
@@ -54,14 +77,56 @@ describe('Client', () => {
     await server.shutdown();
   });
 
-  it('enqueues a Step with mapped fields and credentials', async () => {
+  it('enqueues a Step with mapped fields and credentials, over one stream', async () => {
     const res = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e1', input: 'x' });
     expect(res).toEqual({ taskId: 'id-e1', created: true, partition: 5 });
     expect(seen.auth).toBe('Bearer secret');
     expect(seen.version).toBe(String(PROTOCOL_VERSION)); // on every call: the server checks it
-    expect((seen.req as pb.EnqueueStepRequest).step!.flow_id).toBe('f');
-    expect(await client.enqueueSteps([{ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e2' }]))
-      .toEqual([{ taskId: 'id-e2', created: false, partition: 1 }]);
+    expect(seen.req!.steps[0]!.flow_id).toBe('f');
+    const two = [{ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e2' }, { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e3' }];
+    expect(await client.enqueueSteps(two)).toEqual([{ taskId: 'id-e2', created: false, partition: 1 }, { taskId: 'id-e3', created: false, partition: 1 }]);
+    // many at once, each answered by its own request id
+    const many = await Promise.all(Array.from({ length: 20 }, (_, i) => client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: `m${i}` })));
+    expect(many.map((r) => r.taskId)).toEqual(Array.from({ length: 20 }, (_, i) => `id-m${i}`));
+    expect(seen.streams).toBe(1);
+  });
+
+  it('times out an enqueue its stream does not answer, and goes on with the next', async () => {
+    const err = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' }, { timeoutMs: 100 }).catch((e) => e);
+    expect(err).toBeInstanceOf(ZdDeadlineExceededError);
+    expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'after' })).taskId).toBe('id-after');
+  });
+
+  it('sends again on a new stream what a stream that ended with OK did not answer', async () => {
+    const before = seen.streams;
+    const res = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'drop' }, { timeoutMs: 1000 }).catch((e) => e);
+    // "drop" ends every stream unanswered: sent on the open stream, then again on three new ones, then it fails
+    expect(res).toBeInstanceOf(ZdUnavailableError);
+    expect(seen.streams - before).toBe(3);
+    expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'next' })).taskId).toBe('id-next');
+  });
+
+  it('fails the enqueues of a stream that fails with its status', async () => {
+    const err = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'fail' }).catch((e) => e);
+    expect(err).toBeInstanceOf(ZdUnavailableError);
+    expect(err).toMatchObject({ code: 'ZD_DRAINING' });
+    expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'again' })).taskId).toBe('id-again');
+  });
+
+  it('opens a new stream when the credential resolves to another token', async () => {
+    let token = 'one';
+    const c = new Client({ address, credential: () => token });
+    try {
+      const before = seen.streams;
+      await c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'r1' });
+      expect(seen.auth).toBe('Bearer one');
+      token = 'two';
+      await c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'r2' });
+      expect(seen.auth).toBe('Bearer two');
+      expect(seen.streams - before).toBe(2);
+    } finally {
+      c.close();
+    }
   });
 
   it('maps server errors to named errors with the ZD code', async () => {
@@ -95,5 +160,47 @@ describe('Client', () => {
   it('acks and cancels', async () => {
     expect(await client.ackOutcomes('g', ['1-0', '2-0'])).toBe(2);
     expect(await client.cancelFlow('t', 'f', 'user')).toEqual({ cancelledQueued: 2, cancelledRunning: 1 });
+  });
+});
+
+describe('Client against a server without EnqueueStream', () => {
+  let server: Server;
+  let client: Client;
+  const calls = { stream: 0, step: 0, steps: 0 };
+
+  beforeAll(async () => {
+    server = createServer();
+    server.add(MatchingServiceDefinition, {
+      async enqueueStep() {
+        calls.step++;
+        throw new ServerError(Status.INTERNAL, 'the Client sends EnqueueSteps');
+      },
+      async enqueueSteps(req: pb.EnqueueStepsRequest) {
+        calls.steps++;
+        return { results: req.steps.map((s) => resultOf(s, true)) };
+      },
+      // eslint-disable-next-line require-yield
+      async *enqueueStream(): AsyncIterable<pb.IEnqueueStreamResponse> {
+        calls.stream++;
+        throw new ServerError(Status.UNIMPLEMENTED, 'Method not found');
+      },
+      ...rest,
+    });
+    client = new Client({ address: `127.0.0.1:${await server.listen('127.0.0.1:0')}`, defaultTimeoutMs: 2000 });
+  });
+
+  afterAll(async () => {
+    client.close();
+    await server.shutdown();
+  });
+
+  it('falls back to unary calls, once for good', async () => {
+    const rs = await Promise.all([
+      client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'a' }),
+      client.enqueueSteps([{ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'b' }]),
+    ]);
+    expect(rs).toEqual([{ taskId: 'id-a', created: true, partition: 5 }, [{ taskId: 'id-b', created: true, partition: 5 }]]);
+    await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'c' });
+    expect(calls).toEqual({ stream: 1, step: 0, steps: 3 });
   });
 });

@@ -1,7 +1,8 @@
 /**
- * A small async queue feeding one response stream. A slot has at most one
- * task, its acks and pings in flight, so it stays tiny; `close` ends the
- * stream after what is queued, `abort` drops it.
+ * A small async queue feeding one stream of messages: a worker slot's
+ * frames (at most one task, its acks and pings in flight, so it stays tiny),
+ * an enqueue stream's answers and requests. `close` ends the stream after
+ * what is queued; the iterator's `return` drops it.
  */
 export class Channel<T> implements AsyncIterable<T> {
   private items: T[] = [];

@@ -1,0 +1,128 @@
+/**
+ * MatchingService.EnqueueStream: a producer's enqueues over one long-lived
+ * stream. Each request is an EnqueueSteps call answered by one response with
+ * its request id; requests run concurrently, so a producer with many calls in
+ * flight is not serialised behind the slowest. A unary call costs the node a
+ * new HTTP/2 stream, its headers, trailers and call context; a message on an
+ * open stream costs a fraction of that (docs/benchmarks.md).
+ *
+ * A failed request is answered with the status the unary call would have had
+ * and the stream goes on. Every request re-checks the caller's token, so a
+ * revoked token stops enqueuing at once, not at the stream's next reconnect.
+ * On drain the node stops reading, answers what it read, and ends the stream
+ * with OK; the Client sends what was left unanswered again on a new stream.
+ */
+import { ServerError, type CallContext } from 'nice-grpc';
+import type { Principal } from '../auth/auth';
+import { invalidArgument, zdError } from '../errors';
+import type { Logger } from '../util/logger';
+import { Channel } from '../util/channel';
+import { decodeErrorOf } from '../wire/adapter';
+import type { pb } from '../wire';
+
+/** Requests of one stream being enqueued at once; past it the stream stops reading (HTTP/2 flow control holds the rest). */
+const MAX_IN_FLIGHT = 256;
+
+export interface EnqueueStreamDeps {
+  /** Validates, authorises and enqueues one request's Steps, as EnqueueSteps does. */
+  enqueueSteps(principal: Principal, steps: pb.IStepSpec[]): Promise<pb.IEnqueueStepResponse[]>;
+  /** The caller's principal now (its token re-checked against the current tokens). */
+  principal(ctx: CallContext): Principal;
+  log: Logger;
+}
+
+/** The open enqueue streams of a node, so a drain can end them. */
+export class EnqueueStreams {
+  private readonly open = new Set<AbortController>();
+  private draining = false;
+
+  /** Stop reading every stream; each ends once its read requests are answered. */
+  drain(): void {
+    this.draining = true;
+    for (const stop of this.open) stop.abort();
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  handler(d: EnqueueStreamDeps) {
+    const self = this;
+    return async function* enqueueStream(
+      requests: AsyncIterable<pb.EnqueueStreamRequest>, ctx: CallContext,
+    ): AsyncIterable<pb.IEnqueueStreamResponse> {
+      d.principal(ctx); // a bad token fails the call before anything is read
+      const out = new Channel<pb.IEnqueueStreamResponse>();
+      const stop = new AbortController();
+      if (self.draining) stop.abort();
+      self.open.add(stop);
+      let inFlight = 0;
+      let readerDone = false;
+      let resume: (() => void) | undefined;
+      const settle = () => {
+        inFlight--;
+        resume?.();
+        resume = undefined;
+        if (readerDone && inFlight === 0) out.close();
+      };
+      const answer = async (req: pb.EnqueueStreamRequest) => {
+        const requestId = req.request_id;
+        try {
+          const results = await d.enqueueSteps(d.principal(ctx), req.steps);
+          out.push({ request_id: requestId, results });
+        } catch (err) {
+          out.push({ request_id: requestId, error: callError(err, d.log) });
+        } finally {
+          settle();
+        }
+      };
+      const read = async () => {
+        const it = requests[Symbol.asyncIterator]();
+        const stopped = new Promise<'stop'>((resolve) => {
+          if (stop.signal.aborted) resolve('stop');
+          else stop.signal.addEventListener('abort', () => resolve('stop'), { once: true });
+        });
+        try {
+          for (;;) {
+            const r = await Promise.race([it.next(), stopped]);
+            if (r === 'stop' || r.done) break;
+            const decodeError = decodeErrorOf(r.value);
+            if (decodeError !== undefined) throw invalidArgument('request', `is not a valid protobuf message (${decodeError})`);
+            inFlight++;
+            void answer(r.value);
+            if (inFlight >= MAX_IN_FLIGHT) {
+              const more = new Promise<void>((resolve) => (resume = resolve));
+              if ((await Promise.race([more, stopped])) === 'stop') break;
+            }
+          }
+        } finally {
+          readerDone = true;
+          if (inFlight === 0) out.close();
+        }
+      };
+      let readError: unknown;
+      const reader = read().catch((err: unknown) => {
+        readError = err;
+      });
+      try {
+        yield* out;
+        await reader;
+        // A request that did not decode ends the call with its status; a reset ends it anyway.
+        if (readError !== undefined) throw readError;
+      } finally {
+        self.open.delete(stop);
+        stop.abort();
+      }
+    };
+  }
+}
+
+/** The status a unary EnqueueSteps would have ended with (errorMiddleware's rule). */
+function callError(err: unknown, log: Logger): pb.ICallError {
+  if (!(err instanceof ServerError)) {
+    log.error({ method: 'EnqueueStream', err: err instanceof Error ? err.stack : String(err) }, 'unexpected error in handler');
+    err = zdError('ZD_INTERNAL');
+  }
+  const e = err as ServerError;
+  return { code: e.code, message: e.details };
+}

@@ -1,0 +1,194 @@
+/**
+ * The Client's enqueues over one long-lived MatchingService.EnqueueStream
+ * call instead of a unary call each: on a busy producer a unary call costs
+ * both ends far more CPU than the Steps in it (docs/benchmarks.md).
+ *
+ * - Opened on the first enqueue; each enqueue is one request, answered by
+ *   its request id, so any number run at once.
+ * - A failed request fails that enqueue alone, with the error the unary call
+ *   would have had. A stream that fails fails the enqueues it carried, as a
+ *   failed connection fails unary calls; the next enqueue opens a new one.
+ * - A node that drains ends the stream with OK after answering what it read;
+ *   what it did not read is sent again on a new stream (enqueue is idempotent).
+ * - A credential that resolves to another token opens a new stream for it
+ *   (the old one ends once its answers are in).
+ * - A server without EnqueueStream (UNIMPLEMENTED) gets unary calls from then on.
+ */
+import { ClientError, Status, type Client as GrpcClient, type Metadata } from 'nice-grpc';
+import { MatchingServiceDefinition, type pb } from '../../wire';
+import { Channel } from '../../util/channel';
+
+type Stub = GrpcClient<typeof MatchingServiceDefinition>;
+type Results = pb.IEnqueueStepResponse[];
+
+const PATH = MatchingServiceDefinition.enqueueStream.path;
+/** Times an unanswered request is sent again after drains before it fails. */
+const MAX_RESENDS = 3;
+
+interface Pending {
+  steps: pb.IStepSpec[];
+  /** The stream carrying it, under this request id. */
+  stream?: LaneStream;
+  id?: number;
+  resolve(r: Results): void;
+  reject(err: unknown): void;
+  resends: number;
+  signal: AbortSignal;
+  onAbort(): void;
+}
+
+export interface LaneCall {
+  signal: AbortSignal;
+  metadata: Metadata;
+}
+
+export class EnqueueLane {
+  private stream: LaneStream | undefined;
+  private unsupported = false;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly stub: Stub,
+    /** The unary EnqueueSteps call, for a server without the stream. */
+    private readonly unary: (steps: pb.IStepSpec[], call: LaneCall) => Promise<Results>,
+  ) {}
+
+  send(steps: pb.IStepSpec[], call: LaneCall): Promise<Results> {
+    if (this.unsupported) return this.unary(steps, call);
+    return new Promise<Results>((resolve, reject) => {
+      if (call.signal.aborted) return reject(call.signal.reason);
+      const p: Pending = {
+        steps, resolve, reject, resends: 0, signal: call.signal,
+        onAbort: () => {
+          p.stream?.forget(p);
+          reject(call.signal.reason);
+        },
+      };
+      call.signal.addEventListener('abort', p.onAbort, { once: true });
+      this.dispatch(p, call.metadata);
+    });
+  }
+
+  /** Ends the stream; enqueues still in flight fail. */
+  close(): void {
+    this.closed = true;
+    this.stream?.abort(new Error('EnqueueStream: the client is closed'));
+    this.stream = undefined;
+  }
+
+  private dispatch(p: Pending, metadata: Metadata): void {
+    if (this.unsupported) {
+      this.settleWith(p, this.unary(p.steps, { signal: p.signal, metadata }));
+      return;
+    }
+    const token = String(metadata.get('authorization') ?? '');
+    let s = this.stream;
+    if (!s || s.ended || s.token !== token) {
+      s?.finish(); // a rotated credential: the old stream ends once its answers are in
+      s = this.stream = this.open(metadata, token);
+    }
+    s.request(this.nextId++, p);
+  }
+
+  private open(metadata: Metadata, token: string): LaneStream {
+    const s = new LaneStream(token);
+    s.run(this.stub.enqueueStream(s.requests, { metadata, signal: s.signal }), (unread, err) => {
+      if (this.stream === s) this.stream = undefined;
+      if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) this.unsupported = true;
+      for (const p of unread) {
+        // Not read by a node that drained, or an older server: safe to send again.
+        if (!this.closed && (this.unsupported || (err === undefined && p.resends++ < MAX_RESENDS))) this.dispatch(p, metadata);
+        else this.fail(p, err ?? new ClientError(PATH, Status.UNAVAILABLE, 'the enqueue stream ended without answering'));
+      }
+    });
+    return s;
+  }
+
+  private settleWith(p: Pending, r: Promise<Results>): void {
+    r.then((v) => this.done(p, v), (err: unknown) => this.fail(p, err));
+  }
+
+  private done(p: Pending, r: Results): void {
+    p.signal.removeEventListener('abort', p.onAbort);
+    p.resolve(r);
+  }
+
+  private fail(p: Pending, err: unknown): void {
+    p.signal.removeEventListener('abort', p.onAbort);
+    p.reject(err);
+  }
+}
+
+/** One EnqueueStream call and the requests waiting for its answers. */
+class LaneStream {
+  readonly requests = new Channel<pb.IEnqueueStreamRequest>();
+  private readonly pending = new Map<number, Pending>();
+  private readonly controller = new AbortController();
+  ended = false;
+  /** Half-closed: no new requests; it ends once the pending ones are answered. */
+  private finishing = false;
+
+  constructor(readonly token: string) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  request(id: number, p: Pending): void {
+    p.stream = this;
+    p.id = id;
+    this.pending.set(id, p);
+    this.requests.push({ request_id: id, steps: p.steps });
+  }
+
+  /** An enqueue whose caller gave up (timeout, abort): its answer is ignored. */
+  forget(p: Pending): void {
+    if (p.id !== undefined && this.pending.get(p.id) === p) this.pending.delete(p.id);
+    this.maybeEnd();
+  }
+
+  finish(): void {
+    this.finishing = true;
+    this.maybeEnd();
+  }
+
+  abort(err: Error): void {
+    this.ended = true;
+    for (const p of this.pending.values()) {
+      p.signal.removeEventListener('abort', p.onAbort);
+      p.reject(err);
+    }
+    this.pending.clear();
+    this.controller.abort();
+  }
+
+  run(responses: AsyncIterable<pb.EnqueueStreamResponse>, ended: (unread: Pending[], err?: unknown) => void): void {
+    void (async () => {
+      let error: unknown;
+      try {
+        for await (const res of responses) {
+          const id = Number(res.request_id);
+          const p = this.pending.get(id);
+          if (!p) continue; // its caller gave up
+          this.pending.delete(id);
+          p.signal.removeEventListener('abort', p.onAbort);
+          if (res.error) p.reject(new ClientError(PATH, res.error.code as Status, res.error.message ?? ''));
+          else p.resolve(res.results);
+          this.maybeEnd();
+        }
+      } catch (err) {
+        error = err;
+      }
+      this.ended = true;
+      this.requests.close();
+      const unread = [...this.pending.values()];
+      this.pending.clear();
+      ended(unread, this.controller.signal.aborted ? undefined : error);
+    })();
+  }
+
+  private maybeEnd(): void {
+    if (this.finishing && this.pending.size === 0) this.requests.close();
+  }
+}

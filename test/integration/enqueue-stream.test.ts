@@ -1,0 +1,146 @@
+/**
+ * MatchingService.EnqueueStream against a real node and Redis: requests
+ * answered by id, concurrently; a bad request answered with the status
+ * EnqueueSteps would have had, writing nothing, the stream going on; a
+ * request that does not decode ends the call; a drain ends the stream with
+ * OK once what it read is answered. And the Client, whose enqueues use it.
+ */
+import { ClientError, createClient, Status } from 'nice-grpc';
+import { Client } from '../../src/sdk/client';
+import { Channel } from '../../src/util/channel';
+import { MatchingServiceDefinition, pb } from '../../src/wire';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+let prefix: string;
+
+beforeEach(async () => {
+  prefix = uniquePrefix('es');
+  t = await startTestNode(redis.url, prefix);
+});
+afterEach(async () => {
+  await t.close();
+});
+
+const step = (seid: string, over: Partial<pb.IStepSpec> = {}): pb.IStepSpec => ({
+  tenant: 'acme', flow_id: `f-${seid}`, flow_type: 'order', step_type: 'pack', step_execution_id: seid, ...over,
+});
+
+/** An open EnqueueStream: send requests, read answers by request id. */
+function openStream() {
+  const requests = new Channel<pb.IEnqueueStreamRequest>();
+  const answers = new Map<number, pb.EnqueueStreamResponse>();
+  const waiters = new Map<number, (r: pb.EnqueueStreamResponse) => void>();
+  const done = (async () => {
+    for await (const res of t.matching.enqueueStream(requests)) {
+      const id = Number(res.request_id);
+      answers.set(id, res);
+      waiters.get(id)?.(res);
+    }
+  })();
+  return {
+    requests,
+    done,
+    send(id: number, steps: pb.IStepSpec[]): void {
+      requests.push({ request_id: id, steps });
+    },
+    answer(id: number): Promise<pb.EnqueueStreamResponse> {
+      const got = answers.get(id);
+      return got ? Promise.resolve(got) : new Promise((resolve) => waiters.set(id, resolve));
+    },
+  };
+}
+
+async function taskCount(): Promise<number> {
+  return Number(await redis.command('EVAL', `return #redis.call('KEYS', ARGV[1])`, 0, `${prefix}:{*}:t:*`));
+}
+
+it('answers each request by its id, many at once', async () => {
+  const s = openStream();
+  for (let i = 1; i <= 30; i++) s.send(i, [step(`s${i}`), step(`s${i}b`)]);
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => s.answer(i + 1)));
+  for (const a of answers) {
+    expect(a.error).toBeFalsy();
+    expect(a.results).toHaveLength(2);
+    expect(a.results.every((r) => r.created && r.task_id !== '')).toBe(true);
+  }
+  expect(new Set(answers.flatMap((a) => a.results.map((r) => r.task_id))).size).toBe(60);
+  expect(await taskCount()).toBe(60);
+  // again: idempotent, nothing new
+  s.send(99, [step('s1')]);
+  const again = await s.answer(99);
+  expect(again.results[0]).toMatchObject({ task_id: answers[0]!.results[0]!.task_id, created: false });
+  s.requests.close();
+  await s.done; // the half-close ends the call with OK
+});
+
+it('answers a bad request with the status EnqueueSteps would have had, writes nothing of it, and goes on', async () => {
+  const s = openStream();
+  s.send(1, [step('ok1'), step('bad', { tenant: '' })]);
+  s.send(2, []);
+  s.send(3, Array.from({ length: t.config.limits.maxBatch + 1 }, (_, i) => step(`many${i}`)));
+  s.send(4, [step('ok2')]);
+  const [bad, empty, tooMany, ok] = await Promise.all([1, 2, 3, 4].map((id) => s.answer(id)));
+  expect(bad!.error).toMatchObject({ code: Status.INVALID_ARGUMENT });
+  expect(bad!.error!.message).toMatch(/^ZD_INVALID_ARGUMENT: steps\[1\]\.tenant/);
+  expect(bad!.results).toHaveLength(0);
+  expect(empty!.error!.message).toMatch(/^ZD_INVALID_ARGUMENT: steps: must hold at least one Step/);
+  expect(tooMany!.error!.message).toMatch(/limits\.maxBatch/);
+  expect(ok!.error).toBeFalsy();
+  expect(ok!.results[0]!.created).toBe(true);
+  expect(await taskCount()).toBe(1); // ok1 was in the bad request: not written
+  s.requests.close();
+  await s.done;
+});
+
+it('ends the call with INVALID_ARGUMENT on a request that does not decode, answering what it read first', async () => {
+  // identity serialiser: send raw bytes as the request
+  const def = { enqueueStream: { ...MatchingServiceDefinition.enqueueStream, requestSerialize: (b: Uint8Array) => b } };
+  const raw = createClient(def as never, t.channel) as { enqueueStream(req: AsyncIterable<Uint8Array>): AsyncIterable<pb.EnqueueStreamResponse> };
+  const good = pb.EnqueueStreamRequest.encode({ request_id: 7, steps: [step('first')] }).finish();
+  const got: pb.EnqueueStreamResponse[] = [];
+  const err = await (async () => {
+    for await (const res of raw.enqueueStream((async function* () {
+      yield good;
+      await new Promise((r) => setTimeout(r, 100));
+      yield Uint8Array.from([0x0a, 0xff, 0xff, 0xff]); // field 1 as a length-delimited run past the end
+      await new Promise((r) => setTimeout(r, 1000));
+    })())) got.push(res);
+  })().then(() => undefined, (e: unknown) => e);
+  expect(got.map((r) => Number(r.request_id))).toEqual([7]);
+  expect(err).toBeInstanceOf(ClientError);
+  expect(err).toMatchObject({ code: Status.INVALID_ARGUMENT });
+  expect((err as ClientError).details).toMatch(/^ZD_INVALID_ARGUMENT: request: is not a valid protobuf message/);
+});
+
+it('ends its streams with OK when the node drains, after answering what it read', async () => {
+  const s = openStream();
+  s.send(1, [step('before')]);
+  expect((await s.answer(1)).results[0]!.created).toBe(true);
+  expect(t.node.enqueueStreams.size).toBe(1);
+  const closing = t.node.close();
+  await s.done; // OK, not an error
+  await closing;
+  expect(await taskCount()).toBe(1);
+});
+
+it('the Client sends its enqueues over one stream and maps a refused one to the named error', async () => {
+  const client = new Client({ address: t.node.apiAddress });
+  try {
+    const rs = await Promise.all(Array.from({ length: 10 }, (_, i) => client.enqueueStep({
+      tenant: 'acme', flowId: `cf${i}`, flowType: 'order', stepType: 'pack', stepExecutionId: 'x', input: `{"n":${i}}`,
+    })));
+    expect(rs.every((r) => r.created)).toBe(true);
+    expect(t.node.enqueueStreams.size).toBe(1);
+    const err = await client.enqueueSteps([{ tenant: 'acme', flowId: 'cf', flowType: 'order', stepType: '', stepExecutionId: 'x' }]).catch((e) => e);
+    expect(err).toMatchObject({ code: 'ZD_INVALID_ARGUMENT', status: Status.INVALID_ARGUMENT });
+    expect(String((err as Error).message)).toMatch(/steps\[0\]\.step_type/);
+    const task = await client.getTask(rs[3]!.taskId);
+    expect(task.input.toString()).toBe('{"n":3}');
+    expect(await taskCount()).toBe(10);
+  } finally {
+    client.close();
+  }
+});
