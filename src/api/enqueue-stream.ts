@@ -58,56 +58,56 @@ export class EnqueueStreams {
       self.open.add(stop);
       let inFlight = 0;
       let readerDone = false;
+      let readError: unknown;
       let resume: (() => void) | undefined;
+      const endIfIdle = () => {
+        if (readerDone && inFlight === 0) out.close();
+      };
       const settle = () => {
         inFlight--;
         resume?.();
         resume = undefined;
-        if (readerDone && inFlight === 0) out.close();
+        endIfIdle();
       };
+      // A drain stops reading: the call ends once what was read is answered. A
+      // request the reader is still waiting for when the call ends is never read.
+      const stopReading = () => {
+        readerDone = true;
+        resume?.();
+        endIfIdle();
+      };
+      stop.signal.addEventListener('abort', stopReading, { once: true });
       const answer = async (req: pb.EnqueueStreamRequest) => {
-        const requestId = req.request_id;
         try {
           const results = await d.enqueueSteps(d.principal(ctx), req.steps);
-          out.push({ request_id: requestId, results });
+          out.push({ request_id: req.request_id, results });
         } catch (err) {
-          out.push({ request_id: requestId, error: callError(err, d.log) });
+          out.push({ request_id: req.request_id, error: callError(err, d.log) });
         } finally {
           settle();
         }
       };
-      const read = async () => {
+      void (async () => {
         const it = requests[Symbol.asyncIterator]();
-        const stopped = new Promise<'stop'>((resolve) => {
-          if (stop.signal.aborted) resolve('stop');
-          else stop.signal.addEventListener('abort', () => resolve('stop'), { once: true });
-        });
         try {
           for (;;) {
-            const r = await Promise.race([it.next(), stopped]);
-            if (r === 'stop' || r.done) break;
+            const r = await it.next();
+            if (r.done || stop.signal.aborted) break;
             const decodeError = decodeErrorOf(r.value);
             if (decodeError !== undefined) throw invalidArgument('request', `is not a valid protobuf message (${decodeError})`);
             inFlight++;
             void answer(r.value);
-            if (inFlight >= MAX_IN_FLIGHT) {
-              const more = new Promise<void>((resolve) => (resume = resolve));
-              if ((await Promise.race([more, stopped])) === 'stop') break;
-            }
+            if (inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => (resume = resolve));
           }
+        } catch (err) {
+          // A request that did not decode ends the call with its status; a reset ends it anyway.
+          readError = err;
         } finally {
-          readerDone = true;
-          if (inFlight === 0) out.close();
+          stopReading();
         }
-      };
-      let readError: unknown;
-      const reader = read().catch((err: unknown) => {
-        readError = err;
-      });
+      })();
       try {
         yield* out;
-        await reader;
-        // A request that did not decode ends the call with its status; a reset ends it anyway.
         if (readError !== undefined) throw readError;
       } finally {
         self.open.delete(stop);
