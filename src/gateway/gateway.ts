@@ -180,7 +180,8 @@ export class Gateway {
     slot.attempt = undefined;
     if (!held) return;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
-    if (graceful || !held.delivered) {
+    // A task held behind an ack (Slot.awaitAck) never reached the worker either.
+    if (graceful || !held.delivered || slot.holdsTask) {
       this.metrics.returnedAttempts.inc({ reason: graceful ? 'drain_no_output' : 'write_failed' });
       await this.returnTask(ref, held.queue);
     } else {
@@ -354,37 +355,50 @@ export class Gateway {
     }
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     const now = this.clock.now();
-    if (msg.output != null && msg.failure == null) {
-      const output = Buffer.from(msg.output ?? new Uint8Array(0));
-      if (output.length > this.opts.maxPayloadBytes) {
-        const r = await this.store.fail(ref, { message: `output: ${output.length} bytes exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`, type: 'invalid_result', nonRetryable: false, retryAfterMs: 0 }, now);
-        this.afterFail(r, held.partition, held.taskId, held.queue);
-        this.ack(slot, held.token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
+    // A worker that takes a task right behind an ack gets its slot back now: the
+    // next start joins this completion's trip to Redis, and its task frame waits
+    // in the slot until the ack is written (Slot.awaitAck). A draining node does not.
+    const early = slot.reg.acceptsTaskAfterAck && !this.draining;
+    if (early) {
+      slot.awaitAck();
+      slot.attempt = undefined;
+      this.slotFree(slot);
+    }
+    try {
+      if (msg.output != null && msg.failure == null) {
+        const output = Buffer.from(msg.output ?? new Uint8Array(0));
+        if (output.length > this.opts.maxPayloadBytes) {
+          const r = await this.store.fail(ref, { message: `output: ${output.length} bytes exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`, type: 'invalid_result', nonRetryable: false, retryAfterMs: 0 }, now);
+          this.afterFail(r, held.partition, held.taskId, held.queue);
+          this.ack(slot, held.token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
+        } else {
+          const r = await this.store.complete(ref, output, now);
+          if (r.kind === 'completed') {
+            this.hooks.outcomeWritten(held.partition, held.taskId);
+            // Types evicted from the decline cache are offered to this worker again.
+            if (this.evictedDeclines.delete(workerKey(slot.reg.tenant, slot.reg.appWorkerId))) this.hooks.capacityChanged();
+            this.ack(slot, held.token, pb.ResultVerdict.ACCEPTED);
+          } else {
+            this.ackRefusal(slot, held.token, r);
+          }
+        }
       } else {
-        const r = await this.store.complete(ref, output, now);
-        if (r.kind === 'completed') {
-          this.hooks.outcomeWritten(held.partition, held.taskId);
-          // Types evicted from the decline cache are offered to this worker again.
-          if (this.evictedDeclines.delete(workerKey(slot.reg.tenant, slot.reg.appWorkerId))) this.hooks.capacityChanged();
-          this.ack(slot, held.token, pb.ResultVerdict.ACCEPTED);
+        const f = msg.failure;
+        const r = await this.store.fail(ref, {
+          message: truncate(f?.message ?? '', 4096), type: truncate(f?.type ?? '', 256),
+          nonRetryable: f?.non_retryable ?? false, retryAfterMs: Math.max(0, Math.min(f?.retry_after_ms ?? 0, 365 * 86_400_000)),
+        }, now);
+        this.afterFail(r, held.partition, held.taskId, held.queue);
+        if (r.kind === 'retry' || r.kind === 'terminal') {
+          slot.send({ result_ack: { task_token: held.token, verdict: pb.ResultVerdict.ACCEPTED, retry_scheduled: r.kind === 'retry' } }, now);
         } else {
           this.ackRefusal(slot, held.token, r);
         }
       }
-    } else {
-      const f = msg.failure;
-      const r = await this.store.fail(ref, {
-        message: truncate(f?.message ?? '', 4096), type: truncate(f?.type ?? '', 256),
-        nonRetryable: f?.non_retryable ?? false, retryAfterMs: Math.max(0, Math.min(f?.retry_after_ms ?? 0, 365 * 86_400_000)),
-      }, now);
-      this.afterFail(r, held.partition, held.taskId, held.queue);
-      if (r.kind === 'retry' || r.kind === 'terminal') {
-        slot.send({ result_ack: { task_token: held.token, verdict: pb.ResultVerdict.ACCEPTED, retry_scheduled: r.kind === 'retry' } }, now);
-      } else {
-        this.ackRefusal(slot, held.token, r);
-      }
+    } finally {
+      if (early) slot.ackWritten();
     }
-    this.finishAttempt(slot, held.token);
+    if (!early) this.finishAttempt(slot, held.token);
   }
 
   /** The worker lacks the type: return the task unconsumed and remember the decline. */

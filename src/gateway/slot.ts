@@ -26,6 +26,8 @@ export interface SlotRegistration {
   kind: SlotKindName;
   taskLimit: number;
   sdk: string;
+  /** Register.accepts_task_after_ack: the slot may be freed when its result arrives (gateway stepResult). */
+  acceptsTaskAfterAck: boolean;
 }
 
 /** An RPC call running on a slot, or waiting for one. */
@@ -55,6 +57,9 @@ export class Slot {
   rpc: RpcCall | undefined;
   lastSentAt = 0;
   readonly out = new Channel<pb.IServerFrame>();
+  /** Results whose ack is not written yet on a slot freed early: task frames wait behind them. */
+  private acksPending = 0;
+  private held: pb.IServerFrame[] = [];
 
   constructor(
     readonly id: string,
@@ -63,6 +68,29 @@ export class Slot {
 
   send(frame: pb.IServerFrame, now: number): boolean {
     this.lastSentAt = now;
+    if (this.acksPending > 0 && (frame.step_task || frame.rpc_task)) {
+      if (this.out.isClosed) return false;
+      this.held.push(frame);
+      return true;
+    }
     return this.out.push(frame);
+  }
+
+  /** A result arrived and the slot is freed before its ack is written: hold task frames until then. */
+  awaitAck(): void {
+    this.acksPending++;
+  }
+
+  /** The ack (or the stream's end) came: the task frames held behind it go out. */
+  ackWritten(): void {
+    if (--this.acksPending > 0 || this.held.length === 0) return;
+    const held = this.held;
+    this.held = [];
+    for (const f of held) this.out.push(f);
+  }
+
+  /** Whether a task frame is held behind an ack (so the worker has not seen it). */
+  get holdsTask(): boolean {
+    return this.held.length > 0;
   }
 }

@@ -2182,6 +2182,7 @@ export namespace zdmatch {
             task_limit: number;
             sdk_name: string;
             sdk_version: string;
+            accepts_task_after_ack: boolean;
             static create(properties: zdmatch.v1.Register.$Shape): zdmatch.v1.Register & zdmatch.v1.Register.$Shape;
             static create(properties?: zdmatch.v1.Register.$Properties): zdmatch.v1.Register;
             static encode(m: zdmatch.v1.Register.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -2205,6 +2206,7 @@ export namespace zdmatch {
                 task_limit?: (number|null);
                 sdk_name?: (string|null);
                 sdk_version?: (string|null);
+                accepts_task_after_ack?: (boolean|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.Register.$Properties;

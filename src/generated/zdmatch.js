@@ -24481,6 +24481,7 @@ $root.zdmatch = (function() {
              * @property {number|null} [task_limit] Register task_limit
              * @property {string|null} [sdk_name] Register sdk_name
              * @property {string|null} [sdk_version] Register sdk_version
+             * @property {boolean|null} [accepts_task_after_ack] Register accepts_task_after_ack
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -24578,6 +24579,14 @@ $root.zdmatch = (function() {
             Register.prototype.sdk_version = "";
 
             /**
+             * Register accepts_task_after_ack.
+             * @member {boolean} accepts_task_after_ack
+             * @memberof zdmatch.v1.Register
+             * @instance
+             */
+            Register.prototype.accepts_task_after_ack = false;
+
+            /**
              * Creates a new Register instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.Register
@@ -24627,6 +24636,8 @@ $root.zdmatch = (function() {
                     w.uint32(/* id 7, wireType 2 =*/58).string(m.sdk_name);
                 if (m.sdk_version != null && $Object.hasOwnProperty.call(m, "sdk_version") && m.sdk_version !== "")
                     w.uint32(/* id 8, wireType 2 =*/66).string(m.sdk_version);
+                if (m.accepts_task_after_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_after_ack") && m.accepts_task_after_ack !== false)
+                    w.uint32(/* id 9, wireType 0 =*/72).bool(m.accepts_task_after_ack);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -24755,6 +24766,15 @@ $root.zdmatch = (function() {
                                 delete m.sdk_version;
                             continue;
                         }
+                    case 9: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.accepts_task_after_ack = v;
+                            else
+                                delete m.accepts_task_after_ack;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -24839,6 +24859,10 @@ $root.zdmatch = (function() {
                     if (!$util.isString(m.sdk_version))
                         return "sdk_version: string expected";
                 }
+                if (m.accepts_task_after_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_after_ack")) {
+                    if (typeof m.accepts_task_after_ack !== "boolean")
+                        return "accepts_task_after_ack: boolean expected";
+                }
                 return null;
             };
 
@@ -24917,6 +24941,11 @@ $root.zdmatch = (function() {
                         m.sdk_version = $String(d.sdk_version);
                     }
                 }
+                if (d.accepts_task_after_ack != null) {
+                    if (d.accepts_task_after_ack) {
+                        m.accepts_task_after_ack = $Boolean(d.accepts_task_after_ack);
+                    }
+                }
                 return m;
             };
 
@@ -24948,6 +24977,7 @@ $root.zdmatch = (function() {
                     d.task_limit = 0;
                     d.sdk_name = "";
                     d.sdk_version = "";
+                    d.accepts_task_after_ack = false;
                 }
                 if (m.protocol_version != null && $Object.hasOwnProperty.call(m, "protocol_version")) {
                     d.protocol_version = m.protocol_version;
@@ -24975,6 +25005,9 @@ $root.zdmatch = (function() {
                 }
                 if (m.sdk_version != null && $Object.hasOwnProperty.call(m, "sdk_version")) {
                     d.sdk_version = m.sdk_version;
+                }
+                if (m.accepts_task_after_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_after_ack")) {
+                    d.accepts_task_after_ack = m.accepts_task_after_ack;
                 }
                 return d;
             };

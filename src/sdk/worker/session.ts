@@ -81,6 +81,7 @@ export class Session {
           task_limit: options.maxConcurrentTasks,
           sdk_name: SDK_NAME,
           sdk_version: SDK_VERSION,
+          accepts_task_after_ack: true,
         },
       });
       const responses = client.connect(this.outbox.frames(), { signal: this.call.signal, metadata });
@@ -143,9 +144,16 @@ export class Session {
         this.closing = true;
         if (!this.task) this.outbox.end();
         return;
-      case 'result_ack':
-        if (this.task && this.task.token === frame.result_ack!.task_token) this.task.acked(frame.result_ack!);
+      case 'result_ack': {
+        const task = this.task;
+        if (!task || task.token !== frame.result_ack!.task_token) return;
+        task.acked(frame.result_ack!);
+        // Acknowledged, the result is the server's: the slot is free at once, for
+        // a next task that may arrive right behind the ack (Register.accepts_task_after_ack).
+        this.task = null;
+        if (this.closing) this.outbox.end(); // stop or Reconnect waited for this task
         return;
+      }
       default:
         this.host.options.logger.debug('ignoring an unknown server frame', { frame: frame.frame });
     }
@@ -244,7 +252,9 @@ export class Session {
   private begin(task: TaskRun): void {
     this.task = task;
     void task.done.then(() => {
-      if (this.task === task) this.task = null;
+      // Not the slot's task any more once acknowledged: a next one may be running.
+      if (this.task !== task) return;
+      this.task = null;
       if (this.closing) this.outbox.end(); // stop or Reconnect waited for this task
     });
   }

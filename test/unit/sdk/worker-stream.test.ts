@@ -98,6 +98,21 @@ describe('Worker streams', () => {
     await s!.until(() => logger.lines.some((l) => l.level === 'warn' && l.msg === 'result not accepted'), 'a warning');
   });
 
+  it('registers as taking a task right behind an ack, and runs one that arrives with the ack', async () => {
+    const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    expect(s!.register.accepts_task_after_ack).toBe(true);
+    s!.send(step('a'));
+    await s!.next('step_result');
+    // the ack and the next task in the same write, as a node that frees the slot early sends them
+    s!.send(ACK('a'));
+    s!.send(step('b'));
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'b', result: 'output' });
+    expect(s!.received.some((f) => f.frame === 'decline')).toBe(false);
+    s!.send(ACK('b'));
+  });
+
   it('turns a thrown StepFailure into a failure result', async () => {
     void make({ maxConcurrentTasks: 1 }).start();
     const [s] = await server.waitStreams(1);
