@@ -18,6 +18,8 @@ export interface PlacementHost {
   epochOf(partition: number): number | undefined;
   /** The task entered the durable-queue phase: its queue has heads to offer. */
   headsAvailable(q: QueueHeads): void;
+  /** Whether the queue has ready Steps in any partition owned here (its backlog on this node). */
+  backlogged(queue: string): boolean;
 }
 
 interface Waiter {
@@ -74,8 +76,10 @@ export class Placement {
 
   private syncPhase(q: QueueHeads, ref: HeadRef): void {
     const d = this.host.dispatcher();
-    // Behind an existing backlog that a connected worker can run: no cutting in.
-    if (!d || ((q.size > 0 || q.more) && d.canServe(q.tenant, q.flowType, q.stepType))) {
+    // Behind an existing backlog that a connected worker can run: no cutting in. The
+    // backlog is the queue's in every partition owned here, not just this Step's: a
+    // waiter is served before the heads, so one that cut in would starve them.
+    if (!d || (this.host.backlogged(q.name) && d.canServe(q.tenant, q.flowType, q.stepType))) {
       this.toHeads(q, ref);
       return;
     }

@@ -62,6 +62,7 @@ export class OwnerRegistry implements PartitionHost {
       dispatcher: () => this.dispatcher,
       epochOf: (p) => this.partitions.get(p)?.lease.epoch,
       headsAvailable: (q) => this.headsAvailable(q),
+      backlogged: (queue) => this.backlogged(queue),
     }, this.timers, waits.stickyWaitMs, waits.syncMatchWaitMs, clock, log);
     this.resync = new HeadsResync(() => this.owned(), redis, keys, {
       restored: (n) => hooks.headsRestored(n),
@@ -147,15 +148,28 @@ export class OwnerRegistry implements PartitionHost {
    * Whether a new Step of this queue may start at its enqueue in an idle slot
    * of this node (sync match at enqueue) instead of going through placement:
    * this node owns the partition and has loaded it, the queue holds nothing
-   * ready (a new Step never cuts in front of a backlog), and no Step of the
-   * flow type waits in memory for a slot.
+   * ready in any partition owned here (a new Step never cuts in front of a
+   * backlog), and no Step of the flow type waits in memory for a slot.
    */
   mayStartAtEnqueue(partition: number, queue: string, tenant: string, flowType: string): boolean {
     const owner = this.partitions.get(partition);
     if (!owner?.loaded) return false;
     const q = owner.queues.get(queue);
-    if (q && (q.size > 0 || q.more || q.loading)) return false;
+    if (q?.loading || this.backlogged(queue)) return false;
     return !this.placement.hasWaiters(tenant, flowType);
+  }
+
+  /**
+   * Whether a queue has ready Steps in any partition this node owns. A queue
+   * (tenant, flow type, step type) spreads over every partition, so its backlog
+   * is the sum of theirs: a new Step checks them all before it cuts in.
+   */
+  backlogged(queue: string): boolean {
+    for (const owner of this.partitions.values()) {
+      const q = owner.queues.get(queue);
+      if (q && (q.size > 0 || q.more)) return true;
+    }
+    return false;
   }
 
   attemptStarted(partition: number, deadlineAt: number): void {

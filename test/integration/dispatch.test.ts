@@ -201,6 +201,27 @@ describe('sync-match and the durable queue', () => {
     expect(order).toEqual([q1, q2, late]);
   });
 
+  it('puts a new Step behind the backlog of its queue in other partitions too', async () => {
+    // A queue spreads over every partition: flows bk1 and bk4 land in partitions 7 and 1,
+    // late-bk6 in partition 0, whose part of the queue is empty.
+    const w = await slot('W');
+    await enqueue({ flow_id: 'busy', step_execution_id: 'b' });
+    const busy = await take(w);
+    const q1 = await enqueue({ flow_id: 'bk1' });
+    const q2 = await enqueue({ flow_id: 'bk4' });
+    await new Promise((r) => setTimeout(r, 300)); // past syncMatchWait: q1 and q2 are backlog now
+    const late = await enqueue({ flow_id: 'bk6' });
+    expect(await queuedInMemory()).toBe(0); // not waiting in sync-match ahead of the backlog
+    await complete(w, busy);
+    const order = [];
+    for (let i = 0; i < 3; i++) {
+      const task = await take(w);
+      order.push(task.task_id);
+      await complete(w, task);
+    }
+    expect(order).toEqual([q1, q2, late]);
+  });
+
   it('serves a Step waiting in sync-match before the durable backlog of another Step type', async () => {
     const w = await slot('W');
     await enqueue({ flow_id: 'busy', step_execution_id: 'b' });
