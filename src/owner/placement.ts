@@ -144,10 +144,17 @@ export class Placement {
     }
     const sync = this.syncWaiters.get(flowKey(tenant, flowType));
     if (sync) {
-      for (const w of [...sync]) {
+      // One reservation attempt per Step type a pass: near saturation hundreds of
+      // waiters may wait, and each freed slot would otherwise try every one of them.
+      let noSlot: Set<string> | undefined;
+      for (const w of sync) {
+        if (noSlot?.has(w.q.stepType)) continue;
         const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, w.q.stepType);
-        if (!node) continue;
-        this.unpark(w);
+        if (!node) {
+          (noSlot ??= new Set()).add(w.q.stepType);
+          continue;
+        }
+        this.unpark(w); // deleting the visited entry of a Set keeps the iteration valid
         this.offerTo(node, w.q, w.ref, 'sync');
       }
     }
