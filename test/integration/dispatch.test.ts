@@ -181,36 +181,16 @@ describe('sync-match and the durable queue', () => {
     expect(await calls()).toBe(before + 2);
   });
 
-  it('puts a new Step behind a backlog that a connected worker can run', async () => {
+  /** Two Steps become backlog while the one slot is busy; a third, enqueued after, must start last. */
+  async function startOrderBehindBacklog(flows: [string, string, string]): Promise<void> {
     const w = await slot('W');
-    const running = (await take(w, 100).catch(() => undefined)) ?? undefined;
-    expect(running).toBeUndefined();
+    expect(await take(w, 100).catch(() => undefined)).toBeUndefined();
     await enqueue({ flow_id: 'busy', step_execution_id: 'b' });
     const busy = await take(w);
-    const q1 = await enqueue({ flow_id: 'q1' });
-    const q2 = await enqueue({ flow_id: 'q2' });
+    const q1 = await enqueue({ flow_id: flows[0] });
+    const q2 = await enqueue({ flow_id: flows[1] });
     await new Promise((r) => setTimeout(r, 300)); // past syncMatchWait: q1 and q2 are backlog now
-    const late = await enqueue({ flow_id: 'q3' });
-    await complete(w, busy);
-    const order = [];
-    for (let i = 0; i < 3; i++) {
-      const task = await take(w);
-      order.push(task.task_id);
-      await complete(w, task);
-    }
-    expect(order).toEqual([q1, q2, late]);
-  });
-
-  it('puts a new Step behind the backlog of its queue in other partitions too', async () => {
-    // A queue spreads over every partition: flows bk1 and bk4 land in partitions 7 and 1,
-    // late-bk6 in partition 0, whose part of the queue is empty.
-    const w = await slot('W');
-    await enqueue({ flow_id: 'busy', step_execution_id: 'b' });
-    const busy = await take(w);
-    const q1 = await enqueue({ flow_id: 'bk1' });
-    const q2 = await enqueue({ flow_id: 'bk4' });
-    await new Promise((r) => setTimeout(r, 300)); // past syncMatchWait: q1 and q2 are backlog now
-    const late = await enqueue({ flow_id: 'bk6' });
+    const late = await enqueue({ flow_id: flows[2] });
     expect(await queuedInMemory()).toBe(0); // not waiting in sync-match ahead of the backlog
     await complete(w, busy);
     const order = [];
@@ -220,6 +200,16 @@ describe('sync-match and the durable queue', () => {
       await complete(w, task);
     }
     expect(order).toEqual([q1, q2, late]);
+  }
+
+  it('puts a new Step behind a backlog that a connected worker can run', async () => {
+    await startOrderBehindBacklog(['q1', 'q2', 'q3']);
+  });
+
+  it('puts a new Step behind the backlog of its queue in other partitions too', async () => {
+    // A queue spreads over every partition: flows bk1 and bk4 land in partitions 7 and 1,
+    // bk6 in partition 0, whose part of the queue is empty.
+    await startOrderBehindBacklog(['bk1', 'bk4', 'bk6']);
   });
 
   it('serves a Step waiting in sync-match before the durable backlog of another Step type', async () => {
