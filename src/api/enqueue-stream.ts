@@ -20,8 +20,12 @@ import { Channel } from '../util/channel';
 import { decodeErrorOf } from '../wire/adapter';
 import type { pb } from '../wire';
 
-/** Requests of one stream being enqueued at once; past it the stream stops reading (HTTP/2 flow control holds the rest). */
-const MAX_IN_FLIGHT = 256;
+/**
+ * Requests of one stream read and not yet answered on the wire (being enqueued,
+ * or answered but not written: a caller that does not read its answers); past
+ * it the stream stops reading, and HTTP/2 flow control holds the rest.
+ */
+const MAX_UNANSWERED = 256;
 
 export interface EnqueueStreamDeps {
   /** Validates, authorises and enqueues one request's Steps, as EnqueueSteps does. */
@@ -56,7 +60,8 @@ export class EnqueueStreams {
       const stop = new AbortController();
       if (self.draining) stop.abort();
       self.open.add(stop);
-      let inFlight = 0;
+      let inFlight = 0; // being enqueued
+      let unanswered = 0; // read, and not yet written back
       let readerDone = false;
       let readError: unknown;
       let resume: (() => void) | undefined;
@@ -65,8 +70,6 @@ export class EnqueueStreams {
       };
       const settle = () => {
         inFlight--;
-        resume?.();
-        resume = undefined;
         endIfIdle();
       };
       // A drain stops reading: the call ends once what was read is answered. A
@@ -96,8 +99,9 @@ export class EnqueueStreams {
             const decodeError = decodeErrorOf(r.value);
             if (decodeError !== undefined) throw invalidArgument('request', `is not a valid protobuf message (${decodeError})`);
             inFlight++;
+            unanswered++;
             void answer(r.value);
-            if (inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => (resume = resolve));
+            if (unanswered >= MAX_UNANSWERED) await new Promise<void>((resolve) => (resume = resolve));
           }
         } catch (err) {
           // A request that did not decode ends the call with its status; a reset ends it anyway.
@@ -107,7 +111,12 @@ export class EnqueueStreams {
         }
       })();
       try {
-        yield* out;
+        for await (const res of out) {
+          yield res;
+          unanswered--;
+          resume?.();
+          resume = undefined;
+        }
         if (readError !== undefined) throw readError;
       } finally {
         self.open.delete(stop);
