@@ -34,13 +34,13 @@ for (const accepts of [true, false]) {
     // a backlog, so that every result frees the slot for the next Step at once
     await t.matching.enqueueSteps({ steps: Array.from({ length: 30 }, (_, i) => step(`b${i}`)) });
     let task = (await s.nextOf('step_task')).step_task!;
-    const seen = new Set<string>([task.task_id]);
+    const seen = new Set<string>([task.task_id!]);
     for (let i = 1; i < 30; i++) {
       s.send({ step_result: { task_token: task.task_token, output: Buffer.from(`out-${i}`) } });
       const ack = (await s.nextOf('result_ack')).result_ack!; // throws if a step_task comes first
       expect(ack).toMatchObject({ task_token: task.task_token, verdict: pb.ResultVerdict.ACCEPTED });
       task = (await s.nextOf('step_task')).step_task!;
-      seen.add(task.task_id);
+      seen.add(task.task_id!);
     }
     s.send({ step_result: { task_token: task.task_token, output: Buffer.from('last') } });
     expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
@@ -83,7 +83,7 @@ it('the SDK takes a task that arrives right behind an ack: no declines, every St
   const errors: string[] = [];
   const ran = new Map<string, number>();
   const worker = new Worker({
-    address: t.node.apiAddress, tenant: 'acme', maxConcurrentTasks: 4, reservedRpcSlots: 0,
+    address: t.node.apiAddress, tenant: 'acme', maxConcurrentTasks: 4, reservedRpcTasks: 0,
     logger: { debug() {}, info() {}, warn(m: string) { errors.push(m); }, error(m: string) { errors.push(m); } },
     flowTypes: { order: { steps: { s: async (ctx) => { ran.set(ctx.taskId, (ran.get(ctx.taskId) ?? 0) + 1); return 'ok'; } } } },
   });
