@@ -273,6 +273,14 @@ describe('token rotation and reloads', () => {
   const W_OLD = 'worker-old-token-000000000';
   const W_NEW = 'worker-new-token-111111111';
 
+  async function workerAccepted(token: string): Promise<boolean> {
+    const err = await external().fetchAndLock({ worker_id: 'probe', topics: [{ tenant: 'acme', flow_type: 'probe', step_type: 'probe' }], wait_ms: 1 }, { metadata: md(token) })
+      .then(() => undefined, (e: unknown) => e);
+    if (err === undefined) return true;
+    if (err instanceof ClientError && err.code === Status.UNAUTHENTICATED) return false;
+    throw err;
+  }
+
   async function accepted(token: string): Promise<boolean> {
     const err = await matching().describeQueues({ tenant: 'acme' }, { metadata: md(token) }).then(() => undefined, (e: unknown) => e);
     if (err === undefined) return true;
@@ -292,6 +300,8 @@ describe('token rotation and reloads', () => {
     rotate(workerTokens, workerFile(`  - { name: wrot, token: "${W_NEW}", tenants: [acme] }\n`));
     await waitFor(async () => !(await accepted(ROT_OLD)), { timeoutMs: 5000 });
     expect(await accepted(ROT_NEW)).toBe(true);
+    // each file reloads on its own: wait for the worker file too
+    await waitFor(async () => !(await workerAccepted(W_OLD)), { timeoutMs: 5000 });
     // a new stream with the old token is refused …
     const late = openSlot(workers(), registerFrame({ tenant: 'acme', flow_types: ['rot'] }), md(W_OLD));
     await expectCode(late.next(), Status.UNAUTHENTICATED, 'ZD_UNAUTHENTICATED');
