@@ -262,7 +262,11 @@ export class ZdNode {
       recheckPrincipal: (ctx) => this.auth.recheck('client', ctx),
       log: this.log,
       enqueueStarts: {
-        bind: (t, now) => t.readyAt <= now && this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
+        // An idle slot first: it is the cheap check, and at full load there is none, so
+        // the backlog scan of mayStartAtEnqueue (every owned partition) is skipped.
+        bind: (t, now) => t.readyAt <= now
+          && this.gateway.hasIdleStepSlot(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
+          && this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
           ? this.gateway.bindForEnqueue(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
           : undefined,
         started: (b, t, deadlineAt, now) => {
