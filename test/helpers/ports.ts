@@ -10,6 +10,8 @@ function ephemeralLow(): number {
   }
 }
 
+const WORKER_SHARES = 8;
+
 /**
  * A port free on 127.0.0.1 a moment ago, below the ephemeral range when there
  * is room: a test that kills a node and restarts it on the same port must not
@@ -17,14 +19,27 @@ function ephemeralLow(): number {
  * (bind port 0 hands out ports from that very range).
  */
 export async function freePort(): Promise<number> {
-  const high = ephemeralLow() - 1;
-  const low = Math.max(10000, high - 12000);
+  const top = ephemeralLow() - 1;
+  const bottom = Math.max(10000, top - 12000);
+  // Each jest worker picks from its own share of the range: two test files
+  // running at once can then never pick the same port between pick and bind.
+  const share = Math.floor((top - bottom) / WORKER_SHARES);
+  const low = bottom + share * ((Number(process.env.JEST_WORKER_ID ?? 1) - 1) % WORKER_SHARES);
+  const high = low + share;
   for (let i = 0; high > low && i < 100; i++) {
     const port = low + Math.floor(Math.random() * (high - low));
-    if (await isPortFree(port, '127.0.0.1')) return port;
+    // Never the same port twice in one test process: nodes started side by side
+    // pick their ports before either has bound them.
+    if (handedOut.has(port)) continue;
+    if (await isPortFree(port, '127.0.0.1')) {
+      handedOut.add(port);
+      return port;
+    }
   }
   return findFreePort('127.0.0.1');
 }
+
+const handedOut = new Set<number>();
 
 /** `n` distinct free ports (all held at once while picking, so they differ). */
 export async function freePorts(n: number): Promise<number[]> {
