@@ -40,6 +40,7 @@ export function validateRegister(r: pb.IRegister | null | undefined, c: Config):
     tenant, appWorkerId, flowTypes: [...new Set(flowTypes)], kind, taskLimit: r.task_limit ?? 0,
     sdk: `${(r.sdk_name ?? '').slice(0, 64)}/${(r.sdk_version ?? '').slice(0, 32)}`,
     acceptsTaskAfterAck: r.accepts_task_after_ack === true,
+    acceptsTaskInAck: r.accepts_task_after_ack === true && r.accepts_task_in_ack === true,
   };
 }
 

@@ -155,7 +155,7 @@ export class Gateway {
     if (slot.state === 'closed') return;
     this.removeIdle(slot);
     slot.state = 'closed';
-    slot.out.close();
+    slot.close();
     this.slots.delete(slot.id);
     this.metrics.streams.dec({ kind: slot.reg.kind });
     for (const ft of slot.reg.flowTypes) removeFrom(this.connected, flowKey(slot.reg.tenant, ft), slot);
@@ -635,7 +635,7 @@ export class Gateway {
       if (slot.state === 'idle') {
         this.removeIdle(slot);
         slot.state = 'draining';
-        slot.out.close();
+        slot.close();
       }
     }
   }
@@ -648,7 +648,7 @@ export class Gateway {
 
   /** Ends every remaining stream (after the drain deadline). */
   closeAll(): void {
-    for (const slot of this.slots.values()) slot.out.close();
+    for (const slot of this.slots.values()) slot.close();
     if (this.pingTimer) clearInterval(this.pingTimer);
   }
 
@@ -693,7 +693,7 @@ export class Gateway {
     if (slot.state !== 'busy') return;
     if (this.draining) {
       slot.state = 'draining';
-      slot.out.close();
+      slot.close();
       return;
     }
     this.becomeIdle(slot);

@@ -28,6 +28,8 @@ export interface SlotRegistration {
   sdk: string;
   /** Register.accepts_task_after_ack: the slot may be freed when its result arrives (gateway stepResult). */
   acceptsTaskAfterAck: boolean;
+  /** Register.accepts_task_in_ack: the slot's next Step task may ride in ResultAck.next_task. */
+  acceptsTaskInAck: boolean;
 }
 
 /** An RPC call running on a slot, or waiting for one. */
@@ -52,22 +54,60 @@ export type RpcSettlement =
   | { kind: 'not-found' };
 
 export class Slot {
-  state: SlotState = 'idle';
   attempt: HeldAttempt | undefined;
   rpc: RpcCall | undefined;
   lastSentAt = 0;
   readonly out = new Channel<pb.IServerFrame>();
+  private slotState: SlotState = 'idle';
   /** Results whose ack is not written yet on a slot freed early: task frames wait behind them. */
   private acksPending = 0;
   private held: pb.IServerFrame[] = [];
+  /**
+   * An ack kept back while the slot's next start is on its way (a busy slot
+   * with no frame held), to go out as one frame with that task. Only while
+   * the slot is busy: any other frame, or the slot leaving busy, writes it.
+   */
+  private deferredAck: pb.IServerFrame | undefined;
 
   constructor(
     readonly id: string,
     readonly reg: SlotRegistration,
   ) {}
 
+  get state(): SlotState {
+    return this.slotState;
+  }
+
+  /** Leaving busy means no task follows: a kept-back ack goes out alone. */
+  set state(s: SlotState) {
+    this.slotState = s;
+    if (s !== 'busy') this.writeDeferredAck();
+  }
+
   send(frame: pb.IServerFrame, now: number): boolean {
     this.lastSentAt = now;
+    // The ack of a result whose slot was freed early (awaitAck), on a slot bound again.
+    if (frame.result_ack && this.acksPending > 0 && this.reg.acceptsTaskInAck && this.slotState === 'busy' && !this.out.isClosed) {
+      const next = this.held[0]?.step_task;
+      if (next) {
+        // The next start finished first: its task rides in this ack.
+        this.held.shift();
+        return this.out.push({ result_ack: { ...frame.result_ack, next_task: next } });
+      }
+      // Bound, with neither task nor RPC yet: a start is on its way to Redis.
+      if (this.held.length === 0 && !this.deferredAck && !this.attempt && !this.rpc) {
+        this.deferredAck = frame;
+        return true;
+      }
+    }
+    if (this.deferredAck) {
+      if (frame.step_task) {
+        const ack = this.deferredAck.result_ack!;
+        this.deferredAck = undefined;
+        return this.out.push({ result_ack: { ...ack, next_task: frame.step_task } });
+      }
+      this.writeDeferredAck();
+    }
     if (this.acksPending > 0 && (frame.step_task || frame.rpc_task)) {
       if (this.out.isClosed) return false;
       this.held.push(frame);
@@ -92,5 +132,18 @@ export class Slot {
   /** Whether a task frame is held behind an ack (so the worker has not seen it). */
   get holdsTask(): boolean {
     return this.held.length > 0;
+  }
+
+  /** Ends the stream after what is queued, a kept-back ack included. */
+  close(): void {
+    this.writeDeferredAck();
+    this.out.close();
+  }
+
+  private writeDeferredAck(): void {
+    const ack = this.deferredAck;
+    if (!ack) return;
+    this.deferredAck = undefined;
+    this.out.push(ack);
   }
 }

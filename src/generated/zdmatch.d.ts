@@ -2183,6 +2183,7 @@ export namespace zdmatch {
             sdk_name: string;
             sdk_version: string;
             accepts_task_after_ack: boolean;
+            accepts_task_in_ack: boolean;
             static create(properties: zdmatch.v1.Register.$Shape): zdmatch.v1.Register & zdmatch.v1.Register.$Shape;
             static create(properties?: zdmatch.v1.Register.$Properties): zdmatch.v1.Register;
             static encode(m: zdmatch.v1.Register.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -2207,6 +2208,7 @@ export namespace zdmatch {
                 sdk_name?: (string|null);
                 sdk_version?: (string|null);
                 accepts_task_after_ack?: (boolean|null);
+                accepts_task_in_ack?: (boolean|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.Register.$Properties;
@@ -2474,6 +2476,7 @@ export namespace zdmatch {
             verdict: zdmatch.v1.ResultVerdict;
             error: string;
             retry_scheduled: boolean;
+            next_task?: (zdmatch.v1.StepTask.$Properties|null);
             static create(properties: zdmatch.v1.ResultAck.$Shape): zdmatch.v1.ResultAck & zdmatch.v1.ResultAck.$Shape;
             static create(properties?: zdmatch.v1.ResultAck.$Properties): zdmatch.v1.ResultAck;
             static encode(m: zdmatch.v1.ResultAck.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -2493,6 +2496,7 @@ export namespace zdmatch {
                 verdict?: (zdmatch.v1.ResultVerdict|null);
                 error?: (string|null);
                 retry_scheduled?: (boolean|null);
+                next_task?: (zdmatch.v1.StepTask.$Properties|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.ResultAck.$Properties;

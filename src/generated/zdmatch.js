@@ -24482,6 +24482,7 @@ $root.zdmatch = (function() {
              * @property {string|null} [sdk_name] Register sdk_name
              * @property {string|null} [sdk_version] Register sdk_version
              * @property {boolean|null} [accepts_task_after_ack] Register accepts_task_after_ack
+             * @property {boolean|null} [accepts_task_in_ack] Register accepts_task_in_ack
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -24587,6 +24588,14 @@ $root.zdmatch = (function() {
             Register.prototype.accepts_task_after_ack = false;
 
             /**
+             * Register accepts_task_in_ack.
+             * @member {boolean} accepts_task_in_ack
+             * @memberof zdmatch.v1.Register
+             * @instance
+             */
+            Register.prototype.accepts_task_in_ack = false;
+
+            /**
              * Creates a new Register instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.Register
@@ -24638,6 +24647,8 @@ $root.zdmatch = (function() {
                     w.uint32(/* id 8, wireType 2 =*/66).string(m.sdk_version);
                 if (m.accepts_task_after_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_after_ack") && m.accepts_task_after_ack !== false)
                     w.uint32(/* id 9, wireType 0 =*/72).bool(m.accepts_task_after_ack);
+                if (m.accepts_task_in_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_in_ack") && m.accepts_task_in_ack !== false)
+                    w.uint32(/* id 10, wireType 0 =*/80).bool(m.accepts_task_in_ack);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -24775,6 +24786,15 @@ $root.zdmatch = (function() {
                                 delete m.accepts_task_after_ack;
                             continue;
                         }
+                    case 10: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.accepts_task_in_ack = v;
+                            else
+                                delete m.accepts_task_in_ack;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -24863,6 +24883,10 @@ $root.zdmatch = (function() {
                     if (typeof m.accepts_task_after_ack !== "boolean")
                         return "accepts_task_after_ack: boolean expected";
                 }
+                if (m.accepts_task_in_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_in_ack")) {
+                    if (typeof m.accepts_task_in_ack !== "boolean")
+                        return "accepts_task_in_ack: boolean expected";
+                }
                 return null;
             };
 
@@ -24946,6 +24970,11 @@ $root.zdmatch = (function() {
                         m.accepts_task_after_ack = $Boolean(d.accepts_task_after_ack);
                     }
                 }
+                if (d.accepts_task_in_ack != null) {
+                    if (d.accepts_task_in_ack) {
+                        m.accepts_task_in_ack = $Boolean(d.accepts_task_in_ack);
+                    }
+                }
                 return m;
             };
 
@@ -24978,6 +25007,7 @@ $root.zdmatch = (function() {
                     d.sdk_name = "";
                     d.sdk_version = "";
                     d.accepts_task_after_ack = false;
+                    d.accepts_task_in_ack = false;
                 }
                 if (m.protocol_version != null && $Object.hasOwnProperty.call(m, "protocol_version")) {
                     d.protocol_version = m.protocol_version;
@@ -25008,6 +25038,9 @@ $root.zdmatch = (function() {
                 }
                 if (m.accepts_task_after_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_after_ack")) {
                     d.accepts_task_after_ack = m.accepts_task_after_ack;
+                }
+                if (m.accepts_task_in_ack != null && $Object.hasOwnProperty.call(m, "accepts_task_in_ack")) {
+                    d.accepts_task_in_ack = m.accepts_task_in_ack;
                 }
                 return d;
             };
@@ -27983,6 +28016,7 @@ $root.zdmatch = (function() {
              * @property {zdmatch.v1.ResultVerdict|null} [verdict] ResultAck verdict
              * @property {string|null} [error] ResultAck error
              * @property {boolean|null} [retry_scheduled] ResultAck retry_scheduled
+             * @property {zdmatch.v1.StepTask.$Properties|null} [next_task] ResultAck next_task
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -28047,6 +28081,14 @@ $root.zdmatch = (function() {
             ResultAck.prototype.retry_scheduled = false;
 
             /**
+             * ResultAck next_task.
+             * @member {zdmatch.v1.StepTask.$Properties|null|undefined} next_task
+             * @memberof zdmatch.v1.ResultAck
+             * @instance
+             */
+            ResultAck.prototype.next_task = null;
+
+            /**
              * Creates a new ResultAck instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.ResultAck
@@ -28086,6 +28128,8 @@ $root.zdmatch = (function() {
                     w.uint32(/* id 3, wireType 2 =*/26).string(m.error);
                 if (m.retry_scheduled != null && $Object.hasOwnProperty.call(m, "retry_scheduled") && m.retry_scheduled !== false)
                     w.uint32(/* id 4, wireType 0 =*/32).bool(m.retry_scheduled);
+                if (m.next_task != null && $Object.hasOwnProperty.call(m, "next_task"))
+                    $root.zdmatch.v1.StepTask.encode(m.next_task, w.uint32(/* id 5, wireType 2 =*/42).fork(), q + 1).ldelim();
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -28179,6 +28223,12 @@ $root.zdmatch = (function() {
                                 delete m.retry_scheduled;
                             continue;
                         }
+                    case 5: {
+                            if (u !== 2)
+                                break;
+                            m.next_task = $root.zdmatch.v1.StepTask.decode(r, r.size(), $undefined, q + 1, m.next_task);
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -28243,6 +28293,13 @@ $root.zdmatch = (function() {
                     if (typeof m.retry_scheduled !== "boolean")
                         return "retry_scheduled: boolean expected";
                 }
+                if (m.next_task != null && $Object.hasOwnProperty.call(m, "next_task")) {
+                    {
+                        var e = $root.zdmatch.v1.StepTask.verify(m.next_task, q + 1);
+                        if (e)
+                            return "next_task." + e;
+                    }
+                }
                 return null;
             };
 
@@ -28306,6 +28363,11 @@ $root.zdmatch = (function() {
                         m.retry_scheduled = $Boolean(d.retry_scheduled);
                     }
                 }
+                if (d.next_task != null) {
+                    if (!$util.isObject(d.next_task))
+                        throw $TypeError(".zdmatch.v1.ResultAck.next_task: object expected");
+                    m.next_task = $root.zdmatch.v1.StepTask.fromObject(d.next_task, q + 1);
+                }
                 return m;
             };
 
@@ -28331,6 +28393,7 @@ $root.zdmatch = (function() {
                     d.verdict = o.enums === $String ? "RESULT_VERDICT_UNSPECIFIED" : 0;
                     d.error = "";
                     d.retry_scheduled = false;
+                    d.next_task = null;
                 }
                 if (m.task_token != null && $Object.hasOwnProperty.call(m, "task_token")) {
                     d.task_token = m.task_token;
@@ -28343,6 +28406,9 @@ $root.zdmatch = (function() {
                 }
                 if (m.retry_scheduled != null && $Object.hasOwnProperty.call(m, "retry_scheduled")) {
                     d.retry_scheduled = m.retry_scheduled;
+                }
+                if (m.next_task != null && $Object.hasOwnProperty.call(m, "next_task")) {
+                    d.next_task = $root.zdmatch.v1.StepTask.toObject(m.next_task, o, q + 1);
                 }
                 return d;
             };

@@ -20,7 +20,7 @@ afterEach(() => t.close());
 it('returns a task unconsumed when the write to the worker stream fails', async () => {
   const g = t.node.gateway;
   // A slot whose outgoing stream is already gone, as when the connection drops between bind and write.
-  const slot = g.register({ tenant: 'acme', appWorkerId: 'ghost', flowTypes: ['order'], kind: 'STEP_AND_RPC', taskLimit: 1, sdk: 'test', acceptsTaskAfterAck: false });
+  const slot = g.register({ tenant: 'acme', appWorkerId: 'ghost', flowTypes: ['order'], kind: 'STEP_AND_RPC', taskLimit: 1, sdk: 'test', acceptsTaskAfterAck: false, acceptsTaskInAck: false });
   slot.out.close();
   const before = await t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get();
   const writeFailedBefore = before.values.find((v) => v.labels.reason === 'write_failed')?.value ?? 0;

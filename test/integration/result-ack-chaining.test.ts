@@ -51,7 +51,7 @@ for (const accepts of [true, false]) {
 
 it('holds a task behind an unwritten ack, writes it after the ack, and returns it unconsumed if the stream ends first', async () => {
   const g = t.node.gateway;
-  const reg = { tenant: 'acme', appWorkerId: 'held', flowTypes: ['order'], kind: 'STEP_AND_RPC' as const, taskLimit: 1, sdk: 'test', acceptsTaskAfterAck: true };
+  const reg = { tenant: 'acme', appWorkerId: 'held', flowTypes: ['order'], kind: 'STEP_AND_RPC' as const, taskLimit: 1, sdk: 'test', acceptsTaskAfterAck: true, acceptsTaskInAck: false };
   // a result came in on this slot and its ack is not written yet
   const slot = g.register(reg);
   const frames = slot.out[Symbol.asyncIterator]();

@@ -82,6 +82,7 @@ export class Session {
           sdk_name: SDK_NAME,
           sdk_version: SDK_VERSION,
           accepts_task_after_ack: true,
+          accepts_task_in_ack: true,
         },
       });
       const responses = client.connect(this.outbox.frames(), { signal: this.call.signal, metadata });
@@ -145,13 +146,18 @@ export class Session {
         if (!this.task) this.outbox.end();
         return;
       case 'result_ack': {
+        const ack = frame.result_ack!;
         const task = this.task;
-        if (!task || task.token !== frame.result_ack!.task_token) return;
-        task.acked(frame.result_ack!);
-        // Acknowledged, the result is the server's: the slot is free at once, for
-        // a next task that may arrive right behind the ack (Register.accepts_task_after_ack).
-        this.task = null;
-        if (this.closing) this.outbox.end(); // stop or Reconnect waited for this task
+        if (task && task.token === ack.task_token) {
+          task.acked(ack);
+          // Acknowledged, the result is the server's: the slot is free at once, for
+          // a next task that may arrive right behind the ack (Register.accepts_task_after_ack)
+          // or inside it (accepts_task_in_ack).
+          this.task = null;
+          if (this.closing) this.outbox.end(); // stop or Reconnect waited for this task
+        }
+        // Run (or refuse) exactly as a StepTask frame would be.
+        if (ack.next_task) this.onStepTask(ack.next_task as pb.StepTask);
         return;
       }
       default:

@@ -113,6 +113,23 @@ describe('Worker streams', () => {
     s!.send(ACK('b'));
   });
 
+  it('runs a task that rides in the ack of the previous result (accepts_task_in_ack)', async () => {
+    const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    expect(s!.register.accepts_task_in_ack).toBe(true);
+    s!.send(step('a'));
+    await s!.next('step_result');
+    s!.send({ result_ack: { ...ACK('a').result_ack, next_task: step('b').step_task } });
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'b', result: 'output' });
+    s!.send(ACK('b'));
+    // an ack that is not for the slot's task still delivers its task to a free slot
+    s!.send({ result_ack: { ...ACK('zz').result_ack, next_task: step('c').step_task } });
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'c', result: 'output' });
+    expect(s!.received.some((f) => f.frame === 'decline')).toBe(false);
+    s!.send(ACK('c'));
+  });
+
   it('turns a thrown StepFailure into a failure result', async () => {
     void make({ maxConcurrentTasks: 1 }).start();
     const [s] = await server.waitStreams(1);
