@@ -56,23 +56,42 @@ const DONE_FIELDS = [
   'errMsg', 'errType', 'errNR', 'finishedAt', 'enqueuedAt',
 ] as const;
 
+/** The fields packed in a stream entry's `o` before its output: the done record's but outcomeId and fetchIdem. */
+const ENTRY_FIELDS = DONE_FIELDS.filter((f) => f !== 'outcomeId' && f !== 'fetchIdem');
+
 /**
- * A done record as outcome fields, `taskId` included: the fields of its
- * stream entry plus `outcomeId` (the stream id) and `fetchIdem`. Each field
- * before the output ends with a 0xff byte (never part of UTF-8); the output
- * is the rest.
+ * Splits a packed record into `out`: each of `names` ends with a 0xff byte
+ * (never part of UTF-8); the output is the rest.
  */
-export function decodeDone(taskId: string, b: Buffer): Record<string, Buffer> {
-  const out: Record<string, Buffer> = { taskId: Buffer.from(taskId) };
+function unpack(what: string, b: Buffer, names: readonly string[], out: Record<string, Buffer>): Record<string, Buffer> {
   let o = 0;
-  for (const name of DONE_FIELDS) {
+  for (const name of names) {
     const end = b.indexOf(0xff, o);
-    if (end < 0) throw new Error(`done record of ${taskId}: ends before ${name}`);
+    if (end < 0) throw new Error(`${what}: ends before ${name}`);
     out[name] = b.subarray(o, end);
     o = end + 1;
   }
   out.output = b.subarray(o);
   return out;
+}
+
+/**
+ * A done record as outcome fields, `taskId` included: the fields of its
+ * stream entry plus `outcomeId` (the stream id) and `fetchIdem`.
+ */
+export function decodeDone(taskId: string, b: Buffer): Record<string, Buffer> {
+  return unpack(`done record of ${taskId}`, b, DONE_FIELDS, { taskId: Buffer.from(taskId) });
+}
+
+/**
+ * An outcome stream entry's fields as outcome fields. The entry holds taskId
+ * and `o` (the outcome packed as in the done record); an entry written before
+ * it was packed has each field of its own and is read as it is.
+ */
+export function decodeEntry(fields: Record<string, Buffer>): Record<string, Buffer> {
+  const packed = fields.o;
+  if (!packed) return fields;
+  return unpack(`outcome entry of ${fields.taskId?.toString() ?? '?'}`, packed, ENTRY_FIELDS, { taskId: fields.taskId ?? Buffer.alloc(0) });
 }
 
 /**
@@ -171,7 +190,7 @@ export class OutcomeStore {
       pending = pending.slice(picked.length);
       const replies = await Promise.all(picked.map((p) => read(p, share).then((entries) => ({ p, entries }))));
       for (const { p, entries } of replies) {
-        for (const [id, fields] of entries) if (fields) out.push(outcomeFromFields(p, id.toString(), pairs(fields)));
+        for (const [id, fields] of entries) if (fields) out.push(outcomeFromFields(p, id.toString(), decodeEntry(pairs(fields))));
         if (entries.length >= share) full.push(p);
       }
       if (pending.length === 0) {

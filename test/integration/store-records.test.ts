@@ -9,6 +9,7 @@ import { Keys, partitionOf, queueName } from '../../src/store/keys';
 import { FetchStore } from '../../src/store/fetch-store';
 import { payloadArg, TaskStore, type NewTask } from '../../src/store/task-store';
 import type { RedisClient } from '../../src/store/redis';
+import { decodeEntry, OutcomeStore } from '../../src/store/outcomes';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
@@ -59,13 +60,18 @@ async function legacyEnqueue(t: NewTask, now: number): Promise<void> {
   if (t.flowDeadline > 0) await client.zadd(keys.deadlines(t.partition), t.flowDeadline, t.taskId);
 }
 
-/** The outcome stream entry of an outcome id, as fields. */
-async function streamEntry(partition: number, id: string): Promise<Record<string, Buffer>> {
+/** The outcome stream entry of an outcome id, as stored. */
+async function rawEntry(partition: number, id: string): Promise<Record<string, Buffer>> {
   const [entry] = await client.xrangeBuffer(keys.out(partition), id, id);
   const fields = entry![1];
   const out: Record<string, Buffer> = {};
   for (let i = 0; i < fields.length; i += 2) out[fields[i]!.toString()] = fields[i + 1]!;
   return out;
+}
+
+/** The outcome stream entry of an outcome id, as outcome fields. */
+async function streamEntry(partition: number, id: string): Promise<Record<string, Buffer>> {
+  return decodeEntry(await rawEntry(partition, id));
 }
 
 async function run(t: NewTask, now: number): Promise<string> {
@@ -148,6 +154,44 @@ describe('the done record', () => {
     expect(await fetchStore.complete(t.partition, t.taskId, 'fw', undefined, 'k', 1)).toEqual({ kind: 'ok', outcomeId: '1-1', absorbed: true });
     expect(await fetchStore.complete(t.partition, t.taskId, 'fw', undefined, 'other', 1)).toEqual({ kind: 'refused', verdict: 'terminal' });
     expect(await fetchStore.unlock(t.partition, t.taskId, 'fw', 1)).toEqual({ kind: 'refused', verdict: 'terminal' });
+  });
+});
+
+describe('the outcome stream entry', () => {
+  it('is two fields, taskId and the packed outcome, which consumers read as the done record\'s fields', async () => {
+    const t = newTask();
+    const now = Date.now();
+    await store.enqueue(t, now);
+    const nonce = await run(t, now);
+    const output = Buffer.from([0xff, 0, 0x41]);
+    const r = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now + 7);
+    if (r.kind !== 'completed') throw new Error(r.kind);
+    const raw = await rawEntry(t.partition, r.outcomeId);
+    expect(Object.keys(raw).sort()).toEqual(['o', 'taskId']);
+    expect(raw.taskId!.toString()).toBe(t.taskId);
+
+    const outcomes = new OutcomeStore(client, keys, 8);
+    await outcomes.ensureGroup('g');
+    const [o] = await outcomes.readNew('g', 'c', 10, [t.partition]);
+    expect(o).toEqual({
+      outcomeId: `${t.partition}-${r.outcomeId}`, taskId: t.taskId, tenant: 'acme', flowId: t.flowId, flowType: 'order',
+      stepType: 'charge', stepExecutionId: t.stepExecutionId, status: 'COMPLETED', attempt: 1, appWorkerId: 'w1',
+      output, error: null, finishedAt: now + 7, enqueuedAt: now,
+    });
+  });
+
+  it('still reads an entry written field by field, the format before it was packed', async () => {
+    const t = newTask();
+    const outcomes = new OutcomeStore(client, keys, 8);
+    await outcomes.ensureGroup('g');
+    const id = await client.xadd(keys.out(t.partition), '*', 'taskId', t.taskId, 'tenant', 'acme', 'flowId', t.flowId,
+      'flowType', 'order', 'stepType', 'charge', 'seid', t.stepExecutionId, 'status', 'FAILED', 'attempt', '2', 'worker', 'w9',
+      'output', '', 'errMsg', 'boom', 'errType', 'E', 'errNR', '1', 'finishedAt', '20', 'enqueuedAt', '10');
+    const [o] = await outcomes.readNew('g', 'c', 10, [t.partition]);
+    expect(o).toMatchObject({
+      outcomeId: `${t.partition}-${id}`, taskId: t.taskId, status: 'FAILED', attempt: 2, appWorkerId: 'w9',
+      error: { message: 'boom', type: 'E', nonRetryable: true }, finishedAt: 20, enqueuedAt: 10,
+    });
   });
 });
 

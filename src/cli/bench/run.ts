@@ -12,6 +12,7 @@ import {
   type RedisSnapshot,
 } from './measure';
 import { hiNow, type BenchSystem, type ChildConfig, type ChildMessage, type ProducerCommand } from './protocol';
+import { decodeEntry } from '../../store/outcomes';
 
 export type BenchMode = 'throughput' | 'rate' | 'latency';
 
@@ -196,21 +197,18 @@ async function zdOutcomeLatencies(cfg: BenchConfig, tenant: string, sinceMs: num
     for (let p = 0; p < partitions && out.length < limit; p++) {
       let start = `${sinceMs}-0`;
       for (let guard = 0; guard < 10_000 && out.length < limit; guard++) {
-        const entries = await redis.xrange(`${cfg.keyPrefix}:{${p}}:out`, start, '+', 'COUNT', 1000);
+        const entries = await redis.xrangeBuffer(`${cfg.keyPrefix}:{${p}}:out`, start, '+', 'COUNT', 1000);
         if (entries.length === 0) break;
-        for (const [, fields] of entries) {
-          let t = '';
-          let fin = 0;
-          let enq = 0;
-          for (let i = 0; i + 1 < fields.length; i += 2) {
-            if (fields[i] === 'tenant') t = fields[i + 1]!;
-            else if (fields[i] === 'finishedAt') fin = Number(fields[i + 1]);
-            else if (fields[i] === 'enqueuedAt') enq = Number(fields[i + 1]);
-          }
-          if (t === tenant && fin > 0 && enq > 0) out.push(fin - enq);
+        for (const [, list] of entries) {
+          const fields: Record<string, Buffer> = {};
+          for (let i = 0; i + 1 < list.length; i += 2) fields[list[i]!.toString()] = list[i + 1]!;
+          const o = decodeEntry(fields);
+          const fin = Number(o.finishedAt?.toString());
+          const enq = Number(o.enqueuedAt?.toString());
+          if (o.tenant?.toString() === tenant && fin > 0 && enq > 0) out.push(fin - enq);
         }
         if (entries.length < 1000) break;
-        start = `(${entries[entries.length - 1]![0]}`;
+        start = `(${entries[entries.length - 1]![0].toString()}`;
       }
     }
     return Float64Array.from(out);
