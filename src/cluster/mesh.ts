@@ -3,7 +3,9 @@
  * internal.listen and a client per live peer. Offers and RPC routing are
  * request/reply; capacity snapshots and doorbells are coalesced one-way
  * messages whose loss costs only latency (safety never rests on them).
- * A message to oneself is a local call.
+ * Capacity, doorbells and offer batches go over one long-lived Link stream
+ * per peer (peer-link.ts), unary calls to a peer without it. A message to
+ * oneself is a local call.
  */
 import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { ClientError, createChannel, createClient, createServer, Status, type Channel, type Server } from 'nice-grpc';
@@ -12,6 +14,7 @@ import type { OfferRef, OfferResult } from '../owner/dispatcher';
 import type { Logger } from '../util/logger';
 import { pb, PeerServiceDefinition } from '../wire';
 import type { Membership } from './membership';
+import { LinkServer, PeerLink, type PendingBatch } from './peer-link';
 
 /** No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message. */
 const NO_CHANNELZ = { 'grpc.enable_channelz': 0 };
@@ -48,6 +51,8 @@ const BELL_COALESCE_MS = 5;
 const OFFER_TIMEOUT_MS = 2000;
 /** Offers per OfferBatch call; a longer turn's offers go in several calls. */
 const OFFER_BATCH_MAX = 256;
+/** After a link to a peer broke, unary calls for this long before dialing a new one. */
+const LINK_RETRY_MS = 1000;
 
 interface PendingOffer {
   offer: pb.IOfferRequest;
@@ -61,6 +66,10 @@ interface PeerEntry {
   client: PeerClient;
   /** The peer answered OfferBatch with UNIMPLEMENTED (an older build): single offers only. */
   singleOffers?: boolean;
+  link?: PeerLink;
+  /** The peer answered Link with UNIMPLEMENTED (an older build): unary calls only. */
+  noLink?: boolean;
+  linkRetryAt?: number;
 }
 
 export class Mesh {
@@ -73,6 +82,7 @@ export class Mesh {
   private readonly pendingOffers = new Map<string, PendingOffer[]>();
   private offerFlush: NodeJS.Immediate | undefined;
   private closed = false;
+  private linkServer: LinkServer | undefined;
   /** Set before listen(); plaintext when unset. */
   tls: MeshTls | undefined;
 
@@ -92,18 +102,14 @@ export class Mesh {
   async listen(address: string, maxMessageBytes: number): Promise<number> {
     const h = this.handlers;
     const server = createServer({ 'grpc.max_receive_message_length': maxMessageBytes, ...NO_CHANNELZ });
+    this.linkServer = new LinkServer({
+      capacity: (u) => h.capacity(u),
+      doorbell: (events, from) => h.doorbell(events, from),
+      offerBatch: (req) => this.runOfferBatch(req),
+    }, this.log);
     server.add(PeerServiceDefinition, {
       offer: async (req: pb.OfferRequest) => ({ result: toWireResult(await h.offer(fromWireRef(req.ref))) }),
-      offerBatch: async (req: pb.OfferBatchRequest) => {
-        const settled = await Promise.allSettled(req.offers.map((o) => h.offer(fromWireRef(o.ref))));
-        return {
-          results: settled.map((r) => {
-            if (r.status === 'fulfilled') return toWireResult(r.value);
-            this.log.warn({ err: (r.reason as Error).message }, 'offer from peer failed');
-            return pb.OfferResult.OFFER_RESULT_UNSPECIFIED;
-          }),
-        };
-      },
+      offerBatch: (req: pb.OfferBatchRequest) => this.runOfferBatch(req),
       capacity: async (req: pb.CapacityUpdate) => {
         h.capacity(req);
         return {};
@@ -117,12 +123,44 @@ export class Mesh {
         return {};
       },
       invokeRpc: (req: pb.InvokeRpcRequest, ctx) => h.invokeRpc(req, ctx.signal),
+      link: this.linkServer.handler(),
     });
     this.server = server;
     const t = this.tls;
     return server.listen(address, t
       ? ServerCredentials.createSsl(t.ca ?? null, [{ cert_chain: t.cert, private_key: t.key }], t.ca !== undefined)
       : ServerCredentials.createInsecure());
+  }
+
+  private async runOfferBatch(req: pb.IOfferBatchRequest): Promise<pb.IOfferBatchResponse> {
+    const settled = await Promise.allSettled((req.offers ?? []).map((o) => this.handlers.offer(fromWireRef(o.ref))));
+    return {
+      results: settled.map((r) => {
+        if (r.status === 'fulfilled') return toWireResult(r.value);
+        this.log.warn({ err: (r.reason as Error).message }, 'offer from peer failed');
+        return pb.OfferResult.OFFER_RESULT_UNSPECIFIED;
+      }),
+    };
+  }
+
+  /** The open link to a peer, dialing one when there is none; undefined: use unary calls. */
+  private linkOf(peer: PeerEntry): PeerLink | undefined {
+    if (peer.noLink || this.closed) return undefined;
+    if (peer.link?.open) return peer.link;
+    if (peer.linkRetryAt !== undefined && Date.now() < peer.linkRetryAt) return undefined;
+    const link: PeerLink = new PeerLink(peer.client, OFFER_TIMEOUT_MS, (unimplemented, unsent, batches) => {
+      if (peer.link === link) peer.link = undefined;
+      if (unimplemented) peer.noLink = true;
+      else peer.linkRetryAt = Date.now() + LINK_RETRY_MS;
+      // What the peer never confirmed goes again, as unary calls.
+      for (const f of unsent) {
+        if (f.capacity) this.unaryCapacity(peer, f.capacity);
+        else if (f.doorbell) this.unaryDoorbell(peer, f.doorbell);
+      }
+      for (const b of batches) this.unaryBatch(peer, b);
+    }, this.log);
+    peer.link = link;
+    return link;
   }
 
   private peer(nodeId: string): PeerClient | undefined {
@@ -134,6 +172,7 @@ export class Mesh {
     if (!m || !m.address) return undefined;
     const cur = this.clients.get(nodeId);
     if (cur && cur.address === m.address) return cur;
+    cur?.link?.close();
     cur?.channel.close();
     const t = this.tls;
     const channel = t
@@ -149,6 +188,7 @@ export class Mesh {
     const live = new Set(ids);
     for (const [id, c] of this.clients) {
       if (!live.has(id)) {
+        c.link?.close();
         c.channel.close();
         this.clients.delete(id);
       }
@@ -200,22 +240,37 @@ export class Mesh {
       return;
     }
     this.sent('offer_batch');
-    peer.client.offerBatch({ offers: offers.map((o) => o.offer) }, { signal: AbortSignal.timeout(OFFER_TIMEOUT_MS) }).then(
-      (r) => offers.forEach((o, i) => {
-        const result = r.results[i];
-        if (result === pb.OfferResult.TAKEN || result === pb.OfferResult.NO_SLOT || result === pb.OfferResult.GONE) o.resolve(fromWireResult(result));
-        else o.reject(new Error(`peer ${nodeId} could not take offer ${i + 1} of ${offers.length}`));
-      }),
-      (err: unknown) => {
-        if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) {
-          // A peer of an older build during a rolling upgrade: one call per offer.
-          peer.singleOffers = true;
-          for (const o of offers) this.sendOne(peer, o);
-          return;
-        }
-        for (const o of offers) o.reject(err as Error);
-      },
-    );
+    const req: pb.IOfferBatchRequest = { offers: offers.map((o) => o.offer) };
+    const settle = (r: pb.IOfferBatchResponse) => offers.forEach((o, i) => {
+      const result = r.results?.[i];
+      if (result === pb.OfferResult.TAKEN || result === pb.OfferResult.NO_SLOT || result === pb.OfferResult.GONE) o.resolve(fromWireResult(result));
+      else o.reject(new Error(`peer ${nodeId} could not take offer ${i + 1} of ${offers.length}`));
+    });
+    const fail = (err: unknown) => {
+      if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) {
+        // A peer of an older build during a rolling upgrade: one call per offer.
+        peer.singleOffers = true;
+        for (const o of offers) this.sendOne(peer, o);
+        return;
+      }
+      for (const o of offers) o.reject(err as Error);
+    };
+    const link = this.linkOf(peer);
+    if (link?.roomForOffers) link.offers(req).then(settle, fail);
+    else peer.client.offerBatch(req, { signal: AbortSignal.timeout(OFFER_TIMEOUT_MS) }).then(settle, fail);
+  }
+
+  /** An offer batch a link never delivered, as a unary call. */
+  private unaryBatch(peer: PeerEntry, b: PendingBatch): void {
+    peer.client.offerBatch(b.frame.offers ?? {}, { signal: AbortSignal.timeout(OFFER_TIMEOUT_MS) }).then(b.resolve, b.reject);
+  }
+
+  private unaryCapacity(peer: PeerEntry, update: pb.ICapacityUpdate): void {
+    peer.client.capacity(update).catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'capacity to peer failed'));
+  }
+
+  private unaryDoorbell(peer: PeerEntry, req: pb.IDoorbellRequest): void {
+    peer.client.doorbell(req).catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'doorbell to peer failed'));
   }
 
   private sendOne(peer: PeerEntry, o: PendingOffer): void {
@@ -254,10 +309,12 @@ export class Mesh {
       if (peers.length === 0) return;
       const update: pb.ICapacityUpdate = { node_id: this.nodeId, seq: ++this.capacitySeq, ...this.handlers.capacitySnapshot() };
       for (const id of peers) {
-        const client = this.peer(id);
-        if (!client) continue;
+        const peer = this.peerEntry(id);
+        if (!peer) continue;
         this.sent('capacity');
-        client.capacity(update).catch((err: Error) => this.log.debug({ peer: id, err: err.message }, 'capacity to peer failed'));
+        const link = this.linkOf(peer);
+        if (link) link.send({ capacity: update });
+        else this.unaryCapacity(peer, update);
       }
     }, CAPACITY_COALESCE_MS);
   }
@@ -278,19 +335,20 @@ export class Mesh {
     this.bellTimer = undefined;
     const kinds = new Map<number, number>();
     for (const [id, events] of this.pendingBells) {
-      const client = this.peer(id);
-      if (!client) continue;
+      const peer = this.peerEntry(id);
+      if (!peer) continue;
       this.sent('doorbell');
       for (const e of events) kinds.set(e.kind ?? 0, (kinds.get(e.kind ?? 0) ?? 0) + 1);
-      client.doorbell({ from_node_id: this.nodeId, events }).catch((err: Error) =>
-        this.log.debug({ peer: id, err: err.message }, 'doorbell to peer failed'));
+      const req: pb.IDoorbellRequest = { from_node_id: this.nodeId, events };
+      const link = this.linkOf(peer);
+      if (link) link.send({ doorbell: req });
+      else this.unaryDoorbell(peer, req);
     }
     this.pendingBells.clear();
     for (const [kind, n] of kinds) this.metrics?.meshDoorbellEvents.inc({ kind: BELL_KINDS[kind] ?? 'unknown' }, n);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     if (this.capacityTimer) clearTimeout(this.capacityTimer);
     if (this.offerFlush) {
       clearImmediate(this.offerFlush);
@@ -302,7 +360,13 @@ export class Mesh {
       clearTimeout(this.bellTimer);
       this.flushBells();
     }
-    for (const c of this.clients.values()) c.channel.close();
+    this.closed = true;
+    // Our links end once their peers have answered what they read; theirs to us end now.
+    this.linkServer?.closeAll();
+    for (const c of this.clients.values()) {
+      c.link?.close();
+      c.channel.close();
+    }
     this.clients.clear();
     if (this.server) {
       const server = this.server;

@@ -1239,6 +1239,56 @@ export namespace zdmatch {
             type $Shape = zdmatch.v1.PeerAck.$Properties;
         }
 
+        interface ILinkFrame extends zdmatch.v1.LinkFrame.$Properties {
+        }
+
+        class LinkFrame {
+            constructor(p?: zdmatch.v1.LinkFrame.$Properties);
+            $unknowns?: Uint8Array[];
+            id: number;
+            hello?: (zdmatch.v1.PeerAck.$Properties|null);
+            capacity?: (zdmatch.v1.CapacityUpdate.$Properties|null);
+            doorbell?: (zdmatch.v1.DoorbellRequest.$Properties|null);
+            offers?: (zdmatch.v1.OfferBatchRequest.$Properties|null);
+            offer_results?: (zdmatch.v1.OfferBatchResponse.$Properties|null);
+            frame?: ("hello"|"capacity"|"doorbell"|"offers"|"offer_results");
+            static create(properties: zdmatch.v1.LinkFrame.$Shape): zdmatch.v1.LinkFrame & zdmatch.v1.LinkFrame.$Shape;
+            static create(properties?: zdmatch.v1.LinkFrame.$Properties): zdmatch.v1.LinkFrame;
+            static encode(m: zdmatch.v1.LinkFrame.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.LinkFrame.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.LinkFrame & zdmatch.v1.LinkFrame.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.LinkFrame & zdmatch.v1.LinkFrame.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.LinkFrame;
+            static toObject(m: zdmatch.v1.LinkFrame, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace LinkFrame {
+            interface $Properties {
+                id?: (number|null);
+                hello?: (zdmatch.v1.PeerAck.$Properties|null);
+                capacity?: (zdmatch.v1.CapacityUpdate.$Properties|null);
+                doorbell?: (zdmatch.v1.DoorbellRequest.$Properties|null);
+                offers?: (zdmatch.v1.OfferBatchRequest.$Properties|null);
+                offer_results?: (zdmatch.v1.OfferBatchResponse.$Properties|null);
+                frame?: ("hello"|"capacity"|"doorbell"|"offers"|"offer_results");
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = {
+              id?: number|null;
+              hello?: zdmatch.v1.PeerAck.$Shape|null;
+              capacity?: zdmatch.v1.CapacityUpdate.$Shape|null;
+              doorbell?: zdmatch.v1.DoorbellRequest.$Shape|null;
+              offers?: zdmatch.v1.OfferBatchRequest.$Shape|null;
+              offer_results?: zdmatch.v1.OfferBatchResponse.$Shape|null;
+              $unknowns?: Uint8Array[];
+            } & (
+              ({ frame?: undefined; hello?: null; capacity?: null; doorbell?: null; offers?: null; offer_results?: null }|{ frame?: "hello"; hello: zdmatch.v1.PeerAck.$Shape; capacity?: null; doorbell?: null; offers?: null; offer_results?: null }|{ frame?: "capacity"; hello?: null; capacity: zdmatch.v1.CapacityUpdate.$Shape; doorbell?: null; offers?: null; offer_results?: null }|{ frame?: "doorbell"; hello?: null; capacity?: null; doorbell: zdmatch.v1.DoorbellRequest.$Shape; offers?: null; offer_results?: null }|{ frame?: "offers"; hello?: null; capacity?: null; doorbell?: null; offers: zdmatch.v1.OfferBatchRequest.$Shape; offer_results?: null }|{ frame?: "offer_results"; hello?: null; capacity?: null; doorbell?: null; offers?: null; offer_results: zdmatch.v1.OfferBatchResponse.$Shape })
+            );
+        }
+
         interface IStepSpec extends zdmatch.v1.StepSpec.$Properties {
         }
 

@@ -13841,6 +13841,516 @@ $root.zdmatch = (function() {
             return PeerAck;
         })();
 
+        v1.LinkFrame = (function() {
+
+            /**
+             * Properties of a LinkFrame.
+             * @typedef {Object} zdmatch.v1.LinkFrame.$Properties
+             * @property {number|null} [id] LinkFrame id
+             * @property {zdmatch.v1.PeerAck.$Properties|null} [hello] LinkFrame hello
+             * @property {zdmatch.v1.CapacityUpdate.$Properties|null} [capacity] LinkFrame capacity
+             * @property {zdmatch.v1.DoorbellRequest.$Properties|null} [doorbell] LinkFrame doorbell
+             * @property {zdmatch.v1.OfferBatchRequest.$Properties|null} [offers] LinkFrame offers
+             * @property {zdmatch.v1.OfferBatchResponse.$Properties|null} [offer_results] LinkFrame offer_results
+             * @property {"hello"|"capacity"|"doorbell"|"offers"|"offer_results"} [frame] LinkFrame frame
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a LinkFrame.
+             * @memberof zdmatch.v1
+             * @interface ILinkFrame
+             * @augments zdmatch.v1.LinkFrame.$Properties
+             * @deprecated Use zdmatch.v1.LinkFrame.$Properties instead.
+             */
+
+            /**
+             * Narrowed shape of a LinkFrame.
+             * @typedef {{
+             *   id?: number|null;
+             *   hello?: zdmatch.v1.PeerAck.$Shape|null;
+             *   capacity?: zdmatch.v1.CapacityUpdate.$Shape|null;
+             *   doorbell?: zdmatch.v1.DoorbellRequest.$Shape|null;
+             *   offers?: zdmatch.v1.OfferBatchRequest.$Shape|null;
+             *   offer_results?: zdmatch.v1.OfferBatchResponse.$Shape|null;
+             *   $unknowns?: Array.<Uint8Array>;
+             * } & (
+             *   ({ frame?: undefined; hello?: null; capacity?: null; doorbell?: null; offers?: null; offer_results?: null }|{ frame?: "hello"; hello: zdmatch.v1.PeerAck.$Shape; capacity?: null; doorbell?: null; offers?: null; offer_results?: null }|{ frame?: "capacity"; hello?: null; capacity: zdmatch.v1.CapacityUpdate.$Shape; doorbell?: null; offers?: null; offer_results?: null }|{ frame?: "doorbell"; hello?: null; capacity?: null; doorbell: zdmatch.v1.DoorbellRequest.$Shape; offers?: null; offer_results?: null }|{ frame?: "offers"; hello?: null; capacity?: null; doorbell?: null; offers: zdmatch.v1.OfferBatchRequest.$Shape; offer_results?: null }|{ frame?: "offer_results"; hello?: null; capacity?: null; doorbell?: null; offers?: null; offer_results: zdmatch.v1.OfferBatchResponse.$Shape })
+             * )} zdmatch.v1.LinkFrame.$Shape
+             */
+
+            /**
+             * Constructs a new LinkFrame.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a LinkFrame.
+             * @constructor
+             * @param {zdmatch.v1.LinkFrame.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var LinkFrame = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * LinkFrame id.
+             * @member {number} id
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             */
+            LinkFrame.prototype.id = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * LinkFrame hello.
+             * @member {zdmatch.v1.PeerAck.$Properties|null|undefined} hello
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             */
+            LinkFrame.prototype.hello = null;
+
+            /**
+             * LinkFrame capacity.
+             * @member {zdmatch.v1.CapacityUpdate.$Properties|null|undefined} capacity
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             */
+            LinkFrame.prototype.capacity = null;
+
+            /**
+             * LinkFrame doorbell.
+             * @member {zdmatch.v1.DoorbellRequest.$Properties|null|undefined} doorbell
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             */
+            LinkFrame.prototype.doorbell = null;
+
+            /**
+             * LinkFrame offers.
+             * @member {zdmatch.v1.OfferBatchRequest.$Properties|null|undefined} offers
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             */
+            LinkFrame.prototype.offers = null;
+
+            /**
+             * LinkFrame offer_results.
+             * @member {zdmatch.v1.OfferBatchResponse.$Properties|null|undefined} offer_results
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             */
+            LinkFrame.prototype.offer_results = null;
+
+            // OneOf field names bound to virtual getters and setters
+            var $oneOfFields;
+
+            /**
+             * LinkFrame frame.
+             * @member {"hello"|"capacity"|"doorbell"|"offers"|"offer_results"|undefined} frame
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             */
+            $Object.defineProperty(LinkFrame.prototype, "frame", {
+                get: $util.oneOfGetter($oneOfFields = ["hello", "capacity", "doorbell", "offers", "offer_results"]),
+                set: $util.oneOfSetter($oneOfFields)
+            });
+
+            /**
+             * Creates a new LinkFrame instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {zdmatch.v1.LinkFrame.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.LinkFrame} LinkFrame instance
+             * @type {{
+             *   (properties: zdmatch.v1.LinkFrame.$Shape): zdmatch.v1.LinkFrame & zdmatch.v1.LinkFrame.$Shape;
+             *   (properties?: zdmatch.v1.LinkFrame.$Properties): zdmatch.v1.LinkFrame;
+             * }}
+             */
+            LinkFrame.create = function(properties) {
+                return new LinkFrame(properties);
+            };
+
+            /**
+             * Encodes the specified LinkFrame message. Does not implicitly {@link zdmatch.v1.LinkFrame.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {zdmatch.v1.LinkFrame.$Properties} m LinkFrame message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            LinkFrame.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.id != null && $Object.hasOwnProperty.call(m, "id") && (typeof m.id === "object" ? m.id.low || m.id.high : m.id !== 0))
+                    w.uint32(/* id 1, wireType 0 =*/8).uint64(m.id);
+                if (m.hello != null && $Object.hasOwnProperty.call(m, "hello"))
+                    $root.zdmatch.v1.PeerAck.encode(m.hello, w.uint32(/* id 2, wireType 2 =*/18).fork(), q + 1).ldelim();
+                if (m.capacity != null && $Object.hasOwnProperty.call(m, "capacity"))
+                    $root.zdmatch.v1.CapacityUpdate.encode(m.capacity, w.uint32(/* id 3, wireType 2 =*/26).fork(), q + 1).ldelim();
+                if (m.doorbell != null && $Object.hasOwnProperty.call(m, "doorbell"))
+                    $root.zdmatch.v1.DoorbellRequest.encode(m.doorbell, w.uint32(/* id 4, wireType 2 =*/34).fork(), q + 1).ldelim();
+                if (m.offers != null && $Object.hasOwnProperty.call(m, "offers"))
+                    $root.zdmatch.v1.OfferBatchRequest.encode(m.offers, w.uint32(/* id 5, wireType 2 =*/42).fork(), q + 1).ldelim();
+                if (m.offer_results != null && $Object.hasOwnProperty.call(m, "offer_results"))
+                    $root.zdmatch.v1.OfferBatchResponse.encode(m.offer_results, w.uint32(/* id 6, wireType 2 =*/50).fork(), q + 1).ldelim();
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified LinkFrame message, length delimited. Does not implicitly {@link zdmatch.v1.LinkFrame.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {zdmatch.v1.LinkFrame.$Properties} message LinkFrame message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            LinkFrame.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a LinkFrame message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.LinkFrame & zdmatch.v1.LinkFrame.$Shape} LinkFrame
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            LinkFrame.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.LinkFrame();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.uint64()) === "object" ? v.low || v.high : v !== 0)
+                                m.id = v;
+                            else
+                                delete m.id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            m.hello = $root.zdmatch.v1.PeerAck.decode(r, r.size(), $undefined, q + 1, m.hello);
+                            m.frame = "hello";
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 2)
+                                break;
+                            m.capacity = $root.zdmatch.v1.CapacityUpdate.decode(r, r.size(), $undefined, q + 1, m.capacity);
+                            m.frame = "capacity";
+                            continue;
+                        }
+                    case 4: {
+                            if (u !== 2)
+                                break;
+                            m.doorbell = $root.zdmatch.v1.DoorbellRequest.decode(r, r.size(), $undefined, q + 1, m.doorbell);
+                            m.frame = "doorbell";
+                            continue;
+                        }
+                    case 5: {
+                            if (u !== 2)
+                                break;
+                            m.offers = $root.zdmatch.v1.OfferBatchRequest.decode(r, r.size(), $undefined, q + 1, m.offers);
+                            m.frame = "offers";
+                            continue;
+                        }
+                    case 6: {
+                            if (u !== 2)
+                                break;
+                            m.offer_results = $root.zdmatch.v1.OfferBatchResponse.decode(r, r.size(), $undefined, q + 1, m.offer_results);
+                            m.frame = "offer_results";
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a LinkFrame message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.LinkFrame & zdmatch.v1.LinkFrame.$Shape} LinkFrame
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            LinkFrame.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a LinkFrame message.
+             * @function verify
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            LinkFrame.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                var p = {};
+                if (m.id != null && $Object.hasOwnProperty.call(m, "id")) {
+                    if (!$util.isInteger(m.id) && !(m.id && $util.isInteger(m.id.low) && $util.isInteger(m.id.high)))
+                        return "id: integer|Long expected";
+                }
+                if (m.hello != null && $Object.hasOwnProperty.call(m, "hello")) {
+                    p.frame = 1;
+                    {
+                        var e = $root.zdmatch.v1.PeerAck.verify(m.hello, q + 1);
+                        if (e)
+                            return "hello." + e;
+                    }
+                }
+                if (m.capacity != null && $Object.hasOwnProperty.call(m, "capacity")) {
+                    if (p.frame === 1)
+                        return "frame: multiple values";
+                    p.frame = 1;
+                    {
+                        var e = $root.zdmatch.v1.CapacityUpdate.verify(m.capacity, q + 1);
+                        if (e)
+                            return "capacity." + e;
+                    }
+                }
+                if (m.doorbell != null && $Object.hasOwnProperty.call(m, "doorbell")) {
+                    if (p.frame === 1)
+                        return "frame: multiple values";
+                    p.frame = 1;
+                    {
+                        var e = $root.zdmatch.v1.DoorbellRequest.verify(m.doorbell, q + 1);
+                        if (e)
+                            return "doorbell." + e;
+                    }
+                }
+                if (m.offers != null && $Object.hasOwnProperty.call(m, "offers")) {
+                    if (p.frame === 1)
+                        return "frame: multiple values";
+                    p.frame = 1;
+                    {
+                        var e = $root.zdmatch.v1.OfferBatchRequest.verify(m.offers, q + 1);
+                        if (e)
+                            return "offers." + e;
+                    }
+                }
+                if (m.offer_results != null && $Object.hasOwnProperty.call(m, "offer_results")) {
+                    if (p.frame === 1)
+                        return "frame: multiple values";
+                    p.frame = 1;
+                    {
+                        var e = $root.zdmatch.v1.OfferBatchResponse.verify(m.offer_results, q + 1);
+                        if (e)
+                            return "offer_results." + e;
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a LinkFrame message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.LinkFrame} LinkFrame
+             */
+            LinkFrame.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.LinkFrame)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.LinkFrame: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.LinkFrame();
+                if (d.id != null) {
+                    if (typeof d.id === "object" ? d.id.low || d.id.high : $Number(d.id) !== 0) {
+                        if ($util.Long)
+                            m.id = $util.Long.fromValue(d.id, true);
+                        else if (typeof d.id === "string")
+                            m.id = $parseInt(d.id, 10);
+                        else if (typeof d.id === "number")
+                            m.id = d.id;
+                        else if (typeof d.id === "object")
+                            m.id = new $util.LongBits(d.id.low >>> 0, d.id.high >>> 0).toNumber(true);
+                    }
+                }
+                if (d.hello != null) {
+                    if (!$util.isObject(d.hello))
+                        throw $TypeError(".zdmatch.v1.LinkFrame.hello: object expected");
+                    m.hello = $root.zdmatch.v1.PeerAck.fromObject(d.hello, q + 1);
+                }
+                if (d.capacity != null) {
+                    if (!$util.isObject(d.capacity))
+                        throw $TypeError(".zdmatch.v1.LinkFrame.capacity: object expected");
+                    m.capacity = $root.zdmatch.v1.CapacityUpdate.fromObject(d.capacity, q + 1);
+                }
+                if (d.doorbell != null) {
+                    if (!$util.isObject(d.doorbell))
+                        throw $TypeError(".zdmatch.v1.LinkFrame.doorbell: object expected");
+                    m.doorbell = $root.zdmatch.v1.DoorbellRequest.fromObject(d.doorbell, q + 1);
+                }
+                if (d.offers != null) {
+                    if (!$util.isObject(d.offers))
+                        throw $TypeError(".zdmatch.v1.LinkFrame.offers: object expected");
+                    m.offers = $root.zdmatch.v1.OfferBatchRequest.fromObject(d.offers, q + 1);
+                }
+                if (d.offer_results != null) {
+                    if (!$util.isObject(d.offer_results))
+                        throw $TypeError(".zdmatch.v1.LinkFrame.offer_results: object expected");
+                    m.offer_results = $root.zdmatch.v1.OfferBatchResponse.fromObject(d.offer_results, q + 1);
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a LinkFrame message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {zdmatch.v1.LinkFrame} m LinkFrame
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            LinkFrame.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.id = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.id = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                }
+                if (m.id != null && $Object.hasOwnProperty.call(m, "id")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.id = typeof m.id === "number" ? $BigInt(m.id) : $util.Long.fromBits(m.id.low >>> 0, m.id.high >>> 0, true).toBigInt();
+                    else if (typeof m.id === "number")
+                        d.id = o.longs === $String ? $String(m.id) : m.id;
+                    else
+                        d.id = o.longs === $String ? $util.Long.prototype.toString.call(m.id) : o.longs === $Number ? new $util.LongBits(m.id.low >>> 0, m.id.high >>> 0).toNumber(true) : m.id;
+                }
+                if (m.hello != null && $Object.hasOwnProperty.call(m, "hello")) {
+                    d.hello = $root.zdmatch.v1.PeerAck.toObject(m.hello, o, q + 1);
+                    if (o.oneofs)
+                        d.frame = "hello";
+                }
+                if (m.capacity != null && $Object.hasOwnProperty.call(m, "capacity")) {
+                    d.capacity = $root.zdmatch.v1.CapacityUpdate.toObject(m.capacity, o, q + 1);
+                    if (o.oneofs)
+                        d.frame = "capacity";
+                }
+                if (m.doorbell != null && $Object.hasOwnProperty.call(m, "doorbell")) {
+                    d.doorbell = $root.zdmatch.v1.DoorbellRequest.toObject(m.doorbell, o, q + 1);
+                    if (o.oneofs)
+                        d.frame = "doorbell";
+                }
+                if (m.offers != null && $Object.hasOwnProperty.call(m, "offers")) {
+                    d.offers = $root.zdmatch.v1.OfferBatchRequest.toObject(m.offers, o, q + 1);
+                    if (o.oneofs)
+                        d.frame = "offers";
+                }
+                if (m.offer_results != null && $Object.hasOwnProperty.call(m, "offer_results")) {
+                    d.offer_results = $root.zdmatch.v1.OfferBatchResponse.toObject(m.offer_results, o, q + 1);
+                    if (o.oneofs)
+                        d.frame = "offer_results";
+                }
+                return d;
+            };
+
+            /**
+             * Converts this LinkFrame to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.LinkFrame
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            LinkFrame.prototype.toJSON = function() {
+                return LinkFrame.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for LinkFrame
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.LinkFrame
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            LinkFrame.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.LinkFrame";
+            };
+
+            return LinkFrame;
+        })();
+
         v1.StepSpec = (function() {
 
             /**

@@ -56,6 +56,7 @@ export const PeerServiceDefinition = {
   doorbell: unary(P, 'Doorbell', pb.DoorbellRequest, pb.PeerAck),
   cancelAttempts: unary(P, 'CancelAttempts', pb.CancelAttemptsRequest, pb.PeerAck),
   invokeRpc: unary(P, 'InvokeRpc', pb.InvokeRpcRequest, pb.InvokeRpcResponse),
+  link: bidi(P, 'Link', pb.LinkFrame, pb.LinkFrame),
 } as const;
 
 /** Every public and internal service, by full name (reflection tests, health). */

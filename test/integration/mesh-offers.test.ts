@@ -2,7 +2,7 @@
  * Offers across the peer mesh (DESIGN §4): the offers an owner makes to one
  * peer in one event-loop turn travel as one OfferBatch call and are answered
  * one by one, in order; a peer of an older build (no OfferBatch) gets them
- * one call each. Real gRPC on 127.0.0.1, real redis-server for membership.
+ * one call each. (Peers with PeerService.Link get them over it: mesh-link.test.ts.) Real gRPC on 127.0.0.1, real redis-server for membership.
  */
 import { createServer, type Server } from 'nice-grpc';
 import { Membership } from '../../src/cluster/membership';
@@ -50,13 +50,13 @@ const noHandlers: MeshHandlers = {
   capacitySnapshot: () => ({ entries: [], workers: [], declined: [] }),
 };
 
-/** A PeerService server that counts calls; `batch: false` is a build without OfferBatch. */
+/** A PeerService server of an older build (no Link) that counts calls; `batch: false`: no OfferBatch either. */
 async function countingPeer(batch: boolean) {
   const calls = { offer: 0, offerBatch: [] as string[][] };
   const answer = (r: pb.IOfferRequest) => (r.ref?.task_id?.startsWith('gone') ? pb.OfferResult.GONE : pb.OfferResult.TAKEN);
   const server: Server = createServer();
   const ack = async () => ({});
-  const { offerBatch, ...single } = PeerServiceDefinition;
+  const { offerBatch, link: _link, ...single } = PeerServiceDefinition;
   const impl = {
     offer: async (req: pb.OfferRequest) => {
       calls.offer++;

@@ -1,0 +1,162 @@
+/**
+ * PeerService.Link (src/cluster/peer-link.ts): a node's capacity snapshots,
+ * doorbells and offer batches to a peer travel over one long-lived stream, no
+ * unary call each. A peer of an older build (no Link) gets unary calls, and
+ * what was written before its UNIMPLEMENTED came back is sent again, not lost.
+ * A link that breaks fails its unanswered offers at once. Real gRPC on
+ * 127.0.0.1, real redis-server for membership.
+ */
+import { createChannel, createClient, createServer, type Server } from 'nice-grpc';
+import { Membership } from '../../src/cluster/membership';
+import { Mesh, type MeshHandlers } from '../../src/cluster/mesh';
+import { LinkServer, PeerLink } from '../../src/cluster/peer-link';
+import type { OfferRef } from '../../src/owner/dispatcher';
+import { Keys } from '../../src/store/keys';
+import { createRedis, type RedisClient } from '../../src/store/redis';
+import { systemClock } from '../../src/util/clock';
+import { silentLogger } from '../../src/util/logger';
+import { pb, PeerServiceDefinition } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+const ref = (taskId: string): OfferRef =>
+  ({ partition: 3, taskId, attempt: 0, tenant: 'acme', flowType: 'order', stepType: 'charge', readyAt: 1, path: 'queued' });
+
+const snapshot = { entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: 4 }], workers: [], declined: [] };
+const handlers: MeshHandlers = {
+  offer: () => Promise.resolve('no-slot'),
+  capacity: () => undefined,
+  doorbell: () => undefined,
+  cancelAttempts: () => undefined,
+  invokeRpc: () => Promise.reject(new Error('not used')),
+  capacitySnapshot: () => snapshot,
+};
+
+/** An owner mesh whose membership sees `gw` at `address`. */
+async function ownerMesh(address: string): Promise<Mesh> {
+  const client: RedisClient = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  cleanup.push(() => void client.disconnect());
+  const keys = new Keys(uniquePrefix('link'));
+  const gw = new Membership(client, keys, { nodeId: 'gw', address, bootId: 'b1', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+  await gw.beat();
+  gw.stop();
+  const self = new Membership(client, keys, { nodeId: 'owner', bootId: 'b1', address: '', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+  await self.beat();
+  self.stop();
+  const mesh = new Mesh('owner', self, handlers, silentLogger);
+  cleanup.push(() => mesh.close());
+  return mesh;
+}
+
+/** A peer that records what reaches it, by transport; `link: false` is an older build without Link. */
+async function recordingPeer(link: boolean) {
+  const seen = { unary: [] as string[], link: [] as string[], doorbells: [] as string[], capacity: 0 };
+  const answer = (o: pb.IOfferRequest) => (o.ref?.task_id?.startsWith('gone') ? pb.OfferResult.GONE : pb.OfferResult.TAKEN);
+  const bells = (events: pb.IDoorbellEvent[]) => seen.doorbells.push(...events.map((e) => e.task_id ?? ''));
+  const linkServer = new LinkServer({
+    capacity: () => {
+      seen.link.push('capacity');
+      seen.capacity++;
+    },
+    doorbell: (events) => {
+      seen.link.push('doorbell');
+      bells(events);
+    },
+    offerBatch: async (req) => {
+      seen.link.push('offers');
+      return { results: (req.offers ?? []).map(answer) };
+    },
+  }, silentLogger);
+  const { link: linkMethod, ...unaryOnly } = PeerServiceDefinition;
+  const impl = {
+    offer: async (req: pb.OfferRequest) => {
+      seen.unary.push('offer');
+      return { result: answer(req) };
+    },
+    offerBatch: async (req: pb.OfferBatchRequest) => {
+      seen.unary.push('offers');
+      return { results: req.offers.map(answer) };
+    },
+    capacity: async () => {
+      seen.unary.push('capacity');
+      seen.capacity++;
+      return {};
+    },
+    doorbell: async (req: pb.DoorbellRequest) => {
+      seen.unary.push('doorbell');
+      bells(req.events);
+      return {};
+    },
+    cancelAttempts: async () => ({}),
+    invokeRpc: async () => ({}),
+  };
+  const server: Server = createServer();
+  if (link) server.add({ ...unaryOnly, link: linkMethod }, { ...impl, link: linkServer.handler() });
+  else server.add(unaryOnly, impl);
+  const port = await server.listen('127.0.0.1:0');
+  cleanup.push(() => server.forceShutdown());
+  return { seen, server, address: `127.0.0.1:${port}` };
+}
+
+it('sends capacity, doorbells and offer batches to a peer over its link, with no unary call', async () => {
+  const peer = await recordingPeer(true);
+  const mesh = await ownerMesh(peer.address);
+  mesh.ring('gw', { kind: pb.DoorbellEvent.Kind.READY, partition: 3, task_id: 'bell-1' });
+  mesh.capacityChanged();
+  expect(await Promise.all(['t1', 'gone-2', 't3'].map((id) => mesh.offer('gw', ref(id), 1)))).toEqual(['taken', 'gone', 'taken']);
+  await waitFor(() => peer.seen.doorbells.length === 1 && peer.seen.capacity === 1, { timeoutMs: 3000 });
+  mesh.ring('gw', { kind: pb.DoorbellEvent.Kind.READY, partition: 3, task_id: 'bell-2' });
+  expect(await Promise.all(['t4', 't5'].map((id) => mesh.offer('gw', ref(id), 1)))).toEqual(['taken', 'taken']);
+  await waitFor(() => peer.seen.doorbells.length === 2, { timeoutMs: 3000 });
+  expect(peer.seen.doorbells).toEqual(['bell-1', 'bell-2']);
+  expect(peer.seen.unary).toEqual([]);
+  expect(peer.seen.link.filter((m) => m === 'offers')).toHaveLength(2);
+});
+
+it('falls back to unary calls for a peer without Link, resending what was written before it said so', async () => {
+  const peer = await recordingPeer(false);
+  const mesh = await ownerMesh(peer.address);
+  // written to a fresh link at once, before the peer's UNIMPLEMENTED can come back
+  mesh.ring('gw', { kind: pb.DoorbellEvent.Kind.READY, partition: 3, task_id: 'early' });
+  mesh.capacityChanged();
+  expect(await Promise.all(['t1', 't2'].map((id) => mesh.offer('gw', ref(id), 1)))).toEqual(['taken', 'taken']);
+  await waitFor(() => peer.seen.doorbells.includes('early') && peer.seen.capacity >= 1, { timeoutMs: 3000 });
+  // later messages go as unary calls from the start
+  mesh.ring('gw', { kind: pb.DoorbellEvent.Kind.READY, partition: 3, task_id: 'late' });
+  expect(await mesh.offer('gw', ref('t3'), 1)).toBe('taken');
+  await waitFor(() => peer.seen.doorbells.includes('late'), { timeoutMs: 3000 });
+  expect(peer.seen.doorbells).toEqual(['early', 'late']);
+  expect(peer.seen.unary.filter((m) => m === 'doorbell')).toHaveLength(2);
+  expect(peer.seen.link).toEqual([]);
+});
+
+it('fails the unanswered offers of a link that breaks, at once', async () => {
+  const peer = await recordingPeer(true);
+  const mesh = await ownerMesh(peer.address);
+  expect(await mesh.offer('gw', ref('warm'), 1)).toBe('taken'); // the link is up
+  peer.server.forceShutdown();
+  const t0 = Date.now();
+  const settled = await Promise.allSettled([mesh.offer('gw', ref('a'), 1), mesh.offer('gw', ref('b'), 1)]);
+  expect(settled.every((r) => r.status === 'rejected')).toBe(true);
+  expect(Date.now() - t0).toBeLessThan(1500); // not the 2 s offer timeout
+});
+
+it('hands back the one-way frames an older peer never confirmed, with the reason', async () => {
+  const peer = await recordingPeer(false);
+  const channel = createChannel(peer.address);
+  cleanup.push(() => channel.close());
+  const ended = new Promise<{ unimplemented: boolean; unsent: pb.ILinkFrame[] }>((resolve) => {
+    const link = new PeerLink(createClient(PeerServiceDefinition, channel), 2000, (unimplemented, unsent) => resolve({ unimplemented, unsent }), silentLogger);
+    link.send({ capacity: { node_id: 'owner', seq: 1 } });
+    link.send({ doorbell: { from_node_id: 'owner', events: [{ task_id: 'x' }] } });
+  });
+  const { unimplemented, unsent } = await ended;
+  expect(unimplemented).toBe(true);
+  expect(unsent.map((f) => (f.capacity ? 'capacity' : f.doorbell ? 'doorbell' : '?'))).toEqual(['capacity', 'doorbell']);
+});
