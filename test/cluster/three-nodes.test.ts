@@ -38,6 +38,19 @@ interface Cluster {
   stopAll(): Promise<void>;
 }
 
+/** Every cluster a test started, stopped after it even when it fails half-way. */
+const liveClusters: Cluster[] = [];
+afterEach(async () => {
+  for (const c of liveClusters.splice(0)) await c.stopAll();
+});
+
+/** Starts every node and waits for all of them, started or failed, before it answers. */
+async function startAll(c: Cluster, indexes: number[]): Promise<void> {
+  const started = await Promise.allSettled(indexes.map((i) => c.start(i)));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 async function startCluster(n: number, store: Store = { url: redis.url }): Promise<Cluster> {
   const prefix = uniquePrefix('c3');
   const ports = await freePorts(n);
@@ -55,7 +68,8 @@ async function startCluster(n: number, store: Store = { url: redis.url }): Promi
       await Promise.all(nodes.map((x) => x?.kill('SIGKILL')));
     },
   };
-  await Promise.all(Array.from({ length: n }, (_, i) => c.start(i)));
+  liveClusters.push(c);
+  await startAll(c, Array.from({ length: n }, (_, i) => i));
   return c;
 }
 
@@ -181,7 +195,7 @@ async function killAndRestart(total: number, store?: Store): Promise<{ resumed: 
   await killAt(x);
   await waitForRuns(runs, total / 2);
   await killAt(y);
-  await Promise.all([c.start(x), c.start(y)]);
+  await startAll(c, [x, y]);
 
   const outcomes = await collectOutcomes(clients[z]!, ids, 120_000);
   expect(outcomes.size).toBe(total);
