@@ -3,7 +3,9 @@
  * zdmatch's own task scripts alone, on a private redis-server: enqueue, start
  * and complete N Steps through TaskStore (no node, no gRPC), in batches of
  * 256, one phase at a time. Prints, per phase, the Redis CPU per Step (INFO
- * cpu) and the usec of the commands the scripts ran (INFO commandstats).
+ * cpu), this process's CPU per Step (TaskStore and ioredis: what a node pays
+ * to make the calls) and the usec of the commands the scripts ran (INFO
+ * commandstats).
  * It isolates what the Lua scripts cost from everything around them.
  * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000]
  */
@@ -54,18 +56,21 @@ async function main() {
     for (const [name, fn] of Object.entries(phases)) {
       await redis.config('RESETSTAT');
       const a = await stats();
+      const c0 = process.cpuUsage();
       for (let i = 0; i < N; i += BATCH) {
         await Promise.all(tasks.slice(i, i + BATCH).map(fn));
         if (process.stderr.isTTY) process.stderr.write(`\r${name} ${Math.min(N, i + BATCH)}/${N}`);
       }
       if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+      const c1 = process.cpuUsage(c0);
       const b = await stats();
+      const client = (c1.user + c1.system) / N;
       const cpu = ((b.used_cpu_sys + b.used_cpu_user) - (a.used_cpu_sys + a.used_cpu_user)) / N * 1e6;
       total += cpu;
       const inner = Object.entries(b)
         .filter(([k]) => !/^(evalsha|eval|info|config|used_)/.test(k) && !k.includes('|'))
         .map(([k, v]) => `${k} ${(v / N).toFixed(2)}`).join(', ');
-      console.log(`${name.padEnd(9)} Redis CPU ${cpu.toFixed(1)} µs/Step · EVALSHA ${((b.evalsha ?? 0) / N).toFixed(1)} µs · inside: ${inner}`);
+      console.log(`${name.padEnd(9)} Redis CPU ${cpu.toFixed(1)} µs/Step · client CPU ${client.toFixed(1)} µs · EVALSHA ${((b.evalsha ?? 0) / N).toFixed(1)} µs · inside: ${inner}`);
     }
     console.log(`total     Redis CPU ${total.toFixed(1)} µs/Step`);
   } finally {
