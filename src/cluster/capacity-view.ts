@@ -16,6 +16,8 @@ interface NodeCapacity {
   /** 0: a build that does not advertise outcome waiters. */
   outcomeGen: number;
   outcomeWaiters: number;
+  /** The peer's backlog as an owner; undefined: a build that does not advertise it. */
+  backlog: { busyQueues: Set<string>; waitingFlows: Set<string>; loading: boolean } | undefined;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -33,6 +35,9 @@ export class CapacityView {
     const next: NodeCapacity = {
       seq, idleStep: new Map(), connected: new Set(), workers: new Map(), declined: new Set(),
       outcomeGen: Number(u.outcome_waiter_gen ?? 0), outcomeWaiters: u.outcome_waiters ?? 0,
+      backlog: u.backlog_advertised
+        ? { busyQueues: new Set(u.busy_queues ?? []), waitingFlows: new Set(u.waiting_flows ?? []), loading: u.backlog_loading === true }
+        : undefined,
     };
     for (const e of u.entries ?? []) {
       const key = flowKey(e.tenant ?? '', e.flow_type ?? '');
@@ -42,6 +47,26 @@ export class CapacityView {
     for (const w of u.workers ?? []) next.workers.set(`${w.tenant}\0${w.app_worker_id}`, w);
     for (const d of u.declined ?? []) next.declined.add(declineKey(d.tenant ?? '', d.flow_type ?? '', d.type ?? '', d.app_worker_id ?? ''));
     this.nodes.set(node, next);
+    return true;
+  }
+
+  /**
+   * Whether the peers' backlogs let a new Step of `queue` start at enqueue in
+   * a slot of this node: no peer owner names the queue or its flow type, and
+   * none is still loading a partition. With `everyPeer` (the Step's partition
+   * is not ours) each of `peers` must have advertised its backlog: a peer not
+   * heard from yet, or of a build that does not say, may hold a backlog.
+   */
+  peersAllowStartAtEnqueue(queue: string, tenant: string, flowType: string, peers: string[], everyPeer: boolean): boolean {
+    const flow = `${tenant}:${flowType}`;
+    for (const id of peers) {
+      const b = this.nodes.get(id)?.backlog;
+      if (!b) {
+        if (everyPeer) return false;
+        continue;
+      }
+      if (b.loading || b.busyQueues.has(queue) || b.waitingFlows.has(flow)) return false;
+    }
     return true;
   }
 

@@ -1044,6 +1044,10 @@ export namespace zdmatch {
             workers: zdmatch.v1.WorkerPresence.$Properties[];
             outcome_waiter_gen: number;
             outcome_waiters: number;
+            backlog_advertised: boolean;
+            busy_queues: string[];
+            waiting_flows: string[];
+            backlog_loading: boolean;
             static create(properties: zdmatch.v1.CapacityUpdate.$Shape): zdmatch.v1.CapacityUpdate & zdmatch.v1.CapacityUpdate.$Shape;
             static create(properties?: zdmatch.v1.CapacityUpdate.$Properties): zdmatch.v1.CapacityUpdate;
             static encode(m: zdmatch.v1.CapacityUpdate.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1066,6 +1070,10 @@ export namespace zdmatch {
                 workers?: (zdmatch.v1.WorkerPresence.$Properties[]|null);
                 outcome_waiter_gen?: (number|null);
                 outcome_waiters?: (number|null);
+                backlog_advertised?: (boolean|null);
+                busy_queues?: (string[]|null);
+                waiting_flows?: (string[]|null);
+                backlog_loading?: (boolean|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.CapacityUpdate.$Properties;

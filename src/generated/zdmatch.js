@@ -11477,6 +11477,10 @@ $root.zdmatch = (function() {
              * @property {Array.<zdmatch.v1.WorkerPresence.$Properties>|null} [workers] CapacityUpdate workers
              * @property {number|null} [outcome_waiter_gen] CapacityUpdate outcome_waiter_gen
              * @property {number|null} [outcome_waiters] CapacityUpdate outcome_waiters
+             * @property {boolean|null} [backlog_advertised] CapacityUpdate backlog_advertised
+             * @property {Array.<string>|null} [busy_queues] CapacityUpdate busy_queues
+             * @property {Array.<string>|null} [waiting_flows] CapacityUpdate waiting_flows
+             * @property {boolean|null} [backlog_loading] CapacityUpdate backlog_loading
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -11505,6 +11509,8 @@ $root.zdmatch = (function() {
                 this.entries = [];
                 this.declined = [];
                 this.workers = [];
+                this.busy_queues = [];
+                this.waiting_flows = [];
                 if (p)
                     for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -11568,6 +11574,38 @@ $root.zdmatch = (function() {
             CapacityUpdate.prototype.outcome_waiters = 0;
 
             /**
+             * CapacityUpdate backlog_advertised.
+             * @member {boolean} backlog_advertised
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.backlog_advertised = false;
+
+            /**
+             * CapacityUpdate busy_queues.
+             * @member {Array.<string>} busy_queues
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.busy_queues = $util.emptyArray;
+
+            /**
+             * CapacityUpdate waiting_flows.
+             * @member {Array.<string>} waiting_flows
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.waiting_flows = $util.emptyArray;
+
+            /**
+             * CapacityUpdate backlog_loading.
+             * @member {boolean} backlog_loading
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.backlog_loading = false;
+
+            /**
              * Creates a new CapacityUpdate instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.CapacityUpdate
@@ -11619,6 +11657,18 @@ $root.zdmatch = (function() {
                     w.uint32(/* id 6, wireType 0 =*/48).uint64(m.outcome_waiter_gen);
                 if (m.outcome_waiters != null && $Object.hasOwnProperty.call(m, "outcome_waiters") && m.outcome_waiters !== 0)
                     w.uint32(/* id 7, wireType 0 =*/56).uint32(m.outcome_waiters);
+                if (m.backlog_advertised != null && $Object.hasOwnProperty.call(m, "backlog_advertised") && m.backlog_advertised !== false)
+                    w.uint32(/* id 8, wireType 0 =*/64).bool(m.backlog_advertised);
+                if (m.busy_queues != null && m.busy_queues.length) {
+                    for (var i = 0; i < m.busy_queues.length; ++i)
+                        w.uint32(/* id 9, wireType 2 =*/74).string(m.busy_queues[i]);
+                }
+                if (m.waiting_flows != null && m.waiting_flows.length) {
+                    for (var i = 0; i < m.waiting_flows.length; ++i)
+                        w.uint32(/* id 10, wireType 2 =*/82).string(m.waiting_flows[i]);
+                }
+                if (m.backlog_loading != null && $Object.hasOwnProperty.call(m, "backlog_loading") && m.backlog_loading !== false)
+                    w.uint32(/* id 11, wireType 0 =*/88).bool(m.backlog_loading);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -11736,6 +11786,40 @@ $root.zdmatch = (function() {
                                 delete m.outcome_waiters;
                             continue;
                         }
+                    case 8: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.backlog_advertised = v;
+                            else
+                                delete m.backlog_advertised;
+                            continue;
+                        }
+                    case 9: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.busy_queues && m.busy_queues.length))
+                                m.busy_queues = [];
+                            m.busy_queues.push(r.stringVerify());
+                            continue;
+                        }
+                    case 10: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.waiting_flows && m.waiting_flows.length))
+                                m.waiting_flows = [];
+                            m.waiting_flows.push(r.stringVerify());
+                            continue;
+                        }
+                    case 11: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.backlog_loading = v;
+                            else
+                                delete m.backlog_loading;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -11833,6 +11917,30 @@ $root.zdmatch = (function() {
                     if (!$util.isInteger(m.outcome_waiters))
                         return "outcome_waiters: integer expected";
                 }
+                if (m.backlog_advertised != null && $Object.hasOwnProperty.call(m, "backlog_advertised")) {
+                    if (typeof m.backlog_advertised !== "boolean")
+                        return "backlog_advertised: boolean expected";
+                }
+                if (m.busy_queues != null && $Object.hasOwnProperty.call(m, "busy_queues")) {
+                    if (!$Array.isArray(m.busy_queues))
+                        return "busy_queues: array expected";
+                    for (var i = 0; i < m.busy_queues.length; ++i) {
+                        if (!$util.isString(m.busy_queues[i]))
+                            return "busy_queues: string[] expected";
+                    }
+                }
+                if (m.waiting_flows != null && $Object.hasOwnProperty.call(m, "waiting_flows")) {
+                    if (!$Array.isArray(m.waiting_flows))
+                        return "waiting_flows: array expected";
+                    for (var i = 0; i < m.waiting_flows.length; ++i) {
+                        if (!$util.isString(m.waiting_flows[i]))
+                            return "waiting_flows: string[] expected";
+                    }
+                }
+                if (m.backlog_loading != null && $Object.hasOwnProperty.call(m, "backlog_loading")) {
+                    if (typeof m.backlog_loading !== "boolean")
+                        return "backlog_loading: boolean expected";
+                }
                 return null;
             };
 
@@ -11918,6 +12026,32 @@ $root.zdmatch = (function() {
                         m.outcome_waiters = d.outcome_waiters >>> 0;
                     }
                 }
+                if (d.backlog_advertised != null) {
+                    if (d.backlog_advertised) {
+                        m.backlog_advertised = $Boolean(d.backlog_advertised);
+                    }
+                }
+                if (d.busy_queues) {
+                    if (!$Array.isArray(d.busy_queues))
+                        throw $TypeError(".zdmatch.v1.CapacityUpdate.busy_queues: array expected");
+                    m.busy_queues = $Array(d.busy_queues.length);
+                    for (var i = 0; i < d.busy_queues.length; ++i) {
+                        m.busy_queues[i] = $String(d.busy_queues[i]);
+                    }
+                }
+                if (d.waiting_flows) {
+                    if (!$Array.isArray(d.waiting_flows))
+                        throw $TypeError(".zdmatch.v1.CapacityUpdate.waiting_flows: array expected");
+                    m.waiting_flows = $Array(d.waiting_flows.length);
+                    for (var i = 0; i < d.waiting_flows.length; ++i) {
+                        m.waiting_flows[i] = $String(d.waiting_flows[i]);
+                    }
+                }
+                if (d.backlog_loading != null) {
+                    if (d.backlog_loading) {
+                        m.backlog_loading = $Boolean(d.backlog_loading);
+                    }
+                }
                 return m;
             };
 
@@ -11942,6 +12076,8 @@ $root.zdmatch = (function() {
                     d.entries = [];
                     d.declined = [];
                     d.workers = [];
+                    d.busy_queues = [];
+                    d.waiting_flows = [];
                 }
                 if (o.defaults) {
                     d.node_id = "";
@@ -11956,6 +12092,8 @@ $root.zdmatch = (function() {
                     } else
                         d.outcome_waiter_gen = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
                     d.outcome_waiters = 0;
+                    d.backlog_advertised = false;
+                    d.backlog_loading = false;
                 }
                 if (m.node_id != null && $Object.hasOwnProperty.call(m, "node_id")) {
                     d.node_id = m.node_id;
@@ -11996,6 +12134,24 @@ $root.zdmatch = (function() {
                 }
                 if (m.outcome_waiters != null && $Object.hasOwnProperty.call(m, "outcome_waiters")) {
                     d.outcome_waiters = m.outcome_waiters;
+                }
+                if (m.backlog_advertised != null && $Object.hasOwnProperty.call(m, "backlog_advertised")) {
+                    d.backlog_advertised = m.backlog_advertised;
+                }
+                if (m.busy_queues && m.busy_queues.length) {
+                    d.busy_queues = $Array(m.busy_queues.length);
+                    for (var j = 0; j < m.busy_queues.length; ++j) {
+                        d.busy_queues[j] = m.busy_queues[j];
+                    }
+                }
+                if (m.waiting_flows && m.waiting_flows.length) {
+                    d.waiting_flows = $Array(m.waiting_flows.length);
+                    for (var j = 0; j < m.waiting_flows.length; ++j) {
+                        d.waiting_flows[j] = m.waiting_flows[j];
+                    }
+                }
+                if (m.backlog_loading != null && $Object.hasOwnProperty.call(m, "backlog_loading")) {
+                    d.backlog_loading = m.backlog_loading;
                 }
                 return d;
             };

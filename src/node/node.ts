@@ -29,7 +29,7 @@ import { OwnerRegistry } from '../owner/registry';
 import { Keys } from '../store/keys';
 import { OutcomeStore } from '../store/outcomes';
 import { createRedis, type RedisClient } from '../store/redis';
-import { TaskStore } from '../store/task-store';
+import { TaskStore, type NewTask } from '../store/task-store';
 import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { ALL_SERVICES, MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../wire';
@@ -148,6 +148,7 @@ export class ZdNode {
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
       headsRestored: (n) => this.metrics.headsRestored.inc(n),
       headsIncompleteScan: () => this.metrics.headsIncompleteScans.inc(),
+      backlogChanged: () => this.mesh?.capacityChanged(),
     }, {
       stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait,
       headsResyncIntervalMs: config.matching.headsResyncInterval,
@@ -177,9 +178,13 @@ export class ZdNode {
         taskId: a.task_id ?? '', attempt: a.attempt ?? 0, nonce: a.nonce ?? '', streamId: a.stream_id ?? '',
       })), reason),
       invokeRpc: (req, signal) => this.routing.serveRpc(req, signal),
-      capacitySnapshot: () => ({
-        ...this.gateway.capacitySnapshot(), outcome_waiter_gen: this.bell.generation, outcome_waiters: this.bell.waiting,
-      }),
+      capacitySnapshot: () => {
+        const b = this.owner.backlogSnapshot();
+        return {
+          ...this.gateway.capacitySnapshot(), outcome_waiter_gen: this.bell.generation, outcome_waiters: this.bell.waiting,
+          backlog_advertised: true, busy_queues: b.busyQueues, waiting_flows: b.waitingFlows, backlog_loading: b.loading,
+        };
+      },
     }, this.log, this.metrics);
     this.routing = new Routing(
       this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell, this.clock,
@@ -266,7 +271,7 @@ export class ZdNode {
         // the backlog scan of mayStartAtEnqueue (every owned partition) is skipped.
         bind: (t, now) => t.readyAt <= now
           && this.gateway.hasIdleStepSlot(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
-          && this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
+          && this.mayStartAtEnqueue(t)
           ? this.gateway.bindForEnqueue(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
           : undefined,
         started: (b, t, deadlineAt, now) => {
@@ -320,6 +325,24 @@ export class ZdNode {
     this.health.setStatus('healthy');
     this.state = 'running';
     this.log.info({ nodeId: this.nodeId, api: this.apiAddress, metrics: this.metricsAddress }, 'zdmatch node running');
+  }
+
+  /**
+   * Whether a new Step may start at enqueue in an idle slot of this node, in
+   * a partition it owns or not: nothing of its queue or flow type waits here
+   * or, as the peers advertise, at any other owner (a new Step never cuts in
+   * front of a backlog). For a partition owned elsewhere every peer must have
+   * said: its owner places the Step otherwise. The flow's remembered sticky
+   * worker is checked by the enqueue script itself.
+   */
+  private mayStartAtEnqueue(t: NewTask): boolean {
+    const owned = this.leases.holds(t.partition);
+    const here = owned
+      ? this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
+      : this.owner.mayStartUnownedAtEnqueue(t.queue, t.tenant, t.flowType);
+    if (!here) return false;
+    const peers = this.membership.liveIds().filter((id) => id !== this.nodeId);
+    return peers.length === 0 || this.view.peersAllowStartAtEnqueue(t.queue, t.tenant, t.flowType, peers, !owned);
   }
 
   /** The partition count is fixed for the life of a cluster: refuse to join with another. */

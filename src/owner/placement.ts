@@ -59,6 +59,11 @@ export class Placement {
     return this.count > 0 && this.byFlow.has(flowKey(tenant, flowType));
   }
 
+  /** The (tenant, flowType) pairs with Steps waiting here for a slot. */
+  waitingFlows(): [tenant: string, flowType: string][] {
+    return [...this.byFlow.keys()].map((k) => k.split('\0') as [string, string]);
+  }
+
   /** Places a Step that just became ready for the first time. */
   place(q: QueueHeads, ref: HeadRef, sticky: string): void {
     q.hold(ref.taskId);

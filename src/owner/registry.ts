@@ -33,6 +33,8 @@ export interface OwnerHooks {
   /** The resync restored refs matching had lost (a bug: counted and logged). */
   headsRestored(n: number): void;
   headsIncompleteScan(): void;
+  /** A queue gained ready heads or ran out of them: peers should hear of this node's backlog soon. */
+  backlogChanged(): void;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -172,6 +174,41 @@ export class OwnerRegistry implements PartitionHost {
     return false;
   }
 
+  /**
+   * What this node tells its peers of its backlog as an owner (CapacityUpdate):
+   * the queues with ready Steps in a partition it owns, the flow types with
+   * Steps waiting in memory, and whether some partition is still loading (its
+   * backlog is not known yet). Peers start a new Step at enqueue only when
+   * no owner names its queue or flow type.
+   */
+  backlogSnapshot(): { busyQueues: string[]; waitingFlows: string[]; loading: boolean } {
+    const busy = new Set<string>();
+    let loading = false;
+    for (const owner of this.partitions.values()) {
+      if (!owner.loaded) loading = true;
+      for (const [name, q] of owner.queues) {
+        if (q.loading) loading = true;
+        else if (q.size > 0 || q.more) busy.add(name);
+      }
+    }
+    return { busyQueues: [...busy], waitingFlows: this.placement.waitingFlows().map(([t, f]) => `${t}:${f}`), loading };
+  }
+
+  /**
+   * Whether nothing here stands in the way of a new Step of a partition this
+   * node does not own starting at enqueue: no ready Steps of its queue in the
+   * partitions owned here, none of its flow type waiting here for a slot.
+   * (Its owner's backlog comes from that owner's CapacityUpdate.)
+   */
+  mayStartUnownedAtEnqueue(queue: string, tenant: string, flowType: string): boolean {
+    return !this.backlogged(queue) && !this.placement.hasWaiters(tenant, flowType) && !this.anyLoading();
+  }
+
+  private anyLoading(): boolean {
+    for (const owner of this.partitions.values()) if (!owner.loaded) return true;
+    return false;
+  }
+
   attemptStarted(partition: number, deadlineAt: number): void {
     this.partitions.get(partition)?.attemptDeadline(deadlineAt);
   }
@@ -209,7 +246,10 @@ export class OwnerRegistry implements PartitionHost {
     const key = flowKey(q.tenant, q.flowType);
     let set = this.ready.get(key);
     if (!set) this.ready.set(key, (set = new Set()));
-    set.add(q);
+    if (!set.has(q)) {
+      set.add(q);
+      this.hooks.backlogChanged();
+    }
     this.schedulePump(key);
   }
 
@@ -284,6 +324,7 @@ export class OwnerRegistry implements PartitionHost {
       const head = q.peek();
       if (!head) {
         set.delete(q);
+        this.hooks.backlogChanged();
         continue;
       }
       if (head.readyAt < bestAt) {

@@ -1,0 +1,97 @@
+/**
+ * Sync match at enqueue on any node (DESIGN §4, phase 2): a node with an idle
+ * slot starts a new Step inside its enqueue script even when another node
+ * owns the Step's partition, with no offer from that owner, as long as no
+ * owner advertises Steps of its queue waiting (CapacityUpdate busy_queues):
+ * a new Step never cuts in front of a backlog. Two nodes in this process,
+ * real gRPC and a real redis-server.
+ */
+import { partitionOf } from '../../src/store/keys';
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+const QUEUE = 'acme:order:charge';
+let owner: TestNode;
+let gateway: TestNode;
+const slots: RawSlot[] = [];
+
+beforeEach(async () => {
+  const prefix = uniquePrefix('anynode');
+  [owner, gateway] = await Promise.all([startTestNode(redis.url, prefix), startTestNode(redis.url, prefix)]);
+  const partitions = owner.config.cluster.partitions;
+  // settled: both see each other, every partition is held by one of them, and each has heard the other's backlog
+  await waitFor(() => owner.node.membership.liveIds().length === 2 && gateway.node.membership.liveIds().length === 2);
+  await waitFor(() => owner.node.leases.heldPartitions().length + gateway.node.leases.heldPartitions().length === partitions
+    && owner.node.leases.heldPartitions().length > 0 && gateway.node.leases.heldPartitions().length > 0);
+  await waitFor(() => gateway.node.view.peersAllowStartAtEnqueue(QUEUE, 'acme', 'order', [owner.node.nodeId], true));
+});
+afterEach(async () => {
+  for (const s of slots.splice(0)) s.reset();
+  await Promise.all([owner.close(), gateway.close()]);
+});
+
+let seq = 0;
+/** A Step of a flow whose partition `owner` holds. */
+function ownedByOwner(): pb.IStepSpec {
+  for (;;) {
+    const flow_id = `f${++seq}`;
+    if (owner.node.leases.holds(partitionOf('acme', flow_id, owner.config.cluster.partitions))) {
+      return { tenant: 'acme', flow_id, flow_type: 'order', step_type: 'charge', step_execution_id: 's' };
+    }
+  }
+}
+
+/** Offers `owner` has sent to its peers. */
+async function offersSent(): Promise<number> {
+  const m = await owner.node.metrics.registry.getSingleMetricAsString('dexzd_mesh_messages_total');
+  return Number(/message="offer_batch"} (\d+)/.exec(m)?.[1] ?? 0) + Number(/message="offer"} (\d+)/.exec(m)?.[1] ?? 0);
+}
+
+async function slotAt(node: TestNode): Promise<RawSlot> {
+  const s = openSlot(node.worker, registerFrame({ app_worker_id: 'w1' }));
+  slots.push(s);
+  await s.nextOf('registered');
+  return s;
+}
+
+it('starts a Step inside its enqueue script on the node with the idle slot, though another node owns its partition', async () => {
+  const slot = await slotAt(gateway);
+  await waitFor(() => gateway.node.gateway.hasIdleStepSlot('acme', 'order', 'charge'));
+  const before = await offersSent();
+  const { task_id } = await gateway.matching.enqueueStep({ step: ownedByOwner() });
+  const task = (await slot.nextOf('step_task')).step_task!;
+  expect(task.task_id).toBe(task_id);
+  // started by the enqueue itself: one clock for both, and no offer from the owner
+  expect(Number(task.started_at_ms)).toBe(Number(task.enqueued_at_ms));
+  expect(await offersSent()).toBe(before);
+  slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  expect((await slot.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect((await gateway.matching.waitOutcome({ task_id, wait_ms: 2000 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+});
+
+it('advertises an owner\'s backlog to its peers, which hold new Steps of that queue back until it drains', async () => {
+  const backlog = await Promise.all([1, 2, 3].map(() => owner.matching.enqueueStep({ step: ownedByOwner() })));
+  await waitFor(() => owner.node.owner.backlogSnapshot().busyQueues.includes(QUEUE));
+  await waitFor(() => !gateway.node.view.peersAllowStartAtEnqueue(QUEUE, 'acme', 'order', [owner.node.nodeId], true));
+
+  // A worker arrives at the gateway node: the owner offers it its backlog, oldest first.
+  const slot = await slotAt(gateway);
+  const ran: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const task = (await slot.nextOf('step_task')).step_task!;
+    ran.push(task.task_id!);
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await slot.nextOf('result_ack');
+  }
+  expect(ran.sort()).toEqual(backlog.map((r) => r.task_id!).sort());
+  // drained: the owner says so, and the gateway starts new Steps at enqueue again
+  await waitFor(() => gateway.node.view.peersAllowStartAtEnqueue(QUEUE, 'acme', 'order', [owner.node.nodeId], true));
+  await waitFor(() => gateway.node.gateway.hasIdleStepSlot('acme', 'order', 'charge'));
+  await gateway.matching.enqueueStep({ step: ownedByOwner() });
+  const task = (await slot.nextOf('step_task')).step_task!;
+  expect(Number(task.started_at_ms)).toBe(Number(task.enqueued_at_ms));
+});

@@ -1,0 +1,44 @@
+/**
+ * The peers' advertised backlogs in the capacity view (CapacityUpdate
+ * backlog_advertised, busy_queues, waiting_flows, backlog_loading): what lets
+ * a node start a new Step at enqueue without cutting in front of Steps that
+ * wait at another owner. Pure data: snapshots in, a decision out.
+ */
+import { CapacityView } from '../../../src/cluster/capacity-view';
+
+const Q = 'acme:order:charge';
+let seq = 0;
+const snapshot = (node: string, backlog?: { busy?: string[]; waiting?: string[]; loading?: boolean }) => ({
+  node_id: node, seq: ++seq, entries: [], workers: [], declined: [],
+  ...(backlog ? { backlog_advertised: true, busy_queues: backlog.busy ?? [], waiting_flows: backlog.waiting ?? [], backlog_loading: backlog.loading ?? false } : {}),
+});
+
+it('allows a start at enqueue when no peer names the queue, its flow type, or a loading partition', () => {
+  const v = new CapacityView();
+  v.apply(snapshot('a', { busy: ['acme:order:other', 'beta:order:charge'], waiting: ['acme:invoice'] }));
+  v.apply(snapshot('b', {}));
+  expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a', 'b'], true)).toBe(true);
+});
+
+it('refuses while a peer owner holds ready Steps of the queue, waits with Steps of its flow type, or is loading', () => {
+  for (const backlog of [{ busy: [Q] }, { waiting: ['acme:order'] }, { loading: true }]) {
+    const v = new CapacityView();
+    v.apply(snapshot('a', backlog));
+    expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a'], false)).toBe(false);
+    expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a'], true)).toBe(false);
+    // the newest snapshot wins: the backlog drained
+    v.apply(snapshot('a', {}));
+    expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a'], true)).toBe(true);
+  }
+});
+
+it('for a partition owned elsewhere, needs every peer to have said; for its own, ignores peers that do not say', () => {
+  const v = new CapacityView();
+  v.apply(snapshot('a', {}));
+  v.apply(snapshot('old')); // a build that does not advertise its backlog
+  expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a', 'old'], true)).toBe(false);
+  expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a', 'old'], false)).toBe(true);
+  // a live peer not heard from yet
+  expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a', 'new'], true)).toBe(false);
+  expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a', 'new'], false)).toBe(true);
+});
