@@ -95,8 +95,10 @@ export class OwnerRegistry implements PartitionHost {
   async acquired(lease: HeldLease): Promise<void> {
     const owner = new PartitionOwner(lease, this.redis, this.keys, this.store, this, this.clock, this.log);
     this.partitions.set(lease.partition, owner);
+    this.hooks.backlogChanged(); // loading: peers hold their starts at enqueue until it is known
     try {
       await owner.load();
+      this.hooks.backlogChanged();
       this.log.debug({ partition: lease.partition, epoch: lease.epoch }, 'partition loaded');
       // The backlog count runs in the background: dispatch does not wait for it.
       void this.backlog.count(owner);
@@ -111,6 +113,7 @@ export class OwnerRegistry implements PartitionHost {
     if (!owner || owner.lease !== lease) return;
     owner.unload(cause);
     this.partitions.delete(lease.partition);
+    this.hooks.backlogChanged();
     this.backlog.forget(owner);
     this.placement.dropPartition(lease.partition);
     for (const q of owner.queues.values()) this.ready.get(flowKey(q.tenant, q.flowType))?.delete(q);
@@ -185,11 +188,10 @@ export class OwnerRegistry implements PartitionHost {
     const busy = new Set<string>();
     let loading = false;
     for (const owner of this.partitions.values()) {
+      // A partition still loading may hold any backlog; a loaded one knows its
+      // queues (one being refilled has `more` set or heads in memory).
       if (!owner.loaded) loading = true;
-      for (const [name, q] of owner.queues) {
-        if (q.loading) loading = true;
-        else if (q.size > 0 || q.more) busy.add(name);
-      }
+      for (const [name, q] of owner.queues) if (q.size > 0 || q.more) busy.add(name);
     }
     return { busyQueues: [...busy], waitingFlows: this.placement.waitingFlows().map(([t, f]) => `${t}:${f}`), loading };
   }

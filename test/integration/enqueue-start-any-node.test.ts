@@ -21,13 +21,20 @@ const slots: RawSlot[] = [];
 
 beforeEach(async () => {
   const prefix = uniquePrefix('anynode');
-  [owner, gateway] = await Promise.all([startTestNode(redis.url, prefix), startTestNode(redis.url, prefix)]);
+  // Fixed ids split the 8 partitions 4 / 4 by rendezvous; fast membership and leases settle it quickly.
+  const cluster = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms' };
+  [owner, gateway] = await Promise.all([
+    startTestNode(redis.url, prefix, { ...cluster, 'cluster.nodeId': 'n-owner' }),
+    startTestNode(redis.url, prefix, { ...cluster, 'cluster.nodeId': 'n-gateway' }),
+  ]);
   const partitions = owner.config.cluster.partitions;
-  // settled: both see each other, every partition is held by one of them, and each has heard the other's backlog
-  await waitFor(() => owner.node.membership.liveIds().length === 2 && gateway.node.membership.liveIds().length === 2);
-  await waitFor(() => owner.node.leases.heldPartitions().length + gateway.node.leases.heldPartitions().length === partitions
-    && owner.node.leases.heldPartitions().length > 0 && gateway.node.leases.heldPartitions().length > 0);
-  await waitFor(() => gateway.node.view.peersAllowStartAtEnqueue(QUEUE, 'acme', 'order', [owner.node.nodeId], true));
+  const settled = { timeoutMs: 30_000 };
+  await waitFor(() => owner.node.membership.liveIds().length === 2 && gateway.node.membership.liveIds().length === 2,
+    { ...settled, description: 'both nodes see each other' });
+  await waitFor(() => owner.node.leases.heldPartitions().length === partitions / 2 && gateway.node.leases.heldPartitions().length === partitions / 2,
+    { ...settled, description: 'each node holds its half of the partitions' });
+  await waitFor(() => gateway.node.view.peersAllowStartAtEnqueue(QUEUE, 'acme', 'order', [owner.node.nodeId], true),
+    { ...settled, description: "the gateway node has heard the owner's backlog" });
 });
 afterEach(async () => {
   for (const s of slots.splice(0)) s.reset();
