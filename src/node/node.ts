@@ -336,11 +336,8 @@ export class ZdNode {
    * worker is checked by the enqueue script itself.
    */
   private mayStartAtEnqueue(t: NewTask): boolean {
-    const owned = this.leases.holds(t.partition);
-    const here = owned
-      ? this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)
-      : this.owner.mayStartUnownedAtEnqueue(t.queue, t.tenant, t.flowType);
-    if (!here) return false;
+    if (!this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)) return false;
+    const owned = this.leases.holds(t.partition) !== undefined;
     const peers = this.membership.liveIds().filter((id) => id !== this.nodeId);
     return peers.length === 0 || this.view.peersAllowStartAtEnqueue(t.queue, t.tenant, t.flowType, peers, !owned);
   }

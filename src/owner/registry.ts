@@ -150,18 +150,18 @@ export class OwnerRegistry implements PartitionHost {
   }
 
   /**
-   * Whether a new Step of this queue may start at its enqueue in an idle slot
-   * of this node (sync match at enqueue) instead of going through placement:
-   * this node owns the partition and has loaded it, the queue holds nothing
-   * ready in any partition owned here (a new Step never cuts in front of a
-   * backlog), and no Step of the flow type waits in memory for a slot.
+   * Whether nothing at this node stands in the way of a new Step starting at
+   * enqueue in an idle slot here (sync match at enqueue): the partition, if
+   * this node owns it, has loaded its heads (else no partition here is still
+   * loading), the queue holds nothing ready in any partition owned here (a new
+   * Step never cuts in front of a backlog), and no Step of the flow type waits
+   * here in memory for a slot. The other owners' backlogs come from their
+   * CapacityUpdates (node.ts).
    */
   mayStartAtEnqueue(partition: number, queue: string, tenant: string, flowType: string): boolean {
     const owner = this.partitions.get(partition);
-    if (!owner?.loaded) return false;
-    const q = owner.queues.get(queue);
-    if (q?.loading || this.backlogged(queue)) return false;
-    return !this.placement.hasWaiters(tenant, flowType);
+    if (owner ? !owner.loaded || owner.queues.get(queue)?.loading : this.anyLoading()) return false;
+    return !this.backlogged(queue) && !this.placement.hasWaiters(tenant, flowType);
   }
 
   /**
@@ -194,16 +194,6 @@ export class OwnerRegistry implements PartitionHost {
       for (const [name, q] of owner.queues) if (q.size > 0 || q.more) busy.add(name);
     }
     return { busyQueues: [...busy], waitingFlows: this.placement.waitingFlows().map(([t, f]) => `${t}:${f}`), loading };
-  }
-
-  /**
-   * Whether nothing here stands in the way of a new Step of a partition this
-   * node does not own starting at enqueue: no ready Steps of its queue in the
-   * partitions owned here, none of its flow type waiting here for a slot.
-   * (Its owner's backlog comes from that owner's CapacityUpdate.)
-   */
-  mayStartUnownedAtEnqueue(queue: string, tenant: string, flowType: string): boolean {
-    return !this.backlogged(queue) && !this.placement.hasWaiters(tenant, flowType) && !this.anyLoading();
   }
 
   private anyLoading(): boolean {
