@@ -70,6 +70,12 @@ export class CapacityView {
     return true;
   }
 
+  /** Whether some peer owner (the view holds live peers only) advertised ready Steps of `queue` in its partitions. */
+  peerHasBacklog(queue: string): boolean {
+    for (const c of this.nodes.values()) if (c.backlog?.busyQueues.has(queue)) return true;
+    return false;
+  }
+
   /** Whether a peer should get OUTCOME doorbells: it has waiters, or it has not said (no snapshot yet, older build). */
   wantsOutcomes(nodeId: string): boolean {
     const c = this.nodes.get(nodeId);

@@ -149,6 +149,7 @@ export class ZdNode {
       headsRestored: (n) => this.metrics.headsRestored.inc(n),
       headsIncompleteScan: () => this.metrics.headsIncompleteScans.inc(),
       backlogChanged: () => this.mesh?.capacityChanged(),
+      peersBacklogged: (queue) => this.view.peerHasBacklog(queue),
     }, {
       stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait,
       headsResyncIntervalMs: config.matching.headsResyncInterval,

@@ -82,8 +82,9 @@ export class Placement {
   private syncPhase(q: QueueHeads, ref: HeadRef): void {
     const d = this.host.dispatcher();
     // Behind an existing backlog that a connected worker can run: no cutting in. The
-    // backlog is the queue's in every partition owned here, not just this Step's: a
-    // waiter is served before the heads, so one that cut in would starve them.
+    // backlog is the queue's in every partition, here and at the other owners (their
+    // CapacityUpdates), not just this Step's: a waiter is served before the heads, so
+    // one that cut in would starve them.
     if (!d || (this.host.backlogged(q.name) && d.canServe(q.tenant, q.flowType, q.stepType))) {
       this.toHeads(q, ref);
       return;

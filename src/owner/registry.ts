@@ -35,6 +35,8 @@ export interface OwnerHooks {
   headsIncompleteScan(): void;
   /** A queue gained ready heads or ran out of them: peers should hear of this node's backlog soon. */
   backlogChanged(): void;
+  /** Whether another owner advertises ready Steps of the queue (its CapacityUpdate). */
+  peersBacklogged(queue: string): boolean;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -64,7 +66,8 @@ export class OwnerRegistry implements PartitionHost {
       dispatcher: () => this.dispatcher,
       epochOf: (p) => this.partitions.get(p)?.lease.epoch,
       headsAvailable: (q) => this.headsAvailable(q),
-      backlogged: (queue) => this.backlogged(queue),
+      // The queue's backlog in the whole cluster: here, and as the other owners advertise it.
+      backlogged: (queue) => this.backlogged(queue) || hooks.peersBacklogged(queue),
     }, this.timers, waits.stickyWaitMs, waits.syncMatchWaitMs, clock, log);
     this.resync = new HeadsResync(() => this.owned(), redis, keys, {
       restored: (n) => hooks.headsRestored(n),

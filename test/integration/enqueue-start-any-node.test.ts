@@ -3,8 +3,10 @@
  * slot starts a new Step inside its enqueue script even when another node
  * owns the Step's partition, with no offer from that owner, as long as no
  * owner advertises Steps of its queue waiting (CapacityUpdate busy_queues):
- * a new Step never cuts in front of a backlog. Two nodes in this process,
- * real gRPC and a real redis-server.
+ * a new Step never cuts in front of a backlog. The same adverts put a new
+ * Step at its own owner straight behind the backlog of its queue elsewhere,
+ * instead of a sync-match wait. Two nodes in this process, real gRPC and a
+ * real redis-server.
  */
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
@@ -101,4 +103,22 @@ it('advertises an owner\'s backlog to its peers, which hold new Steps of that qu
   await gateway.matching.enqueueStep({ step: ownedByOwner() });
   const task = (await slot.nextOf('step_task')).step_task!;
   expect(Number(task.started_at_ms)).toBe(Number(task.enqueued_at_ms));
+});
+
+it('a new Step at its own owner goes behind the backlog its queue holds at another owner, skipping the sync-match wait', async () => {
+  // the only worker is busy with a Step held open, so the owner's next Steps of the queue wait
+  const slot = await slotAt(owner);
+  await owner.matching.enqueueStep({ step: ownedByOwner() });
+  await slot.nextOf('step_task');
+  await Promise.all([1, 2].map(() => owner.matching.enqueueStep({ step: ownedByOwner() })));
+  await waitFor(() => gateway.node.view.peerHasBacklog(QUEUE), { timeoutMs: 10_000 });
+
+  // a Step of a partition the gateway node owns: placed there, behind the owner's backlog
+  let step: pb.IStepSpec;
+  do step = { tenant: 'acme', flow_id: `g${++seq}`, flow_type: 'order', step_type: 'charge', step_execution_id: 's' };
+  while (!gateway.node.leases.holds(partitionOf('acme', step.flow_id!, gateway.config.cluster.partitions)));
+  await gateway.matching.enqueueStep({ step });
+  const here = gateway.node.owner.backlogSnapshot();
+  expect(here.waitingFlows).not.toContain('acme:order'); // not parked in the sync-match phase
+  expect(here.busyQueues).toContain(QUEUE); // but a head of its queue
 });

@@ -42,3 +42,14 @@ it('for a partition owned elsewhere, needs every peer to have said; for its own,
   expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a', 'new'], true)).toBe(false);
   expect(v.peersAllowStartAtEnqueue(Q, 'acme', 'order', ['a', 'new'], false)).toBe(true);
 });
+
+it('tells an owner whether another owner holds ready Steps of a queue (its placement then skips the sync-match wait)', () => {
+  const v = new CapacityView();
+  v.apply(snapshot('old'));
+  v.apply(snapshot('a', { waiting: ['acme:order'], loading: true }));
+  expect(v.peerHasBacklog(Q)).toBe(false); // waiting Steps and loading are not a backlog of ready Steps
+  v.apply(snapshot('b', { busy: [Q] }));
+  expect(v.peerHasBacklog(Q)).toBe(true);
+  v.retainOnly(new Set(['a', 'old'])); // b left the cluster
+  expect(v.peerHasBacklog(Q)).toBe(false);
+});
