@@ -2,10 +2,12 @@
  * Loads store/lua/*.lua, inlines `--@include "name"` from lua/includes/, and
  * registers each with ioredis `defineCommand` (EVALSHA with the NOSCRIPT
  * fallback handled by ioredis). File names are `<verb><Noun>-<numKeys>.lua`.
+ * The three scripts of every Step go through `hotScripts` instead.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Cluster, Redis, Result } from 'ioredis';
+import { HotScript } from './script-call';
 
 const LUA_DIR = path.join(__dirname, 'lua');
 
@@ -15,9 +17,6 @@ type Reply = (string | number | Buffer | Reply[] | null)[];
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     zdEnqueueTask(k1: string, ...args: Arg[]): Result<Reply, Context>;
-    zdEnqueueTasks(k1: string, ...args: Arg[]): Result<Reply, Context>;
-    zdStartTasksBuffer(k1: string, ...args: Arg[]): Result<Reply, Context>;
-    zdCompleteTasks(k1: string, ...args: Arg[]): Result<Reply, Context>;
     zdFailTask(k1: string, k2: string, k3: string, ...args: Arg[]): Result<Reply, Context>;
     zdReleaseTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdHeartbeatTask(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
@@ -66,3 +65,17 @@ export function defineScripts(client: Redis | Cluster): void {
   for (const [name, def] of readScripts()) client.defineCommand(name, def);
   marked.__zdScripts = true;
 }
+
+/**
+ * The scripts of the happy path, sent through script-call.ts rather than the
+ * commands defineScripts registers: their calls carry many arguments.
+ */
+export const hotScripts = (() => {
+  const all = readScripts();
+  const hot = (name: string): HotScript => {
+    const def = all.get(name);
+    if (!def) throw new Error(`no script ${name}`);
+    return new HotScript(def.lua, def.numberOfKeys);
+  };
+  return { enqueueTasks: hot('zdEnqueueTasks'), startTasks: hot('zdStartTasks'), completeTasks: hot('zdCompleteTasks') };
+})();

@@ -9,7 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import type { RedisClient } from './redis';
 import { Keys } from './keys';
 import { refusalOf, type Refusal } from './codes';
-import type { ScriptReply } from './scripts';
+import { hotScripts, type ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
@@ -198,14 +198,14 @@ export class TaskStore {
         out[idx[0]!] = await this.enqueue(tasks[idx[0]!]!, now);
         return;
       }
-      const args: (string | number | Buffer)[] = [now];
+      const first = tasks[idx[0]!]!;
+      const args: (string | number | Buffer)[] = [this.keys.task(first.partition, first.taskId), now];
       for (const i of idx) {
         const s = starts[i];
         args.push(...this.taskValues(tasks[i]!, now), s?.slot.appWorkerId ?? '', s?.slot.streamId ?? '', s?.slot.nodeId ?? '',
           s?.slot.bootId ?? '', s?.nonce ?? '');
       }
-      const first = tasks[idx[0]!]!;
-      const r = await this.timed('enqueueTasks', this.redis.zdEnqueueTasks(this.keys.task(first.partition, first.taskId), ...args));
+      const r = (await this.timed('enqueueTasks', hotScripts.enqueueTasks.call(this.redis, args))) as ScriptReply;
       idx.forEach((i, k) => {
         if (r.length < 3 * (k + 1)) throw new Error(`enqueueTasks: ${r.length / 3} replies for ${idx.length} tasks`);
         out[i] = enqueued(r.slice(3 * k, 3 * k + 3));
@@ -266,10 +266,10 @@ export class TaskStore {
    */
   private async startBatch(calls: StartCall[]): Promise<ScriptReply[]> {
     const first = calls[0]!;
-    const args: (string | number)[] = [latest(calls), first.slot.nodeId, first.slot.bootId];
+    const args: (string | number)[] = [this.keys.task(first.partition, first.taskId), latest(calls), first.slot.nodeId, first.slot.bootId];
     // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
     for (const c of calls) args.push(this.keys.tag(c.partition), c.taskId, c.attempt, c.slot.appWorkerId, c.slot.streamId, c.nonce);
-    return (await this.timed('startTasks', this.redis.zdStartTasksBuffer(this.keys.task(first.partition, first.taskId), ...args))) as ScriptReply[];
+    return (await this.timed('startTasks', hotScripts.startTasks.call(this.redis, args, null))) as ScriptReply[];
   }
 
   async complete(a: AttemptRef, output: Buffer, now: number): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
@@ -281,9 +281,9 @@ export class TaskStore {
   /** One completeTasks call (completeTasks-1.lua), at the latest of the calls' clocks. */
   private async completeBatch(calls: CompleteCall[]): Promise<ScriptReply[]> {
     const first = calls[0]!;
-    const args: (string | number | Buffer)[] = [latest(calls), this.retention, this.stickyTtlMs];
+    const args: (string | number | Buffer)[] = [this.keys.task(first.a.partition, first.a.taskId), latest(calls), this.retention, this.stickyTtlMs];
     for (const c of calls) args.push(this.keys.tag(c.a.partition), c.a.taskId, c.a.attempt, c.a.nonce, c.output);
-    return (await this.timed('completeTasks', this.redis.zdCompleteTasks(this.keys.task(first.a.partition, first.a.taskId), ...args))) as ScriptReply[];
+    return (await this.timed('completeTasks', hotScripts.completeTasks.call(this.redis, args))) as ScriptReply[];
   }
 
   /** `leaseToken` is set for owner-initiated failures (timeouts, dead nodes), '' for a gateway's own slot. */

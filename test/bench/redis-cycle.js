@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * zdmatch's own task scripts alone, on a private redis-server: enqueue, start
- * and complete N Steps through TaskStore (no node, no gRPC), in batches of
- * 256, one phase at a time. Prints, per phase, the Redis CPU per Step (INFO
+ * and complete N Steps through TaskStore (no node, no gRPC), 256 at a time,
+ * one phase at a time: enqueues as a node sends an EnqueueSteps batch
+ * (enqueueMany, 100 a script call), starts and completions as a node's event
+ * loop turn does (one call per 8, call-batch.ts). Prints, per phase, the Redis CPU per Step (INFO
  * cpu), this process's CPU per Step (TaskStore and ioredis: what a node pays
  * to make the calls) and the usec of the commands the scripts ran (INFO
  * commandstats).
@@ -47,9 +49,11 @@ async function main() {
   });
   const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
   const phases = {
-    enqueue: (t) => store.enqueue(t, Date.now()),
-    start: (t) => store.start(t.partition, t.taskId, 0, slot, '0123456789abcdef', Date.now()),
-    complete: (t) => store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: '0123456789abcdef' }, Buffer.from('ok'), Date.now()),
+    enqueue: (batch) => Promise.all([store.enqueueMany(batch.slice(0, 100), Date.now()),
+      store.enqueueMany(batch.slice(100, 200), Date.now()), store.enqueueMany(batch.slice(200), Date.now())]),
+    start: (batch) => Promise.all(batch.map((t) => store.start(t.partition, t.taskId, 0, slot, '0123456789abcdef', Date.now()))),
+    complete: (batch) => Promise.all(batch.map((t) => store.complete(
+      { partition: t.partition, taskId: t.taskId, attempt: 1, nonce: '0123456789abcdef' }, Buffer.from('ok'), Date.now()))),
   };
   let total = 0;
   try {
@@ -58,7 +62,7 @@ async function main() {
       const a = await stats();
       const c0 = process.cpuUsage();
       for (let i = 0; i < N; i += BATCH) {
-        await Promise.all(tasks.slice(i, i + BATCH).map(fn));
+        await fn(tasks.slice(i, i + BATCH));
         if (process.stderr.isTTY) process.stderr.write(`\r${name} ${Math.min(N, i + BATCH)}/${N}`);
       }
       if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
