@@ -143,6 +143,13 @@ export class Mesh {
     };
   }
 
+  /** Open Link streams, for the dexzd_mesh_peer_links gauge. */
+  linkCounts(): { outbound: number; inbound: number } {
+    let outbound = 0;
+    for (const c of this.clients.values()) if (c.link?.open) outbound++;
+    return { outbound, inbound: this.linkServer?.size ?? 0 };
+  }
+
   /** The open link to a peer, dialing one when there is none; undefined: use unary calls. */
   private linkOf(peer: PeerEntry): PeerLink | undefined {
     if (peer.noLink || this.closed) return undefined;

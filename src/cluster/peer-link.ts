@@ -139,6 +139,11 @@ export class LinkServer {
     for (const out of this.open) out.close();
   }
 
+  /** Peers' links this node serves now. */
+  get size(): number {
+    return this.open.size;
+  }
+
   handler() {
     const self = this;
     return async function* link(requests: AsyncIterable<pb.LinkFrame>, ctx: CallContext): AsyncIterable<pb.ILinkFrame> {

@@ -21,6 +21,10 @@ export interface MetricSources {
   slots?: () => { kind: string; state: string; count: number }[];
   liveNodes?: () => number;
   consumerLag?: () => Map<string, number>;
+  /** Open EnqueueStream calls. */
+  enqueueStreams?: () => number;
+  /** Open Link streams: this node's to its peers, and its peers' to it. */
+  peerLinks?: () => { outbound: number; inbound: number };
 }
 
 export function createMetrics(opts: MetricSources = {}) {
@@ -59,6 +63,22 @@ export function createMetrics(opts: MetricSources = {}) {
       name: 'dexzd_cluster_live_nodes', help: 'Nodes this node sees as live', registers: r,
       collect() {
         if (opts.liveNodes) this.set(opts.liveNodes());
+      },
+    }),
+    enqueueStreams: new Gauge({
+      name: 'dexzd_api_enqueue_streams', help: 'Open EnqueueStream calls on this node', registers: r,
+      collect() {
+        if (opts.enqueueStreams) this.set(opts.enqueueStreams());
+      },
+    }),
+    peerLinks: new Gauge({
+      name: 'dexzd_mesh_peer_links', help: 'Open peer Link streams: outbound (this node to a peer) and inbound (a peer to this node)',
+      labelNames: ['direction'], registers: r,
+      collect() {
+        if (!opts.peerLinks) return;
+        const l = opts.peerLinks();
+        this.set({ direction: 'outbound' }, l.outbound);
+        this.set({ direction: 'inbound' }, l.inbound);
       },
     }),
     consumerLag: new Gauge({

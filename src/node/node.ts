@@ -129,6 +129,8 @@ export class ZdNode {
       slots: () => this.gateway.slotCounts(),
       liveNodes: () => this.membership.liveIds().length,
       consumerLag: () => this.owner.backlog.consumerLag(),
+      enqueueStreams: () => this.enqueueStreams.size,
+      peerLinks: () => this.mesh?.linkCounts() ?? { outbound: 0, inbound: 0 },
     });
     this.redis = createRedis(config.redis);
     this.keys = new Keys(config.redis.keyPrefix);

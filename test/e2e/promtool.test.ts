@@ -27,6 +27,7 @@ const PUBLISHED = new Set([
   'dexzd_gateway_streams', 'dexzd_gateway_slots', 'dexzd_matching_dispatch_latency_seconds', 'dexzd_matching_rpcs_total',
   'dexzd_matching_offers_total', 'dexzd_cluster_owned_partitions', 'dexzd_cluster_lease_changes_total', 'dexzd_cluster_live_nodes',
   'dexzd_redis_command_seconds', 'dexzd_outcomes_total', 'dexzd_step_tasks_enqueued_total', 'dexzd_outcome_consumer_lag',
+  'dexzd_mesh_peer_links', 'dexzd_api_enqueue_streams',
   // prom-client default process metrics (prefix dexzd_process_)
   'dexzd_process_cpu_seconds_total', 'dexzd_process_resident_memory_bytes', 'dexzd_process_nodejs_eventloop_lag_p99_seconds',
 ]);

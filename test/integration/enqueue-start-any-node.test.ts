@@ -14,6 +14,7 @@ import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { waitFor } from '../helpers/wait';
+import { metricValue } from '../helpers/sdk';
 
 const redis = useEmbeddedRedis();
 const QUEUE = 'acme:order:charge';
@@ -66,6 +67,13 @@ async function slotAt(node: TestNode): Promise<RawSlot> {
   await s.nextOf('registered');
   return s;
 }
+
+it('counts its peer links both ways in dexzd_mesh_peer_links', async () => {
+  const links = async (n: TestNode, direction: string) => metricValue(n.node.metrics.registry, 'dexzd_mesh_peer_links', { direction });
+  await waitFor(async () => (await links(owner, 'outbound')) === 1 && (await links(owner, 'inbound')) === 1
+    && (await links(gateway, 'outbound')) === 1 && (await links(gateway, 'inbound')) === 1,
+  { timeoutMs: 10_000, description: 'each node links to the other, and serves the other\'s link' });
+});
 
 it('starts a Step inside its enqueue script on the node with the idle slot, though another node owns its partition', async () => {
   const slot = await slotAt(gateway);

@@ -11,6 +11,8 @@ import { Channel } from '../../src/util/channel';
 import { MatchingServiceDefinition, pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { metricValue } from '../helpers/sdk';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -72,8 +74,11 @@ it('answers each request by its id, many at once', async () => {
   s.send(99, [step('s1')]);
   const again = await s.answer(99);
   expect(again.results[0]).toMatchObject({ task_id: answers[0]!.results[0]!.task_id, created: false });
+  expect(await metricValue(t.node.metrics.registry, 'dexzd_api_enqueue_streams')).toBe(1);
   s.requests.close();
   await s.done; // the half-close ends the call with OK
+  await waitFor(async () => (await metricValue(t.node.metrics.registry, 'dexzd_api_enqueue_streams')) === 0,
+    { description: 'the gauge drops to 0 when the stream ends' });
 });
 
 it('answers a bad request with the status EnqueueSteps would have had, writes nothing of it, and goes on', async () => {

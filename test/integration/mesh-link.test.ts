@@ -101,7 +101,7 @@ async function recordingPeer(link: boolean) {
   else server.add(unaryOnly, impl);
   const port = await server.listen('127.0.0.1:0');
   cleanup.push(() => server.forceShutdown());
-  return { seen, server, address: `127.0.0.1:${port}` };
+  return { seen, server, linkServer, address: `127.0.0.1:${port}` };
 }
 
 it('sends capacity, doorbells and offer batches to a peer over its link, with no unary call', async () => {
@@ -117,6 +117,9 @@ it('sends capacity, doorbells and offer batches to a peer over its link, with no
   expect(peer.seen.doorbells).toEqual(['bell-1', 'bell-2']);
   expect(peer.seen.unary).toEqual([]);
   expect(peer.seen.link.filter((m) => m === 'offers')).toHaveLength(2);
+  // dexzd_mesh_peer_links reads these: one link out of the owner, one into the peer
+  expect(mesh.linkCounts()).toEqual({ outbound: 1, inbound: 0 });
+  expect(peer.linkServer.size).toBe(1);
 });
 
 it('falls back to unary calls for a peer without Link, resending what was written before it said so', async () => {
