@@ -1,5 +1,6 @@
 /**
- * Side by side on one redis-server (no persistence), in this process tree:
+ * Side by side on redis-server (no persistence; a fresh one for every
+ * measurement), in this process tree:
  * zdmatch (one node process, `zdmatch bench --address`) vs BullMQ 6.7
  * (`zdmatch bench --system bullmq`: the same producer/worker harness, no-op
  * processor, concurrency 64, producer and worker as separate processes) vs
@@ -68,39 +69,53 @@ function summarize(runs: Json[]): Json {
   };
 }
 
-describe('zdmatch vs BullMQ vs raw Redis', () => {
-  let redis: EmbeddedRedis;
-  let node: NodeProcess;
-
-  beforeAll(async () => {
-    redis = await startEmbeddedRedis();
-    node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: 'zdb', config: { auth: { enabled: false }, log: { level: 'warn' } } });
-  }, 120_000);
-
-  afterAll(async () => {
+/**
+ * Every measurement gets a redis-server of its own (and zdmatch a node of its
+ * own): on one Redis kept for the whole run, outcomes, done records and
+ * BullMQ's completed jobs piled up, and both systems' Redis CPU per task rose
+ * round by round. BullMQ runs with no zdmatch node beside it.
+ */
+async function onFreshRedis<T>(withNode: boolean, fn: (redis: EmbeddedRedis, node?: NodeProcess) => Promise<T>): Promise<T> {
+  const redis = await startEmbeddedRedis();
+  let node: NodeProcess | undefined;
+  try {
+    if (withNode) {
+      node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: 'zdb', config: { auth: { enabled: false }, log: { level: 'warn' } } });
+    }
+    return await fn(redis, node);
+  } finally {
     await node?.stop(20_000);
-    await redis?.stop();
-  });
+    await redis.stop();
+  }
+}
 
+describe('zdmatch vs BullMQ vs raw Redis', () => {
   test('side by side', async () => {
-    const zdArgs = ['--address', node.apiAddress, '--redis-url', redis.url, '--key-prefix', 'zdb', '--node-pid', String(node.process.pid), '--json', '--no-progress'];
-    const bullArgs = ['--system', 'bullmq', '--redis-url', redis.url, '--json', '--no-progress'];
+    const zdArgs = (redis: EmbeddedRedis, node: NodeProcess) =>
+      ['--address', node.apiAddress, '--redis-url', redis.url, '--key-prefix', 'zdb', '--node-pid', String(node.process.pid), '--json', '--no-progress'];
+    const bullArgs = (redis: EmbeddedRedis) => ['--system', 'bullmq', '--redis-url', redis.url, '--json', '--no-progress'];
     const bench = async (args: string[]) => JSON.parse((await run([CLI_MAIN, 'bench', ...args])).trim().split('\n').pop()!) as Json;
+    const zdBench = (mode: string[]) => onFreshRedis(true, (redis, node) => bench([...zdArgs(redis, node!), ...mode]));
+    const bullBench = (mode: string[]) => onFreshRedis(false, (redis) => bench([...bullArgs(redis), ...mode]));
+    const rawCeiling = (kind: string) => onFreshRedis(false, async (redis) =>
+      JSON.parse(await run([path.join(__dirname, 'raw-ceiling.js'), redis.url, kind, '3'])) as Json);
     const raw: Record<string, Json[]> = { zdmatch: [], bullmq: [], evalsha: [], cycle: [] };
     const rates: Record<string, Record<number, Json[]>> = { zdmatch: {}, bullmq: {} };
+    let redisVersion: string | undefined;
 
     for (let i = 0; i < RUNS; i++) {
       // Interleaved, so drift of a shared machine hits every system alike.
-      raw.evalsha!.push(JSON.parse(await run([path.join(__dirname, 'raw-ceiling.js'), redis.url, 'evalsha', '3'])));
-      raw.cycle!.push(JSON.parse(await run([path.join(__dirname, 'raw-ceiling.js'), redis.url, 'cycle', '3'])));
-      raw.zdmatch!.push(await bench([...zdArgs, '--mode', 'throughput', '--tasks', String(TASKS)]));
-      raw.bullmq!.push(await bench([...bullArgs, '--mode', 'throughput', '--tasks', String(BULL_TASKS)]));
+      raw.evalsha!.push(await rawCeiling('evalsha'));
+      raw.cycle!.push(await rawCeiling('cycle'));
+      raw.zdmatch!.push(await zdBench(['--mode', 'throughput', '--tasks', String(TASKS)]));
+      raw.bullmq!.push(await bullBench(['--mode', 'throughput', '--tasks', String(BULL_TASKS)]));
       for (const rate of RATES) {
-        for (const sys of ['zdmatch', 'bullmq'] as const) {
-          const r = await bench([...(sys === 'zdmatch' ? zdArgs : bullArgs), '--mode', 'rate', '--rate', String(rate), '--duration', String(RATE_SECS), '--warmup', '500']);
-          (rates[sys]![rate] ??= []).push(r);
-        }
+        // A node started for this measurement warms up (JIT) on at least a second of the rate, as BullMQ's fresh processes do.
+        const mode = ['--mode', 'rate', '--rate', String(rate), '--duration', String(RATE_SECS), '--warmup', String(Math.max(1000, rate))];
+        (rates.zdmatch![rate] ??= []).push(await zdBench(mode));
+        (rates.bullmq![rate] ??= []).push(await bullBench(mode));
       }
+      redisVersion ??= raw.zdmatch![0]?.redis?.version;
       process.stderr.write(`bench: run ${i + 1}/${RUNS} done\n`);
     }
 
@@ -123,8 +138,8 @@ describe('zdmatch vs BullMQ vs raw Redis', () => {
     };
     const results = {
       when: new Date().toISOString(),
-      machine: { nproc: require('node:os').availableParallelism(), cpu: require('node:os').cpus()[0]?.model, node: process.version, redis: raw.zdmatch![0]?.redis?.version },
-      settings: { runs: RUNS, tasks: TASKS, bullTasks: BULL_TASKS, rates: RATES, rateSeconds: RATE_SECS, concurrency: 64 },
+      machine: { nproc: require('node:os').availableParallelism(), cpu: require('node:os').cpus()[0]?.model, node: process.version, redis: redisVersion },
+      settings: { runs: RUNS, tasks: TASKS, bullTasks: BULL_TASKS, rates: RATES, rateSeconds: RATE_SECS, concurrency: 64, freshRedisPerMeasurement: true },
       throughput: { zdmatch: zd, bullmq: bull, ceiling },
       atRate,
       ratios,
