@@ -13,7 +13,11 @@
  */
 import { createHash } from 'node:crypto';
 import { Command } from 'ioredis';
-import type { RedisClient } from './redis';
+
+/** A Redis or a Cluster client (structurally: store/redis.ts imports this module). */
+interface CommandSender {
+  sendCommand(command: Command): unknown;
+}
 
 export type ScriptArg = string | number | Buffer;
 
@@ -70,7 +74,7 @@ export class HotScript {
   }
 
   /** Runs the script with `args` (its keys, then its ARGV); replies as strings, or as Buffers with `replyEncoding` null. */
-  async call(client: RedisClient, args: readonly ScriptArg[], replyEncoding: 'utf8' | null = 'utf8'): Promise<unknown> {
+  async call(client: CommandSender, args: readonly ScriptArg[], replyEncoding: 'utf8' | null = 'utf8'): Promise<unknown> {
     try {
       return await client.sendCommand(new ScriptCommand('evalsha', this.sha, this.numberOfKeys, args, replyEncoding));
     } catch (err) {
