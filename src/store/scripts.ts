@@ -10,6 +10,8 @@ import type { Cluster, Redis, Result } from 'ioredis';
 import { HotScript } from './script-call';
 
 const LUA_DIR = path.join(__dirname, 'lua');
+/** Sent through `hotScripts`, not registered as ioredis commands. */
+const HOT_SCRIPTS = ['zdEnqueueTasks', 'zdStartTasks', 'zdCompleteTasks'];
 
 type Arg = string | number | Buffer;
 type Reply = (string | number | Buffer | Reply[] | null)[];
@@ -62,7 +64,7 @@ export function readScripts(): Map<string, { numberOfKeys: number; lua: string }
 export function defineScripts(client: Redis | Cluster): void {
   const marked = client as unknown as { __zdScripts?: boolean };
   if (marked.__zdScripts) return;
-  for (const [name, def] of readScripts()) client.defineCommand(name, def);
+  for (const [name, def] of readScripts()) if (!HOT_SCRIPTS.includes(name)) client.defineCommand(name, def);
   marked.__zdScripts = true;
 }
 
