@@ -24,6 +24,7 @@ interface BenchOptions {
   redisUrl?: string;
   keyPrefix: string;
   nodePid?: string;
+  redisPid?: string;
   metricsAddress?: string;
   mode: string;
   system: string;
@@ -60,6 +61,7 @@ export function registerBench(program: Command): void {
     .option('--redis-url <url>', 'the cluster\'s Redis, for INFO commandstats/cpu and outcome latencies (--local sets it)')
     .option('--key-prefix <prefix>', 'redis.keyPrefix of the cluster (outcome streams)', 'zd')
     .option('--node-pid <pid>', 'node process id on this machine, for node CPU per task (/proc)')
+    .option('--redis-pid <pid>', 'redis-server process id on this machine, for its wakeups per task (/proc)')
     .option('--metrics-address <host:port>', 'node metrics address, for node CPU per task when --node-pid is not given')
     .option('--mode <mode>', 'throughput | rate | latency', 'throughput')
     .option('--system <system>', 'zdmatch, or bullmq for comparison runs (needs the bullmq package and --redis-url)', 'zdmatch')
@@ -98,6 +100,7 @@ export function registerBench(program: Command): void {
       const cfg: BenchConfig = {
         system, mode, addresses: [opts.address], redisUrl: opts.redisUrl ?? '', keyPrefix: opts.keyPrefix,
         nodePids: opts.nodePid ? [int('node-pid', opts.nodePid, 1, 2 ** 31)] : undefined,
+        redisPids: opts.redisPid ? [int('redis-pid', opts.redisPid, 1, 2 ** 31)] : undefined,
         metricsAddress: opts.metricsAddress,
         tasks, rate, durationSec,
         warmup: int('warmup', opts.warmup, 0, 10_000_000),
@@ -123,6 +126,7 @@ export function registerBench(program: Command): void {
           if (env.redisPrimaries.length > 0) cfg.redisPrimaries = env.redisPrimaries;
           cfg.keyPrefix = env.keyPrefix;
           cfg.nodePids = env.nodes.map((n) => n.node.pid!);
+          cfg.redisPids = (env.redisCluster ? env.redisCluster.nodes : env.redis ? [env.redis] : []).map((r) => r.process.pid!);
           if (nodes > 1 && (cfg.workers < nodes || cfg.producers < nodes)) {
             status?.(`note: ${cfg.workers} worker and ${cfg.producers} producer processes for ${nodes} nodes: some nodes get no direct load (use --workers ${nodes} --producers ${nodes})`);
           }
@@ -142,6 +146,12 @@ export function registerBench(program: Command): void {
         await env?.stop();
       }
     });
+}
+
+/** Event-loop wakeups per Step by role ("node 1.7 · workers 1.1 · …"); roles not read are left out. */
+function wakeups(w: BenchResult['wakeupsPerTask']): string {
+  const parts = (['node', 'workers', 'producers', 'redis'] as const).filter((k) => w[k] !== null).map((k) => `${k} ${w[k]}`);
+  return parts.length ? parts.join(' · ') : '–';
 }
 
 async function makeBar(total: number): Promise<{ update(n: number): void; stop(): void }> {
@@ -195,6 +205,7 @@ async function table(r: BenchResult): Promise<string> {
   t.push(
     ['worker CPU / Step', f(r.cpuUsecPerTask.workers, ' µs')],
     ['producer CPU / Step', f(r.cpuUsecPerTask.producers, ' µs')],
+    ['wakeups / Step', wakeups(r.wakeupsPerTask)],
   );
   return t.toString();
 }

@@ -39,6 +39,9 @@ test('zdmatch bench --local --mode throughput --tasks 200 --json prints the repo
   expect(r.redis.memoryBytesPerTask).toBeGreaterThan(100);
   expect(r.redis.scriptCallsPerTask).toBeGreaterThan(0);
   expect(typeof r.cpuUsecPerTask.node).toBe('number');
+  // Every process of a --local run is on this machine, so each role's wakeups are read;
+  // 200 Steps cannot all reach a process in one wakeup, so each counted more than none.
+  for (const role of ['node', 'workers', 'producers', 'redis']) expect(r.wakeupsPerTask[role]).toBeGreaterThan(0);
   // The single-node report has no per-node or per-primary parts.
   expect(r.cpuUsecPerTask.nodes).toBeUndefined();
   expect(r.redis.perPrimary).toBeUndefined();

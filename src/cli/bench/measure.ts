@@ -96,6 +96,22 @@ export function procCpuSec(pid: number): number | undefined {
   }
 }
 
+/**
+ * Voluntary context switches of a process's main thread (Linux /proc; the
+ * leader's own counter, not its helper threads'): how often its event loop
+ * had nothing to do, slept, and was woken. Per Step, this says how well a
+ * process batches: a busy one handles many messages a wakeup. Undefined when
+ * the process is gone or not on this machine.
+ */
+export function procWakeups(pid: number): number | undefined {
+  try {
+    const m = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** process_cpu_seconds_total from a node's /metrics (prom-client default metrics), or undefined. */
 export function metricsCpuSec(metricsAddress: string): Promise<number | undefined> {
   return new Promise((resolve) => {

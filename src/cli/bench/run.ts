@@ -8,7 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import {
-  median as _median, metricsCpuSec, percentiles, procCpuSec, redisDelta, redisSnapshot, sumDeltas, type Percentiles, type RedisDelta,
+  median as _median, metricsCpuSec, percentiles, procCpuSec, procWakeups, redisDelta, redisSnapshot, sumDeltas, type Percentiles, type RedisDelta,
   type RedisSnapshot,
 } from './measure';
 import { hiNow, type BenchSystem, type ChildConfig, type ChildMessage, type ProducerCommand } from './protocol';
@@ -29,6 +29,8 @@ export interface BenchConfig {
   keyPrefix: string;
   /** The node processes (CPU from /proc, summed), or one node's metrics address. */
   nodePids?: number[];
+  /** redis-server processes on this machine (one, or each Cluster primary), for their wakeups per Step. */
+  redisPids?: number[];
   metricsAddress?: string;
   tasks: number;
   rate: number;
@@ -88,6 +90,13 @@ export interface BenchResult {
   };
   /** node: all node processes together; nodes: each one (several nodes only). */
   cpuUsecPerTask: { node: number | null; nodes?: (number | null)[]; workers: number | null; producers: number | null };
+  /**
+   * Event-loop wakeups per Step (voluntary context switches of each process's
+   * main thread, summed per role; procWakeups): near 0 when every wakeup
+   * handles a batch, 1 or more when each message wakes its process. Null when
+   * the processes are not on this machine.
+   */
+  wakeupsPerTask: { node: number | null; workers: number | null; producers: number | null; redis: number | null };
   timedOut: boolean;
 }
 
@@ -170,6 +179,26 @@ async function cpuOf(cfg: BenchConfig): Promise<(number | undefined)[]> {
   if (cfg.nodePids?.length) return cfg.nodePids.map((pid) => procCpuSec(pid));
   if (cfg.metricsAddress) return [await metricsCpuSec(cfg.metricsAddress)];
   return [];
+}
+
+type Wakeups = Record<'node' | 'workers' | 'producers' | 'redis', (number | undefined)[]>;
+
+/** Main-thread wakeups of every process of each role, read from /proc now. */
+function wakeupsOf(cfg: BenchConfig, workers: readonly Child[], producers: readonly Child[]): Wakeups {
+  return {
+    node: (cfg.nodePids ?? []).map(procWakeups),
+    workers: workers.map((w) => procWakeups(w.proc.pid!)),
+    producers: producers.map((p) => procWakeups(p.proc.pid!)),
+    redis: (cfg.redisPids ?? []).map(procWakeups),
+  };
+}
+
+/** Wakeups per Step of one role over the phase; null unless every process was read both times. */
+function wakeDelta(a: (number | undefined)[], b: (number | undefined)[], per: (x: number) => number): number | null {
+  if (a.length === 0 || a.length !== b.length || [...a, ...b].some((x) => x === undefined)) return null;
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += b[i]! - a[i]!;
+  return round(per(d), 2);
 }
 
 /** The Redis servers whose INFO the run reads: every Cluster primary, or the one server. */
@@ -271,6 +300,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const n0 = await cpuOf(cfg);
     const w0 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p0 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
+    const wake0 = wakeupsOf(cfg, workers, producers);
     const t0 = hiNow();
     const sinceMs = Math.floor(t0) - 1;
     if (cfg.mode === 'throughput') {
@@ -301,6 +331,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const n1 = await cpuOf(cfg);
     const w1 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p1 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
+    const wake1 = wakeupsOf(cfg, workers, producers);
 
     for (const w of workers) w.proc.send({ type: 'collect' });
     await waitFor(() => samples.length >= workers.length, 30_000, check);
@@ -375,6 +406,12 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
         ...(nodeCpu.length > 1 ? { nodes: nodeCpu } : {}),
         workers: round(per(sum(w1) - sum(w0)) * 1e6, 1),
         producers: round(per(sum(p1) - sum(p0)) * 1e6, 1),
+      },
+      wakeupsPerTask: {
+        node: wakeDelta(wake0.node, wake1.node, per),
+        workers: wakeDelta(wake0.workers, wake1.workers, per),
+        producers: wakeDelta(wake0.producers, wake1.producers, per),
+        redis: wakeDelta(wake0.redis, wake1.redis, per),
       },
       timedOut: !done,
     };
