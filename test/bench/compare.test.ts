@@ -65,6 +65,10 @@ function summarize(runs: Json[]): Json {
     redisMemoryBytesPerTask: m((r) => r.redis?.memoryBytesPerTask),
     nodeCpuUsecPerTask: m((r) => r.cpuUsecPerTask?.node),
     workerCpuUsecPerTask: m((r) => r.cpuUsecPerTask?.workers),
+    nodeWakeupsPerTask: m((r) => r.wakeupsPerTask?.node),
+    workerWakeupsPerTask: m((r) => r.wakeupsPerTask?.workers),
+    producerWakeupsPerTask: m((r) => r.wakeupsPerTask?.producers),
+    redisWakeupsPerTask: m((r) => r.wakeupsPerTask?.redis),
     completedAll: runs.every((r) => r.completed >= r.expected - 1 && !r.timedOut),
   };
 }
@@ -92,14 +96,18 @@ async function onFreshRedis<T>(withNode: boolean, fn: (redis: EmbeddedRedis, nod
 describe('zdmatch vs BullMQ vs raw Redis', () => {
   test('side by side', async () => {
     const zdArgs = (redis: EmbeddedRedis, node: NodeProcess) =>
-      ['--address', node.apiAddress, '--redis-url', redis.url, '--key-prefix', 'zdb', '--node-pid', String(node.process.pid), '--json', '--no-progress'];
-    const bullArgs = (redis: EmbeddedRedis) => ['--system', 'bullmq', '--redis-url', redis.url, '--json', '--no-progress'];
+      ['--address', node.apiAddress, '--redis-url', redis.url, '--key-prefix', 'zdb', '--node-pid', String(node.process.pid),
+        '--redis-pid', String(redis.process.pid), '--json', '--no-progress'];
+    const bullArgs = (redis: EmbeddedRedis) => ['--system', 'bullmq', '--redis-url', redis.url, '--redis-pid', String(redis.process.pid), '--json', '--no-progress'];
     const bench = async (args: string[]) => JSON.parse((await run([CLI_MAIN, 'bench', ...args])).trim().split('\n').pop()!) as Json;
     const zdBench = (mode: string[]) => onFreshRedis(true, (redis, node) => bench([...zdArgs(redis, node!), ...mode]));
     const bullBench = (mode: string[]) => onFreshRedis(false, (redis) => bench([...bullArgs(redis), ...mode]));
     const rawCeiling = (kind: string) => onFreshRedis(false, async (redis) =>
       JSON.parse(await run([path.join(__dirname, 'raw-ceiling.js'), redis.url, kind, '3'])) as Json);
-    const raw: Record<string, Json[]> = { zdmatch: [], bullmq: [], evalsha: [], cycle: [] };
+    // What one wakeup costs here (test/bench/wakeup-cost.js): explains the rise of CPU per Step at low load.
+    const wakeupCost = () => onFreshRedis(false, async (redis) =>
+      JSON.parse(await run([path.join(__dirname, 'wakeup-cost.js'), redis.url, '1000', '3'])) as Json);
+    const raw: Record<string, Json[]> = { zdmatch: [], bullmq: [], evalsha: [], cycle: [], wakeup: [] };
     const rates: Record<string, Record<number, Json[]>> = { zdmatch: {}, bullmq: {} };
     let redisVersion: string | undefined;
 
@@ -107,6 +115,7 @@ describe('zdmatch vs BullMQ vs raw Redis', () => {
       // Interleaved, so drift of a shared machine hits every system alike.
       raw.evalsha!.push(await rawCeiling('evalsha'));
       raw.cycle!.push(await rawCeiling('cycle'));
+      raw.wakeup!.push(await wakeupCost());
       raw.zdmatch!.push(await zdBench(['--mode', 'throughput', '--tasks', String(TASKS)]));
       raw.bullmq!.push(await bullBench(['--mode', 'throughput', '--tasks', String(BULL_TASKS)]));
       for (const rate of RATES) {
@@ -125,6 +134,13 @@ describe('zdmatch vs BullMQ vs raw Redis', () => {
       evalsha: { opsPerSec: median(raw.evalsha!.map((r) => r.opsPerSec)), redisCpuUsecPerOp: median(raw.evalsha!.map((r) => r.redisCpuUsecPerOp)) },
       cycle: { tasksPerSec: median(raw.cycle!.map((r) => r.opsPerSec)), redisCpuUsecPerTask: median(raw.cycle!.map((r) => r.redisCpuUsecPerOp)), commandsPerTask: median(raw.cycle!.map((r) => r.commandsPerOp)) },
     };
+    const w = raw.wakeup!;
+    const platform = {
+      redisUsecPerWokenPing: median(w.map((x) => x.redis.perWakeupUsec)),
+      redisUsecPerPipelinedPing: median(w.map((x) => x.redis.perPipelinedUsec)),
+      nodeUsecPerWokenEcho: median(w.map((x) => x.node.perWakeupUsec)),
+      nodeUsecPerBatchedEcho: median(w.map((x) => x.node.perBatchedUsec)),
+    };
     const atRate: Json = {};
     for (const rate of RATES) atRate[rate] = { zdmatch: summarize(rates.zdmatch![rate]!), bullmq: summarize(rates.bullmq![rate]!) };
     const ratios = {
@@ -141,6 +157,7 @@ describe('zdmatch vs BullMQ vs raw Redis', () => {
       machine: { nproc: require('node:os').availableParallelism(), cpu: require('node:os').cpus()[0]?.model, node: process.version, redis: redisVersion },
       settings: { runs: RUNS, tasks: TASKS, bullTasks: BULL_TASKS, rates: RATES, rateSeconds: RATE_SECS, concurrency: 64, freshRedisPerMeasurement: true },
       throughput: { zdmatch: zd, bullmq: bull, ceiling },
+      platform,
       atRate,
       ratios,
       raw: { throughput: raw, rates },
@@ -155,7 +172,9 @@ describe('zdmatch vs BullMQ vs raw Redis', () => {
       `Redis CPU/task: zdmatch ${zd.redisCpuUsecPerTask} µs, BullMQ ${bull.redisCpuUsecPerTask} µs, raw cycle ${ceiling.cycle.redisCpuUsecPerTask} µs`,
       `Redis commands/task: zdmatch ${zd.redisCommandsPerTask} (scripts ${zd.redisScriptCallsPerTask}), BullMQ ${bull.redisCommandsPerTask}`,
       `ratios: ${JSON.stringify(ratios)}`,
-      ...RATES.map((rate) => `at ${rate}/s: submit→start p99 zdmatch ${atRate[rate].zdmatch.submitToStartP99} ms, BullMQ ${atRate[rate].bullmq.submitToStartP99} ms; Redis CPU/task zdmatch ${atRate[rate].zdmatch.redisCpuUsecPerTask} µs, BullMQ ${atRate[rate].bullmq.redisCpuUsecPerTask} µs`),
+      `wakeups/task at full load: zdmatch node ${zd.nodeWakeupsPerTask}, workers ${zd.workerWakeupsPerTask}, Redis ${zd.redisWakeupsPerTask}; BullMQ workers ${bull.workerWakeupsPerTask}, Redis ${bull.redisWakeupsPerTask}`,
+      `one wakeup here: Redis ${platform.redisUsecPerWokenPing} µs per woken PING (${platform.redisUsecPerPipelinedPing} pipelined), Node ${platform.nodeUsecPerWokenEcho} µs per woken echo (${platform.nodeUsecPerBatchedEcho} batched)`,
+      ...RATES.map((rate) => `at ${rate}/s: submit→start p99 zdmatch ${atRate[rate].zdmatch.submitToStartP99} ms, BullMQ ${atRate[rate].bullmq.submitToStartP99} ms; Redis CPU/task zdmatch ${atRate[rate].zdmatch.redisCpuUsecPerTask} µs, BullMQ ${atRate[rate].bullmq.redisCpuUsecPerTask} µs; Redis wakeups/task zdmatch ${atRate[rate].zdmatch.redisWakeupsPerTask}, BullMQ ${atRate[rate].bullmq.redisWakeupsPerTask}`),
     ];
     process.stderr.write(`\n${lines.join('\n')}\n`);
     expect(zd.tasksPerSec).toBeGreaterThan(0);
