@@ -11,6 +11,7 @@ import type { Logger } from '../util/logger';
 import type { DispatchPath, Dispatcher, OfferResult } from './dispatcher';
 import type { HeadRef, QueueHeads } from './heads';
 import type { TimerHandle, Timers } from './timers';
+import { Yallist, type Node } from 'yallist';
 
 export interface PlacementHost {
   dispatcher(): Dispatcher | undefined;
@@ -28,17 +29,30 @@ interface Waiter {
   phase: 'sticky' | 'sync';
   sticky: string;
   timer: TimerHandle;
+  /** Park order, across Step types: the oldest sync-match waiter is served first. */
+  seq: number;
+  /** A sync-match waiter's place in its Step type's line. */
+  node?: Node<Waiter>;
 }
+
+/**
+ * The sync-match waiters of one (tenant, flow type), a line per Step type:
+ * a freed slot tries the oldest waiter of each type at most once, and a type
+ * without a slot is skipped whole instead of waiter by waiter (a burst parks
+ * thousands, and every freed slot looked at each of them).
+ */
+type SyncLines = Map<string, Yallist<Waiter>>;
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 const workerKey = (tenant: string, appWorkerId: string) => `${tenant}\0${appWorkerId}`;
 
 export class Placement {
   private readonly stickyWaiters = new Map<string, Set<Waiter>>();
-  private readonly syncWaiters = new Map<string, Set<Waiter>>();
+  private readonly syncWaiters = new Map<string, SyncLines>();
   /** Waiters of either phase by (tenant, flowType): the enqueue path asks on every new Step. */
   private readonly byFlow = new Map<string, number>();
   private count = 0;
+  private seq = 0;
 
   constructor(
     private readonly host: PlacementHost,
@@ -99,33 +113,50 @@ export class Placement {
   }
 
   private park(q: QueueHeads, ref: HeadRef, phase: 'sticky' | 'sync', sticky: string): void {
-    const map = phase === 'sticky' ? this.stickyWaiters : this.syncWaiters;
-    const key = phase === 'sticky' ? workerKey(q.tenant, sticky) : flowKey(q.tenant, q.flowType);
     const wait = phase === 'sticky' ? this.stickyWaitMs : this.syncMatchWaitMs;
     const w: Waiter = {
-      q, ref, phase, sticky,
+      q, ref, phase, sticky, seq: this.seq++,
       timer: this.timers.schedule(this.clock.now() + wait, () => {
         if (!this.unpark(w)) return;
         if (phase === 'sticky') this.syncPhase(q, ref);
         else this.toHeads(q, ref);
       }),
     };
-    let set = map.get(key);
-    if (!set) map.set(key, (set = new Set()));
-    set.add(w);
     const fk = flowKey(q.tenant, q.flowType);
+    if (phase === 'sticky') {
+      const key = workerKey(q.tenant, sticky);
+      let set = this.stickyWaiters.get(key);
+      if (!set) this.stickyWaiters.set(key, (set = new Set()));
+      set.add(w);
+    } else {
+      let lines = this.syncWaiters.get(fk);
+      if (!lines) this.syncWaiters.set(fk, (lines = new Map()));
+      let line = lines.get(q.stepType);
+      if (!line) lines.set(q.stepType, (line = new Yallist()));
+      line.push(w);
+      w.node = line.tail;
+    }
     this.byFlow.set(fk, (this.byFlow.get(fk) ?? 0) + 1);
     this.count++;
   }
 
   private unpark(w: Waiter): boolean {
-    const map = w.phase === 'sticky' ? this.stickyWaiters : this.syncWaiters;
-    const key = w.phase === 'sticky' ? workerKey(w.q.tenant, w.sticky) : flowKey(w.q.tenant, w.q.flowType);
-    const set = map.get(key);
-    if (!set?.delete(w)) return false;
-    if (set.size === 0) map.delete(key);
-    w.timer.cancel();
     const fk = flowKey(w.q.tenant, w.q.flowType);
+    if (w.phase === 'sticky') {
+      const key = workerKey(w.q.tenant, w.sticky);
+      const set = this.stickyWaiters.get(key);
+      if (!set?.delete(w)) return false;
+      if (set.size === 0) this.stickyWaiters.delete(key);
+    } else {
+      const lines = this.syncWaiters.get(fk);
+      const line = lines?.get(w.q.stepType);
+      if (!line || !w.node || w.node.list !== line) return false;
+      line.removeNode(w.node);
+      w.node = undefined;
+      if (line.length === 0) lines!.delete(w.q.stepType);
+      if (lines!.size === 0) this.syncWaiters.delete(fk);
+    }
+    w.timer.cancel();
     const n = (this.byFlow.get(fk) ?? 1) - 1;
     if (n > 0) this.byFlow.set(fk, n);
     else this.byFlow.delete(fk);
@@ -148,21 +179,24 @@ export class Placement {
         this.offerTo(node, w.q, w.ref, 'sticky', appWorkerId);
       }
     }
-    const sync = this.syncWaiters.get(flowKey(tenant, flowType));
-    if (sync) {
-      // One reservation attempt per Step type a pass: near saturation hundreds of
-      // waiters may wait, and each freed slot would otherwise try every one of them.
-      let noSlot: Set<string> | undefined;
-      for (const w of sync) {
-        if (noSlot?.has(w.q.stepType)) continue;
-        const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, w.q.stepType);
-        if (!node) {
-          (noSlot ??= new Set()).add(w.q.stepType);
-          continue;
-        }
-        this.unpark(w); // deleting the visited entry of a Set keeps the iteration valid
-        this.offerTo(node, w.q, w.ref, 'sync');
+    const lines = this.syncWaiters.get(flowKey(tenant, flowType));
+    // The oldest waiter of the Step types that may still find a slot, while slots last:
+    // one reservation attempt per Step type that finds none.
+    let noSlot: Set<string> | undefined;
+    while (lines && lines.size > 0) {
+      let first: Waiter | undefined;
+      for (const [stepType, line] of lines) {
+        const w = line.head?.value;
+        if (w && !noSlot?.has(stepType) && (!first || w.seq < first.seq)) first = w;
       }
+      if (!first) break;
+      const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, first.q.stepType);
+      if (!node) {
+        (noSlot ??= new Set()).add(first.q.stepType);
+        continue;
+      }
+      this.unpark(first);
+      this.offerTo(node, first.q, first.ref, 'sync');
     }
   }
 
@@ -178,8 +212,9 @@ export class Placement {
 
   /** A partition left this node: its waiters are dropped (the new owner reloads them from Redis). */
   dropPartition(partition: number): void {
-    for (const map of [this.stickyWaiters, this.syncWaiters]) {
-      for (const set of map.values()) for (const w of [...set]) if (w.q.partition === partition) this.unpark(w);
+    for (const set of this.stickyWaiters.values()) for (const w of [...set]) if (w.q.partition === partition) this.unpark(w);
+    for (const lines of [...this.syncWaiters.values()]) {
+      for (const line of [...lines.values()]) for (const w of [...line]) if (w.q.partition === partition) this.unpark(w);
     }
   }
 
