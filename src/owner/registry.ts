@@ -13,6 +13,7 @@ import type { Dispatcher, OfferResult } from './dispatcher';
 import type { QueueHeads } from './heads';
 import { PartitionOwner, type PartitionHost } from './partition';
 import { Placement } from './placement';
+import { ReadyQueues } from './ready-queues';
 import { HeadsResync } from './resync';
 import { BacklogCounter } from './backlog';
 import { Timers } from './timers';
@@ -44,7 +45,8 @@ const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 export class OwnerRegistry implements PartitionHost {
   private readonly partitions = new Map<number, PartitionOwner>();
   /** Queues with heads in memory, by (tenant, flowType). */
-  private readonly ready = new Map<string, Set<QueueHeads>>();
+  /** The queues with ready heads of each flow type, oldest head first. */
+  private readonly ready = new Map<string, ReadyQueues>();
   private readonly pumpScheduled = new Set<string>();
   private dispatcher: Dispatcher | undefined;
   private readonly timers: Timers;
@@ -239,12 +241,9 @@ export class OwnerRegistry implements PartitionHost {
       return;
     }
     const key = flowKey(q.tenant, q.flowType);
-    let set = this.ready.get(key);
-    if (!set) this.ready.set(key, (set = new Set()));
-    if (!set.has(q)) {
-      set.add(q);
-      this.hooks.backlogChanged();
-    }
+    let line = this.ready.get(key);
+    if (!line) this.ready.set(key, (line = new ReadyQueues()));
+    if (line.add(q)) this.hooks.backlogChanged();
     this.schedulePump(key);
   }
 
@@ -273,11 +272,12 @@ export class OwnerRegistry implements PartitionHost {
 
   /** Offers heads of one flow type while some node has an idle slot for it. */
   private pump(key: string): void {
-    const set = this.ready.get(key);
+    const line = this.ready.get(key);
     const d = this.dispatcher;
-    if (!set || !d) return;
+    if (!line || !d) return;
+    const emptied = () => this.hooks.backlogChanged();
     for (;;) {
-      const q = this.oldest(set);
+      const q = line.oldest(emptied);
       if (!q) {
         this.ready.delete(key);
         return;
@@ -285,6 +285,7 @@ export class OwnerRegistry implements PartitionHost {
       const node = d.reserveSlot(q.tenant, q.flowType, q.stepType);
       if (!node) return;
       const ref = q.shift()!;
+      line.taken(q, emptied);
       const owner = this.partitions.get(q.partition);
       if (!owner) continue;
       if (q.needsRefill()) void owner.refill(q);
@@ -309,24 +310,5 @@ export class OwnerRegistry implements PartitionHost {
       return;
     }
     q.settle(ref.taskId);
-  }
-
-  /** The queue whose head became ready first; empty queues leave the set. */
-  private oldest(set: Set<QueueHeads>): QueueHeads | undefined {
-    let best: QueueHeads | undefined;
-    let bestAt = Infinity;
-    for (const q of set) {
-      const head = q.peek();
-      if (!head) {
-        set.delete(q);
-        this.hooks.backlogChanged();
-        continue;
-      }
-      if (head.readyAt < bestAt) {
-        best = q;
-        bestAt = head.readyAt;
-      }
-    }
-    return best;
   }
 }
