@@ -12,13 +12,39 @@ export interface HeadRef {
 export const HEADS_WINDOW = 256;
 const LOW_WATER = 64;
 
+/**
+ * How many queues of each name, over the partitions this node owns, have a
+ * backlog (ready heads, or Redis may hold more): a new Step asks whether its
+ * queue has one, and asking every partition cost O(partitions) per Step.
+ * Each QueueHeads reports its own changes.
+ */
+export class BusyQueues {
+  private readonly counts = new Map<string, number>();
+
+  has(name: string): boolean {
+    return this.counts.has(name);
+  }
+
+  /** Owned partitions whose queue of this name has a backlog. */
+  count(name: string): number {
+    return this.counts.get(name) ?? 0;
+  }
+
+  change(name: string, by: 1 | -1): void {
+    const n = (this.counts.get(name) ?? 0) + by;
+    if (n > 0) this.counts.set(name, n);
+    else this.counts.delete(name);
+  }
+}
+
 export class QueueHeads {
   private refs: HeadRef[] = [];
   private start = 0;
   /** Ids in the window or out on an offer. */
   private readonly known = new Set<string>();
-  /** Redis may hold ready entries that are not in the window. */
-  more = true;
+  private hasMore = true;
+  /** Whether this queue counts as busy in `busy` (see sync). */
+  private counted = false;
   loading = false;
   /** Earliest future readyAt known to be scheduled (delayed entries). */
   wakeAt = Infinity;
@@ -29,7 +55,42 @@ export class QueueHeads {
     readonly tenant: string,
     readonly flowType: string,
     readonly stepType: string,
-  ) {}
+    /** Where this queue reports having a backlog or not; none once detached. */
+    private busy?: BusyQueues,
+  ) {
+    this.sync();
+  }
+
+  /** Redis may hold ready entries that are not in the window. */
+  get more(): boolean {
+    return this.hasMore;
+  }
+
+  set more(v: boolean) {
+    this.hasMore = v;
+    this.sync();
+  }
+
+  /** Its partition left this node: the queue no longer counts anywhere. */
+  detach(): void {
+    if (this.counted) this.busy?.change(this.name, -1);
+    this.counted = false;
+    this.busy = undefined;
+  }
+
+  /** Whether it has a backlog here: ready heads, or more in Redis. */
+  get backlogged(): boolean {
+    return this.size > 0 || this.hasMore;
+  }
+
+  /** Reports a change of `backlogged` to `busy`; every mutation ends here. */
+  private sync(): void {
+    if (!this.busy) return;
+    const b = this.size > 0 || this.hasMore;
+    if (b === this.counted) return;
+    this.counted = b;
+    this.busy.change(this.name, b ? 1 : -1);
+  }
 
   get size(): number {
     return this.refs.length - this.start;
@@ -47,6 +108,7 @@ export class QueueHeads {
       return false;
     }
     this.insertSorted(ref);
+    this.sync();
     return true;
   }
 
@@ -64,6 +126,7 @@ export class QueueHeads {
       this.refs = this.refs.slice(this.start);
       this.start = 0;
     }
+    this.sync();
     return r;
   }
 
@@ -71,6 +134,7 @@ export class QueueHeads {
   unshift(ref: HeadRef): void {
     if (this.start > 0) this.refs[--this.start] = ref;
     else this.refs.unshift(ref);
+    this.sync();
   }
 
   /** An offer settled (taken or gone): forget the id. */
@@ -98,6 +162,7 @@ export class QueueHeads {
     if (i < 0) return false;
     this.refs.splice(i, 1);
     this.known.delete(taskId);
+    this.sync();
     return true;
   }
 

@@ -11,7 +11,7 @@ import type { RedisClient } from '../store/redis';
 import type { TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
-import { HEADS_WINDOW, QueueHeads } from './heads';
+import { HEADS_WINDOW, QueueHeads, type BusyQueues } from './heads';
 import { Timers } from './timers';
 
 /** What a partition needs from the node around it. */
@@ -45,6 +45,8 @@ export class PartitionOwner {
     private readonly host: PartitionHost,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Where its queues report a backlog (the registry's count over every owned partition). */
+    private readonly busy?: BusyQueues,
   ) {
     this.timers = new Timers(clock);
   }
@@ -76,6 +78,7 @@ export class PartitionOwner {
     if (this.state === 'unloaded') return;
     this.state = 'unloaded';
     this.timers.stop();
+    for (const q of this.queues.values()) q.detach();
     this.log.info({ partition: this.partition, epoch: this.lease.epoch, cause }, 'partition unloaded');
   }
 
@@ -83,7 +86,7 @@ export class PartitionOwner {
     let q = this.queues.get(name);
     if (!q) {
       const { tenant, flowType, stepType } = parseQueueName(name);
-      q = new QueueHeads(this.partition, name, tenant, flowType, stepType);
+      q = new QueueHeads(this.partition, name, tenant, flowType, stepType, this.busy);
       // A queue first seen after the load held nothing then: every entry since came through here.
       if (this.state === 'active') q.more = false;
       this.queues.set(name, q);

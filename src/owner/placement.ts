@@ -109,7 +109,7 @@ export class Placement {
 
   private toHeads(q: QueueHeads, ref: HeadRef): void {
     q.unhold(ref);
-    if (q.size > 0 || q.more) this.host.headsAvailable(q);
+    if (q.backlogged) this.host.headsAvailable(q);
   }
 
   private park(q: QueueHeads, ref: HeadRef, phase: 'sticky' | 'sync', sticky: string): void {

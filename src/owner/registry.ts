@@ -10,7 +10,7 @@ import type { TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { Dispatcher, OfferResult } from './dispatcher';
-import type { QueueHeads } from './heads';
+import { BusyQueues, type QueueHeads } from './heads';
 import { PartitionOwner, type PartitionHost } from './partition';
 import { Placement } from './placement';
 import { ReadyQueues } from './ready-queues';
@@ -45,6 +45,8 @@ const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 export class OwnerRegistry implements PartitionHost {
   private readonly partitions = new Map<number, PartitionOwner>();
   /** Queues with heads in memory, by (tenant, flowType). */
+  /** Queues with a backlog, by name, over every partition owned here (QueueHeads keep it). */
+  private readonly busy = new BusyQueues();
   /** The queues with ready heads of each flow type, oldest head first. */
   private readonly ready = new Map<string, ReadyQueues>();
   private readonly pumpScheduled = new Set<string>();
@@ -98,7 +100,7 @@ export class OwnerRegistry implements PartitionHost {
   // ---- leases --------------------------------------------------------------
 
   async acquired(lease: HeldLease): Promise<void> {
-    const owner = new PartitionOwner(lease, this.redis, this.keys, this.store, this, this.clock, this.log);
+    const owner = new PartitionOwner(lease, this.redis, this.keys, this.store, this, this.clock, this.log, this.busy);
     this.partitions.set(lease.partition, owner);
     this.hooks.backlogChanged(); // loading: peers hold their starts at enqueue until it is known
     try {
@@ -175,11 +177,7 @@ export class OwnerRegistry implements PartitionHost {
    * is the sum of theirs: a new Step checks them all before it cuts in.
    */
   backlogged(queue: string): boolean {
-    for (const owner of this.partitions.values()) {
-      const q = owner.queues.get(queue);
-      if (q && (q.size > 0 || q.more)) return true;
-    }
-    return false;
+    return this.busy.has(queue);
   }
 
   /**
@@ -196,7 +194,7 @@ export class OwnerRegistry implements PartitionHost {
       // A partition still loading may hold any backlog; a loaded one knows its
       // queues (one being refilled has `more` set or heads in memory).
       if (!owner.loaded) loading = true;
-      for (const [name, q] of owner.queues) if (q.size > 0 || q.more) busy.add(name);
+      for (const [name, q] of owner.queues) if (q.backlogged) busy.add(name);
     }
     return { busyQueues: [...busy], waitingFlows: this.placement.waitingFlows().map(([t, f]) => `${t}:${f}`), loading };
   }
