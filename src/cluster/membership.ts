@@ -27,6 +27,7 @@ export interface MembershipOptions {
 
 export class Membership extends EventEmitter {
   private members = new Map<string, MemberInfo>();
+  private ids: readonly string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -90,11 +91,15 @@ export class Membership extends EventEmitter {
       return !old || old.bootId !== next.get(id)!.bootId;
     });
     this.members = next;
+    const sorted = [...next.keys()].sort();
+    // Kept while the members stay the same: routing memoizes partition owners by its identity.
+    if (sorted.join('\0') !== this.ids.join('\0')) this.ids = Object.freeze(sorted);
     if (changed) this.emit('change', this.liveIds());
   }
 
-  liveIds(): string[] {
-    return [...this.members.keys()].sort();
+  /** The live members' ids, sorted; the same array until they change. */
+  liveIds(): readonly string[] {
+    return this.ids;
   }
 
   live(): MemberInfo[] {

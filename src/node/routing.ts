@@ -49,12 +49,26 @@ export class Routing {
     private readonly keys: Keys,
   ) {}
 
+  /** Rendezvous owners of partitions we do not hold, for the member list `ownersOf`. */
+  private readonly owners = new Map<number, string>();
+  private ownersOf: readonly string[] | undefined;
+
   /** The node that owns (or is about to own) a partition: ours, else the rendezvous target of the live members. */
   ownerNodeOf(p: number): string {
     if (this.leases.holds(p)) return this.nodeId;
-    const others = this.membership.liveIds().filter((id) => id !== this.nodeId);
-    // Not holding it, we are not its owner even if the member list still says so (we may be draining).
-    return ownerOf(p, others) ?? this.nodeId;
+    const ids = this.membership.liveIds();
+    // Rendezvous costs a sha1 per member; the answer holds until the member list changes.
+    if (ids !== this.ownersOf) {
+      this.ownersOf = ids;
+      this.owners.clear();
+    }
+    let owner = this.owners.get(p);
+    if (owner === undefined) {
+      // Not holding it, we are not its owner even if the member list still says so (we may be draining).
+      owner = ownerOf(p, ids.filter((id) => id !== this.nodeId)) ?? this.nodeId;
+      this.owners.set(p, owner);
+    }
+    return owner;
   }
 
   /**

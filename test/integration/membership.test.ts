@@ -1,0 +1,45 @@
+/**
+ * The live member list a node reads from Redis at each heartbeat: sorted, and
+ * the same array while the members stay the same (routing remembers partition
+ * owners by it), a new one the moment a member joins or leaves.
+ */
+import { Membership } from '../../src/cluster/membership';
+import { Keys } from '../../src/store/keys';
+import { createRedis, type RedisClient } from '../../src/store/redis';
+import { systemClock } from '../../src/util/clock';
+import { silentLogger } from '../../src/util/logger';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let client: RedisClient;
+afterEach(() => client?.disconnect());
+
+it('keeps one array per member list, and a new one when a member joins or its heartbeat stops', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('members'));
+  const member = (nodeId: string, nodeTtlMs: number) =>
+    new Membership(client, keys, { nodeId, bootId: 'b1', address: `${nodeId}:1`, heartbeatMs: 60_000, nodeTtlMs }, systemClock, silentLogger);
+  const self = member('n2', 400);
+  const other = member('n1', 400);
+  await self.beat();
+  const alone = self.liveIds();
+  expect(alone).toEqual(['n2']);
+  await self.beat();
+  expect(self.liveIds()).toBe(alone); // nothing changed: the same array
+
+  await other.beat();
+  await self.beat();
+  const both = self.liveIds();
+  expect(both).toEqual(['n1', 'n2']); // sorted
+  expect(both).not.toBe(alone);
+  await self.beat();
+  expect(self.liveIds()).toBe(both);
+
+  // n1 stops beating: past nodeTtl it is no longer live.
+  await new Promise((r) => setTimeout(r, 500));
+  await self.beat();
+  expect(self.liveIds()).toEqual(['n2']);
+  expect(self.liveIds()).not.toBe(both);
+  self.stop();
+  other.stop();
+});
