@@ -15,7 +15,11 @@ interface HeadEntry {
   q: QueueHeads;
   /** The head's readyAt when the entry was made. */
   at: number;
-  /** Insertion order: equal readyAt, first noted first. */
+  /**
+   * The queue's place in the set: of equal readyAt, the queue that came first
+   * goes first, and keeps going while its heads tie. Runs from one queue (one
+   * partition) are what lets a Redis Cluster batch starts per partition.
+   */
   seq: number;
 }
 
@@ -24,6 +28,8 @@ export class ReadyQueues {
   private readonly queues = new Set<QueueHeads>();
   /** Each queue's live entry; any other entry of it in the heap is stale. */
   private readonly live = new Map<QueueHeads, HeadEntry>();
+  /** When each queue joined the set (ties, see HeadEntry.seq). */
+  private readonly joined = new Map<QueueHeads, number>();
   private readonly heap = new Heap<HeadEntry>((a, b) => a.at - b.at || a.seq - b.seq);
   private seq = 0;
 
@@ -38,7 +44,10 @@ export class ReadyQueues {
   /** The queue has heads (or its head may have changed): true when it was not in the set. */
   add(q: QueueHeads): boolean {
     const added = !this.queues.has(q);
-    if (added) this.queues.add(q);
+    if (added) {
+      this.queues.add(q);
+      this.joined.set(q, this.seq++);
+    }
     this.note(q);
     return added;
   }
@@ -47,6 +56,7 @@ export class ReadyQueues {
   delete(q: QueueHeads): void {
     this.queues.delete(q);
     this.live.delete(q);
+    this.joined.delete(q);
   }
 
   /**
@@ -86,7 +96,7 @@ export class ReadyQueues {
     if (e) this.live.delete(q); // its heap entry is stale now, skipped when it surfaces
     if (q.size > 0) this.note(q);
     else {
-      this.queues.delete(q);
+      this.delete(q);
       emptied(q);
     }
   }
@@ -96,7 +106,7 @@ export class ReadyQueues {
     if (!head) return;
     const cur = this.live.get(q);
     if (cur && cur.at === head.readyAt) return;
-    const e: HeadEntry = { q, at: head.readyAt, seq: this.seq++ };
+    const e: HeadEntry = { q, at: head.readyAt, seq: this.joined.get(q) ?? this.seq++ };
     this.live.set(q, e);
     this.heap.push(e);
     // Stale entries are bounded: past twice the live ones, the heap is rebuilt from them.

@@ -35,6 +35,15 @@ it('takes heads oldest first across partitions, equal readyAt in the order the q
   expect(r.size).toBe(0);
 });
 
+it('takes a run from one queue while its heads tie with others (a Redis Cluster batches per partition)', () => {
+  const r = new ReadyQueues();
+  const a = queue(0, [['a1', 10], ['a2', 10], ['a3', 10]]);
+  const b = queue(1, [['b1', 10], ['b2', 10]]);
+  r.add(a);
+  r.add(b);
+  expect(drain(r)).toEqual(['a1', 'a2', 'a3', 'b1', 'b2']);
+});
+
 it('leaves a queue in place when its head is not taken (no slot), and finds it again', () => {
   const r = new ReadyQueues();
   const a = queue(0, [['a1', 10]]);
@@ -74,7 +83,7 @@ it('skips the entries of a head that changed without a note, and of a queue that
 it('keeps its order through many head changes of one queue (stale entries are compacted)', () => {
   const r = new ReadyQueues();
   const hot = queue(0, [['h0', 1000]]);
-  const cold = queue(1, [['k1', 500]]);
+  const cold = queue(1, [['k1', 499]]);
   r.add(hot);
   r.add(cold);
   // 5 000 refs handed back to the front of `hot`, each earlier than the last: its head changes every time.
