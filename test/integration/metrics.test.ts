@@ -11,9 +11,10 @@ import { openSlot, registerFrame } from '../helpers/raw-slot';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
-beforeEach(async () => {
-  t = await startTestNode(redis.url, uniquePrefix('met'), { 'matching.syncMatchWait': '20ms' });
-});
+/** A node of its own per test: the sync-match wait decides where a Step waits, and so which path starts it. */
+async function start(syncMatchWait: string): Promise<void> {
+  t = await startTestNode(redis.url, uniquePrefix('met'), { 'matching.syncMatchWait': syncMatchWait });
+}
 afterEach(() => t.close());
 
 function scrape(): Promise<string> {
@@ -45,6 +46,7 @@ async function countNow(): Promise<void> {
 }
 
 it('reports backlog entries, oldest age and unserved queues (no_worker, then no_supporting_worker)', async () => {
+  await start('20ms'); // Steps leave sync-match for the durable queue at once
   const enqueuedAt = Date.now();
   for (let i = 0; i < 3; i++) {
     await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `f${i}`, flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
@@ -75,6 +77,8 @@ it('reports backlog entries, oldest age and unserved queues (no_worker, then no_
 });
 
 it('observes dispatch latency by path and Redis call latency by script', async () => {
+  // A Step that waits for the busy slot stays in sync-match until the slot frees, however slow the machine.
+  await start('30s');
   const s = openSlot(t.worker, registerFrame());
   await s.nextOf('registered');
   // The slot is idle: the enqueue script starts the Step in it (no start call, no offer).
