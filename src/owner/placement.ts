@@ -31,7 +31,7 @@ interface Waiter {
   timer: TimerHandle;
   /** Park order, across Step types: the oldest sync-match waiter is served first. */
   seq: number;
-  /** A sync-match waiter's place in its Step type's line. */
+  /** The waiter's place in its line (its Step type's, or its sticky worker's for the flow type). */
   node?: Node<Waiter>;
 }
 
@@ -43,11 +43,19 @@ interface Waiter {
  */
 type SyncLines = Map<string, Yallist<Waiter>>;
 
+/**
+ * The sticky waiters of one app worker, a line per flow type: a freed slot of
+ * the worker serves its flow type's line from the oldest, and stops at the
+ * first Step it finds no slot for (it copied and walked every waiter of the
+ * worker before).
+ */
+type StickyLines = Map<string, Yallist<Waiter>>;
+
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 const workerKey = (tenant: string, appWorkerId: string) => `${tenant}\0${appWorkerId}`;
 
 export class Placement {
-  private readonly stickyWaiters = new Map<string, Set<Waiter>>();
+  private readonly stickyWaiters = new Map<string, StickyLines>();
   private readonly syncWaiters = new Map<string, SyncLines>();
   /** Waiters of either phase by (tenant, flowType): the enqueue path asks on every new Step. */
   private readonly byFlow = new Map<string, number>();
@@ -123,39 +131,31 @@ export class Placement {
       }),
     };
     const fk = flowKey(q.tenant, q.flowType);
-    if (phase === 'sticky') {
-      const key = workerKey(q.tenant, sticky);
-      let set = this.stickyWaiters.get(key);
-      if (!set) this.stickyWaiters.set(key, (set = new Set()));
-      set.add(w);
-    } else {
-      let lines = this.syncWaiters.get(fk);
-      if (!lines) this.syncWaiters.set(fk, (lines = new Map()));
-      let line = lines.get(q.stepType);
-      if (!line) lines.set(q.stepType, (line = new Yallist()));
-      line.push(w);
-      w.node = line.tail;
-    }
+    const [map, key, lineKey] = phase === 'sticky'
+      ? [this.stickyWaiters, workerKey(q.tenant, sticky), q.flowType]
+      : [this.syncWaiters, fk, q.stepType];
+    let lines = map.get(key);
+    if (!lines) map.set(key, (lines = new Map()));
+    let line = lines.get(lineKey);
+    if (!line) lines.set(lineKey, (line = new Yallist()));
+    line.push(w);
+    w.node = line.tail;
     this.byFlow.set(fk, (this.byFlow.get(fk) ?? 0) + 1);
     this.count++;
   }
 
   private unpark(w: Waiter): boolean {
     const fk = flowKey(w.q.tenant, w.q.flowType);
-    if (w.phase === 'sticky') {
-      const key = workerKey(w.q.tenant, w.sticky);
-      const set = this.stickyWaiters.get(key);
-      if (!set?.delete(w)) return false;
-      if (set.size === 0) this.stickyWaiters.delete(key);
-    } else {
-      const lines = this.syncWaiters.get(fk);
-      const line = lines?.get(w.q.stepType);
-      if (!line || !w.node || w.node.list !== line) return false;
-      line.removeNode(w.node);
-      w.node = undefined;
-      if (line.length === 0) lines!.delete(w.q.stepType);
-      if (lines!.size === 0) this.syncWaiters.delete(fk);
-    }
+    const [map, key, lineKey] = w.phase === 'sticky'
+      ? [this.stickyWaiters, workerKey(w.q.tenant, w.sticky), w.q.flowType]
+      : [this.syncWaiters, fk, w.q.stepType];
+    const lines = map.get(key);
+    const line = lines?.get(lineKey);
+    if (!line || !w.node || w.node.list !== line) return false;
+    line.removeNode(w.node);
+    w.node = undefined;
+    if (line.length === 0) lines!.delete(lineKey);
+    if (lines!.size === 0) map.delete(key);
     w.timer.cancel();
     const n = (this.byFlow.get(fk) ?? 1) - 1;
     if (n > 0) this.byFlow.set(fk, n);
@@ -169,15 +169,11 @@ export class Placement {
    * waiters, then the flow type's sync-match waiters, while slots last.
    */
   capacity(tenant: string, flowType: string, appWorkerId: string): void {
-    const sticky = this.stickyWaiters.get(workerKey(tenant, appWorkerId));
-    if (sticky) {
-      for (const w of [...sticky]) {
-        if (w.q.flowType !== flowType) continue;
-        const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, w.q.stepType, appWorkerId);
-        if (!node) break;
-        this.unpark(w);
-        this.offerTo(node, w.q, w.ref, 'sticky', appWorkerId);
-      }
+    const sticky = this.stickyWaiters.get(workerKey(tenant, appWorkerId))?.get(flowType);
+    for (let w = sticky?.head?.value; w; w = sticky?.head?.value) {
+      const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, w.q.stepType, appWorkerId);
+      if (!node || !this.unpark(w)) break;
+      this.offerTo(node, w.q, w.ref, 'sticky', appWorkerId);
     }
     const lines = this.syncWaiters.get(flowKey(tenant, flowType));
     // The oldest waiter of the Step types that may still find a slot, while slots last:
@@ -202,19 +198,22 @@ export class Placement {
 
   /** The worker can no longer take its sticky Steps (gone, draining): they move on at once. */
   workerUnavailable(tenant: string, appWorkerId: string): void {
-    const set = this.stickyWaiters.get(workerKey(tenant, appWorkerId));
-    if (!set) return;
-    for (const w of [...set]) {
-      this.unpark(w);
-      this.syncPhase(w.q, w.ref);
+    const lines = this.stickyWaiters.get(workerKey(tenant, appWorkerId));
+    if (!lines) return;
+    for (const line of [...lines.values()]) {
+      for (const w of [...line]) {
+        this.unpark(w);
+        this.syncPhase(w.q, w.ref);
+      }
     }
   }
 
   /** A partition left this node: its waiters are dropped (the new owner reloads them from Redis). */
   dropPartition(partition: number): void {
-    for (const set of this.stickyWaiters.values()) for (const w of [...set]) if (w.q.partition === partition) this.unpark(w);
-    for (const lines of [...this.syncWaiters.values()]) {
-      for (const line of [...lines.values()]) for (const w of [...line]) if (w.q.partition === partition) this.unpark(w);
+    for (const map of [this.stickyWaiters, this.syncWaiters]) {
+      for (const lines of [...map.values()]) {
+        for (const line of [...lines.values()]) for (const w of [...line]) if (w.q.partition === partition) this.unpark(w);
+      }
     }
   }
 

@@ -43,10 +43,10 @@ function setup(syncMatchWaitMs = 60_000) {
     headsAvailable: (q) => toHeads.push(q.peek()?.taskId ?? '(none)'),
   }, timers, 60_000, syncMatchWaitMs, clock, log);
   const queues = new Map<string, QueueHeads>();
-  const q = (stepType: string, partition = 0) => {
-    const key = `${partition}:${stepType}`;
+  const q = (stepType: string, partition = 0, flowType = 'order') => {
+    const key = `${partition}:${flowType}:${stepType}`;
     if (!queues.has(key)) {
-      const heads = new QueueHeads(partition, `acme:order:${stepType}`, 'acme', 'order', stepType);
+      const heads = new QueueHeads(partition, `acme:${flowType}:${stepType}`, 'acme', flowType, stepType);
       heads.more = false; // loaded: the whole queue is in the window
       queues.set(key, heads);
     }
@@ -54,12 +54,15 @@ function setup(syncMatchWaitMs = 60_000) {
   };
   let readyAt = 0;
   const park = (taskId: string, stepType: string, partition = 0) => placement.place(q(stepType, partition), { taskId, readyAt: readyAt++ }, '');
+  /** A Step of `flowType` whose flow remembers app worker `sticky` (connected and busy). */
+  const parkSticky = (taskId: string, sticky: string, flowType = 'order') =>
+    placement.place(q('charge', 0, flowType), { taskId, readyAt: readyAt++ }, sticky);
   /** A slot frees for `stepType` ('*': any type) and the placement hears of it. */
-  const freeSlot = (stepType: string) => {
+  const freeSlot = (stepType: string, appWorkerId = 'app', flowType = 'order') => {
     free.set(stepType, (free.get(stepType) ?? 0) + 1);
-    placement.capacity('acme', 'order', 'app');
+    placement.capacity('acme', flowType, appWorkerId);
   };
-  return { placement, timers, park, freeSlot, offered, reserveCalls, toHeads };
+  return { placement, timers, park, parkSticky, freeSlot, offered, reserveCalls, toHeads };
 }
 
 let stop: (() => void) | undefined;
@@ -127,4 +130,45 @@ it('drops the waiters of a partition that left this node, and only those', () =>
   s.freeSlot('ship');
   s.freeSlot('charge');
   expect(s.offered).toEqual(['p0']);
+});
+
+it('gives a freed slot of the sticky worker its oldest waiter of that flow type, and only that', () => {
+  const s = setup();
+  stop = () => s.timers.stop();
+  s.parkSticky('o1', 'W');
+  s.parkSticky('i1', 'W', 'invoice');
+  s.parkSticky('o2', 'W');
+  s.parkSticky('x1', 'X');
+  expect(s.placement.size).toBe(4);
+  s.freeSlot('*', 'W'); // a slot of W that runs the order flow type
+  s.freeSlot('*', 'W');
+  expect(s.offered).toEqual(['o1', 'o2']);
+  // W's invoice waiter and X's waiter still wait for their own workers.
+  expect(s.placement.size).toBe(2);
+  s.freeSlot('*', 'W', 'invoice');
+  expect(s.offered).toEqual(['o1', 'o2', 'i1']);
+});
+
+it('stops at the first sticky waiter it finds no slot for', () => {
+  const s = setup();
+  stop = () => s.timers.stop();
+  for (let i = 0; i < 300; i++) s.parkSticky(`o${i}`, 'W');
+  s.reserveCalls.length = 0;
+  s.freeSlot('*', 'W');
+  expect(s.offered).toEqual(['o0']);
+  // One attempt that found a slot, one that did not, whatever waits behind it.
+  expect(s.reserveCalls).toEqual(['charge', 'charge']);
+});
+
+it('moves every sticky waiter of a worker that left on to sync-match at once', () => {
+  const s = setup();
+  stop = () => s.timers.stop();
+  s.parkSticky('o1', 'W');
+  s.parkSticky('i1', 'W', 'invoice');
+  s.placement.workerUnavailable('acme', 'W');
+  // Now sync-match waiters: any worker's free slot of the flow type takes them.
+  expect(s.placement.size).toBe(2);
+  s.freeSlot('*', 'other');
+  s.freeSlot('*', 'other', 'invoice');
+  expect(s.offered).toEqual(['o1', 'i1']);
 });
