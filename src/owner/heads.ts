@@ -86,7 +86,7 @@ export class QueueHeads {
   /** Reports a change of `backlogged` to `busy`; every mutation ends here. */
   private sync(): void {
     if (!this.busy) return;
-    const b = this.size > 0 || this.hasMore;
+    const b = this.backlogged;
     if (b === this.counted) return;
     this.counted = b;
     this.busy.change(this.name, b ? 1 : -1);

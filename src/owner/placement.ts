@@ -6,12 +6,12 @@
  * only decide who is offered it first. A freed slot serves sticky waiters of
  * its worker, then sync-match waiters of its flow type, then the heads.
  */
+import { Yallist, type Node } from 'yallist';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { DispatchPath, Dispatcher, OfferResult } from './dispatcher';
 import type { HeadRef, QueueHeads } from './heads';
 import type { TimerHandle, Timers } from './timers';
-import { Yallist, type Node } from 'yallist';
 
 export interface PlacementHost {
   dispatcher(): Dispatcher | undefined;
@@ -191,7 +191,7 @@ export class Placement {
         (noSlot ??= new Set()).add(first.q.stepType);
         continue;
       }
-      this.unpark(first);
+      if (!this.unpark(first)) break;
       this.offerTo(node, first.q, first.ref, 'sync');
     }
   }
