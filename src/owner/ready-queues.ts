@@ -37,10 +37,6 @@ export class ReadyQueues {
     return this.queues.size;
   }
 
-  has(q: QueueHeads): boolean {
-    return this.queues.has(q);
-  }
-
   /** The queue has heads (or its head may have changed): true when it was not in the set. */
   add(q: QueueHeads): boolean {
     const added = !this.queues.has(q);
@@ -92,8 +88,7 @@ export class ReadyQueues {
 
   /** The caller took the head of `q` (the one `oldest` returned): it is placed by its next head, or leaves. */
   taken(q: QueueHeads, emptied: (q: QueueHeads) => void): void {
-    const e = this.live.get(q);
-    if (e) this.live.delete(q); // its heap entry is stale now, skipped when it surfaces
+    this.live.delete(q); // its heap entry is stale now, skipped when it surfaces
     if (q.size > 0) this.note(q);
     else {
       this.delete(q);
