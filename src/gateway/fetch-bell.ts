@@ -29,12 +29,20 @@ export class FetchBell {
     this.emitter.emit(topic);
   }
 
+  /** Whether a fetch of `topic` is subscribed now. */
+  private awaited(topic: string): boolean {
+    return this.emitter.listenerCount(topic) > 0;
+  }
+
   /**
    * Rings `topic` at `at` (epoch ms). Only the earliest pending time per topic
    * is kept: a fetch woken then finds later due times itself (its claim
    * reports the next due score of its queues) and sleeps until them.
    */
   ringAt(topic: string, at: number): void {
+    // Every enqueue rings its topic. A fetch that subscribes later claims first and
+    // sleeps until the next due time its claim reports, so nobody misses this ring.
+    if (!this.awaited(topic)) return;
     const delay = at - this.now();
     if (delay <= 0) {
       this.ring(topic);

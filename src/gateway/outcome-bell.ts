@@ -13,6 +13,8 @@ const ALL = 'all';
 export class OutcomeBell {
   private readonly emitter = new EventEmitter();
   private waiters = 0;
+  /** Open subscriptions, waiting or not: with none, a ring has nobody to tell. */
+  private subscribers = 0;
   /**
    * Grows each time the first waiter arrives. Peers that see it grow wake our
    * waiters once, for outcomes they wrote while they still thought we had none.
@@ -33,6 +35,8 @@ export class OutcomeBell {
   }
 
   ring(partition: number, taskId: string): void {
+    // Every outcome rings; most nodes most of the time have no waiter to wake.
+    if (this.subscribers === 0) return;
     this.emitter.emit(`task:${taskId}`);
     this.emitter.emit('any', partition);
   }
@@ -48,6 +52,7 @@ export class OutcomeBell {
    */
   subscribe(taskId: string | undefined, signal: AbortSignal): BellSubscription {
     const sub = subscribeBell(this.emitter, [taskId ? `task:${taskId}` : 'any', ALL], signal);
+    this.subscribers++;
     // A waiter counts once it really waits: a call with no wait (polling) never
     // changes what peers send. Outcomes they wrote before they learnt of it
     // reach it by the "wake all" the generation bump brings.
@@ -68,6 +73,7 @@ export class OutcomeBell {
         if (!open) return;
         open = false;
         sub.close();
+        this.subscribers--;
         if (counted && --this.waiters === 0) this.interestChanged();
       },
     };

@@ -41,6 +41,7 @@ export interface OwnerHooks {
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+const RESOLVED = Promise.resolve();
 
 export class OwnerRegistry implements PartitionHost {
   private readonly partitions = new Map<number, PartitionOwner>();
@@ -262,7 +263,8 @@ export class OwnerRegistry implements PartitionHost {
   private schedulePump(key: string): void {
     if (this.pumpScheduled.has(key)) return;
     this.pumpScheduled.add(key);
-    queueMicrotask(() => {
+    // A resolved promise, not queueMicrotask: that one builds an AsyncResource per call.
+    void RESOLVED.then(() => {
       this.pumpScheduled.delete(key);
       this.pump(key);
     });

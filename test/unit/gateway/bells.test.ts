@@ -1,0 +1,82 @@
+/**
+ * The two doorbells skip their work when nobody listens (every enqueue and
+ * every outcome rings one): these tests pin down that a listener is still
+ * woken, and that the bookkeeping behind "nobody listens" cannot drift.
+ */
+import { FetchBell } from '../../../src/gateway/fetch-bell';
+import { OutcomeBell } from '../../../src/gateway/outcome-bell';
+
+describe('FetchBell', () => {
+  afterEach(() => jest.useRealTimers());
+
+  test('a ring for later schedules a timer only while a fetch of the topic is subscribed', async () => {
+    jest.useFakeTimers({ now: 1_000 });
+    const bell = new FetchBell(() => Date.now());
+    bell.ringAt('t:f:s', 5_000);
+    expect(jest.getTimerCount()).toBe(0);
+
+    const sub = bell.subscribe(['t:f:s'], new AbortController().signal);
+    bell.ringAt('t:f:other', 5_000);
+    expect(jest.getTimerCount()).toBe(0);
+    bell.ringAt('t:f:s', 5_000);
+    expect(jest.getTimerCount()).toBe(1);
+
+    const woken = sub.wait(60_000);
+    await jest.advanceTimersByTimeAsync(3_999);
+    let settled = false;
+    void woken.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    await expect(woken).resolves.toBe(true);
+    sub.close();
+    bell.stop();
+  });
+
+  test('a ring due now reaches a subscribed fetch, and nothing once it has unsubscribed', async () => {
+    const bell = new FetchBell();
+    const sub = bell.subscribe(['q'], new AbortController().signal);
+    bell.ringAt('q', Date.now() - 1);
+    await expect(sub.wait(0)).resolves.toBe(true);
+    sub.close();
+    bell.ringAt('q', Date.now() - 1);
+    await expect(sub.wait(0)).resolves.toBe(false);
+  });
+});
+
+describe('OutcomeBell', () => {
+  const signal = new AbortController().signal;
+
+  test('a ring wakes the waiter of that task and the waiters of any task', async () => {
+    const bell = new OutcomeBell();
+    const mine = bell.subscribe('task-1', signal);
+    const other = bell.subscribe('task-2', signal);
+    const any = bell.subscribe(undefined, signal);
+    bell.ring(3, 'task-1');
+    await expect(mine.wait(0)).resolves.toBe(true);
+    await expect(any.wait(0)).resolves.toBe(true);
+    await expect(other.wait(0)).resolves.toBe(false);
+    for (const s of [mine, other, any]) s.close();
+  });
+
+  test('closing a subscription twice does not silence the rings another still waits for', async () => {
+    const bell = new OutcomeBell();
+    const first = bell.subscribe('task-1', signal);
+    const second = bell.subscribe('task-1', signal);
+    first.close();
+    first.close();
+    bell.ring(0, 'task-1');
+    await expect(second.wait(0)).resolves.toBe(true);
+    second.close();
+  });
+
+  test('a subscription after every earlier one closed is rung again', async () => {
+    const bell = new OutcomeBell();
+    bell.subscribe('task-1', signal).close();
+    bell.ring(0, 'task-1');
+    const later = bell.subscribe('task-1', signal);
+    bell.ring(0, 'task-1');
+    await expect(later.wait(0)).resolves.toBe(true);
+    later.close();
+  });
+});
