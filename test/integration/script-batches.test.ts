@@ -5,46 +5,25 @@
  * stale attempt refuses itself, not its neighbours), and a failed call fails
  * every caller in it.
  */
-import { createRedis, type RedisClient } from '../../src/store/redis';
-import { Keys, partitionOf, queueName } from '../../src/store/keys';
-import { TaskStore, type NewTask, type StartedTask } from '../../src/store/task-store';
+import type { NewTask, StartedTask } from '../../src/store/task-store';
 import type { Refusal } from '../../src/store/codes';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
 
 const redis = useEmbeddedRedis();
-let client: RedisClient;
-let keys: Keys;
-let store: TaskStore;
-let observed: string[];
-
+let observed: string[] = [];
+const fx = useTaskStore(redis, 'batch', { observe: (command) => observed.push(command) });
 beforeEach(() => {
-  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
-  keys = new Keys(uniquePrefix('batch'));
   observed = [];
-  store = new TaskStore(client, keys, 60_000, 60_000, (command) => observed.push(command));
 });
-afterEach(() => client.disconnect());
 
-let n = 0;
-function newTask(): NewTask {
-  n += 1;
-  const flowId = `flow-${n}`;
-  const partition = partitionOf('acme', flowId, 8);
-  return {
-    partition, taskId: `${partition}-${n.toString(16).padStart(24, '0')}`, queue: queueName('acme', 'order', 'charge'),
-    tenant: 'acme', flowId, flowType: 'order', stepType: 'charge', stepExecutionId: `s${n}`, input: Buffer.from(`in-${n}`),
-    readyAt: 0, flowDeadline: 0, maxAttempts: 3, initialInterval: 1000, backoffCoefficient: 2, maxInterval: 60_000,
-    nonRetryable: [], methodTimeout: 0, heartbeatTimeout: 0, stickyWorkerId: '',
-  };
-}
-
-const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
+const newTask = taskBuilder((n) => ({ flowId: `flow-${n}`, stepExecutionId: `s${n}`, input: Buffer.from(`in-${n}`) }));
 /**
  * Script calls Redis ran. A script the server does not know yet goes as EVAL
  * after an EVALSHA that failed with NOSCRIPT: that one ran nothing.
  */
 async function scriptCalls(): Promise<number> {
-  const stats = await client.info('commandstats');
+  const stats = await fx.client.info('commandstats');
   const stat = (cmd: string, field: string) => Number(new RegExp(`cmdstat_${cmd}:.*\\b${field}=(\\d+)`).exec(stats)?.[1] ?? 0);
   const ran = (cmd: string) => stat(cmd, 'calls') - stat(cmd, 'failed_calls');
   return ran('evalsha') + ran('eval');
@@ -52,7 +31,7 @@ async function scriptCalls(): Promise<number> {
 
 async function enqueued(count: number): Promise<NewTask[]> {
   const tasks = Array.from({ length: count }, newTask);
-  await store.enqueueMany(tasks, Date.now());
+  await fx.store.enqueueMany(tasks, Date.now());
   // more than one partition, so one call spans partitions on one Redis
   expect(new Set(tasks.map((t) => t.partition)).size).toBeGreaterThan(1);
   return tasks;
@@ -60,13 +39,13 @@ async function enqueued(count: number): Promise<NewTask[]> {
 
 it('sends the starts of one turn as one startTasks call and judges each task on its own', async () => {
   const tasks = await enqueued(6);
-  await client.config('RESETSTAT');
+  await fx.client.config('RESETSTAT');
   observed = [];
   const now = Date.now();
   const results = await Promise.all([
-    ...tasks.map((t, i) => store.start(t.partition, t.taskId, 0, slot, `nonce-${i}`, now)),
-    store.start(tasks[0]!.partition, 'no-such-task', 0, slot, 'nonce-x', now),
-    store.start(tasks[1]!.partition, tasks[1]!.taskId, 7, slot, 'nonce-y', now),
+    ...tasks.map((t, i) => fx.store.start(t.partition, t.taskId, 0, testSlot, `nonce-${i}`, now)),
+    fx.store.start(tasks[0]!.partition, 'no-such-task', 0, testSlot, 'nonce-x', now),
+    fx.store.start(tasks[1]!.partition, tasks[1]!.taskId, 7, testSlot, 'nonce-y', now),
   ]);
   expect(await scriptCalls()).toBe(1);
   expect(observed).toEqual(['startTasks']);
@@ -81,51 +60,51 @@ it('sends the starts of one turn as one startTasks call and judges each task on 
     expect(s.stepExecutionId).toBe(tasks[i]!.stepExecutionId);
   });
   for (const t of tasks) {
-    const h = await store.readTask(t.partition, t.taskId);
+    const h = await fx.store.readTask(t.partition, t.taskId);
     expect(h!.state!.toString()).toBe('running');
-    expect(await client.zscore(keys.inflight(t.partition), t.taskId)).not.toBeNull();
+    expect(await fx.client.zscore(fx.keys.inflight(t.partition), t.taskId)).not.toBeNull();
   }
 });
 
 it('sends the completions of one turn as one completeTasks call; a stale nonce refuses only itself', async () => {
   const tasks = await enqueued(5);
   const now = Date.now();
-  await Promise.all(tasks.map((t, i) => store.start(t.partition, t.taskId, 0, slot, `nonce-${i}`, now)));
-  await client.config('RESETSTAT');
+  await Promise.all(tasks.map((t, i) => fx.store.start(t.partition, t.taskId, 0, testSlot, `nonce-${i}`, now)));
+  await fx.client.config('RESETSTAT');
   observed = [];
   const results = await Promise.all(tasks.map((t, i) =>
-    store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: i === 2 ? 'wrong' : `nonce-${i}` },
+    fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: i === 2 ? 'wrong' : `nonce-${i}` },
       Buffer.from(`out-${i}`), now)));
   expect(await scriptCalls()).toBe(1);
   expect(observed).toEqual(['completeTasks']);
   expect(results[2]).toEqual<Refusal>({ kind: 'stale' });
   for (const [i, t] of tasks.entries()) {
     if (i === 2) {
-      expect((await store.readTask(t.partition, t.taskId))!.state!.toString()).toBe('running');
-      expect(await store.readDone(t.partition, t.taskId)).toBeNull();
+      expect((await fx.store.readTask(t.partition, t.taskId))!.state!.toString()).toBe('running');
+      expect(await fx.store.readDone(t.partition, t.taskId)).toBeNull();
       continue;
     }
     expect(results[i]).toEqual({ kind: 'completed', outcomeId: expect.stringMatching(/^\d+-\d+$/) });
-    expect(await store.readTask(t.partition, t.taskId)).toBeNull();
-    const done = await store.readDone(t.partition, t.taskId);
+    expect(await fx.store.readTask(t.partition, t.taskId)).toBeNull();
+    const done = await fx.store.readDone(t.partition, t.taskId);
     expect(done!.status!.toString()).toBe('COMPLETED');
     expect(done!.output!.toString()).toBe(`out-${i}`);
-    expect(await client.get(`${keys.tag(t.partition)}sticky:acme:${t.flowId}`)).toBe('w1');
+    expect(await fx.client.get(`${fx.keys.tag(t.partition)}sticky:acme:${t.flowId}`)).toBe('w1');
   }
   // a second completion of an ended task says so, in a call of its own turn
-  expect(await store.complete({ partition: tasks[0]!.partition, taskId: tasks[0]!.taskId, attempt: 1, nonce: 'nonce-0' }, Buffer.from('again'), now))
+  expect(await fx.store.complete({ partition: tasks[0]!.partition, taskId: tasks[0]!.taskId, attempt: 1, nonce: 'nonce-0' }, Buffer.from('again'), now))
     .toEqual({ kind: 'ended', status: 'COMPLETED' });
   expect(await scriptCalls()).toBe(2);
 });
 
 it('sends a call alone in its turn at once, and splits a turn into calls of at most 8 tasks', async () => {
   const tasks = await enqueued(22);
-  await client.config('RESETSTAT');
+  await fx.client.config('RESETSTAT');
   const now = Date.now();
-  const first = await store.start(tasks[0]!.partition, tasks[0]!.taskId, 0, slot, 'n0', now);
+  const first = await fx.store.start(tasks[0]!.partition, tasks[0]!.taskId, 0, testSlot, 'n0', now);
   expect('input' in first).toBe(true);
   expect(await scriptCalls()).toBe(1);
-  const rest = await Promise.all(tasks.slice(1).map((t, i) => store.start(t.partition, t.taskId, 0, slot, `n${i + 1}`, now)));
+  const rest = await Promise.all(tasks.slice(1).map((t, i) => fx.store.start(t.partition, t.taskId, 0, testSlot, `n${i + 1}`, now)));
   expect(rest.every((r) => 'input' in r)).toBe(true);
   expect(await scriptCalls()).toBe(1 + 3); // 21 starts: 8 + 8 + 5
 });
@@ -133,10 +112,10 @@ it('sends a call alone in its turn at once, and splits a turn into calls of at m
 it('fails every caller of a call that fails', async () => {
   const tasks = await enqueued(3);
   // a task key of the wrong type makes the script itself fail (WRONGTYPE)
-  await client.del(keys.task(tasks[1]!.partition, tasks[1]!.taskId));
-  await client.set(keys.task(tasks[1]!.partition, tasks[1]!.taskId), 'not a hash');
+  await fx.client.del(fx.keys.task(tasks[1]!.partition, tasks[1]!.taskId));
+  await fx.client.set(fx.keys.task(tasks[1]!.partition, tasks[1]!.taskId), 'not a hash');
   const now = Date.now();
-  const settled = await Promise.allSettled(tasks.map((t, i) => store.start(t.partition, t.taskId, 0, slot, `n${i}`, now)));
+  const settled = await Promise.allSettled(tasks.map((t, i) => fx.store.start(t.partition, t.taskId, 0, testSlot, `n${i}`, now)));
   expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
   expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE/);
 });

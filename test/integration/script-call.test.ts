@@ -4,57 +4,32 @@
  * multi-byte payloads arrive byte for byte, and an error inside a script
  * rejects the call instead of reading as a reply.
  */
-import { createRedis, type RedisClient } from '../../src/store/redis';
-import { Keys, partitionOf, queueName } from '../../src/store/keys';
-import { TaskStore, type NewTask } from '../../src/store/task-store';
 import { readDone } from '../../src/store/outcomes';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import type { NewTask } from '../../src/store/task-store';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
 
 const redis = useEmbeddedRedis();
-let client: RedisClient;
-let keys: Keys;
-let store: TaskStore;
-
-beforeEach(() => {
-  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
-  keys = new Keys(uniquePrefix('hot'));
-  store = new TaskStore(client, keys, 60_000, 60_000);
-});
-afterEach(() => client.disconnect());
-
-let n = 0;
-function newTask(over: Partial<NewTask> = {}): NewTask {
-  n += 1;
-  const tenant = 'acme';
-  const flowId = over.flowId ?? `flow ${n}`;
-  const partition = partitionOf(tenant, flowId, 8);
-  return {
-    partition, taskId: `${partition}-${n.toString(16).padStart(24, '0')}`, queue: queueName(tenant, 'order', 'charge'),
-    tenant, flowId, flowType: 'order', stepType: 'charge', stepExecutionId: `step/${n}`, input: Buffer.from('{}'),
-    readyAt: 0, flowDeadline: 0, maxAttempts: 3, initialInterval: 1000, backoffCoefficient: 2, maxInterval: 60_000,
-    nonRetryable: [], methodTimeout: 0, heartbeatTimeout: 0, stickyWorkerId: '', ...over,
-  };
-}
-
-const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
+const fx = useTaskStore(redis, 'hot');
+const newTask = taskBuilder();
 
 async function calls(command: string): Promise<number> {
-  const m = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await client.info('commandstats'));
+  const m = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await fx.client.info('commandstats'));
   return m ? Number(m[1]) : 0;
 }
 
 /** Enqueues, starts and completes `tasks`; returns what each start read and each completion's reply. */
 async function cycle(tasks: NewTask[], output: Buffer) {
   const now = Date.now();
-  const enq = await store.enqueueMany(tasks, now);
-  const started = await Promise.all(tasks.map((t) => store.start(t.partition, t.taskId, 0, slot, 'nonce-1', now)));
-  const done = await Promise.all(tasks.map((t) => store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' }, output, now)));
+  const enq = await fx.store.enqueueMany(tasks, now);
+  const started = await Promise.all(tasks.map((t) => fx.store.start(t.partition, t.taskId, 0, testSlot, 'nonce-1', now)));
+  const done = await Promise.all(tasks.map((t) => fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' }, output, now)));
   return { enq, started, done };
 }
 
 test('a server that lost its script cache gets the script again, and the next call is EVALSHA', async () => {
-  await client.script('FLUSH');
-  await client.config('RESETSTAT');
+  await fx.client.script('FLUSH');
+  await fx.client.config('RESETSTAT');
   const { enq, started, done } = await cycle([newTask(), newTask()], Buffer.from('ok'));
   expect(enq.map((e) => e.result)).toEqual(['created', 'created']);
   expect(started.map((s) => 'kind' in s ? s.kind : 'started')).toEqual(['started', 'started']);
@@ -81,7 +56,7 @@ test('binary and multi-byte payloads and names arrive byte for byte', async () =
   expect(s.stepExecutionId).toBe('ß/\r\n$3');
   expect(p.input.toString()).toBe('ünïcode ✓');
   expect(done.map((d) => d.kind)).toEqual(['completed', 'completed']);
-  const rec = await readDone(client, keys, t.partition, t.taskId);
+  const rec = await readDone(fx.client, fx.keys, t.partition, t.taskId);
   expect([...(rec?.output ?? [])]).toEqual([...output]);
   expect(rec?.flowId?.toString()).toBe('flöw ünïcode 🚀');
 });
@@ -89,10 +64,10 @@ test('binary and multi-byte payloads and names arrive byte for byte', async () =
 test('an error inside a script rejects the call and leaves the task as it was', async () => {
   const t = newTask();
   // The queue index of the partition made the wrong type: SADD inside enqueueTasks fails.
-  await client.set(`${keys.tag(t.partition)}queues`, 'not a set');
-  await expect(store.enqueueMany([t, newTask({ flowId: t.flowId })], Date.now())).rejects.toThrow(/WRONGTYPE/);
-  expect(await client.exists(keys.task(t.partition, t.taskId))).toBe(0);
+  await fx.client.set(`${fx.keys.tag(t.partition)}queues`, 'not a set');
+  await expect(fx.store.enqueueMany([t, newTask({ flowId: t.flowId })], Date.now())).rejects.toThrow(/WRONGTYPE/);
+  expect(await fx.client.exists(fx.keys.task(t.partition, t.taskId))).toBe(0);
   // A start of a task that is not there is a refusal, not a success.
-  const r = await store.start(t.partition, t.taskId, 0, slot, 'nonce-1', Date.now());
+  const r = await fx.store.start(t.partition, t.taskId, 0, testSlot, 'nonce-1', Date.now());
   expect(r).toEqual({ kind: 'not-found' });
 });

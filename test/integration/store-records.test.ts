@@ -4,65 +4,43 @@
  * and the task's packed spec, and tasks and done hashes written in the layout
  * before either was packed, which the scripts still read.
  */
-import { createRedis } from '../../src/store/redis';
-import { Keys, partitionOf, queueName } from '../../src/store/keys';
 import { FetchStore } from '../../src/store/fetch-store';
-import { payloadArg, TaskStore, type NewTask } from '../../src/store/task-store';
-import type { RedisClient } from '../../src/store/redis';
+import { payloadArg, type NewTask } from '../../src/store/task-store';
 import { decodeEntry, OutcomeStore } from '../../src/store/outcomes';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
 
 const redis = useEmbeddedRedis();
 const RETENTION = 60_000;
-let client: RedisClient;
-let keys: Keys;
-let store: TaskStore;
+const fx = useTaskStore(redis, 'rec', { retentionMs: RETENTION });
 let fetchStore: FetchStore;
 
 beforeEach(() => {
-  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
-  keys = new Keys(uniquePrefix('rec'));
-  store = new TaskStore(client, keys, RETENTION, 60_000);
-  fetchStore = new FetchStore(client, keys, RETENTION);
+  fetchStore = new FetchStore(fx.client, fx.keys, RETENTION);
 });
-afterEach(() => client.disconnect());
 
-let n = 0;
-function newTask(over: Partial<NewTask> = {}): NewTask {
-  n += 1;
-  const tenant = over.tenant ?? 'acme';
-  const flowId = over.flowId ?? `flow ${n} ünïcode`;
-  const partition = partitionOf(tenant, flowId, 8);
-  return {
-    partition, taskId: `${partition}-${n.toString(16).padStart(24, '0')}`, queue: queueName(tenant, 'order', 'charge'),
-    tenant, flowId, flowType: 'order', stepType: 'charge', stepExecutionId: `step/${n}`, input: Buffer.from([1, 0xff, 0, 2]),
-    readyAt: 0, flowDeadline: 0, maxAttempts: 3, initialInterval: 1000, backoffCoefficient: 2, maxInterval: 60_000,
-    nonRetryable: [], methodTimeout: 0, heartbeatTimeout: 0, stickyWorkerId: '', ...over,
-  };
-}
-
-const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
+const newTask = taskBuilder((n) => ({ flowId: `flow ${n} ünïcode`, input: Buffer.from([1, 0xff, 0, 2]) }));
 const str = (h: Record<string, Buffer> | null) =>
   Object.fromEntries(Object.entries(h ?? {}).map(([k, v]) => [k, k === 'output' || k === 'input' ? [...v] : v.toString()]));
 
 /** A task as enqueueTask wrote it before the spec was packed: each value a field of its own. */
 async function legacyEnqueue(t: NewTask, now: number): Promise<void> {
-  const tag = keys.tag(t.partition);
-  await client.hset(keys.task(t.partition, t.taskId),
+  const tag = fx.keys.tag(t.partition);
+  await fx.client.hset(fx.keys.task(t.partition, t.taskId),
     'state', 'queued', 'attempt', '1', 'queue', t.queue, 'enqueuedAt', now, 'readyAt', now, 'deadline', t.flowDeadline,
     'tenant', t.tenant, 'flowId', t.flowId, 'flowType', t.flowType, 'stepType', t.stepType, 'seid', t.stepExecutionId,
     'input', t.input, 'maxAttempts', t.maxAttempts, 'initialInterval', t.initialInterval,
     'backoffCoefficient', t.backoffCoefficient, 'maxInterval', t.maxInterval, 'nonRetryable', t.nonRetryable.join('\x1f'),
     'methodTimeout', t.methodTimeout, 'hbTimeout', t.heartbeatTimeout, 'sticky', t.stickyWorkerId);
-  await client.zadd(`${tag}q:${t.queue}`, now, t.taskId);
-  await client.sadd(`${tag}queues`, t.queue);
-  await client.sadd(keys.flow(t.partition, t.tenant, t.flowId), t.taskId);
-  if (t.flowDeadline > 0) await client.zadd(keys.deadlines(t.partition), t.flowDeadline, t.taskId);
+  await fx.client.zadd(`${tag}q:${t.queue}`, now, t.taskId);
+  await fx.client.sadd(`${tag}queues`, t.queue);
+  await fx.client.sadd(fx.keys.flow(t.partition, t.tenant, t.flowId), t.taskId);
+  if (t.flowDeadline > 0) await fx.client.zadd(fx.keys.deadlines(t.partition), t.flowDeadline, t.taskId);
 }
 
 /** The outcome stream entry of an outcome id, as stored. */
 async function rawEntry(partition: number, id: string): Promise<Record<string, Buffer>> {
-  const [entry] = await client.xrangeBuffer(keys.out(partition), id, id);
+  const [entry] = await fx.client.xrangeBuffer(fx.keys.out(partition), id, id);
   const fields = entry![1];
   const out: Record<string, Buffer> = {};
   for (let i = 0; i < fields.length; i += 2) out[fields[i]!.toString()] = fields[i + 1]!;
@@ -75,7 +53,7 @@ async function streamEntry(partition: number, id: string): Promise<Record<string
 }
 
 async function run(t: NewTask, now: number): Promise<string> {
-  const started = await store.start(t.partition, t.taskId, 0, slot, 'nonce-1', now);
+  const started = await fx.store.start(t.partition, t.taskId, 0, testSlot, 'nonce-1', now);
   expect(started).toMatchObject({ taskId: t.taskId, attempt: 1 });
   return 'nonce-1';
 }
@@ -84,20 +62,20 @@ describe('the done record', () => {
   it('is one string with a TTL that holds the whole outcome, binary output included, after the stream entry is trimmed', async () => {
     const t = newTask();
     const now = Date.now();
-    await store.enqueue(t, now);
+    await fx.store.enqueue(t, now);
     const nonce = await run(t, now);
     const output = Buffer.from([0xff, 0, 0x41, 0xff, 0xfe]);
-    const r = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now + 5);
+    const r = await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now + 5);
     if (r.kind !== 'completed') throw new Error(r.kind);
 
-    const key = keys.done(t.partition, t.taskId);
-    expect(await client.type(key)).toBe('string');
-    const ttl = await client.pttl(key);
+    const key = fx.keys.done(t.partition, t.taskId);
+    expect(await fx.client.type(key)).toBe('string');
+    const ttl = await fx.client.pttl(key);
     expect(ttl).toBeGreaterThan(RETENTION - 5000);
     expect(ttl).toBeLessThanOrEqual(RETENTION);
 
     const entry = await streamEntry(t.partition, r.outcomeId);
-    const done = await store.readDone(t.partition, t.taskId);
+    const done = await fx.store.readDone(t.partition, t.taskId);
     expect(str(done)).toEqual({ ...str(entry), outcomeId: r.outcomeId, fetchIdem: '' });
     expect(str(done)).toMatchObject({
       taskId: t.taskId, tenant: 'acme', flowId: t.flowId, flowType: 'order', stepType: 'charge', seid: t.stepExecutionId,
@@ -105,34 +83,34 @@ describe('the done record', () => {
       finishedAt: String(now + 5), enqueuedAt: String(now),
     });
 
-    await client.xtrim(keys.out(t.partition), 'MAXLEN', 0);
-    expect(await client.xlen(keys.out(t.partition))).toBe(0);
-    expect(str(await store.readDone(t.partition, t.taskId))).toEqual(str(done));
+    await fx.client.xtrim(fx.keys.out(t.partition), 'MAXLEN', 0);
+    expect(await fx.client.xlen(fx.keys.out(t.partition))).toBe(0);
+    expect(str(await fx.store.readDone(t.partition, t.taskId))).toEqual(str(done));
 
     // Ended: a late result names the status; a retried enqueue creates nothing.
-    expect(await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now))
+    expect(await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now))
       .toEqual({ kind: 'ended', status: 'COMPLETED' });
-    expect((await store.enqueue(t, now)).result).toBe('ended');
-    expect(await store.readTask(t.partition, t.taskId)).toBeNull();
+    expect((await fx.store.enqueue(t, now)).result).toBe('ended');
+    expect(await fx.store.readTask(t.partition, t.taskId)).toBeNull();
   });
 
   it('keeps a failure message as sent, and the fetch surface\'s idempotency key', async () => {
     const t = newTask({ maxAttempts: 1 });
     const now = Date.now();
-    await store.enqueue(t, now);
+    await fx.store.enqueue(t, now);
     const nonce = await run(t, now);
     const message = 'line 1\nline 2 \u00ff\u2028 \0 end';
-    const r = await store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce },
+    const r = await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce },
       { message, type: 'Oops', nonRetryable: false, retryAfterMs: 0 }, now);
     expect(r.kind).toBe('terminal');
-    expect(str(await store.readDone(t.partition, t.taskId))).toMatchObject({ status: 'FAILED', errMsg: message, errType: 'Oops', errNR: '0' });
+    expect(str(await fx.store.readDone(t.partition, t.taskId))).toMatchObject({ status: 'FAILED', errMsg: message, errType: 'Oops', errNR: '0' });
 
     const f = newTask();
-    await store.enqueue(f, now);
+    await fx.store.enqueue(f, now);
     await fetchStore.lock(f.partition, [f.queue], 'fw', 10_000, 10, 0, now);
     const c = await fetchStore.complete(f.partition, f.taskId, 'fw', undefined, 'key-1', now);
     expect(c).toMatchObject({ kind: 'ok', absorbed: false });
-    expect(str(await store.readDone(f.partition, f.taskId))).toMatchObject({ status: 'COMPLETED', fetchIdem: 'key-1', worker: 'fw', output: [1, 0xff, 0, 2] });
+    expect(str(await fx.store.readDone(f.partition, f.taskId))).toMatchObject({ status: 'COMPLETED', fetchIdem: 'key-1', worker: 'fw', output: [1, 0xff, 0, 2] });
     expect(await fetchStore.complete(f.partition, f.taskId, 'fw', undefined, 'key-1', now))
       .toEqual({ kind: 'ok', outcomeId: (c as { outcomeId: string }).outcomeId, absorbed: true });
     expect(await fetchStore.complete(f.partition, f.taskId, 'fw', undefined, 'key-2', now)).toEqual({ kind: 'refused', verdict: 'terminal' });
@@ -140,17 +118,17 @@ describe('the done record', () => {
 
   it('reads a done hash, the format before the record was one string', async () => {
     const t = newTask();
-    const key = keys.done(t.partition, t.taskId);
-    await client.hset(key, 'outcomeId', '1-1', 'taskId', t.taskId, 'tenant', 'acme', 'flowId', t.flowId, 'flowType', 'order',
+    const key = fx.keys.done(t.partition, t.taskId);
+    await fx.client.hset(key, 'outcomeId', '1-1', 'taskId', t.taskId, 'tenant', 'acme', 'flowId', t.flowId, 'flowType', 'order',
       'stepType', 'charge', 'seid', t.stepExecutionId, 'status', 'CANCELLED', 'attempt', '1', 'worker', '', 'output', '',
       'errMsg', 'stop', 'errType', 'cancelled', 'errNR', '1', 'finishedAt', '5', 'enqueuedAt', '4', 'fetchIdem', 'k');
-    await client.pexpire(key, RETENTION);
-    expect(str(await store.readDone(t.partition, t.taskId))).toMatchObject({ outcomeId: '1-1', status: 'CANCELLED', errMsg: 'stop' });
-    expect(await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'x' }, Buffer.alloc(0), 1))
+    await fx.client.pexpire(key, RETENTION);
+    expect(str(await fx.store.readDone(t.partition, t.taskId))).toMatchObject({ outcomeId: '1-1', status: 'CANCELLED', errMsg: 'stop' });
+    expect(await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'x' }, Buffer.alloc(0), 1))
       .toEqual({ kind: 'ended', status: 'CANCELLED' });
-    expect(await store.heartbeat({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'x' }, 1))
+    expect(await fx.store.heartbeat({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'x' }, 1))
       .toEqual({ kind: 'ended', status: 'CANCELLED' });
-    expect((await store.enqueue(t, 1)).result).toBe('ended');
+    expect((await fx.store.enqueue(t, 1)).result).toBe('ended');
     expect(await fetchStore.complete(t.partition, t.taskId, 'fw', undefined, 'k', 1)).toEqual({ kind: 'ok', outcomeId: '1-1', absorbed: true });
     expect(await fetchStore.complete(t.partition, t.taskId, 'fw', undefined, 'other', 1)).toEqual({ kind: 'refused', verdict: 'terminal' });
     expect(await fetchStore.unlock(t.partition, t.taskId, 'fw', 1)).toEqual({ kind: 'refused', verdict: 'terminal' });
@@ -161,16 +139,16 @@ describe('the outcome stream entry', () => {
   it('is two fields, taskId and the packed outcome, which consumers read as the done record\'s fields', async () => {
     const t = newTask();
     const now = Date.now();
-    await store.enqueue(t, now);
+    await fx.store.enqueue(t, now);
     const nonce = await run(t, now);
     const output = Buffer.from([0xff, 0, 0x41]);
-    const r = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now + 7);
+    const r = await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now + 7);
     if (r.kind !== 'completed') throw new Error(r.kind);
     const raw = await rawEntry(t.partition, r.outcomeId);
     expect(Object.keys(raw).sort()).toEqual(['o', 'taskId']);
     expect(raw.taskId!.toString()).toBe(t.taskId);
 
-    const outcomes = new OutcomeStore(client, keys, 8);
+    const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
     await outcomes.ensureGroup('g');
     const [o] = await outcomes.readNew('g', 'c', 10, [t.partition]);
     expect(o).toEqual({
@@ -182,9 +160,9 @@ describe('the outcome stream entry', () => {
 
   it('still reads an entry written field by field, the format before it was packed', async () => {
     const t = newTask();
-    const outcomes = new OutcomeStore(client, keys, 8);
+    const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
     await outcomes.ensureGroup('g');
-    const id = await client.xadd(keys.out(t.partition), '*', 'taskId', t.taskId, 'tenant', 'acme', 'flowId', t.flowId,
+    const id = await fx.client.xadd(fx.keys.out(t.partition), '*', 'taskId', t.taskId, 'tenant', 'acme', 'flowId', t.flowId,
       'flowType', 'order', 'stepType', 'charge', 'seid', t.stepExecutionId, 'status', 'FAILED', 'attempt', '2', 'worker', 'w9',
       'output', '', 'errMsg', 'boom', 'errType', 'E', 'errNR', '1', 'finishedAt', '20', 'enqueuedAt', '10');
     const [o] = await outcomes.readNew('g', 'c', 10, [t.partition]);
@@ -199,30 +177,30 @@ describe('the task spec', () => {
   it('is one field of the task hash, read back as the fields GetTask shows', async () => {
     const t = newTask({ flowDeadline: Date.now() + 60_000, methodTimeout: 5000, heartbeatTimeout: 2000, nonRetryable: ['A', 'B'], stickyWorkerId: 'w9' });
     const now = Date.now();
-    await store.enqueue(t, now);
-    const raw = await client.hgetallBuffer(keys.task(t.partition, t.taskId));
+    await fx.store.enqueue(t, now);
+    const raw = await fx.client.hgetallBuffer(fx.keys.task(t.partition, t.taskId));
     expect(Object.keys(raw).sort()).toEqual(['attempt', 'input', 'queue', 'readyAt', 'spec', 'state']);
-    expect(str(await store.readTask(t.partition, t.taskId))).toEqual({
+    expect(str(await fx.store.readTask(t.partition, t.taskId))).toEqual({
       state: 'queued', attempt: '1', queue: t.queue, readyAt: String(now), input: [1, 0xff, 0, 2],
       methodTimeout: '5000', hbTimeout: '2000', deadline: String(t.flowDeadline), enqueuedAt: String(now), tenant: 'acme',
       flowId: t.flowId, flowType: 'order', stepType: 'charge', seid: t.stepExecutionId, maxAttempts: '3',
       initialInterval: '1000', backoffCoefficient: '2', maxInterval: '60000', nonRetryable: 'A\x1fB', sticky: 'w9',
     });
-    expect(await store.readTenant(t.partition, t.taskId)).toBe('acme');
-    expect(await store.readTenant(t.partition, `${t.partition}-${'f'.repeat(24)}`)).toBeNull();
+    expect(await fx.store.readTenant(t.partition, t.taskId)).toBe('acme');
+    expect(await fx.store.readTenant(t.partition, `${t.partition}-${'f'.repeat(24)}`)).toBeNull();
 
-    const started = await store.start(t.partition, t.taskId, 1, slot, 'nonce-1', now + 1);
+    const started = await fx.store.start(t.partition, t.taskId, 1, testSlot, 'nonce-1', now + 1);
     expect(started).toEqual({
       taskId: t.taskId, attempt: 1, nonce: 'nonce-1', startedAt: now + 1, input: t.input, tenant: 'acme', flowId: t.flowId,
       flowType: 'order', stepType: 'charge', stepExecutionId: t.stepExecutionId, enqueuedAt: now, methodTimeout: 5000,
       heartbeatTimeout: 2000, flowDeadline: t.flowDeadline, deadlineAt: now + 1 + 2000,
     });
     // a non-retryable type from the spec ends the attempt at once
-    const r = await store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' },
+    const r = await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' },
       { message: 'no', type: 'B', nonRetryable: false, retryAfterMs: 0 }, now + 2);
     expect(r.kind).toBe('terminal');
-    expect(await client.zscore(keys.deadlines(t.partition), t.taskId)).toBeNull();
-    expect(await client.exists(keys.flow(t.partition, t.tenant, t.flowId))).toBe(0);
+    expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBeNull();
+    expect(await fx.client.exists(fx.keys.flow(t.partition, t.tenant, t.flowId))).toBe(0);
   });
 });
 
@@ -231,34 +209,34 @@ describe('a task enqueued before the spec was packed', () => {
     const t = newTask({ methodTimeout: 10_000, heartbeatTimeout: 3000, flowDeadline: Date.now() + 600_000, maxAttempts: 2, initialInterval: 1 });
     const now = Date.now();
     await legacyEnqueue(t, now);
-    expect(str(await store.readTask(t.partition, t.taskId))).toMatchObject({ tenant: 'acme', flowId: t.flowId, maxAttempts: '2' });
-    expect(await store.readTenant(t.partition, t.taskId)).toBe('acme');
+    expect(str(await fx.store.readTask(t.partition, t.taskId))).toMatchObject({ tenant: 'acme', flowId: t.flowId, maxAttempts: '2' });
+    expect(await fx.store.readTenant(t.partition, t.taskId)).toBe('acme');
 
-    const started = await store.start(t.partition, t.taskId, 0, slot, 'n1', now);
+    const started = await fx.store.start(t.partition, t.taskId, 0, testSlot, 'n1', now);
     expect(started).toEqual({
       taskId: t.taskId, attempt: 1, nonce: 'n1', startedAt: now, input: t.input, tenant: 'acme', flowId: t.flowId,
       flowType: 'order', stepType: 'charge', stepExecutionId: t.stepExecutionId, enqueuedAt: now, methodTimeout: 10_000,
       heartbeatTimeout: 3000, flowDeadline: t.flowDeadline, deadlineAt: now + 3000,
     });
-    expect(await store.heartbeat({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, now + 1000))
+    expect(await fx.store.heartbeat({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, now + 1000))
       .toEqual({ kind: 'extended', deadlineAt: now + 4000 });
-    expect(await store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' },
+    expect(await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' },
       { message: 'again', type: 'Io', nonRetryable: false, retryAfterMs: 0 }, now + 1000))
       .toEqual({ kind: 'retry', readyAt: now + 1001, attempt: 2 });
-    expect(await store.start(t.partition, t.taskId, 2, slot, 'n2', now + 1001)).toMatchObject({ attempt: 2, flowId: t.flowId });
-    expect(await store.release({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n2' })).toEqual({ kind: 'released', readyAt: now + 1001 });
-    expect(await client.zscore(keys.deadlines(t.partition), t.taskId)).toBe(String(t.flowDeadline));
-    await store.start(t.partition, t.taskId, 2, slot, 'n3', now + 1002);
+    expect(await fx.store.start(t.partition, t.taskId, 2, testSlot, 'n2', now + 1001)).toMatchObject({ attempt: 2, flowId: t.flowId });
+    expect(await fx.store.release({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n2' })).toEqual({ kind: 'released', readyAt: now + 1001 });
+    expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBe(String(t.flowDeadline));
+    await fx.store.start(t.partition, t.taskId, 2, testSlot, 'n3', now + 1002);
 
-    const r = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n3' }, Buffer.from('ok'), now + 2000);
+    const r = await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n3' }, Buffer.from('ok'), now + 2000);
     if (r.kind !== 'completed') throw new Error(r.kind);
     expect(str(await streamEntry(t.partition, r.outcomeId))).toMatchObject({
       taskId: t.taskId, tenant: 'acme', flowId: t.flowId, flowType: 'order', stepType: 'charge', seid: t.stepExecutionId,
       status: 'COMPLETED', attempt: '2', worker: 'w1', enqueuedAt: String(now),
     });
-    expect(await client.zscore(keys.deadlines(t.partition), t.taskId)).toBeNull();
-    expect(await client.exists(keys.flow(t.partition, t.tenant, t.flowId))).toBe(0);
-    expect(await client.get(keys.sticky(t.partition, t.tenant, t.flowId))).toBe('w1');
+    expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBeNull();
+    expect(await fx.client.exists(fx.keys.flow(t.partition, t.tenant, t.flowId))).toBe(0);
+    expect(await fx.client.get(fx.keys.sticky(t.partition, t.tenant, t.flowId))).toBe('w1');
   });
 
   it('is claimed, listed as terminal, timed out and cancelled', async () => {
@@ -273,19 +251,19 @@ describe('a task enqueued before the spec was packed', () => {
       stepExecutionId: claimed.stepExecutionId, attempt: 1, errMsg: 'bad',
     })]);
     expect(await fetchStore.abandonTerminal(claimed.partition, claimed.taskId, 'gone', now)).toMatchObject({ kind: 'abandoned' });
-    expect(str(await store.readDone(claimed.partition, claimed.taskId))).toMatchObject({ status: 'FAILED', flowId: claimed.flowId, errMsg: 'gone' });
+    expect(str(await fx.store.readDone(claimed.partition, claimed.taskId))).toMatchObject({ status: 'FAILED', flowId: claimed.flowId, errMsg: 'gone' });
 
     const late = newTask({ flowDeadline: now - 1 });
     await legacyEnqueue(late, now);
-    const lease = keys.lease(late.partition);
-    await client.set(lease, 'n1:1');
-    expect(await store.timeout(late.partition, late.taskId, now, 'n1:1')).toBe('timed-out');
-    expect(str(await store.readDone(late.partition, late.taskId))).toMatchObject({ status: 'TIMED_OUT', seid: late.stepExecutionId });
+    const lease = fx.keys.lease(late.partition);
+    await fx.client.set(lease, 'n1:1');
+    expect(await fx.store.timeout(late.partition, late.taskId, now, 'n1:1')).toBe('timed-out');
+    expect(str(await fx.store.readDone(late.partition, late.taskId))).toMatchObject({ status: 'TIMED_OUT', seid: late.stepExecutionId });
 
     const flow = newTask();
     await legacyEnqueue(flow, now);
-    expect(await store.cancelFlow(flow.partition, flow.tenant, flow.flowId, 'stop', now)).toEqual({ queued: 1, running: [] });
-    expect(str(await store.readDone(flow.partition, flow.taskId))).toMatchObject({ status: 'CANCELLED', stepType: 'charge' });
+    expect(await fx.store.cancelFlow(flow.partition, flow.tenant, flow.flowId, 'stop', now)).toEqual({ queued: 1, running: [] });
+    expect(str(await fx.store.readDone(flow.partition, flow.taskId))).toMatchObject({ status: 'CANCELLED', stepType: 'charge' });
   });
 });
 
@@ -300,10 +278,10 @@ describe('payload arguments', () => {
     for (const [input, output] of [[text, binary], [binary, text]] as const) {
       const t = newTask({ input });
       const now = Date.now();
-      expect((await store.enqueue(t, now)).result).toBe('created');
-      const started = await store.start(t.partition, t.taskId, 0, slot, 'nonce-1', now);
+      expect((await fx.store.enqueue(t, now)).result).toBe('created');
+      const started = await fx.store.start(t.partition, t.taskId, 0, testSlot, 'nonce-1', now);
       expect('input' in started && [...started.input]).toEqual([...input]);
-      const done = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' }, output, now);
+      const done = await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' }, output, now);
       expect(done.kind).toBe('completed');
       const entry = await streamEntry(t.partition, (done as { outcomeId: string }).outcomeId);
       expect([...entry.output!]).toEqual([...output]);
@@ -312,75 +290,75 @@ describe('payload arguments', () => {
 });
 
 describe('enqueueMany', () => {
-  it('starts a task in the slot bound to it, unless its flow remembers another sticky worker', async () => {
+  it('starts a task in the testSlot bound to it, unless its flow remembers another sticky worker', async () => {
     const now = Date.now();
     const [fresh, mine, other] = [newTask({ methodTimeout: 30_000 }), newTask(), newTask()];
-    for (const [t, w] of [[mine!, 'w1'], [other!, 'w2']] as const) await client.set(`${keys.tag(t.partition)}sticky:acme:${t.flowId}`, w);
-    const start = (nonce: string) => ({ slot, nonce });
-    const r = await store.enqueueMany([fresh!, mine!, other!], now, [start('n1'), start('n2'), start('n3')]);
+    for (const [t, w] of [[mine!, 'w1'], [other!, 'w2']] as const) await fx.client.set(`${fx.keys.tag(t.partition)}sticky:acme:${t.flowId}`, w);
+    const start = (nonce: string) => ({ slot: testSlot, nonce });
+    const r = await fx.store.enqueueMany([fresh!, mine!, other!], now, [start('n1'), start('n2'), start('n3')]);
     expect(r.map((x) => [x.result, x.rememberedSticky, x.startedDeadlineAt])).toEqual([
       ['created', '', now + 30_000], ['created', 'w1', 9007199254740991], ['created', 'w2', undefined],
     ]);
     for (const [t, nonce] of [[fresh!, 'n1'], [mine!, 'n2']] as const) {
-      const h = str(await client.hgetallBuffer(keys.task(t.partition, t.taskId)));
+      const h = str(await fx.client.hgetallBuffer(fx.keys.task(t.partition, t.taskId)));
       expect(h).toMatchObject({ state: 'running', attempt: '1', worker: 'w1', nonce, slot: 's1', node: 'n1', boot: 'b1', startedAt: String(now) });
-      expect(await client.zscore(keys.inflight(t.partition), t.taskId)).not.toBeNull();
-      expect(await client.zscore(`${keys.tag(t.partition)}q:${t.queue}`, t.taskId)).toBeNull();
+      expect(await fx.client.zscore(fx.keys.inflight(t.partition), t.taskId)).not.toBeNull();
+      expect(await fx.client.zscore(`${fx.keys.tag(t.partition)}q:${t.queue}`, t.taskId)).toBeNull();
     }
-    expect(await client.zscore(keys.inflight(fresh!.partition), fresh!.taskId)).toBe(String(now + 30_000));
+    expect(await fx.client.zscore(fx.keys.inflight(fresh!.partition), fresh!.taskId)).toBe(String(now + 30_000));
     // The other flow's Step waits in its queue for placement (its sticky worker first).
-    expect(await client.hget(keys.task(other!.partition, other!.taskId), 'state')).toBe('queued');
-    expect(await client.zscore(`${keys.tag(other!.partition)}q:${other!.queue}`, other!.taskId)).toBe(String(now));
+    expect(await fx.client.hget(fx.keys.task(other!.partition, other!.taskId), 'state')).toBe('queued');
+    expect(await fx.client.zscore(`${fx.keys.tag(other!.partition)}q:${other!.queue}`, other!.taskId)).toBe(String(now));
     // A task started at enqueue completes like any other.
-    const done = await store.complete({ partition: fresh!.partition, taskId: fresh!.taskId, attempt: 1, nonce: 'n1' }, Buffer.from('ok'), now);
+    const done = await fx.store.complete({ partition: fresh!.partition, taskId: fresh!.taskId, attempt: 1, nonce: 'n1' }, Buffer.from('ok'), now);
     expect(done.kind).toBe('completed');
   });
 
   it('answers a batch in request order: created, exists and ended side by side', async () => {
     const now = Date.now();
     const [a, b, c, d] = [newTask(), newTask(), newTask(), newTask()];
-    expect((await store.enqueue(b!, now)).result).toBe('created');
-    expect((await store.enqueue(c!, now)).result).toBe('created');
+    expect((await fx.store.enqueue(b!, now)).result).toBe('created');
+    expect((await fx.store.enqueue(c!, now)).result).toBe('created');
     await run(c!, now);
-    const done = await store.complete({ partition: c!.partition, taskId: c!.taskId, attempt: 1, nonce: 'nonce-1' }, Buffer.from('ok'), now);
+    const done = await fx.store.complete({ partition: c!.partition, taskId: c!.taskId, attempt: 1, nonce: 'nonce-1' }, Buffer.from('ok'), now);
     expect(done.kind).toBe('completed');
-    const results = await store.enqueueMany([a!, b!, c!, d!], now);
+    const results = await fx.store.enqueueMany([a!, b!, c!, d!], now);
     expect(results.map((r) => r.result)).toEqual(['created', 'exists', 'ended', 'created']);
-    for (const t of [a!, d!]) expect(await client.hget(keys.task(t.partition, t.taskId), 'state')).toBe('queued');
+    for (const t of [a!, d!]) expect(await fx.client.hget(fx.keys.task(t.partition, t.taskId), 'state')).toBe('queued');
   });
 
   it('enqueues a batch across partitions in one script call, each task as a single enqueue would', async () => {
     const now = Date.now();
     const batch = Array.from({ length: 12 }, (_, i) => newTask({ input: Buffer.from(`in ${i}`), flowDeadline: i === 3 ? now + 60_000 : 0 }));
     expect(new Set(batch.map((t) => t.partition)).size).toBeGreaterThan(1);
-    await client.set(`${keys.tag(batch[5]!.partition)}sticky:acme:${batch[5]!.flowId}`, 'w-remembered');
-    await store.enqueueMany([newTask(), newTask()], now); // loads the script: no NOSCRIPT round below
-    const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+    await fx.client.set(`${fx.keys.tag(batch[5]!.partition)}sticky:acme:${batch[5]!.flowId}`, 'w-remembered');
+    await fx.store.enqueueMany([newTask(), newTask()], now); // loads the script: no NOSCRIPT round below
+    const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await fx.client.info('commandstats'))?.[1] ?? 0);
     const before = await calls();
     // The same task twice in one batch: the second sees the first.
-    const results = await store.enqueueMany([...batch, batch[0]!], now);
+    const results = await fx.store.enqueueMany([...batch, batch[0]!], now);
     expect(await calls()).toBe(before + 1);
     expect(results.map((r) => r.result)).toEqual([...batch.map(() => 'created'), 'exists']);
     expect(results[5]!.rememberedSticky).toBe('w-remembered');
     expect(results.filter((r) => r.rememberedSticky).length).toBe(1);
     for (const [i, t] of batch.entries()) {
-      const tag = keys.tag(t.partition);
-      expect(str(await client.hgetallBuffer(keys.task(t.partition, t.taskId)))).toMatchObject({ state: 'queued', attempt: '1', input: [...Buffer.from(`in ${i}`)] });
-      expect(await client.zscore(`${tag}q:${t.queue}`, t.taskId)).toBe(String(now));
-      expect(await client.sismember(`${tag}queues`, t.queue)).toBe(1);
-      expect(await client.sismember(`${tag}flow:acme:${t.flowId}`, t.taskId)).toBe(1);
-      expect(await client.zscore(`${tag}deadlines`, t.taskId)).toBe(i === 3 ? String(now + 60_000) : null);
+      const tag = fx.keys.tag(t.partition);
+      expect(str(await fx.client.hgetallBuffer(fx.keys.task(t.partition, t.taskId)))).toMatchObject({ state: 'queued', attempt: '1', input: [...Buffer.from(`in ${i}`)] });
+      expect(await fx.client.zscore(`${tag}q:${t.queue}`, t.taskId)).toBe(String(now));
+      expect(await fx.client.sismember(`${tag}queues`, t.queue)).toBe(1);
+      expect(await fx.client.sismember(`${tag}flow:acme:${t.flowId}`, t.taskId)).toBe(1);
+      expect(await fx.client.zscore(`${tag}deadlines`, t.taskId)).toBe(i === 3 ? String(now + 60_000) : null);
     }
     // And they run like any other task.
-    const started = await store.start(batch[7]!.partition, batch[7]!.taskId, 0, slot, 'nonce-1', now);
+    const started = await fx.store.start(batch[7]!.partition, batch[7]!.taskId, 0, testSlot, 'nonce-1', now);
     expect('input' in started && started.input.toString()).toBe('in 7');
   });
 
   it('rejects the batch when Redis refuses a command, instead of reporting it as enqueued', async () => {
     const t = newTask();
-    await client.set(keys.task(t.partition, t.taskId), 'not a hash'); // EXISTS sees it; force a WRONGTYPE later
+    await fx.client.set(fx.keys.task(t.partition, t.taskId), 'not a hash'); // EXISTS sees it; force a WRONGTYPE later
     const other = newTask();
-    await client.set(`${keys.tag(other.partition)}q:${other.queue}`, 'not a zset');
-    await expect(store.enqueueMany([t, other], Date.now())).rejects.toThrow(/WRONGTYPE/);
+    await fx.client.set(`${fx.keys.tag(other.partition)}q:${other.queue}`, 'not a zset');
+    await expect(fx.store.enqueueMany([t, other], Date.now())).rejects.toThrow(/WRONGTYPE/);
   });
 });
