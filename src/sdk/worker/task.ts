@@ -131,9 +131,12 @@ export class TaskRun {
   }
 }
 
+/** The output of a handler that returns nothing: most do, and the encoder only reads its length. */
+const NO_OUTPUT = new Uint8Array(0);
+
 /** Handler return values as output bytes; anything else is a handler bug, reported as a failure. */
 function toOutput(value: HandlerResult): Uint8Array {
-  if (value === undefined || value === null) return new Uint8Array(0);
+  if (value === undefined || value === null) return NO_OUTPUT;
   if (typeof value === 'string' || value instanceof Uint8Array) return toBytes(value);
   throw new TypeError(`a handler must return a string, Buffer, Uint8Array or nothing; got ${typeof value}`);
 }
