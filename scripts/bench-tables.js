@@ -39,9 +39,9 @@ out.push(`| wakeups / task: node, worker, Redis | ${fmt(th.zdmatch.nodeWakeupsPe
 
 const ratio = (a, b) => (a && b ? (a / b).toFixed(2) : '—');
 const paired = (pick) => zdRuns.map((r, i) => ratio(pick(r), pick(bullRuns[i] ?? {}))).join(' / ');
-const q = res.ratios;
+const q = Object.fromEntries(Object.entries(res.ratios).map(([k, v]) => [k, v === null ? '—' : Number(v).toFixed(2)]));
 out.push('', '| ratio | value |', '|---|---|');
-out.push(`| zdmatch / BullMQ tasks/s | **${q.tasksPerSec_zdmatch_over_bullmq.toFixed(2)}** (${paired((r) => r.tasksPerSec)}) |`);
+out.push(`| zdmatch / BullMQ tasks/s | **${q.tasksPerSec_zdmatch_over_bullmq}** (${paired((r) => r.tasksPerSec)}) |`);
 out.push(`| zdmatch / BullMQ Redis CPU per task | **${q.redisCpuPerTask_zdmatch_over_bullmq}** (${paired((r) => r.redis?.cpuUsecPerTask)}) |`);
 out.push(`| zdmatch / BullMQ Redis commands per task | ${q.redisCommandsPerTask_zdmatch_over_bullmq} |`);
 out.push(`| zdmatch / raw 3-script cycle tasks/s | ${q.tasksPerSec_zdmatch_over_rawCycle} |`);
