@@ -28,5 +28,7 @@ RUN groupadd --system --gid 10001 zdmatch \
 USER 10001:10001
 # api (gRPC), http (fetch surface), internal (peer mesh), metrics
 EXPOSE 8801 8802 8803 9464
+# V8 flags of a node process (src/node/runtime-flags.ts says why); override with your own NODE_OPTIONS.
+ENV NODE_OPTIONS="--max-semi-space-size=64"
 ENTRYPOINT ["node", "dist/cli/main.js"]
 CMD ["serve", "--config", "/etc/zdmatch/config.yaml"]

@@ -14,6 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { NODE_RUNTIME_FLAGS } from '../../src/node/runtime-flags';
 import { freePorts } from './ports';
 import { waitFor } from './wait';
 
@@ -143,7 +144,8 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
   const configFile = path.join(dir, 'config.yaml');
   fs.writeFileSync(configFile, YAML.stringify(config));
 
-  const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--config', configFile, ...(opts.args ?? [])], {
+  // Run as deployed: the node's own Node.js flags (src/node/runtime-flags.ts).
+  const child = spawn(process.execPath, [...NODE_RUNTIME_FLAGS, CLI_MAIN, 'serve', '--config', configFile, ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { ownerOf } from '../../cluster/rendezvous';
+import { NODE_RUNTIME_FLAGS } from '../../node/runtime-flags';
 import {
   findFreePort, startEmbeddedRedis, startRedisCluster, type EmbeddedRedis, type RedisCluster,
 } from '../../store/embedded-redis';
@@ -92,7 +93,8 @@ export async function startNodeProcess(redis: RedisTarget, keyPrefix: string, op
   }
   const [api, httpPort, internal, metrics] = ports as [number, number, number, number];
   const main = path.join(__dirname, '..', 'main.js');
-  const execArgv = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
+  // The node runs as deployed (runtime-flags.ts), profiled when asked.
+  const execArgv = [...NODE_RUNTIME_FLAGS, ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [])];
   const nodeId = `bench-${process.pid}-${api}`;
   const args = [
     ...execArgv, main, 'serve',
