@@ -6,13 +6,14 @@
  */
 import type { Client } from 'nice-grpc';
 import { pb, type WorkerTaskServiceDefinition } from '../../wire';
-import { authMetadata, fromEpochMs, SDK_NAME, SDK_VERSION, toBuffer, toNum, withProtocolVersion } from '../common';
+import { authMetadata, SDK_NAME, SDK_VERSION, toNum, withProtocolVersion } from '../common';
+import { RpcTaskContext, StepTaskContext } from './contexts';
 import type { CompiledWorkerOptions } from './options';
 import { Outbox } from './outbox';
 import type { PongSweep } from './pongs';
 import type { ReadinessTracker } from './readiness';
 import { TaskRun, type TaskPhase } from './task';
-import type { RpcContext, SlotKindName, StepContext } from './types';
+import type { SlotKindName } from './types';
 
 export type WorkerClient = Client<typeof WorkerTaskServiceDefinition>;
 
@@ -209,28 +210,7 @@ export class Session {
     }
     const handler = lookup(lookup(this.host.options.flowTypes, t.flow_type)?.steps, t.step_type);
     if (!handler) return this.decline(t.task_token, labels);
-    this.begin(new TaskRun(t.task_token, 'step', labels, this.io(), (task, heartbeat) => {
-      const ctx: StepContext = {
-        taskId: t.task_id,
-        tenant: t.tenant,
-        flowId: t.flow_id,
-        flowType: t.flow_type,
-        stepType: t.step_type,
-        stepExecutionId: t.step_execution_id,
-        attempt: t.attempt,
-        input: toBuffer(t.input),
-        enqueuedAt: fromEpochMs(t.enqueued_at_ms),
-        startedAt: fromEpochMs(t.started_at_ms),
-        methodTimeoutMs: toNum(t.method_timeout_ms),
-        heartbeatTimeoutMs: toNum(t.heartbeat_timeout_ms),
-        flowDeadline: fromEpochMs(t.flow_deadline_ms),
-        get signal() {
-          return task.signal;
-        },
-        heartbeat,
-      };
-      return handler(ctx);
-    }));
+    this.begin(new TaskRun(t.task_token, 'step', labels, this.io(), (task, heartbeat) => handler(new StepTaskContext(t, task, heartbeat))));
   }
 
   private onRpcTask(t: pb.RpcTask): void {
@@ -238,21 +218,7 @@ export class Session {
     const labels = { flowId: t.flow_id, flowType: t.flow_type, rpcName: t.rpc_name };
     const handler = lookup(lookup(this.host.options.flowTypes, t.flow_type)?.rpcs, t.rpc_name);
     if (!handler) return this.decline(t.task_token, labels);
-    this.begin(new TaskRun(t.task_token, 'rpc', labels, this.io(), (task, heartbeat) => {
-      const ctx: RpcContext = {
-        tenant: t.tenant,
-        flowId: t.flow_id,
-        flowType: t.flow_type,
-        rpcName: t.rpc_name,
-        input: toBuffer(t.input),
-        deadline: fromEpochMs(t.deadline_ms),
-        get signal() {
-          return task.signal;
-        },
-        heartbeat,
-      };
-      return handler(ctx);
-    }));
+    this.begin(new TaskRun(t.task_token, 'rpc', labels, this.io(), (task, heartbeat) => handler(new RpcTaskContext(t, task, heartbeat))));
   }
 
   private begin(task: TaskRun): void {
