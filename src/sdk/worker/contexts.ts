@@ -18,36 +18,19 @@ interface SignalSource {
 
 type Heartbeat = (details?: Payload) => void;
 
-export class StepTaskContext implements StepContext {
-  readonly taskId: string;
+/** The fields every context has, from the frame's common fields, and the signal getter. */
+abstract class TaskContext {
   readonly tenant: string;
   readonly flowId: string;
   readonly flowType: string;
-  readonly stepType: string;
-  readonly stepExecutionId: string;
-  readonly attempt: number;
   readonly input: Buffer;
-  readonly enqueuedAt: Date | undefined;
-  readonly startedAt: Date | undefined;
-  readonly methodTimeoutMs: number;
-  readonly heartbeatTimeoutMs: number;
-  readonly flowDeadline: Date | undefined;
   readonly #task: SignalSource;
 
-  constructor(t: pb.StepTask, task: SignalSource, readonly heartbeat: Heartbeat) {
-    this.taskId = t.task_id;
+  protected constructor(t: { tenant: string; flow_id: string; flow_type: string; input: Uint8Array }, task: SignalSource, readonly heartbeat: Heartbeat) {
     this.tenant = t.tenant;
     this.flowId = t.flow_id;
     this.flowType = t.flow_type;
-    this.stepType = t.step_type;
-    this.stepExecutionId = t.step_execution_id;
-    this.attempt = t.attempt;
     this.input = toBuffer(t.input);
-    this.enqueuedAt = fromEpochMs(t.enqueued_at_ms);
-    this.startedAt = fromEpochMs(t.started_at_ms);
-    this.methodTimeoutMs = toNum(t.method_timeout_ms);
-    this.heartbeatTimeoutMs = toNum(t.heartbeat_timeout_ms);
-    this.flowDeadline = fromEpochMs(t.flow_deadline_ms);
     this.#task = task;
   }
 
@@ -56,26 +39,38 @@ export class StepTaskContext implements StepContext {
   }
 }
 
-export class RpcTaskContext implements RpcContext {
-  readonly tenant: string;
-  readonly flowId: string;
-  readonly flowType: string;
-  readonly rpcName: string;
-  readonly input: Buffer;
-  readonly deadline: Date | undefined;
-  readonly #task: SignalSource;
+export class StepTaskContext extends TaskContext implements StepContext {
+  readonly taskId: string;
+  readonly stepType: string;
+  readonly stepExecutionId: string;
+  readonly attempt: number;
+  readonly enqueuedAt: Date | undefined;
+  readonly startedAt: Date | undefined;
+  readonly methodTimeoutMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly flowDeadline: Date | undefined;
 
-  constructor(t: pb.RpcTask, task: SignalSource, readonly heartbeat: Heartbeat) {
-    this.tenant = t.tenant;
-    this.flowId = t.flow_id;
-    this.flowType = t.flow_type;
-    this.rpcName = t.rpc_name;
-    this.input = toBuffer(t.input);
-    this.deadline = fromEpochMs(t.deadline_ms);
-    this.#task = task;
+  constructor(t: pb.StepTask, task: SignalSource, heartbeat: Heartbeat) {
+    super(t, task, heartbeat);
+    this.taskId = t.task_id;
+    this.stepType = t.step_type;
+    this.stepExecutionId = t.step_execution_id;
+    this.attempt = t.attempt;
+    this.enqueuedAt = fromEpochMs(t.enqueued_at_ms);
+    this.startedAt = fromEpochMs(t.started_at_ms);
+    this.methodTimeoutMs = toNum(t.method_timeout_ms);
+    this.heartbeatTimeoutMs = toNum(t.heartbeat_timeout_ms);
+    this.flowDeadline = fromEpochMs(t.flow_deadline_ms);
   }
+}
 
-  get signal(): AbortSignal {
-    return this.#task.signal;
+export class RpcTaskContext extends TaskContext implements RpcContext {
+  readonly rpcName: string;
+  readonly deadline: Date | undefined;
+
+  constructor(t: pb.RpcTask, task: SignalSource, heartbeat: Heartbeat) {
+    super(t, task, heartbeat);
+    this.rpcName = t.rpc_name;
+    this.deadline = fromEpochMs(t.deadline_ms);
   }
 }
