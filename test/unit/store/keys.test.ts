@@ -1,0 +1,27 @@
+import { partitionOf, partitionOfTaskId, taskIdIn, taskIdOf } from '../../../src/store/keys';
+
+// Task ids and partitions are stored: a new build must give the ones earlier builds
+// gave (an enqueue retried across an upgrade stays idempotent; a flow keeps its partition).
+// These were computed with crypto's SHA-1 before the hash moved to JavaScript.
+const PINNED: [tenant: string, flowId: string, stepExecutionId: string, partition: number, taskId: string][] = [
+  ['acme', 'order-42', 'charge-1', 63, '63-aaed7241a73d3abbddf5206d'],
+  ['t', 'f', '', 5, '5-350425b4f6800c2ae48dc872'],
+  ['tenant-a', '3f2b8c9e-1d4a-4e5b-9c7d-2a1b0c9d8e7f', '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b', 58, '58-0762dbc0724bf954feed95bb'],
+  ['münchen', 'fluß', 'schritt', 57, '57-5202c4b95768cd0bd87b4339'], // not ASCII: crypto
+  ['acme', 'x'.repeat(200), 's', 20, '20-37d6f61b962a824865cd0de9'], // longer than two blocks: crypto
+];
+
+describe('keys: partition and task id', () => {
+  it.each(PINNED)('%s / %s / %s keeps the partition and task id of earlier builds', (tenant, flowId, seid, partition, taskId) => {
+    expect(partitionOf(tenant, flowId, 64)).toBe(partition);
+    expect(taskIdIn(partition, tenant, flowId, seid)).toBe(taskId);
+    expect(taskIdOf(tenant, flowId, seid, 64)).toBe(taskId);
+    expect(partitionOfTaskId(taskId, 64)).toBe(partition);
+  });
+
+  it('spreads flows over every partition', () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 2000; i++) seen.add(partitionOf('acme', `flow-${i}`, 64));
+    expect(seen.size).toBe(64);
+  });
+});
