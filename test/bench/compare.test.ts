@@ -119,7 +119,7 @@ describe('zdmatch vs BullMQ vs raw Redis', () => {
       raw.zdmatch!.push(await zdBench(['--mode', 'throughput', '--tasks', String(TASKS)]));
       raw.bullmq!.push(await bullBench(['--mode', 'throughput', '--tasks', String(BULL_TASKS)]));
       for (const rate of RATES) {
-        // A node started for this measurement warms up (JIT) on at least a second of the rate, as BullMQ's fresh processes do.
+        // Fresh processes of both systems warm up (JIT, connections) on a second's worth of Steps of the rate, sent as fast as they go.
         const mode = ['--mode', 'rate', '--rate', String(rate), '--duration', String(RATE_SECS), '--warmup', String(Math.max(1000, rate))];
         (rates.zdmatch![rate] ??= []).push(await zdBench(mode));
         (rates.bullmq![rate] ??= []).push(await bullBench(mode));

@@ -32,6 +32,11 @@ test('zdmatch bench --local --mode throughput --tasks 200 --json prints the repo
   for (const k of ['submitToStart', 'enqueueToStart', 'dispatch', 'enqueueToOutcome']) {
     expect(r.latencyMs[k]).toEqual(expect.objectContaining({ n: expect.any(Number), p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) }));
   }
+  // The same submit → start samples by second of the phase: every one lands in a second.
+  const bySecond = r.latencyMs.submitToStartBySecond as { atSec: number; n: number }[];
+  expect(bySecond.length).toBeGreaterThan(0);
+  expect(bySecond.map((b) => b.atSec)).toEqual(bySecond.map((_, i) => i));
+  expect(bySecond.reduce((s, b) => s + b.n, 0)).toBe(r.latencyMs.submitToStart.n);
   expect(r.redis).toEqual(expect.objectContaining({
     commandsPerTask: expect.any(Number), scriptCallsPerTask: expect.any(Number), cpuUsecPerTask: expect.any(Number),
   }));

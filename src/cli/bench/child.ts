@@ -148,6 +148,11 @@ async function runWorker(): Promise<void> {
   const enqueueToStart = new Samples();
   const dispatch = new Samples();
   const enqueueToOutcome = new Samples();
+  const submitTimeline = new Samples(2_000_000, 2);
+  const submitted = (now: number, sentAt: number) => {
+    submitToStart.add(now - sentAt);
+    submitTimeline.add(now, now - sentAt);
+  };
   let count = 0; // main-phase tasks
   let total = 0; // every task, warmup included
   let firstStartAt = 0;
@@ -170,7 +175,7 @@ async function runWorker(): Promise<void> {
         const now = hiNow();
         const d = job.data as { m: number; t: number };
         if (!seen(d.m === 1, now)) return;
-        submitToStart.add(now - d.t);
+        submitted(now, d.t);
         enqueueToStart.add(now - job.timestamp);
         if (job.processedOn) dispatch.add(job.processedOn - job.timestamp);
       },
@@ -194,7 +199,7 @@ async function runWorker(): Promise<void> {
               const now = hiNow();
               const inp = decodeInput(ctx.input);
               if (!seen(inp?.main ?? false, now)) return;
-              if (inp) submitToStart.add(now - inp.sentAt);
+              if (inp) submitted(now, inp.sentAt);
               const enq = ctx.enqueuedAt?.getTime();
               if (enq) {
                 enqueueToStart.add(now - enq);
@@ -226,7 +231,7 @@ async function runWorker(): Promise<void> {
       send({
         type: 'samples', index: cfg.index, count,
         submitToStart: submitToStart.values(), enqueueToStart: enqueueToStart.values(), dispatch: dispatch.values(),
-        enqueueToOutcome: enqueueToOutcome.values(), firstStartAt, lastStartAt,
+        enqueueToOutcome: enqueueToOutcome.values(), submitTimeline: submitTimeline.values(), firstStartAt, lastStartAt,
       });
     } else if (raw.type === 'stop') {
       clearInterval(progress);

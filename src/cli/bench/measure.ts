@@ -152,6 +152,32 @@ export function percentiles(parts: Float64Array[]): Percentiles {
   return { n, p50: r(at(0.5)), p99: r(at(0.99)), max: r(all[n - 1]!) };
 }
 
+export interface TimelineBucket extends Percentiles {
+  /** Seconds from the start of the measured phase to the start of this bucket. */
+  atSec: number;
+}
+
+/**
+ * The samples of timed pairs (when, value; wall-clock ms) by `bucketMs` from
+ * `origin`: percentiles per bucket, so a tail that comes from the first seconds
+ * of fresh processes, or from a pause now and then, shows where it falls. Buckets
+ * run from the first to the last sample's; an empty one has n 0.
+ */
+export function timeline(pairs: Float64Array[], origin: number, bucketMs = 1000): TimelineBucket[] {
+  const byBucket: number[][] = [];
+  for (const p of pairs) {
+    for (let i = 0; i + 1 < p.length; i += 2) {
+      const b = Math.max(0, Math.floor((p[i]! - origin) / bucketMs));
+      (byBucket[b] ??= []).push(p[i + 1]!);
+    }
+  }
+  const out: TimelineBucket[] = [];
+  for (let b = 0; b < byBucket.length; b++) {
+    out.push({ atSec: (b * bucketMs) / 1000, ...percentiles([Float64Array.from(byBucket[b] ?? [])]) });
+  }
+  return out;
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);

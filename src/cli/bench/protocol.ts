@@ -52,6 +52,8 @@ export type ChildMessage =
       dispatch: Float64Array;
       /** Enqueue → outcome written, ms (BullMQ only: zdmatch reads its outcome stream). */
       enqueueToOutcome: Float64Array;
+      /** Pairs: handler start (hi-res wall clock), then its submit → start (ms): the latency over time. */
+      submitTimeline: Float64Array;
       firstStartAt: number;
       lastStartAt: number;
     }
@@ -75,32 +77,39 @@ export function decodeInput(b: Buffer): { main: boolean; sentAt: number } | unde
   return { main: b[0] === 1, sentAt: b.readDoubleLE(1) };
 }
 
-/** A growable Float64 sample buffer with a hard cap (reservoir sampling past it). */
+/**
+ * A growable Float64 sample buffer with a hard cap (reservoir sampling past it).
+ * A sample is `width` numbers (2 for a timed sample: when, then the value), kept
+ * and replaced together.
+ */
 export class Samples {
   private buf: Float64Array;
   private n = 0;
   private seen = 0;
 
-  constructor(private readonly cap = 2_000_000) {
-    this.buf = new Float64Array(1024);
+  constructor(private readonly cap = 2_000_000, private readonly width: 1 | 2 = 1) {
+    this.buf = new Float64Array(1024 * width);
   }
 
-  add(v: number): void {
+  add(v: number, w = 0): void {
     this.seen++;
-    if (this.n < this.cap) {
-      if (this.n === this.buf.length) {
-        const next = new Float64Array(Math.min(this.cap, this.buf.length * 2));
+    let i = this.n;
+    if (i < this.cap) {
+      if ((i + 1) * this.width > this.buf.length) {
+        const next = new Float64Array(Math.min(this.cap * this.width, this.buf.length * 2));
         next.set(this.buf);
         this.buf = next;
       }
-      this.buf[this.n++] = v;
-      return;
+      this.n++;
+    } else {
+      i = Math.floor(Math.random() * this.seen);
+      if (i >= this.cap) return;
     }
-    const j = Math.floor(Math.random() * this.seen);
-    if (j < this.cap) this.buf[j] = v;
+    this.buf[i * this.width] = v;
+    if (this.width === 2) this.buf[i * 2 + 1] = w;
   }
 
   values(): Float64Array {
-    return this.buf.slice(0, this.n);
+    return this.buf.slice(0, this.n * this.width);
   }
 }

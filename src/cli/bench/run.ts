@@ -8,8 +8,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import {
-  median as _median, metricsCpuSec, percentiles, procCpuSec, procWakeups, redisDelta, redisSnapshot, sumDeltas, type Percentiles, type RedisDelta,
-  type RedisSnapshot,
+  median as _median, metricsCpuSec, percentiles, procCpuSec, procWakeups, redisDelta, redisSnapshot, sumDeltas, timeline, type Percentiles,
+  type RedisDelta, type RedisSnapshot, type TimelineBucket,
 } from './measure';
 import { hiNow, type BenchSystem, type ChildConfig, type ChildMessage, type ProducerCommand } from './protocol';
 import { decodeEntry } from '../../store/outcomes';
@@ -74,6 +74,8 @@ export interface BenchResult {
     dispatch: Percentiles;
     /** enqueuedAt → outcome written (zdmatch outcome stream; BullMQ finishedOn). */
     enqueueToOutcome: Percentiles;
+    /** submit → start per second of the measured phase. */
+    submitToStartBySecond: TimelineBucket[];
   };
   redis: null | {
     version: string;
@@ -399,6 +401,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
         enqueueToStart: percentiles(samples.map((s) => s.enqueueToStart)),
         dispatch: percentiles(samples.map((s) => s.dispatch)),
         enqueueToOutcome: percentiles(outcome),
+        submitToStartBySecond: timeline(samples.map((s) => s.submitTimeline), t0),
       },
       redis,
       cpuUsecPerTask: {
