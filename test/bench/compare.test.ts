@@ -107,25 +107,36 @@ describe('zdmatch vs BullMQ vs raw Redis', () => {
     // What one wakeup costs here (test/bench/wakeup-cost.js): explains the rise of CPU per Step at low load.
     const wakeupCost = () => onFreshRedis(false, async (redis) =>
       JSON.parse(await run([path.join(__dirname, 'wakeup-cost.js'), redis.url, '1000', '3'])) as Json);
+    // One line per measurement on stderr as it ends: a run takes minutes.
+    const total = RUNS * (5 + 2 * RATES.length);
+    let done = 0;
+    const t0 = Date.now();
+    const measured = async <T extends Json>(label: string, m: Promise<T>, line: (r: T) => string): Promise<T> => {
+      const r = await m;
+      done++;
+      process.stderr.write(`bench: [${done}/${total}] ${label}: ${line(r)} (${Math.round((Date.now() - t0) / 1000)} s)\n`);
+      return r;
+    };
+    const steps = (r: Json) => `${r.tasksPerSec} Steps/s, Redis ${r.redis?.cpuUsecPerTask ?? '—'} µs/Step, p99 ${r.latencyMs?.submitToStart?.p99 ?? '—'} ms`;
     const raw: Record<string, Json[]> = { zdmatch: [], bullmq: [], evalsha: [], cycle: [], wakeup: [] };
     const rates: Record<string, Record<number, Json[]>> = { zdmatch: {}, bullmq: {} };
     let redisVersion: string | undefined;
 
     for (let i = 0; i < RUNS; i++) {
       // Interleaved, so drift of a shared machine hits every system alike.
-      raw.evalsha!.push(await rawCeiling('evalsha'));
-      raw.cycle!.push(await rawCeiling('cycle'));
-      raw.wakeup!.push(await wakeupCost());
-      raw.zdmatch!.push(await zdBench(['--mode', 'throughput', '--tasks', String(TASKS)]));
-      raw.bullmq!.push(await bullBench(['--mode', 'throughput', '--tasks', String(BULL_TASKS)]));
+      const round = `round ${i + 1}/${RUNS}`;
+      raw.evalsha!.push(await measured(`${round} raw EVALSHA`, rawCeiling('evalsha'), (r) => JSON.stringify(r)));
+      raw.cycle!.push(await measured(`${round} raw cycle`, rawCeiling('cycle'), (r) => JSON.stringify(r)));
+      raw.wakeup!.push(await measured(`${round} wakeup cost`, wakeupCost(), (r) => JSON.stringify(r)));
+      raw.zdmatch!.push(await measured(`${round} zdmatch full load`, zdBench(['--mode', 'throughput', '--tasks', String(TASKS)]), steps));
+      raw.bullmq!.push(await measured(`${round} BullMQ full load`, bullBench(['--mode', 'throughput', '--tasks', String(BULL_TASKS)]), steps));
       for (const rate of RATES) {
         // Fresh processes of both systems warm up (JIT, connections) on a second's worth of Steps of the rate, sent as fast as they go.
         const mode = ['--mode', 'rate', '--rate', String(rate), '--duration', String(RATE_SECS), '--warmup', String(Math.max(1000, rate))];
-        (rates.zdmatch![rate] ??= []).push(await zdBench(mode));
-        (rates.bullmq![rate] ??= []).push(await bullBench(mode));
+        (rates.zdmatch![rate] ??= []).push(await measured(`${round} zdmatch at ${rate}/s`, zdBench(mode), steps));
+        (rates.bullmq![rate] ??= []).push(await measured(`${round} BullMQ at ${rate}/s`, bullBench(mode), steps));
       }
       redisVersion ??= raw.zdmatch![0]?.redis?.version;
-      process.stderr.write(`bench: run ${i + 1}/${RUNS} done\n`);
     }
 
     const zd = summarize(raw.zdmatch!);
