@@ -4,12 +4,12 @@
  * the named errors of sdk/common (`mapGrpcError`).
  */
 import { createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
-import { MatchingServiceDefinition, PROTOCOL_VERSION } from '../../wire';
+import { MatchingServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
 import {
   authMetadata, createSdkChannel, mapGrpcError, withProtocolVersion, ZdDeadlineExceededError, type Credential, type TlsOptions,
 } from '../common';
 import { RpcFailedError } from './errors';
-import { EnqueueLane } from './enqueue-lane';
+import { EnqueueLane, LaneDeadlineError } from './enqueue-lane';
 import {
   fromCluster, fromEnqueue, fromFailure, fromOutcome, fromQueueInfo, fromTaskInfo, toConsumeRequest, toInvokeRpc,
   toStepSpec,
@@ -64,13 +64,13 @@ export class Client {
   }
 
   async enqueueStep(spec: StepSpec, opts?: CallOptions): Promise<EnqueueResult> {
-    const [r] = await this.call('enqueueStep', (o) => this.lane.send([toStepSpec(spec)], o), opts);
+    const [r] = await this.enqueue('enqueueStep', [toStepSpec(spec)], opts);
     if (!r) throw new Error('EnqueueStep: the server answered without a result');
     return fromEnqueue(r);
   }
 
   async enqueueSteps(specs: StepSpec[], opts?: CallOptions): Promise<EnqueueResult[]> {
-    const results = await this.call('enqueueSteps', (o) => this.lane.send(specs.map(toStepSpec), o), opts);
+    const results = await this.enqueue('enqueueSteps', specs.map(toStepSpec), opts);
     return results.map(fromEnqueue);
   }
 
@@ -132,6 +132,19 @@ export class Client {
     this.closed = true;
     this.lane.close();
     this.channel.close();
+  }
+
+  /** `call` for the enqueue lane, which keeps the deadlines itself (enqueue-lane.ts). */
+  private async enqueue(method: string, steps: pb.IStepSpec[], opts: CallOptions = {}): Promise<pb.IEnqueueStepResponse[]> {
+    if (this.closed) throw new Error(`${method}: the client is closed`);
+    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
+    try {
+      const metadata = withProtocolVersion(await authMetadata(this.credential), this.protocolVersion);
+      return await this.lane.send(steps, { metadata, timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) });
+    } catch (err) {
+      if (err instanceof LaneDeadlineError) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
+      throw mapGrpcError(err);
+    }
   }
 
   /**

@@ -97,6 +97,33 @@ describe('Client', () => {
     expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'after' })).taskId).toBe('id-after');
   });
 
+  it('keeps each enqueue’s own deadline, a shorter one after a longer included, and no timer once none is in flight', async () => {
+    const slow = (timeoutMs: number) => client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' }, { timeoutMs })
+      .then(() => 'answered', (e: unknown) => (e instanceof ZdDeadlineExceededError ? `deadline ${Date.now() - t0}` : String(e)));
+    const t0 = Date.now();
+    const long = slow(1500);
+    const short = await slow(150);
+    // The lane's timer was armed for the first deadline; the second one, earlier, moved it.
+    expect(short).toMatch(/^deadline /);
+    expect(Number(short.split(' ')[1])).toBeLessThan(1200);
+    expect(Number((await long).split(' ')[1])).toBeGreaterThanOrEqual(1450);
+    expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'then' })).taskId).toBe('id-then');
+    // Nothing in flight: nothing keeps the process up.
+    expect((client as unknown as { lane: { deadlineTimer?: unknown } }).lane.deadlineTimer).toBeUndefined();
+  });
+
+  it('gives up an enqueue when its caller’s signal aborts, with the signal’s reason', async () => {
+    const ac = new AbortController();
+    const pending = client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' }, { signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('caller gave up')), 50);
+    await expect(pending).rejects.toThrow('caller gave up');
+    const already = new AbortController();
+    already.abort(new Error('aborted before'));
+    await expect(client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'x' }, { signal: already.signal }))
+      .rejects.toThrow('aborted before');
+    expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'next2' })).taskId).toBe('id-next2');
+  });
+
   it('sends again on a new stream what a stream that ended with OK did not answer', async () => {
     const before = seen.streams;
     const res = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'drop' }, { timeoutMs: 1000 }).catch((e) => e);
@@ -177,6 +204,7 @@ describe('Client against a server without EnqueueStream', () => {
       },
       async enqueueSteps(req: pb.EnqueueStepsRequest) {
         calls.steps++;
+        if (req.steps[0]?.step_execution_id === 'slow') return never();
         return { results: req.steps.map((s) => resultOf(s, true)) };
       },
       // eslint-disable-next-line require-yield
@@ -202,5 +230,11 @@ describe('Client against a server without EnqueueStream', () => {
     expect(rs).toEqual([{ taskId: 'id-a', created: true, partition: 5 }, [{ taskId: 'id-b', created: true, partition: 5 }]]);
     await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'c' });
     expect(calls).toEqual({ stream: 1, step: 0, steps: 3 });
+  });
+
+  it('times out a unary enqueue with the lane’s deadline', async () => {
+    const err = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' }, { timeoutMs: 100 }).catch((e) => e);
+    expect(err).toBeInstanceOf(ZdDeadlineExceededError);
+    expect(err.message).toBe('enqueueStep did not finish within 100 ms');
   });
 });
