@@ -6,7 +6,7 @@
 import { createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
 import { MatchingServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
 import {
-  authMetadata, createSdkChannel, mapGrpcError, withProtocolVersion, ZdDeadlineExceededError, type Credential, type TlsOptions,
+  authMetadata, createSdkChannel, mapGrpcError, metadataFor, resolveCredential, withProtocolVersion, ZdDeadlineExceededError, type Credential, type TlsOptions,
 } from '../common';
 import { RpcFailedError } from './errors';
 import { EnqueueLane, LaneDeadlineError } from './enqueue-lane';
@@ -139,8 +139,9 @@ export class Client {
     if (this.closed) throw new Error(`${method}: the client is closed`);
     const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
     try {
-      const metadata = withProtocolVersion(await authMetadata(this.credential), this.protocolVersion);
-      return await this.lane.send(steps, { metadata, timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const token = await resolveCredential(this.credential);
+      const metadata = () => withProtocolVersion(metadataFor(token), this.protocolVersion);
+      return await this.lane.send(steps, { token, metadata, timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) });
     } catch (err) {
       if (err instanceof LaneDeadlineError) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
       throw mapGrpcError(err);

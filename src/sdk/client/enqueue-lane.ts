@@ -45,7 +45,10 @@ interface Pending {
 }
 
 export interface LaneCall {
-  metadata: Metadata;
+  /** The caller's resolved token ('' for none): a stream carries the calls of one token. */
+  token: string;
+  /** The metadata of a call with that token: built only to open a stream or make a unary call. */
+  metadata(): Metadata;
   timeoutMs: number;
   signal?: AbortSignal;
 }
@@ -84,7 +87,8 @@ export class EnqueueLane {
       };
       const forget = () => {
         this.inFlight.delete(p);
-        if (this.inFlight.size === 0) this.clearDeadlineTimer();
+        // Left armed (an enqueue a millisecond later would arm it again) but not keeping the process up.
+        if (this.inFlight.size === 0) this.deadlineTimer?.unref();
         signal?.removeEventListener('abort', onAbort);
       };
       const p: Pending = {
@@ -101,7 +105,8 @@ export class EnqueueLane {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.inFlight.add(p);
       if (p.deadlineAt < this.deadlineTimerAt) this.armDeadlineTimer(p.deadlineAt);
-      this.dispatch(p, call.metadata);
+      else this.deadlineTimer?.ref();
+      this.dispatch(p, call);
     });
   }
 
@@ -119,7 +124,8 @@ export class EnqueueLane {
   /**
    * Armed for the earliest deadline in flight. It is not moved when that enqueue
    * settles: it fires, finds the deadlines still ahead, and is armed again for the
-   * earliest of them (once per timeout, typically, for enqueues that settle in time).
+   * earliest of them (once per timeout, typically, for enqueues that settle in
+   * time). With nothing in flight it stays armed, unreferenced.
    */
   private armDeadlineTimer(at: number): void {
     this.clearDeadlineTimer();
@@ -151,18 +157,17 @@ export class EnqueueLane {
     if (next < Infinity) this.armDeadlineTimer(next);
   }
 
-  private dispatch(p: Pending, metadata: Metadata): void {
+  private dispatch(p: Pending, call: Pick<LaneCall, 'token' | 'metadata'>): void {
     if (this.unsupported) {
       const controller = new AbortController();
       p.cancel = () => controller.abort();
-      this.settleWith(p, this.unary(p.steps, { signal: controller.signal, metadata }));
+      this.settleWith(p, this.unary(p.steps, { signal: controller.signal, metadata: call.metadata() }));
       return;
     }
-    const token = String(metadata.get('authorization') ?? '');
     let s = this.stream;
-    if (!s || s.ended || s.token !== token) {
+    if (!s || s.ended || s.token !== call.token) {
       s?.finish(); // a rotated credential: the old stream ends once its answers are in
-      s = this.stream = this.open(metadata, token);
+      s = this.stream = this.open(call.metadata(), call.token);
     }
     s.request(this.nextId++, p);
   }
@@ -174,7 +179,7 @@ export class EnqueueLane {
       if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) this.unsupported = true;
       for (const p of unread) {
         // Not read by a node that drained, or an older server: safe to send again.
-        if (!this.closed && (this.unsupported || (err === undefined && p.resends++ < MAX_RESENDS))) this.dispatch(p, metadata);
+        if (!this.closed && (this.unsupported || (err === undefined && p.resends++ < MAX_RESENDS))) this.dispatch(p, { token, metadata: () => metadata });
         else p.reject(err ?? new ClientError(PATH, Status.UNAVAILABLE, 'the enqueue stream ended without answering'));
       }
     });

@@ -63,8 +63,12 @@ export async function resolveCredential(credential: Credential | undefined): Pro
 
 /** Call metadata carrying `authorization: Bearer <token>` when a credential is set. */
 export async function authMetadata(credential: Credential | undefined): Promise<Metadata> {
+  return metadataFor(await resolveCredential(credential));
+}
+
+/** Call metadata for a resolved token ('' for none). */
+export function metadataFor(token: string): Metadata {
   const metadata = new Metadata();
-  const token = await resolveCredential(credential);
   if (token) metadata.set('authorization', `Bearer ${token}`);
   return metadata;
 }

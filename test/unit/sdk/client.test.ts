@@ -97,11 +97,14 @@ describe('Client', () => {
     expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'after' })).taskId).toBe('id-after');
   });
 
-  it('keeps each enqueue’s own deadline, a shorter one after a longer included, and no timer once none is in flight', async () => {
+  it('keeps each enqueue’s own deadline, a shorter one after a longer included, and nothing keeping the process up once none is in flight', async () => {
     const slow = (timeoutMs: number) => client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' }, { timeoutMs })
       .then(() => 'answered', (e: unknown) => (e instanceof ZdDeadlineExceededError ? `deadline ${Date.now() - t0}` : String(e)));
+    const lane = (client as unknown as { lane: { deadlineTimer?: NodeJS.Timeout } }).lane;
     const t0 = Date.now();
     const long = slow(1500);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lane.deadlineTimer?.hasRef()).toBe(true); // an enqueue in flight keeps it
     const short = await slow(150);
     // The lane's timer was armed for the first deadline; the second one, earlier, moved it.
     expect(short).toMatch(/^deadline /);
@@ -109,7 +112,18 @@ describe('Client', () => {
     expect(Number((await long).split(' ')[1])).toBeGreaterThanOrEqual(1450);
     expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'then' })).taskId).toBe('id-then');
     // Nothing in flight: nothing keeps the process up.
-    expect((client as unknown as { lane: { deadlineTimer?: unknown } }).lane.deadlineTimer).toBeUndefined();
+    expect(lane.deadlineTimer?.hasRef() ?? false).toBe(false);
+  });
+
+  it('holds the process up again for an enqueue whose deadline is later than the armed one', async () => {
+    const lane = (client as unknown as { lane: { deadlineTimer?: NodeJS.Timeout } }).lane;
+    // Answered at once: its deadline stays armed, unreferenced.
+    await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'quick' }, { timeoutMs: 300 });
+    expect(lane.deadlineTimer?.hasRef()).toBe(false);
+    const pending = client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' }, { timeoutMs: 600 }).catch((e) => e);
+    await new Promise((r) => setImmediate(r)); // the credential resolves before the lane sees the call
+    expect(lane.deadlineTimer?.hasRef()).toBe(true);
+    expect(await pending).toBeInstanceOf(ZdDeadlineExceededError);
   });
 
   it('gives up an enqueue when its caller’s signal aborts, with the signal’s reason', async () => {
