@@ -119,6 +119,7 @@ export class EnqueueLane {
       p.cancel?.();
       p.reject(new Error('EnqueueStream: the client is closed'));
     }
+    this.clearDeadlineTimer();
   }
 
   /**
