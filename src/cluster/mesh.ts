@@ -208,6 +208,11 @@ export class Mesh {
     return this.membership.liveIds().filter((id) => id !== this.nodeId);
   }
 
+  private hasPeers(): boolean {
+    const ids = this.membership.liveIds();
+    return ids.length > 1 || (ids.length === 1 && ids[0] !== this.nodeId);
+  }
+
   // ---- request/reply ---------------------------------------------------------
 
   /**
@@ -307,9 +312,13 @@ export class Mesh {
 
   // ---- coalesced one-way messages -----------------------------------------------
 
-  /** Our capacity changed: every peer gets a fresh snapshot within a few ms. */
+  /**
+   * Our capacity changed: every peer gets a fresh snapshot within a few ms. With
+   * no peer there is nobody to tell, and no timer to wake the node for: a new
+   * peer gets a snapshot when it joins (membersChanged).
+   */
   capacityChanged(): void {
-    if (this.capacityTimer || this.closed) return;
+    if (this.capacityTimer || this.closed || !this.hasPeers()) return;
     this.capacityTimer = setTimeout(() => {
       this.capacityTimer = undefined;
       const peers = this.peerIds();

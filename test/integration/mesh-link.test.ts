@@ -163,3 +163,26 @@ it('hands back the one-way frames an older peer never confirmed, with the reason
   expect(unimplemented).toBe(true);
   expect(unsent.map((f) => (f.capacity ? 'capacity' : f.doorbell ? 'doorbell' : '?'))).toEqual(['capacity', 'doorbell']);
 });
+
+it('arms no capacity timer while the node has no peer, and sends a peer that joins a snapshot', async () => {
+  const client: RedisClient = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  cleanup.push(() => void client.disconnect());
+  const keys = new Keys(uniquePrefix('solo'));
+  const self = new Membership(client, keys, { nodeId: 'solo', bootId: 'b1', address: '', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+  await self.beat();
+  self.stop();
+  const mesh = new Mesh('solo', self, handlers, silentLogger);
+  cleanup.push(() => mesh.close());
+  expect(self.liveIds()).toEqual(['solo']);
+  // Every slot that turns busy or idle says so: alone, that must not wake the node 10 ms later.
+  mesh.capacityChanged();
+  expect((mesh as unknown as { capacityTimer?: NodeJS.Timeout }).capacityTimer).toBeUndefined();
+
+  const peer = await recordingPeer(true);
+  const gw = new Membership(client, keys, { nodeId: 'gw', address: peer.address, bootId: 'b1', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+  await gw.beat();
+  gw.stop();
+  await self.beat();
+  mesh.membersChanged([...self.liveIds()]);
+  await waitFor(() => peer.seen.capacity === 1, { timeoutMs: 3000 });
+});
