@@ -9,21 +9,40 @@
  * to make the calls) and the usec of the commands the scripts ran (INFO
  * commandstats).
  * It isolates what the Lua scripts cost from everything around them.
- * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000]
+ *
+ * With --callgrind the redis-server runs under `valgrind --tool=callgrind`
+ * and each phase also reports the instructions Redis executed per Step: all
+ * of them, and those inside command execution (`call`, which leaves out the
+ * event loop and the timer work that grows with the run's wall time). An
+ * instruction count does not move with the machine's load, so it tells a
+ * change of a few per cent apart where CPU time cannot (a cache miss costs
+ * no more instructions than a hit: it counts work, not stalls). Use a few
+ * thousand Steps: Redis runs ≈ 50× slower under valgrind.
+ * --dist DIR runs the scripts and TaskStore of another build (an A/B).
+ * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000] [--callgrind] [--dist DIR]
  */
 'use strict';
 const path = require('node:path');
-const dist = (p) => require(path.join(__dirname, '..', '..', 'dist', p));
+
+const argv = process.argv.slice(2);
+const flag = (name) => {
+  const i = argv.indexOf(name);
+  return i < 0 ? undefined : argv.splice(i, 2)[1];
+};
+const DIST = path.resolve(flag('--dist') ?? path.join(__dirname, '..', '..', 'dist'));
+const CALLGRIND = argv.includes('--callgrind');
+const dist = (p) => require(path.join(DIST, p));
 const { startEmbeddedRedis } = dist('store/embedded-redis');
 const { createRedis } = dist('store/redis');
 const { Keys, partitionOf } = dist('store/keys');
 const { TaskStore } = dist('store/task-store');
+const { startUnderCallgrind } = require('./callgrind-redis');
 
-const N = Number(process.argv[2] ?? 20000);
+const N = Number(argv.find((a) => !a.startsWith('--')) ?? 20000);
 const BATCH = 256;
 
 async function main() {
-  const r = await startEmbeddedRedis();
+  const r = CALLGRIND ? await startUnderCallgrind() : await startEmbeddedRedis();
   const redis = createRedis({ url: r.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
   const store = new TaskStore(redis, new Keys('zd'), 86_400_000, 600_000);
   const stats = async () => {
@@ -56,10 +75,13 @@ async function main() {
       { partition: t.partition, taskId: t.taskId, attempt: 1, nonce: '0123456789abcdef' }, Buffer.from('ok'), Date.now()))),
   };
   let total = 0;
+  let irTotal = 0;
+  let irCommands = 0;
   try {
     for (const [name, fn] of Object.entries(phases)) {
       await redis.config('RESETSTAT');
       const a = await stats();
+      r.zero?.();
       const c0 = process.cpuUsage();
       for (let i = 0; i < N; i += BATCH) {
         await fn(tasks.slice(i, i + BATCH));
@@ -67,6 +89,7 @@ async function main() {
       }
       if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
       const c1 = process.cpuUsage(c0);
+      const ir = r.dump?.();
       const b = await stats();
       const client = (c1.user + c1.system) / N;
       const cpu = ((b.used_cpu_sys + b.used_cpu_user) - (a.used_cpu_sys + a.used_cpu_user)) / N * 1e6;
@@ -75,8 +98,14 @@ async function main() {
         .filter(([k]) => !/^(evalsha|eval|info|config|used_)/.test(k) && !k.includes('|'))
         .map(([k, v]) => `${k} ${(v / N).toFixed(2)}`).join(', ');
       console.log(`${name.padEnd(9)} Redis CPU ${cpu.toFixed(1)} µs/Step · client CPU ${client.toFixed(1)} µs · EVALSHA ${((b.evalsha ?? 0) / N).toFixed(1)} µs · inside: ${inner}`);
+      if (ir) {
+        console.log(`${''.padEnd(9)} Redis instructions ${Math.round(ir.total / N)} /Step · in commands ${Math.round(ir.commands / N)} /Step`);
+        irTotal += ir.total;
+        irCommands += ir.commands;
+      }
     }
     console.log(`total     Redis CPU ${total.toFixed(1)} µs/Step`);
+    if (CALLGRIND) console.log(`total     Redis instructions ${Math.round(irTotal / N)} /Step · in commands ${Math.round(irCommands / N)} /Step`);
   } finally {
     redis.disconnect();
     await r.stop();
