@@ -27,9 +27,20 @@ export interface MetricSources {
   peerLinks?: () => { outbound: number; inbound: number };
 }
 
+/**
+ * How often the event-loop lag is sampled. prom-client's default (10 ms) is a
+ * libuv timer that wakes an idle node 100 times a second, every one of them a
+ * wakeup a busy machine pays for; at 100 ms a stall the lag metrics exist to
+ * show (a long GC, a blocking call) is still seen, as the delay of the sample
+ * that waited behind it.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 100;
+
 export function createMetrics(opts: MetricSources = {}) {
   const registry = new Registry();
-  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'dexzd_process_' });
+  if (opts.defaultMetrics) {
+    collectDefaultMetrics({ register: registry, prefix: 'dexzd_process_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  }
   const r = [registry];
   return {
     registry,

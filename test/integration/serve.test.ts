@@ -39,6 +39,33 @@ describe('zdmatch serve', () => {
     }
   });
 
+  // Every wakeup of an idle node is CPU a shared machine pays for. prom-client's
+  // event-loop lag monitor samples every 10 ms unless told otherwise (100
+  // wakeups a second); at EVENT_LOOP_SAMPLE_MS the node's own timers dominate.
+  const linux = fs.existsSync('/proc/self/status');
+  (linux ? it : it.skip)('wakes its event loop tens of times a second when idle, not a hundred', async () => {
+    const node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: uniquePrefix() });
+    try {
+      const switches = () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${node.process.pid}/status`, 'utf8'))![1]);
+      await new Promise((r) => setTimeout(r, 1500));
+      const before = switches();
+      await new Promise((r) => setTimeout(r, 3000));
+      const perSecond = (switches() - before) / 3;
+      expect(perSecond).toBeLessThan(50);
+      // and the lag is still measured
+      const metrics = await new Promise<string>((resolve, reject) => {
+        http.get(`http://${node.metricsAddress}/metrics`, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve(body));
+        }).once('error', reject);
+      });
+      expect(metrics).toMatch(/^dexzd_process_nodejs_eventloop_lag_p99_seconds \d/m);
+    } finally {
+      await node.stop();
+    }
+  });
+
   it('dies on SIGKILL', async () => {
     const node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: uniquePrefix() });
     expect(await node.kill('SIGKILL')).toBe('SIGKILL');
