@@ -269,7 +269,11 @@ export class TaskStore {
     const args: (string | number)[] = [this.keys.task(first.partition, first.taskId), latest(calls), first.slot.nodeId, first.slot.bootId];
     // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
     for (const c of calls) args.push(this.keys.tag(c.partition), c.taskId, c.attempt, c.slot.appWorkerId, c.slot.streamId, c.nonce);
-    return (await this.timed('startTasks', hotScripts.startTasks.call(this.redis, args, null))) as ScriptReply[];
+    const flat = (await this.timed('startTasks', hotScripts.startTasks.call(this.redis, args, null))) as ScriptReply;
+    if (flat.length !== 5 * calls.length) throw new Error(`startTasks: ${flat.length / 5} replies for ${calls.length} tasks`);
+    const out = new Array<ScriptReply>(calls.length);
+    for (let i = 0; i < calls.length; i++) out[i] = flat.slice(5 * i, 5 * i + 5);
+    return out;
   }
 
   async complete(a: AttemptRef, output: Buffer, now: number): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
@@ -278,12 +282,16 @@ export class TaskStore {
     return refusalOf(r);
   }
 
-  /** One completeTasks call (completeTasks-1.lua), at the latest of the calls' clocks. */
+  /** One completeTasks call (completeTasks-1.lua), at the latest of the calls' clocks; its two values per task paired up. */
   private async completeBatch(calls: CompleteCall[]): Promise<ScriptReply[]> {
     const first = calls[0]!;
     const args: (string | number | Buffer)[] = [this.keys.task(first.a.partition, first.a.taskId), latest(calls), this.retention, this.stickyTtlMs];
     for (const c of calls) args.push(this.keys.tag(c.a.partition), c.a.taskId, c.a.attempt, c.a.nonce, c.output);
-    return (await this.timed('completeTasks', hotScripts.completeTasks.call(this.redis, args))) as ScriptReply[];
+    const flat = (await this.timed('completeTasks', hotScripts.completeTasks.call(this.redis, args))) as ScriptReply;
+    if (flat.length !== 2 * calls.length) throw new Error(`completeTasks: ${flat.length / 2} replies for ${calls.length} tasks`);
+    const out = new Array<ScriptReply>(calls.length);
+    for (let i = 0; i < calls.length; i++) out[i] = [flat[2 * i], flat[2 * i + 1]];
+    return out;
   }
 
   /** `leaseToken` is set for owner-initiated failures (timeouts, dead nodes), '' for a gateway's own slot. */

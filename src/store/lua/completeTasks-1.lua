@@ -5,12 +5,14 @@
   KEYS[1]  the first task's hash (routes the call)
   ARGV[1]  now (ms)  ARGV[2] outcomes.retention (ms)  ARGV[3] sticky TTL (ms)
   ARGV     then five values per task: tag, taskId, attempt, start nonce, output
-  Returns: one reply per task, in order, each as completeOne returns it.
+  Returns: two values per task, in order: completeOne's two.
 ]]
 --@include "complete"
 local now, retention, stickyTtl = ARGV[1], ARGV[2], ARGV[3]
 local out = {}
+local n = 0
 for i = 4, #ARGV, 5 do
-  out[#out + 1] = completeOne(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], now, retention, stickyTtl)
+  out[n + 1], out[n + 2] = completeOne(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], now, retention, stickyTtl)
+  n = n + 2
 end
 return out

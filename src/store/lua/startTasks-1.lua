@@ -6,12 +6,15 @@
   ARGV[1]  now (ms)  ARGV[2] node id  ARGV[3] node boot id
   ARGV     then six values per task: tag, taskId, attempt ("0" = whichever is queued),
            app worker id, slot (stream id), start nonce
-  Returns: one reply per task, in order, each as startOne returns it.
+  Returns: five values per task, in order: startOne's five.
 ]]
 --@include "start"
 local now, node, boot = ARGV[1], ARGV[2], ARGV[3]
 local out = {}
+local n = 0
 for i = 4, #ARGV, 6 do
-  out[#out + 1] = startOne(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], node, boot, ARGV[i + 5], now)
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] =
+    startOne(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], node, boot, ARGV[i + 5], now)
+  n = n + 5
 end
 return out

@@ -3,13 +3,18 @@
 
 -- Records a successful attempt (completeTasks): the task's one COMPLETED
 -- outcome, and the flow's sticky worker for `stickyTtl` ms.
--- Returns {1, outcomeId} | {-1} no such task | {-2} not this attempt | {-4, status} already ended.
+-- Returns two values, not a table (a table per task is an allocation and a
+-- nested reply): 1, outcomeId | -1, '' no such task | -2, '' not this attempt |
+-- -4, status already ended.
 local function completeOne(tag, taskId, attempt, nonce, output, now, retention, stickyTtl)
   local taskKey = tag .. 't:' .. taskId
   local t = readTask(taskKey, 'nonce')
   local held = holdsAttempt(t[1], t[2], t[5], attempt, nonce)
-  if held == -1 then return ended(tag, taskId) end
-  if held < 0 then return {held} end
+  if held == -1 then
+    local e = ended(tag, taskId)
+    return e[1], e[2] or ''
+  end
+  if held < 0 then return held, '' end
   redis.call('ZREM', tag .. 'inflight', taskId)
   local id, deadline, tenant, flowId = appendOutcome(tag, taskId, t, 'COMPLETED', output, '', '', '0', now, retention)
   deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
@@ -17,5 +22,5 @@ local function completeOne(tag, taskId, attempt, nonce, output, now, retention, 
   if worker and worker ~= '' then
     redis.call('SET', tag .. 'sticky:' .. tenant .. ':' .. flowId, worker, 'PX', stickyTtl)
   end
-  return {1, id}
+  return 1, id
 end

@@ -7,21 +7,23 @@
 -- terminal and the start answers -2). A live lock is refused with -2, so a stale
 -- head ref to a locked task settles as "gone". `attempt` "0" takes whichever
 -- attempt is queued (heads loaded from a queue scan do not know it).
--- Returns {1, input, spec, deadlineAt, attempt} (spec: see includes/task.lua),
--- {-1} no such task, {-2} another attempt or not queued, {-3} not ready yet.
+-- Returns five values, not a table (a table per task is an allocation and a
+-- nested reply): 1, input, spec, deadlineAt, attempt (spec: see
+-- includes/task.lua); or a code and four empty strings: -1 no such task, -2
+-- another attempt or not queued, -3 not ready yet.
 -- The attempt deadline (inflight score) is the earlier of the method and
 -- heartbeat timeouts from now; without either, the task only fails when its
 -- node dies.
 local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, now)
   local taskKey = tag .. 't:' .. taskId
   local f = redis.call('HMGET', taskKey, 'state', 'attempt', 'readyAt', 'queue', 'spec', 'input')
-  if not f[1] then return {-1} end
+  if not f[1] then return -1, '', '', '', '' end
   local nowN = tonumber(now)
   local fromLock = f[1] == 'locked' and (tonumber(redis.call('HGET', taskKey, 'lockUntil')) or 0) <= nowN
-  if (f[1] ~= 'queued' and not fromLock) or (attempt ~= '0' and f[2] ~= attempt) then return {-2} end
-  if not fromLock and tonumber(f[3]) > nowN then return {-3} end
+  if (f[1] ~= 'queued' and not fromLock) or (attempt ~= '0' and f[2] ~= attempt) then return -2, '', '', '', '' end
+  if not fromLock and tonumber(f[3]) > nowN then return -3, '', '', '', '' end
   if fromLock then
-    if not countLockExpiry(tag, taskKey, taskId, f[4], nowN) then return {-2} end
+    if not countLockExpiry(tag, taskKey, taskId, f[4], nowN) then return -2, '', '', '', '' end
     redis.call('HDEL', taskKey, unpack(LOCK_FIELDS))
   end
   local spec = f[5] or legacySpec(taskKey)
@@ -40,5 +42,5 @@ local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, n
     'boot', boot, 'startedAt', now)
   redis.call('ZREM', tag .. 'q:' .. f[4], taskId)
   redis.call('ZADD', tag .. 'inflight', deadlineAt, taskId)
-  return {1, f[6], spec, deadlineAt, f[2]}
+  return 1, f[6], spec, deadlineAt, f[2]
 end
