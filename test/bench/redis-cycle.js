@@ -19,7 +19,9 @@
  * no more instructions than a hit: it counts work, not stalls). Use a few
  * thousand Steps: Redis runs ≈ 50× slower under valgrind.
  * --dist DIR runs the scripts and TaskStore of another build (an A/B).
- * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000] [--callgrind] [--dist DIR]
+ * --sync: the low-rate path instead, each Step enqueued alone and started at
+ * once in a slot the node bound (sync match), then completed.
+ * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000] [--callgrind] [--sync] [--dist DIR]
  */
 'use strict';
 const path = require('node:path');
@@ -31,6 +33,7 @@ const flag = (name) => {
 };
 const DIST = path.resolve(flag('--dist') ?? path.join(__dirname, '..', '..', 'dist'));
 const CALLGRIND = argv.includes('--callgrind');
+const SYNC = argv.includes('--sync');
 const dist = (p) => require(path.join(DIST, p));
 const { startEmbeddedRedis } = dist('store/embedded-redis');
 const { createRedis } = dist('store/redis');
@@ -68,12 +71,18 @@ async function main() {
     };
   });
   const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
-  const phases = {
+  const nonce = '0123456789abcdef';
+  const phases = SYNC ? {
+    // sync match at enqueue, as at low rates: each Step alone in its call, started in the slot the node bound
+    'enqueue+start': (batch) => Promise.all(batch.map((t) => store.enqueueMany([t], Date.now(), [{ slot, nonce }]))),
+    complete: (batch) => Promise.all(batch.map((t) => store.complete(
+      { partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, Buffer.from('ok'), Date.now()))),
+  } : {
     enqueue: (batch) => Promise.all([store.enqueueMany(batch.slice(0, 100), Date.now()),
       store.enqueueMany(batch.slice(100, 200), Date.now()), store.enqueueMany(batch.slice(200), Date.now())]),
-    start: (batch) => Promise.all(batch.map((t) => store.start(t.partition, t.taskId, 0, slot, '0123456789abcdef', Date.now()))),
+    start: (batch) => Promise.all(batch.map((t) => store.start(t.partition, t.taskId, 0, slot, nonce, Date.now()))),
     complete: (batch) => Promise.all(batch.map((t) => store.complete(
-      { partition: t.partition, taskId: t.taskId, attempt: 1, nonce: '0123456789abcdef' }, Buffer.from('ok'), Date.now()))),
+      { partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, Buffer.from('ok'), Date.now()))),
   };
   // Loaded before the first phase: a script's first call compiles it, which
   // under callgrind weighs as much as thousands of Steps.
@@ -101,15 +110,15 @@ async function main() {
       const inner = Object.entries(b)
         .filter(([k]) => !/^(evalsha|eval|info|config|used_)/.test(k) && !k.includes('|'))
         .map(([k, v]) => `${k} ${(v / N).toFixed(2)}`).join(', ');
-      console.log(`${name.padEnd(9)} Redis CPU ${cpu.toFixed(1)} µs/Step · client CPU ${client.toFixed(1)} µs · EVALSHA ${((b.evalsha ?? 0) / N).toFixed(1)} µs · inside: ${inner}`);
+      console.log(`${name.padEnd(13)} Redis CPU ${cpu.toFixed(1)} µs/Step · client CPU ${client.toFixed(1)} µs · EVALSHA ${((b.evalsha ?? 0) / N).toFixed(1)} µs · inside: ${inner}`);
       if (ir) {
-        console.log(`${''.padEnd(9)} Redis instructions ${Math.round(ir.total / N)} /Step · in commands ${Math.round(ir.commands / N)} /Step`);
+        console.log(`${''.padEnd(13)} Redis instructions ${Math.round(ir.total / N)} /Step · in commands ${Math.round(ir.commands / N)} /Step`);
         irTotal += ir.total;
         irCommands += ir.commands;
       }
     }
-    console.log(`total     Redis CPU ${total.toFixed(1)} µs/Step`);
-    if (CALLGRIND) console.log(`total     Redis instructions ${Math.round(irTotal / N)} /Step · in commands ${Math.round(irCommands / N)} /Step`);
+    console.log(`${'total'.padEnd(13)} Redis CPU ${total.toFixed(1)} µs/Step`);
+    if (CALLGRIND) console.log(`${'total'.padEnd(13)} Redis instructions ${Math.round(irTotal / N)} /Step · in commands ${Math.round(irCommands / N)} /Step`);
   } finally {
     redis.disconnect();
     await r.stop();
