@@ -202,8 +202,10 @@ export class TaskStore {
       const args: (string | number | Buffer)[] = [this.keys.task(first.partition, first.taskId), now];
       for (const i of idx) {
         const s = starts[i];
-        args.push(...this.taskValues(tasks[i]!, now), s?.slot.appWorkerId ?? '', s?.slot.streamId ?? '', s?.slot.nodeId ?? '',
-          s?.slot.bootId ?? '', s?.nonce ?? '');
+        args.push(...this.taskValues(tasks[i]!, now));
+        // an unbound task's values end with an empty worker id (enqueueTasks-1.lua)
+        if (s && s.slot.appWorkerId !== '') args.push(s.slot.appWorkerId, s.slot.streamId, s.slot.nodeId, s.slot.bootId, s.nonce);
+        else args.push('');
       }
       const r = (await this.timed('enqueueTasks', hotScripts.enqueueTasks.call(this.redis, args))) as ScriptReply;
       idx.forEach((i, k) => {

@@ -314,6 +314,22 @@ describe('enqueueMany', () => {
     expect(done.kind).toBe('completed');
   });
 
+  it('reads bound and unbound tasks side by side in one call (an unbound task sends fewer values)', async () => {
+    const now = Date.now();
+    const tasks = [newTask(), newTask(), newTask(), newTask(), newTask()];
+    const starts = [undefined, { slot: testSlot, nonce: 'b1' }, undefined, undefined, { slot: testSlot, nonce: 'b4' }];
+    const r = await fx.store.enqueueMany(tasks, now, starts);
+    expect(r.map((x) => [x.result, x.startedDeadlineAt !== undefined])).toEqual([
+      ['created', false], ['created', true], ['created', false], ['created', false], ['created', true],
+    ]);
+    for (const [i, t] of tasks.entries()) {
+      const h = str(await fx.client.hgetallBuffer(fx.keys.task(t.partition, t.taskId)));
+      if (starts[i]) expect(h).toMatchObject({ state: 'running', nonce: starts[i]!.nonce, worker: 'w1', queue: t.queue });
+      else expect(h).toMatchObject({ state: 'queued', queue: t.queue });
+      expect(h.spec).toContain(t.flowId);
+    }
+  });
+
   it('answers a batch in request order: created, exists and ended side by side', async () => {
     const now = Date.now();
     const [a, b, c, d] = [newTask(), newTask(), newTask(), newTask()];
