@@ -1,19 +1,23 @@
 /**
  * Membership: each node heartbeats `zd:members` (score = last heartbeat) and
- * keeps its address and boot id in `zd:node:<id>`. A node is live while its
- * score is younger than cluster.nodeTtl. Listeners hear when the live set changes.
+ * keeps its address, boot id and the newest task layout it reads
+ * (store/layout.ts) in `zd:node:<id>`. A node is live while its score is
+ * younger than cluster.nodeTtl. Listeners hear when the live set changes.
  */
 import { EventEmitter } from 'node:events';
 import type { RedisClient } from '../store/redis';
 import type { Keys } from '../store/keys';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
+import { OLDEST_TASK_LAYOUT, TASK_LAYOUT } from '../store/layout';
 
 export interface MemberInfo {
   nodeId: string;
   bootId: string;
   address: string;
   lastHeartbeat: number;
+  /** The newest task layout the member reads; OLDEST_TASK_LAYOUT for a node that does not say. */
+  taskLayout: number;
 }
 
 export interface MembershipOptions {
@@ -23,11 +27,14 @@ export interface MembershipOptions {
   address: string;
   heartbeatMs: number;
   nodeTtlMs: number;
+  /** The newest task layout this node reads. @default TASK_LAYOUT (a test seam: an older node says less) */
+  taskLayout?: number;
 }
 
 export class Membership extends EventEmitter {
   private members = new Map<string, MemberInfo>();
   private ids: readonly string[] = [];
+  private layout = OLDEST_TASK_LAYOUT;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -68,7 +75,9 @@ export class Membership extends EventEmitter {
     const nodeKey = this.keys.node(nodeId);
     await Promise.all([
       this.redis.zadd(this.keys.members(), now, nodeId),
-      this.redis.hset(nodeKey, 'address', address, 'boot', bootId),
+      // The layout is said for this boot: a node id restarted on an older version keeps the
+      // field (it never writes it) but not the boot id.
+      this.redis.hset(nodeKey, 'address', address, 'boot', bootId, 'taskLayout', `${this.opts.taskLayout ?? TASK_LAYOUT}:${bootId}`),
       this.redis.pexpire(nodeKey, nodeTtlMs * 6),
       // forget members long dead so the set stays small
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
@@ -81,20 +90,35 @@ export class Membership extends EventEmitter {
     const next = new Map<string, MemberInfo>();
     const ids: string[] = [];
     for (let i = 0; i + 1 < raw.length; i += 2) ids.push(raw[i]!);
-    const infos = await Promise.all(ids.map((id) => this.redis.hmget(this.keys.node(id), 'address', 'boot')));
+    const infos = await Promise.all(ids.map((id) => this.redis.hmget(this.keys.node(id), 'address', 'boot', 'taskLayout')));
     ids.forEach((id, i) => {
-      const [address, boot] = infos[i]!;
-      next.set(id, { nodeId: id, address: address ?? '', bootId: boot ?? '', lastHeartbeat: Number(raw[i * 2 + 1]) });
+      const [address, boot, layout] = infos[i]!;
+      next.set(id, {
+        nodeId: id, address: address ?? '', bootId: boot ?? '', lastHeartbeat: Number(raw[i * 2 + 1]),
+        taskLayout: layoutSaid(layout, boot),
+      });
     });
     const changed = next.size !== this.members.size || [...next.keys()].some((id) => {
       const old = this.members.get(id);
       return !old || old.bootId !== next.get(id)!.bootId;
     });
     this.members = next;
+    // Until this node has seen itself, it cannot know that every member reads the newest layout.
+    const own = Math.min(this.opts.taskLayout ?? TASK_LAYOUT, TASK_LAYOUT);
+    this.layout = next.has(this.opts.nodeId) ? Math.min(own, ...[...next.values()].map((m) => m.taskLayout)) : OLDEST_TASK_LAYOUT;
     const sorted = [...next.keys()].sort();
     // Kept while the members stay the same: routing memoizes partition owners by its identity.
     if (sorted.join('\0') !== this.ids.join('\0')) this.ids = Object.freeze(sorted);
     if (changed) this.emit('change', this.liveIds());
+  }
+
+  /**
+   * The newest task layout every live member reads (store/layout.ts): what this
+   * node writes. OLDEST_TASK_LAYOUT until its first heartbeat has read the
+   * members, and while any member is of a version that does not say.
+   */
+  taskLayout(): number {
+    return this.layout;
   }
 
   /** The live members' ids, sorted; the same array until they change. */
@@ -127,4 +151,11 @@ export class Membership extends EventEmitter {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
   }
+}
+
+/** The layout a member's `taskLayout` field ("<layout>:<boot id>") says for its current boot. */
+function layoutSaid(field: string | null | undefined, boot: string | null | undefined): number {
+  const m = field ? /^(\d{1,4}):(.*)$/.exec(field) : null;
+  if (!m || !boot || m[2] !== boot) return OLDEST_TASK_LAYOUT;
+  return Math.max(OLDEST_TASK_LAYOUT, Number(m[1]));
 }

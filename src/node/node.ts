@@ -137,6 +137,8 @@ export class ZdNode {
     this.store = new TaskStore(
       this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS,
       (command, seconds) => this.metrics.redisLatency.observe({ command }, seconds),
+      // write the newest task layout every live member reads (store/layout.ts)
+      () => this.membership.taskLayout(),
     );
     this.outcomes = new OutcomeStore(this.redis, this.keys, config.cluster.partitions);
     this.membership = new Membership(this.redis, this.keys, {

@@ -7,6 +7,7 @@
 import type { HeldLease, UnloadCause } from '../cluster/leases';
 import type { Keys } from '../store/keys';
 import { parseQueueName } from '../store/keys';
+import { attemptNode } from '../store/layout';
 import type { RedisClient } from '../store/redis';
 import type { TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
@@ -174,8 +175,9 @@ export class PartitionOwner {
     if (!this.active) return;
     const ids = await this.redis.zrange(this.keys.inflight(this.partition), 0, -1);
     await Promise.all(ids.map(async (id) => {
-      const [node, boot] = await this.redis.hmget(this.keys.task(this.partition, id), 'node', 'boot');
-      if (node && !this.host.isNodeLive(node, boot ?? '')) await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost');
+      const [run, n, b] = await this.redis.hmget(this.keys.task(this.partition, id), 'run', 'node', 'boot');
+      const { node, boot } = attemptNode(run, n, b);
+      if (node && !this.host.isNodeLive(node, boot)) await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost');
     }));
   }
 

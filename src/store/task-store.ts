@@ -13,6 +13,7 @@ import { hotScripts, type ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
+import { TASK_LAYOUT } from './layout';
 
 /** A Step to enqueue: its spec (the values that never change) and where it goes. */
 export interface NewTask extends SpecValues {
@@ -138,6 +139,17 @@ function latest(calls: readonly { now: number }[]): number {
   return now;
 }
 
+/** A layout-2 task's `run` field as the four fields of layout 1 (layout.ts), as operators read a task. */
+export function spreadRun(h: Record<string, Buffer>): Record<string, Buffer> {
+  const run = h.run;
+  if (!run) return h;
+  const out: Record<string, Buffer> = { ...h };
+  delete out.run;
+  const [slot = '', node = '', boot = '', startedAt = ''] = run.toString().split('\x1e');
+  Object.assign(out, { slot: Buffer.from(slot), node: Buffer.from(node), boot: Buffer.from(boot), startedAt: Buffer.from(startedAt) });
+  return out;
+}
+
 function enqueued(r: ScriptReply): Enqueued {
   const code = Number(r[0]);
   const e: Enqueued = { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
@@ -158,6 +170,8 @@ export class TaskStore {
     /** How long a flow remembers the app worker that last completed one of its Steps. */
     private readonly stickyTtlMs: number,
     private readonly observe?: ObserveCall,
+    /** The task layout to write at a start (layout.ts): a node passes what every live member reads. */
+    private readonly layout: () => number = () => TASK_LAYOUT,
   ) {
     // A Cluster script stays in one hash slot: one call per partition there. Node and
     // boot id are arguments a start call shares, so they are part of its group too.
@@ -199,7 +213,7 @@ export class TaskStore {
         return;
       }
       const first = tasks[idx[0]!]!;
-      const args: (string | number | Buffer)[] = [this.keys.task(first.partition, first.taskId), now];
+      const args: (string | number | Buffer)[] = [this.keys.task(first.partition, first.taskId), now, this.layout()];
       for (const i of idx) {
         const s = starts[i];
         args.push(...this.taskValues(tasks[i]!, now));
@@ -268,7 +282,9 @@ export class TaskStore {
    */
   private async startBatch(calls: StartCall[]): Promise<ScriptReply[]> {
     const first = calls[0]!;
-    const args: (string | number)[] = [this.keys.task(first.partition, first.taskId), latest(calls), first.slot.nodeId, first.slot.bootId];
+    const args: (string | number)[] = [
+      this.keys.task(first.partition, first.taskId), latest(calls), first.slot.nodeId, first.slot.bootId, this.layout(),
+    ];
     // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
     for (const c of calls) args.push(this.keys.tag(c.partition), c.taskId, c.attempt, c.slot.appWorkerId, c.slot.streamId, c.nonce);
     const flat = (await this.timed('startTasks', hotScripts.startTasks.call(this.redis, args, null))) as ScriptReply;
@@ -353,10 +369,10 @@ export class TaskStore {
     return code === 1 ? 'timed-out' : code === 0 ? 'not-due' : code === -5 ? 'lease-moved' : 'gone';
   }
 
-  /** The task hash (binary-safe), its spec spread out into fields, or null. */
+  /** The task hash (binary-safe), its spec and running fields spread out into fields, or null. */
   async readTask(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
     const h = await this.redis.hgetallBuffer(this.keys.task(partition, taskId));
-    return Object.keys(h).length === 0 ? null : spreadSpec(h);
+    return Object.keys(h).length === 0 ? null : spreadRun(spreadSpec(h));
   }
 
   /** The tenant of a live task, or null when there is no such task. */

@@ -23,6 +23,8 @@ export interface StoreOptions {
   retentionMs?: number;
   /** Told of every script call (the Redis latency histogram's hook). */
   observe?: ObserveCall;
+  /** The task layout starts write (src/store/layout.ts). @default TASK_LAYOUT */
+  layout?: number;
 }
 
 /** A fresh client, prefix and TaskStore before each test; the client closes after it. */
@@ -31,7 +33,11 @@ export function useTaskStore(redis: TestRedis, prefix: string, opts: StoreOption
   beforeEach(() => {
     const client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
     const keys = new Keys(uniquePrefix(prefix));
-    current = { client, keys, store: new TaskStore(client, keys, opts.retentionMs ?? 60_000, 60_000, opts.observe) };
+    const layout = opts.layout;
+    current = {
+      client, keys,
+      store: new TaskStore(client, keys, opts.retentionMs ?? 60_000, 60_000, opts.observe, layout === undefined ? undefined : () => layout),
+    };
   });
   afterEach(() => current?.client.disconnect());
   const get = (): StoreFixture => {

@@ -301,7 +301,7 @@ describe('enqueueMany', () => {
     ]);
     for (const [t, nonce] of [[fresh!, 'n1'], [mine!, 'n2']] as const) {
       const h = str(await fx.client.hgetallBuffer(fx.keys.task(t.partition, t.taskId)));
-      expect(h).toMatchObject({ state: 'running', attempt: '1', worker: 'w1', nonce, slot: 's1', node: 'n1', boot: 'b1', startedAt: String(now) });
+      expect(h).toMatchObject({ state: 'running', attempt: '1', worker: 'w1', nonce, run: `s1\x1en1\x1eb1\x1e${now}` });
       expect(await fx.client.zscore(fx.keys.inflight(t.partition), t.taskId)).not.toBeNull();
       expect(await fx.client.zscore(`${fx.keys.tag(t.partition)}q:${t.queue}`, t.taskId)).toBeNull();
     }

@@ -10,7 +10,7 @@ local tag = ARGV[1]
 local queued, running, slots = 0, 0, {}
 for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local taskKey = tag .. 't:' .. taskId
-  local t = readTask(taskKey, 'queue', 'nonce', 'node', 'slot')
+  local t = readTask(taskKey, 'queue', 'nonce', 'node', 'slot', 'run')
   local state = t[T_STATE]
   if state == 'queued' or state == 'locked' or state == 'terminal' then
     -- locked and terminal: the fetch surface's (its late worker calls get the TERMINAL verdict)
@@ -22,7 +22,8 @@ for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     redis.call('ZREM', KEYS[2], taskId)
     writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
     running = running + 1
-    slots[#slots + 1] = {taskId, t[T_ATTEMPT], t[T_OWN + 1], t[T_OWN + 2], t[T_OWN + 3]}
+    local slot, node = runningOf(t[T_OWN + 4], t[T_OWN + 3], t[T_OWN + 2])
+    slots[#slots + 1] = {taskId, t[T_ATTEMPT], t[T_OWN + 1], node, slot}
   elseif not state then
     redis.call('SREM', KEYS[1], taskId)
   end

@@ -3,7 +3,7 @@
   instead of one per task, and for a bound task none for its start. On a Redis Cluster
   every task of a call is in one partition; on one Redis they may span partitions.
   KEYS[1]  the first task's hash (routes the call)
-  ARGV[1]  now (ms)
+  ARGV[1]  now (ms)  ARGV[2] task layout of a task started here (src/store/layout.ts)
   ARGV     then per task: tag, taskId, queue, readyAt (ms), flow deadline (ms, 0 = none),
            tenant, flowId, spec (enqueuedAt inside), input (bytes), and the bound slot's app
            worker id; "" ends an unbound task's values there (ten), a bound task's go on with
@@ -14,13 +14,13 @@
            task started here ("" = not started: queued, or not created).
 ]]
 --@include "enqueue"
-local now = ARGV[1]
+local now, layout = ARGV[1], ARGV[2]
 local out = {}
-local i, n = 2, #ARGV
+local i, n = 3, #ARGV
 while i <= n do
   local tag, taskId = ARGV[i], ARGV[i + 1]
   local start = nil
-  if ARGV[i + 9] ~= '' then start = {ARGV[i + 9], ARGV[i + 10], ARGV[i + 11], ARGV[i + 12], ARGV[i + 13], now} end
+  if ARGV[i + 9] ~= '' then start = {ARGV[i + 9], ARGV[i + 10], ARGV[i + 11], ARGV[i + 12], ARGV[i + 13], now, layout} end
   local code, sticky, deadlineAt = enqueueOne(tag .. 't:' .. taskId, tag, taskId, ARGV[i + 2], ARGV[i + 3], ARGV[i + 4],
     ARGV[i + 5], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8], start)
   out[#out + 1] = code

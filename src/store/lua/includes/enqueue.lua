@@ -6,7 +6,7 @@
 -- given), 0 the task already exists, 2 it ended within outcomes.retention. The
 -- sticky read rides along so that routing a new Step costs no extra round trip.
 --
--- `start` {worker, slot, node, boot, nonce, now}: an idle slot the node bound
+-- `start` {worker, slot, node, boot, nonce, now, layout}: an idle slot the node bound
 -- for this Step (sync match at enqueue). The task starts in it at once, as
 -- includes/start.lua would start it, unless the flow remembers another sticky worker:
 -- then it is queued, and the node's normal placement decides.
@@ -31,9 +31,15 @@ local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, te
     end
     -- The fields read when the task starts or ends come first: a small hash is a
     -- list, searched from its head.
-    redis.call('HSET', taskKey, 'state', 'running', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
-      'input', input, 'worker', start[1], 'nonce', start[5], 'slot', start[2], 'node', start[3], 'boot', start[4],
-      'startedAt', start[6])
+    if start[7] == '2' then
+      redis.call('HSET', taskKey, 'state', 'running', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
+        'input', input, 'worker', start[1], 'nonce', start[5],
+        'run', start[2] .. '\30' .. start[3] .. '\30' .. start[4] .. '\30' .. start[6])
+    else
+      redis.call('HSET', taskKey, 'state', 'running', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
+        'input', input, 'worker', start[1], 'nonce', start[5], 'slot', start[2], 'node', start[3], 'boot', start[4],
+        'startedAt', start[6])
+    end
     redis.call('ZADD', tag .. 'inflight', deadlineAt, taskId)
     return 1, sticky, deadlineAt
   end

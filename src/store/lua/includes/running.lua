@@ -18,8 +18,8 @@ local function ended(tag, taskId)
   return {-1}
 end
 
--- Clears the fields a start (includes/start.lua) sets (but state) when an attempt goes back to the queue
--- (hbAt and deadlineAt: written by older versions).
+-- Clears the fields a start (includes/start.lua) sets (but state) when an attempt goes back to the queue,
+-- in either task layout (hbAt and deadlineAt: written by older versions).
 local function clearRunning(taskKey)
-  redis.call('HDEL', taskKey, 'worker', 'slot', 'node', 'boot', 'nonce', 'startedAt', 'hbAt', 'deadlineAt')
+  redis.call('HDEL', taskKey, 'worker', 'nonce', 'run', 'slot', 'node', 'boot', 'startedAt', 'hbAt', 'deadlineAt')
 end

@@ -14,7 +14,7 @@
 -- The attempt deadline (inflight score) is the earlier of the method and
 -- heartbeat timeouts from now; without either, the task only fails when its
 -- node dies.
-local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, now)
+local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, now, layout)
   local taskKey = tag .. 't:' .. taskId
   local f = redis.call('HMGET', taskKey, 'state', 'attempt', 'readyAt', 'queue', 'spec', 'input')
   if not f[1] then return -1, '', '', '', '' end
@@ -38,8 +38,14 @@ local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, n
     deadlineAt = string.format('%d', at)
   end
   -- The deadline lives in the inflight sorted set only: nothing reads it from the hash.
-  redis.call('HSET', taskKey, 'state', 'running', 'worker', worker, 'nonce', nonce, 'slot', slot, 'node', node,
-    'boot', boot, 'startedAt', now)
+  -- `layout`: the task layout the cluster writes (src/store/layout.ts)
+  if layout == '2' then
+    redis.call('HSET', taskKey, 'state', 'running', 'worker', worker, 'nonce', nonce,
+      'run', slot .. '\30' .. node .. '\30' .. boot .. '\30' .. now)
+  else
+    redis.call('HSET', taskKey, 'state', 'running', 'worker', worker, 'nonce', nonce, 'slot', slot, 'node', node,
+      'boot', boot, 'startedAt', now)
+  end
   redis.call('ZREM', tag .. 'q:' .. f[4], taskId)
   redis.call('ZADD', tag .. 'inflight', deadlineAt, taskId)
   return 1, f[6], spec, deadlineAt, f[2]

@@ -31,3 +31,14 @@ local SPEC_FLOW_SEID =
 -- maxAttempts, initialInterval, backoffCoefficient, maxInterval, nonRetryable
 local SPEC_RETRY =
   '^[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30'
+
+-- A running attempt's slot, node, boot id and start time (src/store/layout.ts).
+-- Layout 2 keeps them in one field `run`, "slot\30node\30boot\30startedAt";
+-- layout 1 (earlier versions, and while a member of the cluster reads only
+-- that) in four fields of their own. runningOf reads either: pass the `run`
+-- field, then the four.
+local RUN_FIELDS = '^([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)$'
+local function runningOf(run, slot, node, boot, startedAt)
+  if run then return string.match(run, RUN_FIELDS) end
+  return slot, node, boot, startedAt
+end

@@ -1,0 +1,26 @@
+/**
+ * How a task hash holds a running attempt's slot, node, boot id and start
+ * time. Every script of this build reads both layouts; a node writes the
+ * newest one that every live member of the cluster reads
+ * (Membership.taskLayout), so a rolling upgrade switches to it once the last
+ * older node has left, and a cluster never writes what one of its nodes
+ * cannot read.
+ *
+ * 1: four fields of their own (`slot`, `node`, `boot`, `startedAt`).
+ * 2: one field `run`, "slot\x1enode\x1eboot\x1estartedAt" (store/lua/includes/task.lua):
+ *    three fewer fields for Redis to allocate at every start and free at every
+ *    end, ≈ 5 200 instructions a start (docs/benchmarks.md).
+ */
+export const TASK_LAYOUT = 2;
+
+/** What a member that does not say (a node of an earlier version) reads. */
+export const OLDEST_TASK_LAYOUT = 1;
+
+/** The node and boot id of a running attempt, from its hash's `run`, `node` and `boot` fields (either layout). */
+export function attemptNode(run: string | null, node: string | null, boot: string | null): { node: string | null; boot: string } {
+  if (run) {
+    const [, n = '', b = ''] = run.split('\x1e');
+    return { node: n || null, boot: b };
+  }
+  return { node, boot: boot ?? '' };
+}
