@@ -16,11 +16,24 @@ export const TASK_LAYOUT = 2;
 /** What a member that does not say (a node of an earlier version) reads. */
 export const OLDEST_TASK_LAYOUT = 1;
 
+export interface RunningFields {
+  slot: string;
+  node: string;
+  boot: string;
+  startedAt: string;
+}
+
+/** A layout-2 `run` field's four values. */
+export function parseRun(run: string): RunningFields {
+  const [slot = '', node = '', boot = '', startedAt = ''] = run.split('\x1e');
+  return { slot, node, boot, startedAt };
+}
+
 /** The node and boot id of a running attempt, from its hash's `run`, `node` and `boot` fields (either layout). */
 export function attemptNode(run: string | null, node: string | null, boot: string | null): { node: string | null; boot: string } {
   if (run) {
-    const [, n = '', b = ''] = run.split('\x1e');
-    return { node: n || null, boot: b };
+    const r = parseRun(run);
+    return { node: r.node || null, boot: r.boot };
   }
   return { node, boot: boot ?? '' };
 }

@@ -13,7 +13,7 @@ import { hotScripts, type ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
-import { TASK_LAYOUT } from './layout';
+import { parseRun, TASK_LAYOUT } from './layout';
 
 /** A Step to enqueue: its spec (the values that never change) and where it goes. */
 export interface NewTask extends SpecValues {
@@ -145,8 +145,7 @@ export function spreadRun(h: Record<string, Buffer>): Record<string, Buffer> {
   if (!run) return h;
   const out: Record<string, Buffer> = { ...h };
   delete out.run;
-  const [slot = '', node = '', boot = '', startedAt = ''] = run.toString().split('\x1e');
-  Object.assign(out, { slot: Buffer.from(slot), node: Buffer.from(node), boot: Buffer.from(boot), startedAt: Buffer.from(startedAt) });
+  for (const [k, v] of Object.entries(parseRun(run.toString()))) out[k] = Buffer.from(v);
   return out;
 }
 
