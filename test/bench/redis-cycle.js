@@ -17,11 +17,14 @@
  * instruction count does not move with the machine's load, so it tells a
  * change of a few per cent apart where CPU time cannot (a cache miss costs
  * no more instructions than a hit: it counts work, not stalls). Use a few
- * thousand Steps: Redis runs ≈ 50× slower under valgrind.
+ * thousand Steps: Redis runs ≈ 50× slower under valgrind. --cache-sim adds
+ * the simulated cache misses per Step (first level and last level): a change
+ * that saves memory traffic (fewer keys, fewer allocations) rather than
+ * instructions shows there.
  * --dist DIR runs the scripts and TaskStore of another build (an A/B).
  * --sync: the low-rate path instead, each Step enqueued alone and started at
  * once in a slot the node bound (sync match), then completed.
- * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000] [--callgrind] [--sync] [--dist DIR]
+ * Usage: npm run build && node test/bench/redis-cycle.js [steps=20000] [--callgrind [--cache-sim]] [--sync] [--dist DIR]
  */
 'use strict';
 const path = require('node:path');
@@ -34,6 +37,7 @@ const flag = (name) => {
 const DIST = path.resolve(flag('--dist') ?? path.join(__dirname, '..', '..', 'dist'));
 const CALLGRIND = argv.includes('--callgrind');
 const SYNC = argv.includes('--sync');
+const CACHE_SIM = argv.includes('--cache-sim');
 const dist = (p) => require(path.join(DIST, p));
 const { startEmbeddedRedis } = dist('store/embedded-redis');
 const { createRedis } = dist('store/redis');
@@ -46,7 +50,7 @@ const N = Number(argv.find((a) => !a.startsWith('--')) ?? 20000);
 const BATCH = 256;
 
 async function main() {
-  const r = CALLGRIND ? await startUnderCallgrind() : await startEmbeddedRedis();
+  const r = CALLGRIND ? await startUnderCallgrind({ cacheSim: CACHE_SIM }) : await startEmbeddedRedis();
   const redis = createRedis({ url: r.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
   const store = new TaskStore(redis, new Keys('zd'), 86_400_000, 600_000);
   const stats = async () => {
@@ -90,6 +94,8 @@ async function main() {
   let total = 0;
   let irTotal = 0;
   let irCommands = 0;
+  let l1Total = 0;
+  let llTotal = 0;
   try {
     for (const [name, fn] of Object.entries(phases)) {
       await redis.config('RESETSTAT');
@@ -112,13 +118,21 @@ async function main() {
         .map(([k, v]) => `${k} ${(v / N).toFixed(2)}`).join(', ');
       console.log(`${name.padEnd(13)} Redis CPU ${cpu.toFixed(1)} µs/Step · client CPU ${client.toFixed(1)} µs · EVALSHA ${((b.evalsha ?? 0) / N).toFixed(1)} µs · inside: ${inner}`);
       if (ir) {
-        console.log(`${''.padEnd(13)} Redis instructions ${Math.round(ir.total / N)} /Step · in commands ${Math.round(ir.commands / N)} /Step`);
+        const misses = ir.misses ? ` · cache misses: L1 ${Math.round(ir.misses.l1 / N)}, last level ${Math.round(ir.misses.ll / N)} /Step` : '';
+        console.log(`${''.padEnd(13)} Redis instructions ${Math.round(ir.total / N)} /Step · in commands ${Math.round(ir.commands / N)} /Step${misses}`);
         irTotal += ir.total;
         irCommands += ir.commands;
+        if (ir.misses) {
+          l1Total += ir.misses.l1;
+          llTotal += ir.misses.ll;
+        }
       }
     }
     console.log(`${'total'.padEnd(13)} Redis CPU ${total.toFixed(1)} µs/Step`);
-    if (CALLGRIND) console.log(`${'total'.padEnd(13)} Redis instructions ${Math.round(irTotal / N)} /Step · in commands ${Math.round(irCommands / N)} /Step`);
+    if (CALLGRIND) {
+      const misses = CACHE_SIM ? ` · cache misses: L1 ${Math.round(l1Total / N)}, last level ${Math.round(llTotal / N)} /Step` : '';
+      console.log(`${'total'.padEnd(13)} Redis instructions ${Math.round(irTotal / N)} /Step · in commands ${Math.round(irCommands / N)} /Step${misses}`);
+    }
   } finally {
     redis.disconnect();
     await r.stop();
