@@ -16,6 +16,7 @@ const fmt = (f) => {
   if (f === 'duration') return DUR;
   if (f === 'listen-address') return { type: 'string', pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^\\s:]+):[0-9]{1,5}$' };
   if (f === 'positive-int') return { type: 'integer', minimum: 1 };
+  if (f === 'node-id') return { type: 'string', maxLength: 128, pattern: '^[^\\s\\x00-\\x1f\\x7f]*$' };
   if (f === 'nat') return { type: 'integer', minimum: 0 };
   if (f === 'string-list') return { type: 'array', items: { type: 'string' } };
   if (f === String) return { type: 'string' };

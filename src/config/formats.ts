@@ -35,6 +35,17 @@ export function registerFormats(): void {
     },
   });
   convict.addFormat({
+    // A node id is written into Redis values whose parts a control character
+    // separates (a running task's `run` field: store/layout.ts) and into the lease.
+    name: 'node-id',
+    validate(value: unknown) {
+      // eslint-disable-next-line no-control-regex
+      if (typeof value !== 'string' || value.length > 128 || /[\u0000-\u001f\u007f\s]/.test(value)) {
+        throw new Error('must be at most 128 characters without spaces or control characters (empty: hostname plus a random suffix)');
+      }
+    },
+  });
+  convict.addFormat({
     name: 'positive-int',
     validate(value: unknown) {
       if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw new Error('must be a positive integer');

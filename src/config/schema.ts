@@ -63,7 +63,7 @@ export const schema = {
   },
   cluster: {
     partitions: { doc: 'number of partitions; fixed for the life of a cluster', format: 'positive-int', default: 64, env: 'ZD_CLUSTER_PARTITIONS' },
-    nodeId: { doc: 'this node id; empty = hostname plus a random suffix', format: String, default: '', env: 'ZD_CLUSTER_NODE_ID' },
+    nodeId: { doc: 'this node id; empty = hostname plus a random suffix', format: 'node-id', default: '', env: 'ZD_CLUSTER_NODE_ID' },
     heartbeat: { doc: 'membership heartbeat', format: 'duration', default: '2s', env: 'ZD_CLUSTER_HEARTBEAT' },
     nodeTtl: { doc: 'a node is live while its heartbeat is younger than this', format: 'duration', default: '10s', env: 'ZD_CLUSTER_NODE_TTL' },
     leaseTtl: { doc: 'partition lease TTL; renewed every third of it', format: 'duration', default: '10s', env: 'ZD_CLUSTER_LEASE_TTL' },

@@ -81,6 +81,15 @@ describe('durations', () => {
     expect(load({ file: yamlFile('matching:\n  syncMatchWait: 350\n') }).matching.syncMatchWait).toBe(350);
   });
 
+  it('fails on a node id with a space or a control character, naming the key', () => {
+    for (const id of ['node 1', 'node\x1e1', 'x'.repeat(129)]) {
+      const err = failure({ args: [`--cluster.nodeId=${id}`] });
+      expect(err.key).toBe('cluster.nodeId');
+      expect(err.message).toMatch(/^config cluster\.nodeId: must be at most 128 characters without spaces or control characters/);
+    }
+    expect(load({ args: ['--cluster.nodeId=gw-0.zdmatch:7'] }).cluster.nodeId).toBe('gw-0.zdmatch:7');
+  });
+
   it('fails on an unparsable duration, naming the key', () => {
     const err = failure({ args: ['--matching.dispatchWait=soon'] });
     expect(err.key).toBe('matching.dispatchWait');
