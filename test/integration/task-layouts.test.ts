@@ -5,14 +5,18 @@
  * a member, keep working after it.
  */
 import { Membership } from '../../src/cluster/membership';
-import { Keys } from '../../src/store/keys';
+import { ownerOf } from '../../src/cluster/rendezvous';
+import { Keys, partitionOf } from '../../src/store/keys';
 import { attemptNode, OLDEST_TASK_LAYOUT, TASK_LAYOUT } from '../../src/store/layout';
 import { createRedis, type RedisClient } from '../../src/store/redis';
 import { TaskStore } from '../../src/store/task-store';
 import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
+import { startTestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const fx = useTaskStore(redis, 'layouts');
@@ -133,4 +137,50 @@ describe('the layout a node writes', () => {
     expect(self.taskLayout()).toBe(TASK_LAYOUT);
     self.stop();
   });
+});
+
+it('is what a node writes: the oldest while a member of an earlier version is live, the newest once it has left', async () => {
+  const prefix = uniquePrefix('layout-node');
+  const t = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-new' });
+  const client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(prefix);
+  const s = openSlot(t.worker, registerFrame());
+  let older: NodeJS.Timeout | undefined;
+  try {
+    await s.nextOf('registered');
+    // Each Step's flow is in a partition n-new owns with or without n-old, so it runs here either way.
+    let n = 0;
+    const runStep = async () => {
+      let flowId: string;
+      do flowId = `f-${++n}`; while (ownerOf(partitionOf('acme', flowId, 8), ['n-new', 'n-old']) !== 'n-new');
+      await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+      const task = (await s.nextOf('step_task')).step_task!;
+      const h = await client.hgetall(keys.task(partitionOf('acme', flowId, 8), task.task_id!));
+      s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+      await s.nextOf('result_ack');
+      return Object.keys(h).filter((k) => RUNNING_FIELDS.includes(k)).sort();
+    };
+    await waitFor(() => t.node.membership.taskLayout() === TASK_LAYOUT, { description: 'the node has seen itself' });
+    expect(await runStep()).toEqual(['run']);
+
+    // n-old: a live member of a version that does not say which layout it reads
+    const beat = () => Promise.all([
+      client.zadd(keys.members(), Date.now(), 'n-old'), client.hset(keys.node('n-old'), 'address', '127.0.0.1:9', 'boot', 'b-old'),
+    ]);
+    await beat();
+    older = setInterval(() => void beat(), 200);
+    await waitFor(() => t.node.membership.taskLayout() === OLDEST_TASK_LAYOUT, { description: 'the node has seen n-old' });
+    expect(await runStep()).toEqual(['boot', 'node', 'slot', 'startedAt']);
+
+    clearInterval(older);
+    older = undefined;
+    await client.zrem(keys.members(), 'n-old');
+    await waitFor(() => t.node.membership.taskLayout() === TASK_LAYOUT, { description: 'n-old has left' });
+    expect(await runStep()).toEqual(['run']);
+  } finally {
+    if (older) clearInterval(older);
+    s.reset();
+    client.disconnect();
+    await t.close();
+  }
 });
