@@ -37,3 +37,13 @@ export function attemptNode(run: string | null, node: string | null, boot: strin
   }
   return { node, boot: boot ?? '' };
 }
+
+/** A layout-2 task hash's `run` field as the four fields of layout 1, as operators read a task. */
+export function spreadRun(h: Record<string, Buffer>): Record<string, Buffer> {
+  const run = h.run;
+  if (!run) return h;
+  const out: Record<string, Buffer> = { ...h };
+  delete out.run;
+  for (const [k, v] of Object.entries(parseRun(run.toString()))) out[k] = Buffer.from(v);
+  return out;
+}

@@ -13,7 +13,7 @@ import { hotScripts, type ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
-import { parseRun, TASK_LAYOUT } from './layout';
+import { spreadRun, TASK_LAYOUT } from './layout';
 
 /** A Step to enqueue: its spec (the values that never change) and where it goes. */
 export interface NewTask extends SpecValues {
@@ -137,16 +137,6 @@ function latest(calls: readonly { now: number }[]): number {
   let now = 0;
   for (const c of calls) if (c.now > now) now = c.now;
   return now;
-}
-
-/** A layout-2 task's `run` field as the four fields of layout 1 (layout.ts), as operators read a task. */
-export function spreadRun(h: Record<string, Buffer>): Record<string, Buffer> {
-  const run = h.run;
-  if (!run) return h;
-  const out: Record<string, Buffer> = { ...h };
-  delete out.run;
-  for (const [k, v] of Object.entries(parseRun(run.toString()))) out[k] = Buffer.from(v);
-  return out;
 }
 
 function enqueued(r: ScriptReply): Enqueued {
