@@ -236,7 +236,12 @@ describe('a task enqueued before the spec was packed', () => {
     });
     expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBeNull();
     expect(await fx.client.exists(fx.keys.flow(t.partition, t.tenant, t.flowId))).toBe(0);
-    expect(await fx.client.get(fx.keys.sticky(t.partition, t.tenant, t.flowId))).toBe('w1');
+    const sticky = fx.keys.sticky(t.partition, t.tenant, t.flowId);
+    expect(await fx.client.get(sticky)).toBe('w1');
+    // remembered for the store's sticky TTL (60 s in this fixture), not for ever
+    const ttl = await fx.client.pttl(sticky);
+    expect(ttl).toBeGreaterThan(55_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
   });
 
   it('is claimed, listed as terminal, timed out and cancelled', async () => {

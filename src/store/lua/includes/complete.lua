@@ -20,7 +20,7 @@ local function completeOne(tag, taskId, attempt, nonce, output, now, retention, 
   deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
   local worker = t[3]
   if worker and worker ~= '' then
-    redis.call('SET', tag .. 'sticky:' .. tenant .. ':' .. flowId, worker, 'PX', stickyTtl)
+    redis.call('PSETEX', tag .. 'sticky:' .. tenant .. ':' .. flowId, stickyTtl, worker)
   end
   return 1, id
 end
