@@ -7,6 +7,7 @@
  * accurate from the first queued task.
  */
 import { parseQueueName, type Keys } from '../store/keys';
+import { streamGroups } from '../store/outcomes';
 import type { RedisClient } from '../store/redis';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
@@ -87,13 +88,10 @@ export class BacklogCounter {
     }
   }
 
-  /** XINFO GROUPS of the partition's outcome stream: each group's unread entries (Redis 7 reports `lag`). */
+  /** Each consumer group's unread entries of the partition's outcome stream (Redis 7 reports `lag`). */
   private async groupLag(partition: number): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    const groups = (await this.redis.xinfo('GROUPS', this.keys.out(partition)).catch(() => [])) as unknown[][];
-    for (const g of groups) {
-      const info: Record<string, unknown> = {};
-      for (let i = 0; i + 1 < g.length; i += 2) info[String(g[i])] = g[i + 1];
+    for (const info of (await streamGroups(this.redis, this.keys.out(partition))) ?? []) {
       const lag = Number(info.lag);
       if (Number.isFinite(lag)) out.set(String(info.name), lag);
     }

@@ -36,6 +36,24 @@ export function parseOutcomeId(id: string, partitions: number): { partition: num
   return partition < partitions ? { partition, streamId: m[2]! } : undefined;
 }
 
+/**
+ * The consumer groups of an outcome stream, each as XINFO GROUPS reports it
+ * (name, pending, last-delivered-id, lag, …); undefined when the stream does
+ * not exist. XINFO on a missing key is an error reply, which Redis counts (INFO
+ * errorstats) and operators alert on, and a partition has no stream until its
+ * first outcome: the periodic trim and backlog count ask only once it exists.
+ */
+export async function streamGroups(redis: RedisClient, key: string): Promise<Record<string, unknown>[] | undefined> {
+  if ((await redis.exists(key)) === 0) return undefined;
+  // the stream may go between the two calls (a FLUSHDB, a test's cleanup)
+  const groups = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+  return groups.map((g) => {
+    const info: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < g.length; i += 2) info[String(g[i])] = g[i + 1];
+    return info;
+  });
+}
+
 export function outcomeFromFields(partition: number, streamId: string, f: Record<string, Buffer>): StoredOutcome {
   const s = (k: string) => f[k]?.toString() ?? '';
   const errMsg = s('errMsg');
@@ -222,14 +240,13 @@ export class OutcomeStore {
    */
   async trim(partition: number, now: number, retentionMs: number): Promise<void> {
     const key = this.keys.out(partition);
-    const groups = (await this.redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+    const groups = await streamGroups(this.redis, key);
+    if (!groups) return; // no outcomes yet: nothing to trim
     let minId: string | undefined;
     if (groups.length === 0) {
       minId = `${Math.max(0, now - retentionMs)}-0`;
     } else {
-      for (const g of groups) {
-        const info: Record<string, unknown> = {};
-        for (let i = 0; i + 1 < g.length; i += 2) info[String(g[i])] = g[i + 1];
+      for (const info of groups) {
         const name = String(info.name);
         const pending = Number(info.pending ?? 0);
         let need = String(info['last-delivered-id'] ?? '0-0');

@@ -116,3 +116,17 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   expect(value(await scrape(), 'dexzd_outcome_consumer_lag', { group: 'engine' })).toBe(1);
   s.reset();
 });
+
+it('counts the backlog of partitions that have no outcome stream yet without an error reply from Redis', async () => {
+  await start('20ms');
+  // Operators alert on Redis's error replies (INFO stats total_error_replies): a
+  // periodic count must not make one per partition and interval.
+  const errors = async () => Number(/total_error_replies:(\d+)/.exec(String(await redis.command('INFO', 'stats')))![1]);
+  await countNow(); // the node's first count (its scripts loaded, nothing else pending)
+  const before = await errors();
+  expect(t.node.owner.owned()).toHaveLength(8);
+  await countNow();
+  await countNow();
+  expect(await errors()).toBe(before);
+  expect(value(await scrape(), 'dexzd_outcome_consumer_lag', { group: 'engine' })).toBeUndefined();
+});

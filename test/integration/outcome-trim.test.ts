@@ -1,0 +1,90 @@
+/**
+ * The outcome stream's trim (DESIGN §8): entries go only once every
+ * registered consumer group has acked them (its oldest pending entry, else the
+ * one after its last delivered, bounds the trim); with no group, entries older
+ * than outcomes.retention go; a partition without outcomes is left alone
+ * without an error reply. XTRIM MINID ~ trims whole stream nodes (100 entries
+ * each by default), so each case writes a few hundred entries.
+ */
+import { OutcomeStore } from '../../src/store/outcomes';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useTaskStore } from '../helpers/store';
+
+const redis = useEmbeddedRedis();
+const fx = useTaskStore(redis, 'trim');
+const P = 3;
+const DAY = 86_400_000;
+
+/** Appends `n` entries with ids `<ms>-0` for ms = from…from+n-1; returns the ids. */
+async function append(n: number, from = 1): Promise<string[]> {
+  const key = fx.keys.out(P);
+  const pipeline = fx.client.pipeline();
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = `${from + i}-0`;
+    ids.push(id);
+    pipeline.xadd(key, id, 'taskId', `t${i}`, 'o', 'x');
+  }
+  await pipeline.exec();
+  return ids;
+}
+
+const firstId = async (): Promise<string> => ((await fx.client.xrange(fx.keys.out(P), '-', '+', 'COUNT', 1))[0] ?? ['none'])[0];
+const length = (): Promise<number> => fx.client.xlen(fx.keys.out(P));
+
+async function read(group: string, count: number): Promise<string[]> {
+  const r = (await fx.client.xreadgroup('GROUP', group, 'c', 'COUNT', count, 'STREAMS', fx.keys.out(P), '>')) as [string, [string, string[]][]][];
+  return r[0]![1].map(([id]) => id);
+}
+
+it('keeps what a group has not acked, and what another group has not read', async () => {
+  const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+  const ids = await append(500);
+  await fx.client.xgroup('CREATE', fx.keys.out(P), 'engine', '0');
+  const delivered = await read('engine', 450);
+  // Every entry is older than the retention here: only the group holds them.
+  const now = 10 * DAY;
+
+  await outcomes.trim(P, now, 1000);
+  expect(await length()).toBe(500); // all 450 delivered are pending, the oldest first
+
+  await fx.client.xack(fx.keys.out(P), 'engine', ...delivered.slice(0, 200));
+  await outcomes.trim(P, now, 1000);
+  expect(await length()).toBeLessThan(500);
+  // entry 201 (index 200) is the oldest still pending: it and all after stay
+  expect(Number((await firstId()).split('-')[0])).toBeLessThanOrEqual(201);
+  expect(await fx.client.xrange(fx.keys.out(P), ids[200]!, '+')).toHaveLength(300);
+
+  await fx.client.xack(fx.keys.out(P), 'engine', ...delivered.slice(200));
+  // a second group that has read nothing holds everything again
+  await fx.client.xgroup('CREATE', fx.keys.out(P), 'audit', '0');
+  const before = await length();
+  await outcomes.trim(P, now, 1000);
+  expect(await length()).toBe(before);
+
+  await fx.client.xgroup('DESTROY', fx.keys.out(P), 'audit');
+  await outcomes.trim(P, now, 1000);
+  // all 450 delivered entries are acked: only the 50 never delivered must stay
+  expect(await fx.client.xrange(fx.keys.out(P), ids[450]!, '+')).toHaveLength(50);
+  expect(await length()).toBeLessThanOrEqual(100);
+});
+
+it('with no group, keeps the entries younger than the retention', async () => {
+  const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+  const ids = await append(300); // ids 1-0 … 300-0: ms timestamps 1 … 300
+  await outcomes.trim(P, 1_000_000, 1_000_000 - 250); // keep from 250 ms on
+  const left = await length();
+  expect(left).toBeLessThan(300);
+  expect(await fx.client.xrange(fx.keys.out(P), ids[249]!, '+')).toHaveLength(51);
+  // nothing kept is younger than needed: trimmed in whole nodes, never past the bound
+  expect(Number((await firstId()).split('-')[0])).toBeLessThanOrEqual(250);
+});
+
+it('leaves a partition without outcomes alone, without an error reply', async () => {
+  const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+  const errors = async () => Number(/total_error_replies:(\d+)/.exec(await fx.client.info('stats'))![1]);
+  const before = await errors();
+  await outcomes.trim(P, Date.now(), 1000);
+  expect(await fx.client.exists(fx.keys.out(P))).toBe(0);
+  expect(await errors()).toBe(before);
+});
