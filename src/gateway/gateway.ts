@@ -306,6 +306,9 @@ export class Gateway {
     }
     if (!('input' in started)) {
       this.slotFree(slot);
+      // No task behind the head: its queue entry is stale, and goes before the
+      // owner hears 'gone' (else its next refill reads it again).
+      if (started.kind === 'not-found') await this.dropStale(ref);
       return 'gone';
     }
     if (this.deliver(slot, ref.partition, started, ref.path, ref.readyAt, now)) return 'taken';
@@ -314,6 +317,16 @@ export class Gateway {
     await this.store.release({ partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce });
     // 'no-slot' hands the ref back to the offering owner, which re-offers it elsewhere.
     return 'no-slot';
+  }
+
+  private async dropStale(ref: OfferRef): Promise<void> {
+    try {
+      if (await this.store.dropStaleEntry(ref.partition, queueName(ref.tenant, ref.flowType, ref.stepType), ref.taskId)) {
+        this.log.debug({ partition: ref.partition, taskId: ref.taskId }, 'queue entry without its task removed');
+      }
+    } catch (err) {
+      this.log.warn({ taskId: ref.taskId, err: (err as Error).message }, 'stale queue entry not removed');
+    }
   }
 
   /**

@@ -152,6 +152,7 @@ export class ZdNode {
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
       headsRestored: (n) => this.metrics.headsRestored.inc(n),
       headsIncompleteScan: () => this.metrics.headsIncompleteScans.inc(),
+      incompleteSeek: () => this.metrics.incompleteSeeks.inc(),
       backlogChanged: () => this.mesh?.capacityChanged(),
       peersBacklogged: (queue) => this.view.peerHasBacklog(queue),
     }, {

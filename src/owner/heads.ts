@@ -11,6 +11,8 @@ export interface HeadRef {
 
 export const HEADS_WINDOW = 256;
 const LOW_WATER = 64;
+/** Stale heads in a row (offered, their task gone) that make one incomplete seek. */
+export const STALE_RUN = 64;
 
 /**
  * How many queues of each name, over the partitions this node owns, have a
@@ -43,6 +45,8 @@ export class QueueHeads {
   /** Ids in the window or out on an offer. */
   private readonly known = new Set<string>();
   private hasMore = true;
+  /** Gone heads in a row (passed). */
+  private staleRun = 0;
   /** Whether this queue counts as busy in `busy` (see sync). */
   private counted = false;
   loading = false;
@@ -140,6 +144,22 @@ export class QueueHeads {
   /** An offer settled (taken or gone): forget the id. */
   settle(taskId: string): void {
     this.known.delete(taskId);
+  }
+
+  /**
+   * A head offered from this queue was taken (live) or gone (its task deleted, cancelled
+   * or no longer queued). True each time the search for the next live head has passed
+   * STALE_RUN gone heads in a row: an incomplete seek
+   * (dexzd_step_task_queue_incomplete_seeks_total).
+   */
+  passed(gone: boolean): boolean {
+    if (!gone) {
+      this.staleRun = 0;
+      return false;
+    }
+    if (++this.staleRun < STALE_RUN) return false;
+    this.staleRun = 0;
+    return true;
   }
 
   /**

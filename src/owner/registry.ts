@@ -34,6 +34,8 @@ export interface OwnerHooks {
   /** The resync restored refs matching had lost (a bug: counted and logged). */
   headsRestored(n: number): void;
   headsIncompleteScan(): void;
+  /** A queue's search for its next live head passed a run of stale ones (heads.ts STALE_RUN). */
+  incompleteSeek(): void;
   /** A queue gained ready heads or ran out of them: peers should hear of this node's backlog soon. */
   backlogChanged(): void;
   /** Whether another owner advertises ready Steps of the queue (its CapacityUpdate). */
@@ -310,5 +312,6 @@ export class OwnerRegistry implements PartitionHost {
       return;
     }
     q.settle(ref.taskId);
+    if (q.passed(result === 'gone')) this.hooks.incompleteSeek();
   }
 }

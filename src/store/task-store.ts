@@ -314,6 +314,16 @@ export class TaskStore {
     return refusalOf(r);
   }
 
+  /**
+   * Removes `taskId` from a queue when its task hash is gone (dropStaleEntry-2.lua):
+   * a start that found no task calls this, so that the entry does not come back with
+   * the next refill of the queue's heads. True when an entry was removed.
+   */
+  async dropStaleEntry(partition: number, queue: string, taskId: string): Promise<boolean> {
+    const r = await this.redis.zdDropStaleEntry(this.keys.task(partition, taskId), this.keys.queue(partition, queue), taskId);
+    return Number(r) === 1;
+  }
+
   async release(a: AttemptRef): Promise<{ kind: 'released'; readyAt: number } | Refusal> {
     const r = await this.timed('releaseTask', this.redis.zdReleaseTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
