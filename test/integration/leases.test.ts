@@ -1,0 +1,119 @@
+/**
+ * Partition leases (DESIGN §3) on a real Redis: `SET NX PX` with an epoch
+ * that grows on every new acquire, renewal by compare-and-set on the exact
+ * token, release only of a lease still ours, and the owner-initiated scripts
+ * (timeouts, dead-node failures) refused once the lease has moved, leaving the
+ * task as it was.
+ */
+import { LeaseManager, type HeldLease, type UnloadCause } from '../../src/cluster/leases';
+import { createLogger } from '../../src/util/logger';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { taskBuilder, useTaskStore } from '../helpers/store';
+
+const redis = useEmbeddedRedis();
+const fx = useTaskStore(redis, 'lease');
+const newTask = taskBuilder();
+const TTL = 3000;
+const log = createLogger('silent');
+
+function manager(nodeId: string): { m: LeaseManager; unloads: [number, UnloadCause][] } {
+  const m = new LeaseManager(fx.client, fx.keys, nodeId, TTL, log);
+  const unloads: [number, UnloadCause][] = [];
+  m.on('unload', (l: HeldLease, cause: UnloadCause) => void unloads.push([l.partition, cause]));
+  return { m, unloads };
+}
+
+describe('a partition lease', () => {
+  it('is taken once, renewed by its holder only, and given up only by it', async () => {
+    const a = manager('a');
+    const b = manager('b');
+    await a.m.setTargets(new Set([0, 1]));
+    expect(a.m.holds(0)).toMatchObject({ partition: 0, epoch: 1, token: 'a:1' });
+    expect(await fx.client.get(fx.keys.lease(0))).toBe('a:1');
+    const ttl = await fx.client.pttl(fx.keys.lease(0));
+    expect(ttl).toBeGreaterThan(TTL - 1000);
+    expect(ttl).toBeLessThanOrEqual(TTL);
+
+    // held: another node cannot take it
+    await b.m.setTargets(new Set([0]));
+    expect(b.m.holds(0)).toBeUndefined();
+    expect(await fx.client.get(fx.keys.lease(0))).toBe('a:1');
+
+    // renewal refreshes the TTL of the exact token
+    await fx.client.pexpire(fx.keys.lease(0), 500);
+    await a.m.tick();
+    expect(await fx.client.pttl(fx.keys.lease(0))).toBeGreaterThan(TTL - 1000);
+
+    // handed over on a membership change: released, and the next acquire has a new epoch
+    await a.m.setTargets(new Set([1]));
+    expect(a.unloads).toEqual([[0, 'membership']]);
+    expect(await fx.client.exists(fx.keys.lease(0))).toBe(0);
+    await b.m.tick();
+    expect(b.m.holds(0)).toMatchObject({ epoch: 2, token: 'b:2' });
+
+    a.m.stop();
+    b.m.stop();
+  });
+
+  it('is found lost when another node holds it, and its old holder does not delete it', async () => {
+    const a = manager('a');
+    await a.m.setTargets(new Set([3, 6]));
+    expect(a.m.holds(3)?.token).toBe('a:1');
+    // a's leases expired while it was away, and b took them
+    await fx.client.set(fx.keys.lease(3), 'b:2', 'PX', TTL);
+    await fx.client.set(fx.keys.lease(6), 'b:2', 'PX', TTL);
+    await a.m.tick(); // its renewal finds both taken
+    expect(a.m.holds(3)).toBeUndefined();
+    expect(a.unloads.sort()).toEqual([[3, 'lease-lost'], [6, 'lease-lost']]);
+    expect(await fx.client.get(fx.keys.lease(3))).toBe('b:2');
+
+    // released on a membership change before its renewal noticed: b's lease stays
+    const c = manager('c');
+    await c.m.setTargets(new Set([7]));
+    await fx.client.set(fx.keys.lease(7), 'b:3', 'PX', TTL);
+    await c.m.setTargets(new Set());
+    expect(c.unloads).toEqual([[7, 'membership']]);
+    expect(await fx.client.get(fx.keys.lease(7))).toBe('b:3');
+    a.m.stop();
+    c.m.stop();
+  });
+
+  it('a graceful stop gives up every lease it still holds', async () => {
+    const a = manager('a');
+    await a.m.setTargets(new Set([4, 5]));
+    await a.m.releaseAll();
+    expect(a.unloads.sort()).toEqual([[4, 'shutdown'], [5, 'shutdown']]);
+    expect(await fx.client.exists(fx.keys.lease(4), fx.keys.lease(5))).toBe(0);
+  });
+});
+
+describe('owner-initiated scripts', () => {
+  it('are refused once the lease has moved, and change nothing', async () => {
+    const now = Date.now();
+    const late = newTask({ flowDeadline: now - 1 });
+    await fx.store.enqueue(late, now);
+    await fx.client.set(fx.keys.lease(late.partition), 'b:2');
+    const before = await fx.client.hgetall(fx.keys.task(late.partition, late.taskId));
+
+    // a flow-deadline timeout by the old owner a:1
+    expect(await fx.store.timeout(late.partition, late.taskId, now, 'a:1')).toBe('lease-moved');
+    expect(await fx.client.hgetall(fx.keys.task(late.partition, late.taskId))).toEqual(before);
+    expect(await fx.store.readDone(late.partition, late.taskId)).toBeNull();
+
+    // a dead-node failure of a running attempt by the old owner
+    const running = newTask();
+    await fx.store.enqueue(running, now);
+    const slot = { appWorkerId: 'w1', streamId: 's1', nodeId: 'n1', bootId: 'b1' };
+    await fx.store.start(running.partition, running.taskId, 0, slot, 'nonce-1', now);
+    await fx.client.set(fx.keys.lease(running.partition), 'b:2');
+    const attempt = { partition: running.partition, taskId: running.taskId, attempt: 1, nonce: 'nonce-1' };
+    const failure = { message: 'worker lost', type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 };
+    expect(await fx.store.fail(attempt, failure, now + 1, 'a:1')).toEqual({ kind: 'lease-moved' });
+    expect(await fx.client.hget(fx.keys.task(running.partition, running.taskId), 'state')).toBe('running');
+    expect(await fx.client.zscore(fx.keys.inflight(running.partition), running.taskId)).not.toBeNull();
+
+    // the owner that holds the lease may
+    expect(await fx.store.fail(attempt, failure, now + 1, 'b:2')).toMatchObject({ kind: 'retry', attempt: 2 });
+    expect(await fx.store.timeout(late.partition, late.taskId, now, 'b:2')).toBe('timed-out');
+  });
+});
