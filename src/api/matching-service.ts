@@ -80,6 +80,8 @@ export function outcomeGroupKey(tenant: string, group: string): string {
 
 const DEFAULT_CONSUME_COUNT = 100;
 const MAX_CONSUME_COUNT = 1000;
+/** How long an enqueue waits for redis.waitReplicas replicas to confirm it. */
+const WAIT_REPLICAS_MS = 1000;
 
 export function matchingService(d: MatchingDeps) {
   const c = d.config;
@@ -93,7 +95,15 @@ export function matchingService(d: MatchingDeps) {
     try {
       results = await d.store.enqueueMany(tasks, now, bound.map((b) => b?.start));
       // Replicated before any worker sees it: a Step starts only once its enqueue is as durable as configured.
-      if (c.redis.waitReplicas > 0 && 'wait' in d.redis) await d.redis.wait(c.redis.waitReplicas, 1000);
+      if (c.redis.waitReplicas > 0 && 'wait' in d.redis) {
+        const acked = Number(await d.redis.wait(c.redis.waitReplicas, WAIT_REPLICAS_MS));
+        // Fewer replicas than asked for: not acknowledged (a retry finds the Step and rings again).
+        if (acked < c.redis.waitReplicas) {
+          throw zdError('ZD_STORE_UNAVAILABLE', {
+            reason: `the enqueue reached ${acked} of the ${c.redis.waitReplicas} replicas redis.waitReplicas asks for within ${WAIT_REPLICAS_MS} ms`,
+          });
+        }
+      }
     } catch (err) {
       // Whether the script started any of them is unknown: each goes back to
       // its queue if it did (a release by its start nonce), then the slot is free.
