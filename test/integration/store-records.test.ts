@@ -204,6 +204,30 @@ describe('the task spec', () => {
   });
 });
 
+describe('retry backoff', () => {
+  it('grows by backoffCoefficient from initialInterval up to maxInterval; a worker retry-after replaces it', async () => {
+    const t = newTask({ maxAttempts: 6, initialInterval: 100, backoffCoefficient: 2, maxInterval: 300 });
+    let now = Date.now();
+    await fx.store.enqueue(t, now);
+    const failOnce = async (attempt: number, retryAfterMs: number) => {
+      expect(await fx.store.start(t.partition, t.taskId, attempt, testSlot, `n${attempt}`, now)).toMatchObject({ attempt });
+      return fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt, nonce: `n${attempt}` },
+        { message: 'again', type: 'Io', nonRetryable: false, retryAfterMs }, now);
+    };
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const r = await failOnce(attempt, attempt === 5 ? 1234 : 0);
+      if (r.kind !== 'retry') throw new Error(r.kind);
+      expect(r.attempt).toBe(attempt + 1);
+      expect(await fx.client.zscore(fx.keys.queue(t.partition, t.queue), t.taskId)).toBe(String(r.readyAt));
+      delays.push(r.readyAt - now);
+      now = r.readyAt;
+    }
+    expect(delays).toEqual([100, 200, 300, 300, 1234]);
+    expect((await failOnce(6, 0)).kind).toBe('terminal'); // maxAttempts
+  });
+});
+
 describe('a task enqueued before the spec was packed', () => {
   it('starts, heartbeats, retries, completes and is read like any other', async () => {
     const t = newTask({ methodTimeout: 10_000, heartbeatTimeout: 3000, flowDeadline: Date.now() + 600_000, maxAttempts: 2, initialInterval: 1 });
