@@ -51,6 +51,24 @@ export class CapacityView {
   }
 
   /**
+   * The app workers the node of `u` advertised in its held snapshot as
+   * available (connected, not draining) that `u` no longer does: gone from
+   * that node, or draining there. Ask before `apply`; empty for an update
+   * `apply` would ignore.
+   */
+  leaving(u: pb.ICapacityUpdate): { tenant: string; appWorkerId: string }[] {
+    const cur = this.nodes.get(u.node_id ?? '');
+    if (!cur || cur.seq >= Number(u.seq ?? 0)) return [];
+    const still = new Set<string>();
+    for (const w of u.workers ?? []) if (!w.draining) still.add(`${w.tenant}\0${w.app_worker_id}`);
+    const out: { tenant: string; appWorkerId: string }[] = [];
+    for (const [key, w] of cur.workers) {
+      if (!w.draining && !still.has(key)) out.push({ tenant: w.tenant ?? '', appWorkerId: w.app_worker_id ?? '' });
+    }
+    return out;
+  }
+
+  /**
    * Whether the peers' backlogs let a new Step of `queue` start at enqueue in
    * a slot of this node: no peer owner names the queue or its flow type, and
    * none is still loading a partition. With `everyPeer` (the Step's partition

@@ -197,6 +197,14 @@ export class Gateway {
     return this.pickIdle(tenant, flowType, stepType, appWorkerId) !== undefined;
   }
 
+  /** Whether the app worker has a stream here and is not draining. */
+  hasWorker(tenant: string, appWorkerId: string): boolean {
+    const mine = this.byWorker.get(appWorkerId);
+    if (!mine || this.drainingWorkers.has(workerKey(tenant, appWorkerId))) return false;
+    for (const slot of mine) if (slot.reg.tenant === tenant && slot.state !== 'closed') return true;
+    return false;
+  }
+
   /** How an app worker stands on this node for a Step type (or an RPC name with `rpc`). */
   presence(tenant: string, appWorkerId: string, flowType: string, type: string, rpc = false): Presence {
     const mine = this.byWorker.get(appWorkerId);

@@ -156,7 +156,15 @@ export class Routing {
   onCapacity(update: pb.ICapacityUpdate): void {
     const node = update.node_id ?? '';
     const gen = this.view.outcomeGen(node);
+    const leaving = this.view.leaving(update);
     if (!this.view.apply(update)) return;
+    // A worker that went away or began draining there, with no stream here or at another
+    // peer: Steps waiting for it as their sticky worker move on at once (DESIGN §4).
+    for (const w of leaving) {
+      if (!this.gateway.hasWorker(w.tenant, w.appWorkerId) && this.view.nodeOfWorker(w.tenant, w.appWorkerId) === undefined) {
+        this.owner.workerUnavailable(w.tenant, w.appWorkerId);
+      }
+    }
     // Its first outcome waiter arrived: outcomes we wrote before we knew were not rung there.
     const nextGen = Number(update.outcome_waiter_gen ?? 0);
     if (nextGen > 0 && nextGen !== gen && (update.outcome_waiters ?? 0) > 0) {

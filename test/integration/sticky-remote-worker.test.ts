@@ -1,0 +1,105 @@
+/**
+ * A Step waiting at its owner for its flow's sticky worker, which is
+ * connected to another node and busy there, moves on at once when that worker
+ * goes away (DESIGN §4: "When it has no connected stream, is draining, or has
+ * declined the type, skip this phase at once: a graceful restart must cost no
+ * sticky wait") — the owner hears it from the other node's CapacityUpdate.
+ * Two nodes in this process, real gRPC and a real redis-server.
+ */
+import { partitionOf } from '../../src/store/keys';
+import type { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+const STICKY_WAIT = 4000;
+let owner: TestNode;
+let gateway: TestNode;
+const slots: RawSlot[] = [];
+
+beforeEach(async () => {
+  const prefix = uniquePrefix('stickyremote');
+  const config = {
+    'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms',
+    'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.syncMatchWait': '200ms',
+  };
+  [owner, gateway] = await Promise.all([
+    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-owner' }),
+    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-gateway' }),
+  ]);
+  const partitions = owner.config.cluster.partitions;
+  await waitFor(() => owner.node.leases.heldPartitions().length === partitions / 2 && gateway.node.leases.heldPartitions().length === partitions / 2,
+    { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
+});
+afterEach(async () => {
+  for (const s of slots.splice(0)) s.reset();
+  await Promise.all([owner.close(), gateway.close()]);
+});
+
+let seq = 0;
+function stepOwnedBy(node: TestNode, over: pb.IStepSpec = {}): pb.IStepSpec {
+  for (;;) {
+    const flow_id = `f${++seq}`;
+    if (node.node.leases.holds(partitionOf('acme', flow_id, node.config.cluster.partitions))) {
+      return { tenant: 'acme', flow_id, flow_type: 'order', step_type: 'charge', step_execution_id: 's', ...over };
+    }
+  }
+}
+
+async function slotAt(node: TestNode, appWorkerId: string): Promise<RawSlot> {
+  const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId }));
+  slots.push(s);
+  await s.nextOf('registered');
+  return s;
+}
+
+it('stops waiting for a sticky worker of another node once it has gone', async () => {
+  // w1, on the gateway node, busy with a Step that ends when w1 goes (one attempt)
+  const w1 = await slotAt(gateway, 'w1');
+  await gateway.matching.enqueueStep({ step: stepOwnedBy(gateway, { retry_policy: { max_attempts: 1 } }) });
+  await w1.nextOf('step_task');
+  await waitFor(() => owner.node.view.presence('acme', 'w1', 'order', 'charge') === 'busy',
+    { timeoutMs: 5000, description: "the owner sees w1 busy" });
+
+  // w2, idle on the owner node; a Step of the owner's, sticky to w1, waits for w1
+  const w2 = await slotAt(owner, 'w2');
+  const r = await owner.matching.enqueueStep({ step: stepOwnedBy(owner, { sticky_worker_id: 'w1' }) });
+  await expect(w2.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
+  expect(owner.node.owner.waitingInMemory).toBe(1);
+
+  // w1 goes away: the Step goes to w2 at once, not after the sticky wait
+  const goneAt = Date.now();
+  w1.reset();
+  const task = (await w2.nextOf('step_task', STICKY_WAIT - 1000)).step_task!;
+  expect(task.task_id).toBe(r.task_id);
+  expect(Date.now() - goneAt).toBeLessThan(STICKY_WAIT - 1000);
+});
+
+it('stops waiting for a sticky worker of another node once it drains there', async () => {
+  // w1 on the gateway node with two streams, both busy
+  const a = await slotAt(gateway, 'w1');
+  const b = await slotAt(gateway, 'w1');
+  for (let i = 0; i < 2; i++) await gateway.matching.enqueueStep({ step: stepOwnedBy(gateway) });
+  await a.nextOf('step_task');
+  await b.nextOf('step_task');
+  await waitFor(() => owner.node.view.presence('acme', 'w1', 'order', 'charge') === 'busy',
+    { timeoutMs: 5000, description: 'the owner sees w1 busy' });
+  const w2 = await slotAt(owner, 'w2');
+  const r = await owner.matching.enqueueStep({ step: stepOwnedBy(owner, { sticky_worker_id: 'w1' }) });
+  await expect(w2.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
+
+  // one stream half-closes: the SDK's stop(), so w1 is draining (its other stream still
+  // runs its Step; the half-closed one's Step goes back to its queue, and may reach w2 first)
+  const drainAt = Date.now();
+  a.halfClose();
+  let task = (await w2.nextOf('step_task', STICKY_WAIT - 1000)).step_task!;
+  if (task.task_id !== r.task_id) {
+    w2.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await w2.nextOf('result_ack');
+    task = (await w2.nextOf('step_task', STICKY_WAIT - 1000)).step_task!;
+  }
+  expect(task.task_id).toBe(r.task_id);
+  expect(Date.now() - drainAt).toBeLessThan(STICKY_WAIT - 1000);
+});
