@@ -1,0 +1,85 @@
+/**
+ * Work that crosses nodes (DESIGN §4, §6): an InvokeRpc on one node runs on a
+ * worker connected to the other (the mesh carries the call and its result),
+ * routed to the flow's sticky worker there when it has one, and a CancelFlow
+ * on one node reaches the running attempt's slot on the other as a Cancel.
+ * Two nodes in this process, real gRPC and a real redis-server.
+ */
+import { partitionOf } from '../../src/store/keys';
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+let a: TestNode;
+let b: TestNode;
+const slots: RawSlot[] = [];
+
+beforeEach(async () => {
+  const prefix = uniquePrefix('xnode');
+  const config = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms' };
+  [a, b] = await Promise.all([
+    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-a' }),
+    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-b' }),
+  ]);
+  const partitions = a.config.cluster.partitions;
+  await waitFor(() => a.node.leases.heldPartitions().length === partitions / 2 && b.node.leases.heldPartitions().length === partitions / 2,
+    { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
+});
+afterEach(async () => {
+  for (const s of slots.splice(0)) s.reset();
+  await Promise.all([a.close(), b.close()]);
+});
+
+async function slotAt(node: TestNode, appWorkerId: string): Promise<RawSlot> {
+  const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId }));
+  slots.push(s);
+  await s.nextOf('registered');
+  return s;
+}
+
+const seesWorker = (node: TestNode, appWorkerId: string) =>
+  waitFor(() => node.node.view.nodeOfWorker('acme', appWorkerId) !== undefined, { timeoutMs: 5000, description: `the peer sees ${appWorkerId}` });
+
+it("runs an InvokeRpc on the other node's worker and returns its output", async () => {
+  const w = await slotAt(b, 'w-b');
+  await seesWorker(a, 'w-b');
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q') });
+  const task = (await w.nextOf('rpc_task')).rpc_task!;
+  expect(task).toMatchObject({ rpc_name: 'status', flow_id: 'f1' });
+  expect(Buffer.from(task.input!).toString()).toBe('q');
+  w.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('fine') } });
+  const r = await call;
+  expect(Buffer.from(r.output!).toString()).toBe('fine');
+  expect(r.app_worker_id).toBe('w-b');
+});
+
+it("routes an InvokeRpc to the flow's remembered sticky worker on the other node", async () => {
+  // an idle worker on a's node too: without the sticky key a would run the call there
+  const local = await slotAt(a, 'w-a');
+  const sticky = await slotAt(b, 'w-b');
+  await seesWorker(a, 'w-b');
+  const p = partitionOf('acme', 'f2', a.config.cluster.partitions);
+  await redis.command('SET', a.node.keys.sticky(p, 'acme', 'f2'), 'w-b');
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f2', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q') });
+  const task = (await sticky.nextOf('rpc_task')).rpc_task!;
+  sticky.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('sticky') } });
+  expect((await call).app_worker_id).toBe('w-b');
+  await expect(local.nextOf('rpc_task', 200)).rejects.toThrow(/no frame/);
+});
+
+it('delivers a CancelFlow to the running attempt on the other node', async () => {
+  const w = await slotAt(b, 'w-b');
+  const step = { tenant: 'acme', flow_id: 'f3', flow_type: 'order', step_type: 'charge', step_execution_id: 's' };
+  await b.matching.enqueueStep({ step });
+  const task = (await w.nextOf('step_task')).step_task!;
+  // cancelled through a: whichever node owns the flow's partition, the slot is b's
+  const c = await a.matching.cancelFlow({ tenant: 'acme', flow_id: 'f3', reason: 'user asked' });
+  expect(c).toMatchObject({ cancelled_queued: 0, cancelled_running: 1 });
+  expect((await w.nextOf('cancel')).cancel!.task_token).toBe(task.task_token);
+  // the late result is refused with the CANCELLED outcome's verdict
+  w.send({ step_result: { task_token: task.task_token, output: Buffer.from('late') } });
+  expect((await w.nextOf('result_ack')).result_ack!.verdict).not.toBe(pb.ResultVerdict.ACCEPTED);
+});
