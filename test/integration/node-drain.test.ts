@@ -1,0 +1,46 @@
+/**
+ * A node's drain as its workers see it (DESIGN §5): every stream gets a
+ * Reconnect frame; idle streams end at once; a busy one finishes its Step
+ * (its result is accepted) and the drain ends as soon as none is busy, before
+ * drain.timeout; a Register that arrives meanwhile is refused with
+ * ZD_DRAINING (UNAVAILABLE), so the worker dials another node.
+ */
+import { Status } from 'nice-grpc';
+import { partitionOf } from '../../src/store/keys';
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+afterEach(() => t.close());
+
+it('tells every stream to reconnect, ends the idle ones, lets the busy one finish and refuses new ones', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('drain'), { 'drain.timeout': '10s' });
+  const busy = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
+  await busy.nextOf('registered');
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 's' } });
+  const task = (await busy.nextOf('step_task')).step_task!;
+  const idle = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  await idle.nextOf('registered');
+
+  const startedAt = Date.now();
+  const drained = t.node.drain();
+  expect((await idle.nextOf('reconnect')).reconnect!.reason).toBe('node draining');
+  expect(await idle.ended).toBeNull(); // ended by the server, cleanly
+  expect((await busy.nextOf('reconnect')).reconnect!.reason).toBe('node draining');
+
+  const late = openSlot(t.worker, registerFrame({ app_worker_id: 'w3' }));
+  const refused = (await late.ended) as (Error & { code?: Status; details?: string }) | null;
+  expect(refused?.code).toBe(Status.UNAVAILABLE);
+  expect(refused?.details).toContain('this node is draining');
+
+  // the busy stream is still open: its Step finishes and counts
+  busy.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  expect((await busy.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  await drained;
+  expect(Date.now() - startedAt).toBeLessThan(5000); // over once no slot is busy, not at drain.timeout
+  const p = partitionOf('acme', 'f', t.config.cluster.partitions);
+  expect(await redis.command('XLEN', t.node.keys.out(p))).toBe(1); // its COMPLETED outcome
+});
