@@ -6,6 +6,7 @@ import { ClientError, Status, createClient } from 'nice-grpc';
 import { MatchingServiceDefinition, pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -91,6 +92,8 @@ describe('EnqueueSteps', () => {
   });
 });
 
+const rpc: pb.IInvokeRpcRequest = { tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 100 };
+
 describe('reads and outcome methods', () => {
   const cases: [string, () => Promise<unknown>, string, Status?][] = [
     ['GetTask without an id', () => t.matching.getTask({ task_id: '' }), 'task_id'],
@@ -109,12 +112,36 @@ describe('reads and outcome methods', () => {
     ['CancelFlow with a control character', () => t.matching.cancelFlow({ tenant: 'acme', flow_id: '\u0000' }), 'flow_id'],
     ['DescribeQueues without a tenant', () => t.matching.describeQueues({ tenant: '' }), 'tenant'],
     ['DescribeQueues with a bad flow type', () => t.matching.describeQueues({ tenant: 'acme', flow_type: 'a:b' }), 'flow_type'],
+    ['InvokeRpc without a tenant', () => t.matching.invokeRpc({ ...rpc, tenant: '' }), 'tenant'],
+    ['InvokeRpc without a flow id', () => t.matching.invokeRpc({ ...rpc, flow_id: '' }), 'flow_id'],
+    ['InvokeRpc with a flow type over maxFlowTypeLength', () => t.matching.invokeRpc({ ...rpc, flow_type: long(257) }), 'flow_type'],
+    ['InvokeRpc with an rpc name over maxQueueLength', () => t.matching.invokeRpc({ ...rpc, rpc_name: long(257) }), 'rpc_name'],
+    ['InvokeRpc with an oversized input', () => t.matching.invokeRpc({ ...rpc, input: Buffer.alloc(1025) }), 'input'],
+    ['InvokeRpc with a timeout over a year', () => t.matching.invokeRpc({ ...rpc, timeout_ms: 400 * 86_400_000 }), 'timeout_ms'],
+    ['InvokeRpc with a sticky worker id with a control character', () => t.matching.invokeRpc({ ...rpc, sticky_worker_id: 'w\n' }), 'sticky_worker_id'],
   ];
   for (const [name, call, field, code] of cases) {
     it(name, async () => {
       await rejects(call, field, code);
     });
   }
+});
+
+describe('Register', () => {
+  it.each<[string, Partial<pb.IRegister>, string]>([
+    ['tenant over maxQueueLength', { tenant: long(257) }, 'register.tenant'],
+    ['app worker id over maxQueueLength', { app_worker_id: long(257) }, 'register.app_worker_id'],
+    ['app worker id with a space', { app_worker_id: 'w 1' }, 'register.app_worker_id'],
+    ['flow type over maxFlowTypeLength', { flow_types: ['order', long(257)] }, 'register.flow_types[1]'],
+  ])('%s', async (_name, over, field) => {
+    const before = await snapshot();
+    const slot = openSlot(t.worker, registerFrame(over));
+    const err = (await slot.ended) as (Error & { code?: Status; details?: string }) | null;
+    expect(err?.code).toBe(Status.INVALID_ARGUMENT);
+    expect(err?.details).toContain(field);
+    expect(t.node.gateway.streamCount).toBe(0);
+    expect(await snapshot()).toEqual(before);
+  });
 });
 
 it('still works after all that: a good enqueue is accepted', async () => {
