@@ -30,8 +30,11 @@ export const ERROR_CATALOG = {
   ZD_TASK_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'task {taskId} not found' },
   ZD_RPC_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'no connected worker supports rpc {rpcName} of flow type {flowType}' },
   ZD_RPC_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'no worker took rpc {rpcName} within {waitMs} ms ({reason})' },
-  ZD_LOCKED_BY_OTHER: { grpc: Status.FAILED_PRECONDITION, http: 409, message: 'task {taskId} is locked by another worker' },
-  ZD_LOCK_EXPIRED: { grpc: Status.FAILED_PRECONDITION, http: 410, message: 'the lock of task {taskId} has expired' },
+  // The fetch surface's verdicts each have their own status (DESIGN §7): a worker
+  // tells them apart by status alone. ABORTED: a conflict with another holder;
+  // OUT_OF_RANGE: the lock's time has passed; FAILED_PRECONDITION: the task's state.
+  ZD_LOCKED_BY_OTHER: { grpc: Status.ABORTED, http: 409, message: 'task {taskId} is locked by another worker' },
+  ZD_LOCK_EXPIRED: { grpc: Status.OUT_OF_RANGE, http: 410, message: 'the lock of task {taskId} has expired' },
   ZD_TERMINAL: { grpc: Status.FAILED_PRECONDITION, http: 422, message: 'task {taskId} is terminal' },
   ZD_NOT_TERMINAL: { grpc: Status.FAILED_PRECONDITION, http: 409, message: 'task {taskId} is {state}, not terminal' },
   ZD_BODY_TOO_LARGE: { grpc: Status.RESOURCE_EXHAUSTED, http: 413, message: 'the request body exceeds {limit} bytes' },

@@ -113,7 +113,7 @@ describe('the four verdicts (a refused mutation is never success)', () => {
   it('LOCKED_BY_OTHER: another worker holds the lock; nothing changes', async () => {
     const id = await enqueued();
     const lockUntil = (await fetch({ lock_duration_ms: 10_000 })).tasks[0]!.lock_until_ms;
-    await expectVerdict(id, 'B', Status.FAILED_PRECONDITION, 'ZD_LOCKED_BY_OTHER');
+    await expectVerdict(id, 'B', Status.ABORTED, 'ZD_LOCKED_BY_OTHER');
     const task = (await t.matching.getTask({ task_id: id })).task!;
     expect(task).toMatchObject({ state: pb.TaskState.LOCKED, app_worker_id: 'A' });
     expect((await outcomesOf('g'))).toEqual([]);
@@ -124,7 +124,7 @@ describe('the four verdicts (a refused mutation is never success)', () => {
     const id = await enqueued();
     await fetch({ lock_duration_ms: 150 });
     await sleep(250);
-    await expectVerdict(id, 'A', Status.FAILED_PRECONDITION, 'ZD_LOCK_EXPIRED');
+    await expectVerdict(id, 'A', Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED');
     expect(await outcomesOf('g')).toEqual([]);
   });
 

@@ -37,3 +37,17 @@ describe('docs/errors.md', () => {
     expect([...rows.keys()].filter((c) => !(c in ERROR_CATALOG))).toEqual([]);
   });
 });
+
+describe('the fetch surface verdicts', () => {
+  // DESIGN §7: NOT_FOUND, LOCKED_BY_OTHER, LOCK_EXPIRED, TERMINAL, each with its own gRPC code and HTTP status
+  const verdicts = ['ZD_TASK_NOT_FOUND', 'ZD_LOCKED_BY_OTHER', 'ZD_LOCK_EXPIRED', 'ZD_TERMINAL'] as const;
+
+  it('have a gRPC status and an HTTP status each', () => {
+    expect(new Set(verdicts.map((c) => ERROR_CATALOG[c].grpc)).size).toBe(verdicts.length);
+    expect(new Set(verdicts.map((c) => ERROR_CATALOG[c].http)).size).toBe(verdicts.length);
+  });
+
+  it('use no status a gRPC client retries by itself', () => {
+    for (const c of verdicts) expect([Status.UNAVAILABLE, Status.DEADLINE_EXCEEDED, Status.RESOURCE_EXHAUSTED]).not.toContain(ERROR_CATALOG[c].grpc);
+  });
+});

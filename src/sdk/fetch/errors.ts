@@ -1,9 +1,11 @@
 /**
  * The fetch surface's verdicts as named errors, mapped in one place
- * (`mapFetchError`). Each extends the common class of its gRPC status, so a
- * caller catching `ZdFailedPreconditionError` still catches them.
+ * (`mapFetchError`) by their `ZD_…` code. Each has its own gRPC status
+ * (ABORTED, OUT_OF_RANGE, FAILED_PRECONDITION, NOT_FOUND); the three lock
+ * verdicts extend `ZdFailedPreconditionError`, the class they had when they
+ * shared that status, so a caller catching it still catches them.
  */
-import { mapGrpcError, ZdFailedPreconditionError, ZdNotFoundError } from '../common';
+import { mapGrpcError, ZdError, ZdFailedPreconditionError, ZdNotFoundError } from '../common';
 
 /** Another worker holds the task's lock (or a stream slot runs it): drop the task. */
 export class LockedByOtherError extends ZdFailedPreconditionError { override name = 'LockedByOtherError'; }
@@ -24,7 +26,7 @@ const BY_CODE = {
 /** gRPC failure → the verdict's named error, else the common mapping (`mapGrpcError`). */
 export function mapFetchError(err: unknown): unknown {
   const mapped = mapGrpcError(err);
-  if (!(mapped instanceof ZdFailedPreconditionError || mapped instanceof ZdNotFoundError)) return mapped;
+  if (!(mapped instanceof ZdError)) return mapped;
   const cls = BY_CODE[mapped.code as keyof typeof BY_CODE];
   if (!cls) return mapped;
   return new cls(mapped.message, mapped.status, { code: mapped.code, path: mapped.path, cause: mapped.cause });
