@@ -28,6 +28,8 @@ export interface ExternalTasksDeps {
   log: Logger;
   /** A task of `queue` is offerable to stream slots at `readyAt` (now or later): tell its partition's owner. */
   taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
+  /** A task of `queue` is fetchable at `readyAt`: wake the fetches waiting on it, on this node and its peers. */
+  fetchable(queue: string, readyAt: number): void;
   /** An outcome was written (doorbell of WaitOutcome / ConsumeOutcomes). */
   outcomeWritten(partition: number, taskId: string): void;
   /** The node's bound on waiting calls (limits.maxLongPolls). */
@@ -182,7 +184,7 @@ export class ExternalTasks {
 
   /** A task is fetchable (now or at readyAt): ring the topic's fetches and tell the stream path's owner. */
   private ready(partition: number, queue: string, taskId: string, readyAt: number): void {
-    this.d.bell.ringAt(queue, readyAt);
+    this.d.fetchable(queue, readyAt);
     this.d.taskReady(partition, queue, taskId, readyAt);
   }
 

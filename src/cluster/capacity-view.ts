@@ -16,6 +16,8 @@ interface NodeCapacity {
   /** 0: a build that does not advertise outcome waiters. */
   outcomeGen: number;
   outcomeWaiters: number;
+  /** Topics long-polling fetches wait on at the peer. */
+  fetchTopics: Set<string>;
   /** The peer's backlog as an owner; undefined: a build that does not advertise it. */
   backlog: { busyQueues: Set<string>; waitingFlows: Set<string>; loading: boolean } | undefined;
 }
@@ -35,6 +37,7 @@ export class CapacityView {
     const next: NodeCapacity = {
       seq, idleStep: new Map(), connected: new Set(), workers: new Map(), declined: new Set(),
       outcomeGen: Number(u.outcome_waiter_gen ?? 0), outcomeWaiters: u.outcome_waiters ?? 0,
+      fetchTopics: new Set(u.fetch_topics ?? []),
       backlog: u.backlog_advertised
         ? { busyQueues: new Set(u.busy_queues ?? []), waitingFlows: new Set(u.waiting_flows ?? []), loading: u.backlog_loading === true }
         : undefined,
@@ -48,6 +51,24 @@ export class CapacityView {
     for (const d of u.declined ?? []) next.declined.add(declineKey(d.tenant ?? '', d.flow_type ?? '', d.type ?? '', d.app_worker_id ?? ''));
     this.nodes.set(node, next);
     return true;
+  }
+
+  /** The peers whose long-polling fetches wait on `topic`. */
+  fetchWaiters(topic: string): string[] {
+    const out: string[] = [];
+    for (const [node, c] of this.nodes) if (c.fetchTopics.has(topic)) out.push(node);
+    return out;
+  }
+
+  /**
+   * The topics `u` names as waited on by fetches that the held snapshot of its
+   * node did not (all of them for a node not heard from yet). Ask before `apply`;
+   * empty for an update `apply` would ignore.
+   */
+  newFetchTopics(u: pb.ICapacityUpdate): string[] {
+    const cur = this.nodes.get(u.node_id ?? '');
+    if (cur && cur.seq >= Number(u.seq ?? 0)) return [];
+    return (u.fetch_topics ?? []).filter((t) => !cur?.fetchTopics.has(t));
   }
 
   /**

@@ -6,10 +6,12 @@
  * Fetches subscribe before their first claim query, so a ring between the
  * query and the wait is never missed.
  *
- * Node-local for now. Rings come from enqueues (node.ts `taskEnqueued`),
- * unlocks, fetch-Fail retries and operator retries; `ringAt` schedules a ring
- * for a task that becomes fetchable later (a retry timeout). The peer mesh can
- * carry `ring(topic)` to other nodes without changing this interface.
+ * Rings come from enqueues (node.ts `taskEnqueued`), unlocks, fetch-Fail
+ * retries and operator retries; `ringAt` schedules a ring for a task that
+ * becomes fetchable later (a retry timeout). The topics waited on here are
+ * advertised to peers (`topics`, CapacityUpdate.fetch_topics), and `onTopics`
+ * hears when that set changes, so that a task made fetchable on another node
+ * rings here too (a FETCH doorbell).
  */
 import { EventEmitter } from 'node:events';
 import { subscribeBell, type BellSubscription } from './doorbell';
@@ -21,8 +23,16 @@ export class FetchBell {
   /** One pending timer per topic: the earliest due time asked for. */
   private readonly due = new Map<string, { at: number; timer: NodeJS.Timeout }>();
 
+  /** Told when a topic gains its first waiting fetch or loses its last. */
+  onTopics: () => void = () => undefined;
+
   constructor(private readonly now: () => number = Date.now) {
     this.emitter.setMaxListeners(0);
+  }
+
+  /** The topics fetches wait on here now. */
+  topics(): string[] {
+    return this.emitter.eventNames().filter((t): t is string => typeof t === 'string' && this.awaited(t));
   }
 
   ring(topic: string): void {
@@ -61,7 +71,16 @@ export class FetchBell {
 
   /** Subscribes to rings of any of `topics`; call before the first claim query. */
   subscribe(topics: readonly string[], signal: AbortSignal): FetchSubscription {
-    return subscribeBell(this.emitter, topics, signal);
+    const fresh = topics.some((t) => !this.awaited(t));
+    const sub = subscribeBell(this.emitter, topics, signal);
+    if (fresh) this.onTopics();
+    return {
+      wait: (ms) => sub.wait(ms),
+      close: () => {
+        sub.close();
+        if (topics.some((t) => !this.awaited(t))) this.onTopics();
+      },
+    };
   }
 
   stop(): void {

@@ -1048,6 +1048,7 @@ export namespace zdmatch {
             busy_queues: string[];
             waiting_flows: string[];
             backlog_loading: boolean;
+            fetch_topics: string[];
             static create(properties: zdmatch.v1.CapacityUpdate.$Shape): zdmatch.v1.CapacityUpdate & zdmatch.v1.CapacityUpdate.$Shape;
             static create(properties?: zdmatch.v1.CapacityUpdate.$Properties): zdmatch.v1.CapacityUpdate;
             static encode(m: zdmatch.v1.CapacityUpdate.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1074,6 +1075,7 @@ export namespace zdmatch {
                 busy_queues?: (string[]|null);
                 waiting_flows?: (string[]|null);
                 backlog_loading?: (boolean|null);
+                fetch_topics?: (string[]|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.CapacityUpdate.$Properties;
@@ -1123,7 +1125,8 @@ export namespace zdmatch {
                 READY = 1,
                 OUTCOME = 2,
                 ATTEMPT = 3,
-                FLOW_DEADLINE = 4
+                FLOW_DEADLINE = 4,
+                FETCH = 5
             }
         }
 

@@ -11481,6 +11481,7 @@ $root.zdmatch = (function() {
              * @property {Array.<string>|null} [busy_queues] CapacityUpdate busy_queues
              * @property {Array.<string>|null} [waiting_flows] CapacityUpdate waiting_flows
              * @property {boolean|null} [backlog_loading] CapacityUpdate backlog_loading
+             * @property {Array.<string>|null} [fetch_topics] CapacityUpdate fetch_topics
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -11511,6 +11512,7 @@ $root.zdmatch = (function() {
                 this.workers = [];
                 this.busy_queues = [];
                 this.waiting_flows = [];
+                this.fetch_topics = [];
                 if (p)
                     for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -11606,6 +11608,14 @@ $root.zdmatch = (function() {
             CapacityUpdate.prototype.backlog_loading = false;
 
             /**
+             * CapacityUpdate fetch_topics.
+             * @member {Array.<string>} fetch_topics
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.fetch_topics = $util.emptyArray;
+
+            /**
              * Creates a new CapacityUpdate instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.CapacityUpdate
@@ -11669,6 +11679,10 @@ $root.zdmatch = (function() {
                 }
                 if (m.backlog_loading != null && $Object.hasOwnProperty.call(m, "backlog_loading") && m.backlog_loading !== false)
                     w.uint32(/* id 11, wireType 0 =*/88).bool(m.backlog_loading);
+                if (m.fetch_topics != null && m.fetch_topics.length) {
+                    for (var i = 0; i < m.fetch_topics.length; ++i)
+                        w.uint32(/* id 12, wireType 2 =*/98).string(m.fetch_topics[i]);
+                }
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -11820,6 +11834,14 @@ $root.zdmatch = (function() {
                                 delete m.backlog_loading;
                             continue;
                         }
+                    case 12: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.fetch_topics && m.fetch_topics.length))
+                                m.fetch_topics = [];
+                            m.fetch_topics.push(r.stringVerify());
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -11941,6 +11963,14 @@ $root.zdmatch = (function() {
                     if (typeof m.backlog_loading !== "boolean")
                         return "backlog_loading: boolean expected";
                 }
+                if (m.fetch_topics != null && $Object.hasOwnProperty.call(m, "fetch_topics")) {
+                    if (!$Array.isArray(m.fetch_topics))
+                        return "fetch_topics: array expected";
+                    for (var i = 0; i < m.fetch_topics.length; ++i) {
+                        if (!$util.isString(m.fetch_topics[i]))
+                            return "fetch_topics: string[] expected";
+                    }
+                }
                 return null;
             };
 
@@ -12052,6 +12082,14 @@ $root.zdmatch = (function() {
                         m.backlog_loading = $Boolean(d.backlog_loading);
                     }
                 }
+                if (d.fetch_topics) {
+                    if (!$Array.isArray(d.fetch_topics))
+                        throw $TypeError(".zdmatch.v1.CapacityUpdate.fetch_topics: array expected");
+                    m.fetch_topics = $Array(d.fetch_topics.length);
+                    for (var i = 0; i < d.fetch_topics.length; ++i) {
+                        m.fetch_topics[i] = $String(d.fetch_topics[i]);
+                    }
+                }
                 return m;
             };
 
@@ -12078,6 +12116,7 @@ $root.zdmatch = (function() {
                     d.workers = [];
                     d.busy_queues = [];
                     d.waiting_flows = [];
+                    d.fetch_topics = [];
                 }
                 if (o.defaults) {
                     d.node_id = "";
@@ -12152,6 +12191,12 @@ $root.zdmatch = (function() {
                 }
                 if (m.backlog_loading != null && $Object.hasOwnProperty.call(m, "backlog_loading")) {
                     d.backlog_loading = m.backlog_loading;
+                }
+                if (m.fetch_topics && m.fetch_topics.length) {
+                    d.fetch_topics = $Array(m.fetch_topics.length);
+                    for (var j = 0; j < m.fetch_topics.length; ++j) {
+                        d.fetch_topics[j] = m.fetch_topics[j];
+                    }
                 }
                 return d;
             };
@@ -12568,6 +12613,10 @@ $root.zdmatch = (function() {
                     case 4:
                         m.kind = 4;
                         break;
+                    case "FETCH":
+                    case 5:
+                        m.kind = 5;
+                        break;
                     default:
                         if (typeof d.kind === "number" && (d.kind | 0) === d.kind)
                             m.kind = d.kind;
@@ -12706,6 +12755,7 @@ $root.zdmatch = (function() {
              * @property {number} OUTCOME=2 OUTCOME value
              * @property {number} ATTEMPT=3 ATTEMPT value
              * @property {number} FLOW_DEADLINE=4 FLOW_DEADLINE value
+             * @property {number} FETCH=5 FETCH value
              */
             DoorbellEvent.Kind = (function() {
                 var valuesById = $Object.create(null), values = $Object.create(valuesById);
@@ -12714,6 +12764,7 @@ $root.zdmatch = (function() {
                 values[valuesById[2] = "OUTCOME"] = 2;
                 values[valuesById[3] = "ATTEMPT"] = 3;
                 values[valuesById[4] = "FLOW_DEADLINE"] = 4;
+                values[valuesById[5] = "FETCH"] = 5;
                 return values;
             })();
 

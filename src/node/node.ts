@@ -169,7 +169,7 @@ export class ZdNode {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
       workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
       taskReady: (p, queue, taskId, readyAt) => {
-        this.fetchBell.ringAt(queue, readyAt); // a returned or retried Step is fetchable too
+        this.routing.taskFetchable(queue, readyAt); // a returned or retried Step is fetchable too
         this.routing.taskReady(p, queue, taskId, readyAt);
       },
       attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
@@ -188,14 +188,16 @@ export class ZdNode {
         const b = this.owner.backlogSnapshot();
         return {
           ...this.gateway.capacitySnapshot(), outcome_waiter_gen: this.bell.generation, outcome_waiters: this.bell.waiting,
+          fetch_topics: this.fetchBell.topics(),
           backlog_advertised: true, busy_queues: b.busyQueues, waiting_flows: b.waitingFlows, backlog_loading: b.loading,
         };
       },
     }, this.log, this.metrics);
     this.routing = new Routing(
-      this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell, this.clock,
-      this.redis, this.keys,
+      this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell,
+      this.fetchBell, this.clock, this.redis, this.keys,
     );
+    this.fetchBell.onTopics = () => this.mesh.capacityChanged();
     this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.metrics));
   }
 
@@ -260,7 +262,7 @@ export class ZdNode {
       membership: this.membership, metrics: this.metrics, clock: this.clock,
       invokeRpc: (r, signal) => this.routing.invokeRpc(r, signal),
       taskEnqueued: (t, sticky) => {
-        this.fetchBell.ringAt(t.queue, t.readyAt); // fetch surface (issue 5): wake long-polling fetches of the topic
+        this.routing.taskFetchable(t.queue, t.readyAt); // wake long-polling fetches of the topic, here and at peers
         this.routing.taskEnqueued(
           t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky, t.flowDeadline,
         );
@@ -295,6 +297,7 @@ export class ZdNode {
       config: c, store: new FetchStore(this.redis, this.keys, c.outcomes.retention), bell: this.fetchBell,
       clock: this.clock, log: this.log,
       taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
+      fetchable: (queue, readyAt) => this.routing.taskFetchable(queue, readyAt),
       outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
       longPolls: this.longPolls,
     });

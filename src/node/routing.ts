@@ -11,6 +11,7 @@ import type { Membership } from '../cluster/membership';
 import type { Mesh } from '../cluster/mesh';
 import { ownerOf } from '../cluster/rendezvous';
 import { zdError } from '../errors';
+import type { FetchBell } from '../gateway/fetch-bell';
 import type { Gateway } from '../gateway/gateway';
 import type { OutcomeBell } from '../gateway/outcome-bell';
 import type { RpcSettlement } from '../gateway/slot';
@@ -44,6 +45,7 @@ export class Routing {
     private readonly mesh: Mesh,
     private readonly view: CapacityView,
     private readonly bell: OutcomeBell,
+    private readonly fetchBell: FetchBell,
     private readonly clock: Clock,
     private readonly redis: RedisClient,
     private readonly keys: Keys,
@@ -122,6 +124,14 @@ export class Routing {
     }
   }
 
+  /** A task of `queue` is fetchable at `readyAt`: ring the fetches waiting on it here, and at every peer that waits on it. */
+  taskFetchable(queue: string, readyAt: number): void {
+    this.fetchBell.ringAt(queue, readyAt);
+    for (const id of this.view.fetchWaiters(queue)) {
+      if (id !== this.nodeId) this.mesh.ring(id, { kind: Kind.FETCH, partition: 0, queue, at_ms: readyAt });
+    }
+  }
+
   /** Doorbells from peers; a READY for a partition we do not own goes on to its lease holder. */
   onDoorbell(events: pb.IDoorbellEvent[], from: string): void {
     for (const e of events) {
@@ -146,6 +156,9 @@ export class Routing {
           if (e.task_id) this.bell.ring(p, e.task_id);
           else this.bell.wakeAll();
           break;
+        case Kind.FETCH:
+          this.fetchBell.ringAt(e.queue ?? '', at);
+          break;
         default:
           break;
       }
@@ -157,7 +170,11 @@ export class Routing {
     const node = update.node_id ?? '';
     const gen = this.view.outcomeGen(node);
     const leaving = this.view.leaving(update);
+    const fetchTopics = this.view.newFetchTopics(update);
     if (!this.view.apply(update)) return;
+    // Fetches there began to wait on these topics: a task made fetchable here before
+    // we knew was not rung there. One "look again" each (a spare one costs a claim).
+    for (const queue of fetchTopics) this.mesh.ring(node, { kind: Kind.FETCH, partition: 0, queue });
     // A worker that went away or began draining there, with no stream here or at another
     // peer: Steps waiting for it as their sticky worker move on at once (DESIGN §4).
     for (const w of leaving) {

@@ -12,7 +12,7 @@ function routingWith(members: { ids: readonly string[] }, held: Set<number>) {
   const leases = { holds: (p: number) => held.has(p) };
   const membership = { liveIds: () => members.ids };
   const unused = {} as never;
-  return new Routing('me', 16, leases as never, membership as never, unused, unused, unused, unused, unused, unused, unused, unused);
+  return new Routing('me', 16, leases as never, membership as never, unused, unused, unused, unused, unused, unused, unused, unused, unused);
 }
 
 it('names the rendezvous owner among the other members, and itself for a partition it holds', () => {
