@@ -104,3 +104,23 @@ it('a WaitOutcome on one node hears at once of an outcome written on another', a
   await new Promise((r) => setTimeout(r, 50));
   expect(await outcomeBellsSent()).toBe(before);
 });
+
+it('a waiting ConsumeOutcomes on one node hears at once of an outcome written on another', async () => {
+  await waitFor(() => !workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+  // the group starts at the stream's end: only outcomes written from now on
+  await waiterNode.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 0 });
+  for (let i = 0; i < 3; i++) {
+    const taskId = await enqueue();
+    const task = (await slot.nextOf('step_task')).step_task!;
+    const started = Date.now();
+    const consuming = waiterNode.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 5000 });
+    await new Promise((r) => setTimeout(r, 2));
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from(`c${i}`) } });
+    await slot.nextOf('result_ack');
+    const r = await consuming;
+    // The 1 s re-check would answer too, but only after a second.
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(r.outcomes.map((o) => o.task_id)).toEqual([taskId]);
+    await waiterNode.matching.ackOutcomes({ group: 'engine', outcome_ids: r.outcomes.map((o) => o.outcome_id!) });
+  }
+});
