@@ -54,3 +54,31 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
     await node.close();
   }
 });
+
+it('runs by itself every matching.headsResyncInterval', async () => {
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('rs'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
+      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
+      'matching.syncMatchWait': '20ms', 'matching.headsResyncInterval': '300ms', 'auth.enabled': false,
+    },
+  });
+  const node = await ZdNode.start(config, { logger: pino({ level: 'silent' }) });
+  const channel = createChannel(node.apiAddress);
+  const matching = createClient(MatchingServiceDefinition, channel);
+  try {
+    const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+    const q = node.owner.get(r.partition!)!.queueFor(queueName('acme', 'order', 's'));
+    for (let i = 0; i < 100 && q.peek()?.taskId !== r.task_id; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(q.drop(r.task_id!)).toBe(true);
+    const slot = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame());
+    await slot.nextOf('registered');
+    // nobody calls runOnce: the periodic pass finds the lost head and the slot gets it
+    expect((await slot.nextOf('step_task', 3000)).step_task).toMatchObject({ task_id: r.task_id });
+    slot.reset();
+  } finally {
+    channel.close();
+    await node.close();
+  }
+});
