@@ -14,6 +14,7 @@ import { zdError, type ZdError } from '../errors';
 import type { FetchBell } from '../gateway/fetch-bell';
 import type { LockVerdict } from '../store/codes';
 import type { ClaimedTask, FetchStore, TerminalTaskRecord } from '../store/fetch-store';
+import type { OutcomeStatusName } from '../store/task-store';
 import { formatOutcomeId } from '../store/outcomes';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
@@ -31,7 +32,7 @@ export interface ExternalTasksDeps {
   /** A task of `queue` is fetchable at `readyAt`: wake the fetches waiting on it, on this node and its peers. */
   fetchable(queue: string, readyAt: number): void;
   /** An outcome was written (doorbell of WaitOutcome / ConsumeOutcomes). */
-  outcomeWritten(partition: number, taskId: string): void;
+  outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** The node's bound on waiting calls (limits.maxLongPolls). */
   longPolls?: LongPollGate;
 }
@@ -127,7 +128,7 @@ export class ExternalTasks {
   async complete(ref: TaskRef, workerId: string, result: Buffer | undefined, idempotencyKey: string): Promise<void> {
     const r = await this.d.store.complete(ref.partition, ref.taskId, workerId, result, idempotencyKey, this.d.clock.now());
     if (r.kind === 'refused') throw verdictError(ref.taskId, r.verdict);
-    if (!r.absorbed) this.d.outcomeWritten(ref.partition, ref.taskId);
+    if (!r.absorbed) this.d.outcomeWritten(ref.partition, ref.taskId, 'COMPLETED');
   }
 
   /** Returns whether the task turned terminal. */
@@ -176,7 +177,7 @@ export class ExternalTasks {
     const r = await this.d.store.abandonTerminal(ref.partition, ref.taskId, reason, this.d.clock.now());
     if (r.kind === 'not-found') throw zdError('ZD_TASK_NOT_FOUND', { taskId: ref.taskId });
     if (r.kind === 'not-terminal') throw zdError('ZD_NOT_TERMINAL', { taskId: ref.taskId, state: r.state });
-    this.d.outcomeWritten(ref.partition, ref.taskId);
+    this.d.outcomeWritten(ref.partition, ref.taskId, 'FAILED');
     return formatOutcomeId(ref.partition, r.outcomeId);
   }
 

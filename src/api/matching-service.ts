@@ -14,7 +14,7 @@ import type { Keys } from '../store/keys';
 import { parseQueueName, partitionOf, partitionOfTaskId } from '../store/keys';
 import { OutcomeStore, outcomeFromFields, parseOutcomeId } from '../store/outcomes';
 import type { RedisClient } from '../store/redis';
-import type { NewTask, TaskStore, CancelledAttempt } from '../store/task-store';
+import type { CancelledAttempt, NewTask, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import { pb } from '../wire';
 import { outcomeToWire, taskToWire } from './mappers';
@@ -46,7 +46,7 @@ export interface MatchingDeps {
   taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
   /** Cancel running attempts wherever their slots are. */
   cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
-  outcomeWritten(partition: number, taskId: string): void;
+  outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** The node's bound on waiting calls (limits.maxLongPolls). */
   longPolls?: LongPollGate;
   /** Sync match at enqueue: a new Step starts in an idle slot of this node bound before the enqueue script. */
@@ -302,8 +302,8 @@ export function matchingService(d: MatchingDeps) {
       const r = await d.store.cancelFlow(p, tenant, flowId, reason, d.clock.now());
       if (r.running.length > 0) d.cancelAttempts(r.running, reason);
       if (r.queued + r.running.length > 0) {
-        d.outcomeWritten(p, '');
-        for (const a of r.running) d.outcomeWritten(p, a.taskId);
+        d.outcomeWritten(p, '', 'CANCELLED', r.queued);
+        for (const a of r.running) d.outcomeWritten(p, a.taskId, 'CANCELLED');
       }
       return { cancelled_queued: r.queued, cancelled_running: r.running.length };
     },

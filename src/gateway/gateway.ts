@@ -9,7 +9,7 @@ import { zdError } from '../errors';
 import type { Metrics } from '../metrics/registry';
 import type { Refusal } from '../store/codes';
 import { queueName } from '../store/keys';
-import type { EnqueueStart, NewTask, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
+import type { EnqueueStart, NewTask, OutcomeStatusName, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION } from '../wire';
@@ -28,7 +28,7 @@ export interface GatewayHooks {
   taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
   /** An attempt started; its owner arms the deadline timer. */
   attemptStarted(partition: number, deadlineAt: number): void;
-  outcomeWritten(partition: number, taskId: string): void;
+  outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** Idle/busy slots, workers or declines changed: peers should get a new snapshot (coalesced). */
   capacityChanged(): void;
 }
@@ -395,7 +395,7 @@ export class Gateway {
         } else {
           const r = await this.store.complete(ref, output, now);
           if (r.kind === 'completed') {
-            this.hooks.outcomeWritten(held.partition, held.taskId);
+            this.hooks.outcomeWritten(held.partition, held.taskId, 'COMPLETED');
             // Types evicted from the decline cache are offered to this worker again.
             if (this.evictedDeclines.delete(workerKey(slot.reg.tenant, slot.reg.appWorkerId))) this.hooks.capacityChanged();
             this.ack(slot, held.token, pb.ResultVerdict.ACCEPTED);
@@ -696,7 +696,7 @@ export class Gateway {
 
   private afterFail(r: Awaited<ReturnType<TaskStore['fail']>>, partition: number, taskId: string, queue: string): void {
     if (r.kind === 'retry') this.hooks.taskReady(partition, queue, taskId, r.readyAt);
-    else if (r.kind === 'terminal') this.hooks.outcomeWritten(partition, taskId);
+    else if (r.kind === 'terminal') this.hooks.outcomeWritten(partition, taskId, r.status);
   }
 
   private async returnTask(ref: { partition: number; taskId: string; attempt: number; nonce: string }, queue: string): Promise<void> {

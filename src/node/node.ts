@@ -29,7 +29,7 @@ import { OwnerRegistry } from '../owner/registry';
 import { Keys } from '../store/keys';
 import { OutcomeStore } from '../store/outcomes';
 import { createRedis, type RedisClient } from '../store/redis';
-import { TaskStore, type NewTask } from '../store/task-store';
+import { TaskStore, type NewTask, type OutcomeStatusName } from '../store/task-store';
 import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { ALL_SERVICES, MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../wire';
@@ -149,7 +149,7 @@ export class ZdNode {
     this.owner = new OwnerRegistry(this.redis, this.keys, this.store, {
       isNodeLive: (id, boot) => this.membership.isLive(id, boot),
       leaseMoved: () => void this.leases.tick(),
-      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+      outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       headsRestored: (n) => this.metrics.headsRestored.inc(n),
       headsIncompleteScan: () => this.metrics.headsIncompleteScans.inc(),
       incompleteSeek: () => this.metrics.incompleteSeeks.inc(),
@@ -173,7 +173,7 @@ export class ZdNode {
         this.routing.taskReady(p, queue, taskId, readyAt);
       },
       attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
-      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+      outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       capacityChanged: () => this.mesh.capacityChanged(),
     }, this.metrics, this.clock, this.log);
     this.mesh = new Mesh(this.nodeId, this.membership, {
@@ -199,6 +199,12 @@ export class ZdNode {
     );
     this.fetchBell.onTopics = () => this.mesh.capacityChanged();
     this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.metrics));
+  }
+
+  /** An outcome (or `count` of them) was written here: counted by status, and its waiters rung, here and at peers. */
+  private outcomeWritten(p: number, taskId: string, status: OutcomeStatusName, count = 1): void {
+    this.metrics.outcomes.inc({ status }, count);
+    this.routing.outcomeWritten(p, taskId);
   }
 
   static async start(config: Config, opts: NodeOptions): Promise<ZdNode> {
@@ -269,7 +275,7 @@ export class ZdNode {
       },
       taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
-      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+      outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       longPolls: this.longPolls,
       enqueueStreams: this.enqueueStreams,
       recheckPrincipal: (ctx) => this.auth.recheck('client', ctx),
@@ -298,7 +304,7 @@ export class ZdNode {
       clock: this.clock, log: this.log,
       taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
       fetchable: (queue, readyAt) => this.routing.taskFetchable(queue, readyAt),
-      outcomeWritten: (p, taskId) => this.routing.outcomeWritten(p, taskId),
+      outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       longPolls: this.longPolls,
     });
     this.externalTasks = externalTasks;

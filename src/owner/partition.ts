@@ -9,7 +9,7 @@ import type { Keys } from '../store/keys';
 import { parseQueueName } from '../store/keys';
 import { attemptNode } from '../store/layout';
 import type { RedisClient } from '../store/redis';
-import type { TaskStore } from '../store/task-store';
+import type { OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { HEADS_WINDOW, QueueHeads, type BusyQueues } from './heads';
@@ -24,7 +24,7 @@ export interface PartitionHost {
   /** An owner-initiated script found the lease gone. */
   leaseMoved(partition: number): void;
   /** An outcome was written (doorbell for outcome waiters). */
-  outcomeWritten(partition: number, taskId: string): void;
+  outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
 }
 
 const EXPIRY_BATCH = 100;
@@ -192,7 +192,7 @@ export class PartitionOwner {
       { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token,
     );
     if (r.kind === 'retry' && queue) this.taskReady(queue, taskId, r.readyAt);
-    else if (r.kind === 'terminal') this.host.outcomeWritten(this.partition, taskId);
+    else if (r.kind === 'terminal') this.host.outcomeWritten(this.partition, taskId, r.status);
     else if (r.kind === 'lease-moved') this.host.leaseMoved(this.partition);
   }
 
@@ -219,7 +219,7 @@ export class PartitionOwner {
     const due = await this.redis.zrangebyscore(this.keys.deadlines(this.partition), '-inf', now, 'LIMIT', 0, EXPIRY_BATCH);
     const results = await Promise.all(due.map((id) => this.store.timeout(this.partition, id, now, this.lease.token)));
     results.forEach((r, i) => {
-      if (r === 'timed-out') this.host.outcomeWritten(this.partition, due[i]!);
+      if (r === 'timed-out') this.host.outcomeWritten(this.partition, due[i]!, 'TIMED_OUT');
     });
     if (results.includes('lease-moved')) {
       this.host.leaseMoved(this.partition);

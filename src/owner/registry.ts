@@ -6,7 +6,7 @@
 import type { HeldLease, UnloadCause } from '../cluster/leases';
 import type { Keys } from '../store/keys';
 import type { RedisClient } from '../store/redis';
-import type { TaskStore } from '../store/task-store';
+import type { OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { Dispatcher, OfferResult } from './dispatcher';
@@ -30,7 +30,7 @@ export interface MatchingWaits {
 export interface OwnerHooks {
   isNodeLive(nodeId: string, bootId: string): boolean;
   leaseMoved(partition: number): void;
-  outcomeWritten(partition: number, taskId: string): void;
+  outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** The resync restored refs matching had lost (a bug: counted and logged). */
   headsRestored(n: number): void;
   headsIncompleteScan(): void;
@@ -256,8 +256,8 @@ export class OwnerRegistry implements PartitionHost {
     this.hooks.leaseMoved(partition);
   }
 
-  outcomeWritten(partition: number, taskId: string): void {
-    this.hooks.outcomeWritten(partition, taskId);
+  outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count = 1): void {
+    this.hooks.outcomeWritten(partition, taskId, status, count);
   }
 
   // ---- matching ------------------------------------------------------------

@@ -80,9 +80,12 @@ export interface FailureInfo {
   retryAfterMs: number;
 }
 
+/** An outcome's status, as the outcome stream and the done record hold it. */
+export type OutcomeStatusName = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+
 export type FailResult =
   | { kind: 'retry'; readyAt: number; attempt: number }
-  | { kind: 'terminal'; outcomeId: string }
+  | { kind: 'terminal'; outcomeId: string; status: 'FAILED' | 'TIMED_OUT' }
   | Refusal;
 
 export interface CancelledAttempt {
@@ -310,7 +313,7 @@ export class TaskStore {
     ));
     const code = Number(r[0]);
     if (code === 1) return { kind: 'retry', readyAt: Number(r[1]), attempt: Number(r[2]) };
-    if (code === 2) return { kind: 'terminal', outcomeId: String(r[1]) };
+    if (code === 2) return { kind: 'terminal', outcomeId: String(r[1]), status: String(r[2]) === 'TIMED_OUT' ? 'TIMED_OUT' : 'FAILED' };
     return refusalOf(r);
   }
 

@@ -130,3 +130,52 @@ it('counts the backlog of partitions that have no outcome stream yet without an 
   expect(await errors()).toBe(before);
   expect(value(await scrape(), 'dexzd_outcome_consumer_lag', { group: 'engine' })).toBeUndefined();
 });
+
+it('counts enqueues by result, outcomes by status, RPCs by result and lease acquisitions; RPCs waiting are queued tasks', async () => {
+  await start('20ms');
+  const body = () => scrape();
+  expect(value(await body(), 'dexzd_cluster_lease_changes_total', { event: 'acquired' })).toBe(8);
+  const step = (flow: string, over: Partial<pb.IStepSpec> = {}) => ({ tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 'x', ...over });
+
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  await t.matching.enqueueStep({ step: step('ok') });
+  await t.matching.enqueueStep({ step: step('ok') }); // the same Step again
+  const done = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: done.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+  await t.matching.enqueueStep({ step: step('bad', { retry_policy: { max_attempts: 1 } }) });
+  const bad = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: bad.task_token, failure: { message: 'no', type: 'Io' } } });
+  await s.nextOf('result_ack');
+  await t.matching.enqueueStep({ step: step('later', { ready_at_ms: Date.now() + 3_600_000 }) });
+  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'later' })).toMatchObject({ cancelled_queued: 1 });
+
+  let m = await body();
+  expect(value(m, 'dexzd_step_tasks_enqueued_total', { result: 'created' })).toBe(3);
+  expect(value(m, 'dexzd_step_tasks_enqueued_total', { result: 'exists' })).toBe(1);
+  expect(value(m, 'dexzd_outcomes_total', { status: 'COMPLETED' })).toBe(1);
+  expect(value(m, 'dexzd_outcomes_total', { status: 'FAILED' })).toBe(1);
+  expect(value(m, 'dexzd_outcomes_total', { status: 'CANCELLED' })).toBe(1);
+
+  // an RPC runs on the slot; a second waits for it while it is busy with a Step
+  const rpc = { tenant: 'acme', flow_id: 'r', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q') };
+  const call = t.matching.invokeRpc(rpc);
+  const task = (await s.nextOf('rpc_task')).rpc_task!;
+  s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('fine') } });
+  await call;
+  await s.nextOf('result_ack');
+  await t.matching.enqueueStep({ step: step('busy') });
+  const busy = (await s.nextOf('step_task')).step_task!;
+  const waiting = t.matching.invokeRpc({ ...rpc, timeout_ms: 300 }).catch((e: Error) => e);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(value(await body(), 'dexzd_matching_queued_tasks')).toBe(1);
+  await waiting;
+  m = await body();
+  expect(value(m, 'dexzd_matching_rpcs_total', { result: 'result' })).toBe(1);
+  expect(value(m, 'dexzd_matching_rpcs_total', { result: 'unavailable' })).toBe(1);
+  expect(value(m, 'dexzd_matching_queued_tasks')).toBe(0);
+  s.send({ step_result: { task_token: busy.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+  s.reset();
+});

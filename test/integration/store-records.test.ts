@@ -228,6 +228,24 @@ describe('retry backoff', () => {
   });
 });
 
+describe('a failure that ends the task', () => {
+  it('says which outcome it wrote: FAILED past maxAttempts, TIMED_OUT when the retry would pass the flow deadline', async () => {
+    const now = Date.now();
+    const failure = { message: 'no', type: 'Io', nonRetryable: false, retryAfterMs: 0 };
+    const last = newTask({ maxAttempts: 1 });
+    const late = newTask({ maxAttempts: 5, initialInterval: 60_000, flowDeadline: now + 1000 });
+    for (const t of [last, late]) {
+      await fx.store.enqueue(t, now);
+      await fx.store.start(t.partition, t.taskId, 1, testSlot, 'n1', now);
+    }
+    expect(await fx.store.fail({ partition: last.partition, taskId: last.taskId, attempt: 1, nonce: 'n1' }, failure, now))
+      .toMatchObject({ kind: 'terminal', status: 'FAILED' });
+    expect(await fx.store.fail({ partition: late.partition, taskId: late.taskId, attempt: 1, nonce: 'n1' }, failure, now))
+      .toMatchObject({ kind: 'terminal', status: 'TIMED_OUT' });
+    expect(str(await fx.store.readDone(late.partition, late.taskId))).toMatchObject({ status: 'TIMED_OUT' });
+  });
+});
+
 describe('a task enqueued before the spec was packed', () => {
   it('starts, heartbeats, retries, completes and is read like any other', async () => {
     const t = newTask({ methodTimeout: 10_000, heartbeatTimeout: 3000, flowDeadline: Date.now() + 600_000, maxAttempts: 2, initialInterval: 1 });

@@ -5,8 +5,9 @@
   ARGV[8]  retry-after hint (ms, 0 = policy)  ARGV[9] now  ARGV[10] outcomes.retention (ms)
   ARGV[11] lease token "<node>:<epoch>" the caller owns, or "" when a gateway fails its own slot's
            attempt (owner-initiated expiries are refused once the lease has moved)
-  Returns: {1, readyAt, nextAttempt} retry scheduled | {2, outcomeId} FAILED (or TIMED_OUT when the
-           retry would start past the flow deadline) | {-1} | {-2} | {-4, status} | {-5} lease moved
+  Returns: {1, readyAt, nextAttempt} retry scheduled | {2, outcomeId, status} the outcome written:
+           FAILED, or TIMED_OUT when the retry would start past the flow deadline | {-1} | {-2} |
+           {-4, status} | {-5} lease moved
 ]]
 --@include "running"
 --@include "outcome"
@@ -27,7 +28,7 @@ if not terminal and ARGV[6] ~= '' then
   end
 end
 if terminal then
-  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
+  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10]), 'FAILED'}
 end
 local backoff = tonumber(ARGV[8])
 if backoff <= 0 then
@@ -36,7 +37,7 @@ end
 local readyAt = now + math.floor(backoff)
 local deadline = tonumber(string.match(t[T_SPEC], SPEC_DEADLINE)) or 0
 if deadline > 0 and readyAt >= deadline then
-  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])}
+  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10]), 'TIMED_OUT'}
 end
 local queue = t[T_OWN + 1]
 clearRunning(KEYS[1])
