@@ -83,3 +83,32 @@ it('delivers a CancelFlow to the running attempt on the other node', async () =>
   w.send({ step_result: { task_token: task.task_token, output: Buffer.from('late') } });
   expect((await w.nextOf('result_ack')).result_ack!.verdict).not.toBe(pb.ResultVerdict.ACCEPTED);
 });
+
+it("keeps a type that the other node's only worker declined away from that node", async () => {
+  const w = await slotAt(b, 'w-b');
+  await seesWorker(a, 'w-b');
+  const ownedByA = (step_type: string, n: number) => {
+    for (let i = 0; ; i++) {
+      const flow_id = `d${n}-${i}`;
+      if (a.node.leases.holds(partitionOf('acme', flow_id, a.config.cluster.partitions))) {
+        return { tenant: 'acme', flow_id, flow_type: 'order', step_type, step_execution_id: 's' };
+      }
+    }
+  };
+  // the first Step of type x reaches w-b (offered by a, or started at enqueue) and is declined
+  await a.matching.enqueueStep({ step: ownedByA('x', 1) });
+  const first = (await w.nextOf('step_task')).step_task!;
+  w.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  await waitFor(() => !a.node.view.canServe('acme', 'order', 'x'), { timeoutMs: 5000, description: "a has heard of b's decline" });
+  // a does not offer type x to b again (no offer crosses the mesh), but still offers it other types
+  const offers = async () => {
+    const m = await a.node.metrics.registry.getSingleMetricAsString('dexzd_mesh_messages_total');
+    return Number(/message="offer_batch"} (\d+)/.exec(m)?.[1] ?? 0) + Number(/message="offer"} (\d+)/.exec(m)?.[1] ?? 0);
+  };
+  const before = await offers();
+  await a.matching.enqueueStep({ step: ownedByA('x', 2) });
+  await expect(w.nextOf('step_task', 400)).rejects.toThrow(/no frame/);
+  expect(await offers()).toBe(before);
+  const y = await a.matching.enqueueStep({ step: ownedByA('y', 3) });
+  expect((await w.nextOf('step_task')).step_task!.task_id).toBe(y.task_id);
+});

@@ -1,0 +1,56 @@
+/**
+ * A gateway node that dies takes its slots with it (DESIGN §6): the attempts
+ * running there fail as worker_lost within cluster.nodeTtl (plus the lease
+ * handover when the dead node also owned the partition), through the retry
+ * policy, without waiting for a timeout: a Step with no method or heartbeat
+ * timeout would otherwise stay "running" for ever. The dying node is a real
+ * child process killed with SIGKILL; the survivor runs in this process.
+ */
+import { createChannel, createClient } from 'nice-grpc';
+import { WorkerTaskServiceDefinition } from '../../src/wire';
+import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+const NODE_TTL = 1000;
+const LEASE_TTL = 1500;
+let dying: NodeProcess | undefined;
+let survivor: TestNode | undefined;
+afterEach(async () => {
+  await dying?.kill('SIGKILL').catch(() => undefined);
+  await survivor?.close();
+});
+
+it("fails a dead node's running attempt as worker_lost within nodeTtl and retries it elsewhere", async () => {
+  const prefix = uniquePrefix('deadgw');
+  const cluster = { partitions: 8, heartbeat: '200ms', nodeTtl: `${NODE_TTL}ms`, leaseTtl: `${LEASE_TTL}ms` };
+  dying = await startNodeProcess({ redisUrl: redis.url, keyPrefix: prefix, nodeId: 'n-dying', config: { cluster } });
+  survivor = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-survivor' });
+  await waitFor(() => survivor!.node.membership.liveIds().length === 2, { timeoutMs: 10_000, description: 'both nodes live' });
+
+  const channel = createChannel(dying.apiAddress);
+  const onDying = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame({ app_worker_id: 'w-dying' }));
+  await onDying.nextOf('registered');
+  // no method or heartbeat timeout: only the node's death can end this attempt
+  const r = await survivor.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 3, initial_interval_ms: 50 } },
+  });
+  expect((await onDying.nextOf('step_task')).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  const onSurvivor = openSlot(survivor.worker, registerFrame({ app_worker_id: 'w-survivor' }));
+  await onSurvivor.nextOf('registered');
+
+  const killedAt = Date.now();
+  await dying.kill('SIGKILL');
+  dying = undefined;
+  channel.close();
+  const retry = (await onSurvivor.nextOf('step_task', NODE_TTL + LEASE_TTL + 3000)).step_task!;
+  expect(retry).toMatchObject({ task_id: r.task_id, attempt: 2 });
+  expect(Date.now() - killedAt).toBeLessThan(NODE_TTL + LEASE_TTL + 3000);
+  // the first attempt's end is on record as the failure the retry follows
+  const task = (await survivor.matching.getTask({ task_id: r.task_id })).task!;
+  expect(task.last_error?.type).toBe('worker_lost');
+  onSurvivor.reset();
+});
