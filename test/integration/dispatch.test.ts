@@ -237,6 +237,18 @@ describe('sync-match and the durable queue', () => {
     expect(await take(b)).toMatchObject({ task_id: x, attempt: 1 });
   });
 
+  it('takes a capacity decline (older SDKs) back unconsumed, counts it, and offers the Step again', async () => {
+    const a = await slot('A');
+    const x = await enqueue({ flow_id: 'x' });
+    const first = await take(a);
+    a.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
+    // not remembered as a type the worker lacks: the same Step comes back, same attempt
+    expect(await take(a)).toMatchObject({ task_id: x, attempt: 1 });
+    const m = await t.node.metrics.registry.getSingleMetricAsString('dexzd_matching_returned_attempts_total');
+    expect(/reason="legacy_no_capacity"} 1\b/.test(m)).toBe(true);
+    expect(/reason="unknown_type"} [1-9]/.test(m)).toBe(false);
+  });
+
   it('offers a declined type to the worker again once every stream of that worker is gone', async () => {
     const a = await slot('A');
     const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });
