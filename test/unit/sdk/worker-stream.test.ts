@@ -8,6 +8,7 @@ import { pb, PROTOCOL_VERSION } from '../../../src/wire';
 import {
   PullRegistrationError, StepFailure, Worker, WorkerCapacityError, ZdProtocolError, type WorkerOptions,
 } from '../../../src';
+import { FLUSH_GRACE_MS } from '../../../src/sdk/worker';
 import { FakeWorkerServer, recordingLogger, registerOk } from './fake-worker-server';
 
 const ACK = (token: string, verdict = pb.ResultVerdict.ACCEPTED) => ({ result_ack: { task_token: token, verdict } });
@@ -359,6 +360,49 @@ describe('Worker streams', () => {
     // check the worker side: the handler was aborted and no result was sent.
     await s!.until(() => s!.cancelled || s!.halfClosed, 'the stream to end');
     expect(s!.received.some((f) => f.frame === 'step_result')).toBe(false);
+  });
+
+  it('after stopDrainTimeout a result already sent still gets its ack (the flush grace); a running handler does not', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let stuckSignal: AbortSignal | undefined;
+    const w = make({
+      maxConcurrentTasks: 2,
+      stopDrainTimeout: 100,
+      flowTypes: {
+        order: {
+          steps: {
+            quick: async () => {
+              await gate;
+              return 'done';
+            },
+            stuck: (ctx) => {
+              stuckSignal = ctx.signal;
+              return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+            },
+          },
+        },
+      },
+    });
+    const running = w.start();
+    const [a, b] = await server.waitStreams(2);
+    a!.send(step('q', 'quick'));
+    b!.send(step('s', 'stuck'));
+    await b!.until(() => stuckSignal !== undefined, 'the stuck handler');
+    const t0 = Date.now();
+    const stopped = w.stop();
+    release();
+    await a!.next('step_result'); // sent; the server holds its ack past the drain timeout
+    await new Promise((r) => setTimeout(r, 300));
+    expect(stuckSignal!.aborted).toBe(true); // reset at stopDrainTimeout
+    // still open, waiting for its ack (a reset reaches this server as a cancel or a plain end)
+    expect(a!.cancelled || a!.halfClosed).toBe(false);
+    a!.send(ACK('q'));
+    await stopped;
+    await running;
+    expect(Date.now() - t0).toBeLessThan(FLUSH_GRACE_MS);
+    await a!.until(() => a!.halfClosed, 'the flushed stream to half-close');
+    expect(a!.cancelled).toBe(false);
   });
 
   it('reconnects with backoff after the stream fails, keeping readiness', async () => {
