@@ -58,10 +58,13 @@ export function workerService(gateway: Gateway, config: Config, log: Logger) {
       try {
         for await (const frame of slot.out) yield frame;
       } finally {
-        // The response side ended (drain, or the call went away): make sure
-        // the slot is released even if the request side is still open.
-        if (context.signal.aborted) await gateway.unregister(slot, false);
-        else await gateway.unregister(slot, true);
+        // The response side ended (the drain's deadline passed, the call went
+        // away): release the slot even if the request side is still open. Not a
+        // graceful end: the worker did not half-close and may still be running
+        // what it holds, so that attempt fails (DESIGN §6: "stream reset after
+        // drain timeout") instead of going back under the same attempt number.
+        // A worker that did half-close was released by readFrames already.
+        await gateway.unregister(slot, false);
         void reader;
       }
     },

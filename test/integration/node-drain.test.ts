@@ -44,3 +44,18 @@ it('tells every stream to reconnect, ends the idle ones, lets the busy one finis
   const p = partitionOf('acme', 'f', t.config.cluster.partitions);
   expect(await redis.command('XLEN', t.node.keys.out(p))).toBe(1); // its COMPLETED outcome
 });
+
+it('fails an attempt still running when drain.timeout passes, so no other worker gets the same attempt number', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('drain'), { 'drain.timeout': '500ms' });
+  const stuck = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
+  await stuck.nextOf('registered');
+  const r = await t.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 3 } },
+  });
+  expect((await stuck.nextOf('step_task')).step_task!.attempt).toBe(1);
+  await t.node.drain(); // the worker never answers nor half-closes: its stream is reset at the deadline
+  const key = t.node.keys.task(r.partition!, r.task_id!);
+  expect(await redis.command('HGET', key, 'attempt')).toBe('2'); // attempt 1 is spent: a retry, not a return
+  expect(await redis.command('HGET', key, 'errType')).toBe('worker_lost');
+  expect(await redis.command('HGET', key, 'state')).toBe('queued');
+});
