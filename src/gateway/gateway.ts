@@ -304,7 +304,10 @@ export class Gateway {
 
   private async start(slot: Slot, ref: OfferRef): Promise<OfferResult> {
     const nonce = this.nextNonce();
-    const now = this.clock.now();
+    // The owner offers a head once its clock says it is ready; a gateway whose clock
+    // runs behind would refuse it as not ready yet, and the owner forget it: honour
+    // the owner's reading (node clocks differ by milliseconds, not by attempts).
+    const now = Math.max(this.clock.now(), ref.readyAt);
     let started;
     try {
       started = await this.store.start(ref.partition, ref.taskId, ref.attempt, this.identity(slot), nonce, now);

@@ -7,6 +7,7 @@ import { createChannel, createClient, type Channel } from 'nice-grpc';
 import { loadConfig, type Config } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { createLogger } from '../../src/util/logger';
+import type { Clock } from '../../src/util/clock';
 import { MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../../src/wire';
 
 export interface TestNode {
@@ -18,7 +19,9 @@ export interface TestNode {
   close(): Promise<void>;
 }
 
-export async function startTestNode(redisUrl: string, keyPrefix: string, overrides: Record<string, unknown> = {}): Promise<TestNode> {
+export async function startTestNode(
+  redisUrl: string, keyPrefix: string, overrides: Record<string, unknown> = {}, opts: { clock?: Clock } = {},
+): Promise<TestNode> {
   const config = loadConfig({
     env: {},
     overrides: {
@@ -30,7 +33,7 @@ export async function startTestNode(redisUrl: string, keyPrefix: string, overrid
       ...overrides,
     },
   });
-  const node = await ZdNode.start(config, { logger: createLogger(process.env.ZD_TEST_LOG ?? 'silent') });
+  const node = await ZdNode.start(config, { logger: createLogger(process.env.ZD_TEST_LOG ?? 'silent'), clock: opts.clock });
   const channel = createChannel(node.apiAddress);
   return {
     node, config, channel,

@@ -112,3 +112,41 @@ it("keeps a type that the other node's only worker declined away from that node"
   const y = await a.matching.enqueueStep({ step: ownedByA('y', 3) });
   expect((await w.nextOf('step_task')).step_task!.task_id).toBe(y.task_id);
 });
+
+describe('clocks that disagree', () => {
+  let owner: TestNode;
+  let late: TestNode;
+  beforeEach(async () => {
+    await Promise.all([a.close(), b.close()]);
+    const prefix = uniquePrefix('skew');
+    const config = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms' };
+    [owner, late] = await Promise.all([
+      startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-owner' }),
+      // this node's clock runs 300 ms behind the owner's
+      startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-late' }, { clock: { now: () => Date.now() - 300 } }),
+    ]);
+    a = owner;
+    b = late; // closed by the outer afterEach
+    const partitions = owner.config.cluster.partitions;
+    await waitFor(() => owner.node.leases.heldPartitions().length === partitions / 2 && late.node.leases.heldPartitions().length === partitions / 2,
+      { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
+  });
+
+  it("starts a delayed Step the owner finds ready on a node whose clock is behind", async () => {
+    const w = await slotAt(late, 'w-late');
+    await seesWorker(owner, 'w-late');
+    let step;
+    for (let i = 0; ; i++) {
+      const flow_id = `k${i}`;
+      if (owner.node.leases.holds(partitionOf('acme', flow_id, owner.config.cluster.partitions))) {
+        step = { tenant: 'acme', flow_id, flow_type: 'order', step_type: 'charge', step_execution_id: 's', ready_at_ms: Date.now() + 400 };
+        break;
+      }
+    }
+    const r = await owner.matching.enqueueStep({ step });
+    // offered at the owner's readyAt; the late node must not refuse it as not ready yet
+    // (it was found again only by the 5-s backlog count before)
+    const task = (await w.nextOf('step_task', 2000)).step_task!;
+    expect(task.task_id).toBe(r.task_id);
+  });
+});
