@@ -47,6 +47,8 @@ export class QueueHeads {
   private hasMore = true;
   /** Gone heads in a row (passed). */
   private staleRun = 0;
+  /** A ready task was left to the refill in flight (add while loading). */
+  private addedWhileLoading = false;
   /** Whether this queue counts as busy in `busy` (see sync). */
   private counted = false;
   loading = false;
@@ -108,6 +110,9 @@ export class QueueHeads {
   add(ref: HeadRef): boolean {
     if (this.known.has(ref.taskId)) return false;
     if (this.more || this.size >= HEADS_WINDOW) {
+      // A refill in flight may have read the queue before this task was written:
+      // its answer must not say that Redis holds nothing more (fill).
+      if (this.loading) this.addedWhileLoading = true;
       this.more = true;
       return false;
     }
@@ -116,10 +121,14 @@ export class QueueHeads {
     return true;
   }
 
-  /** Refill results (readyAt order); ids already known are skipped. */
+  /**
+   * Refill results (readyAt order); ids already known are skipped. A task left to
+   * this refill while it was in flight keeps `more` set: the next refill reads it.
+   */
   fill(refs: HeadRef[], more: boolean): void {
     for (const r of refs) if (!this.known.has(r.taskId)) this.insertSorted(r);
-    this.more = more;
+    this.more = more || this.addedWhileLoading;
+    this.addedWhileLoading = false;
   }
 
   shift(): HeadRef | undefined {
