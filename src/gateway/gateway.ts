@@ -664,9 +664,10 @@ export class Gateway {
     }
   }
 
+  /** Slots running a Step attempt or an RPC: what a drain waits for. */
   busySlots(): number {
     let n = 0;
-    for (const s of this.slots.values()) if (s.attempt) n++;
+    for (const s of this.slots.values()) if (s.attempt || (s.rpc && !s.rpc.settled)) n++;
     return n;
   }
 

@@ -59,3 +59,17 @@ it('fails an attempt still running when drain.timeout passes, so no other worker
   expect(await redis.command('HGET', key, 'errType')).toBe('worker_lost');
   expect(await redis.command('HGET', key, 'state')).toBe('queued');
 });
+
+it('waits for a running RPC before it ends its stream', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('drain'), { 'drain.timeout': '10s' });
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
+  await s.nextOf('registered');
+  const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'f', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q') });
+  const task = (await s.nextOf('rpc_task')).rpc_task!;
+  const drained = t.node.drain();
+  await s.nextOf('reconnect');
+  await new Promise((r) => setTimeout(r, 100)); // the drain must not end the stream while the RPC runs
+  s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('fine') } });
+  expect(Buffer.from((await call).output!).toString()).toBe('fine');
+  await drained;
+});
