@@ -16,7 +16,7 @@ import { Placement } from './placement';
 import { ReadyQueues } from './ready-queues';
 import { HeadsResync } from './resync';
 import { BacklogCounter } from './backlog';
-import { Timers } from './timers';
+import { Timers, type TimerHandle } from './timers';
 
 export interface MatchingWaits {
   stickyWaitMs: number;
@@ -43,6 +43,9 @@ export interface OwnerHooks {
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+/** How soon a dead-node sweep, or a partition load, that failed runs again. */
+const DEAD_SWEEP_RETRY_MS = 1000;
+const LOAD_RETRY_MS = 1000;
 const RESOLVED = Promise.resolve();
 
 export class OwnerRegistry implements PartitionHost {
@@ -55,6 +58,7 @@ export class OwnerRegistry implements PartitionHost {
   private readonly pumpScheduled = new Set<string>();
   private dispatcher: Dispatcher | undefined;
   private readonly timers: Timers;
+  private sweepRetry: TimerHandle | undefined;
   private readonly placement: Placement;
   readonly resync: HeadsResync;
   readonly backlog: BacklogCounter;
@@ -106,15 +110,29 @@ export class OwnerRegistry implements PartitionHost {
     const owner = new PartitionOwner(lease, this.redis, this.keys, this.store, this, this.clock, this.log, this.busy);
     this.partitions.set(lease.partition, owner);
     this.hooks.backlogChanged(); // loading: peers hold their starts at enqueue until it is known
+    await this.load(owner);
+  }
+
+  /**
+   * Loads a partition's heads and timers and sweeps its dead-node attempts. A load
+   * that fails (Redis unreachable a moment) runs again shortly while the lease is
+   * still ours: left as it was, the partition stayed loading (no timers, no sweep,
+   * and peers holding their starts at enqueue) for as long as the lease lasted.
+   */
+  private async load(owner: PartitionOwner): Promise<void> {
+    const { partition, epoch } = owner.lease;
     try {
       await owner.load();
       this.hooks.backlogChanged();
-      this.log.debug({ partition: lease.partition, epoch: lease.epoch }, 'partition loaded');
+      this.log.debug({ partition, epoch }, 'partition loaded');
       // The backlog count runs in the background: dispatch does not wait for it.
       void this.backlog.count(owner);
     } catch (err) {
-      this.log.warn({ partition: lease.partition, err: (err as Error).message }, 'partition load failed');
-      this.hooks.leaseMoved(lease.partition);
+      this.log.warn({ partition, err: (err as Error).message }, 'partition load failed; retrying');
+      this.hooks.leaseMoved(partition); // perhaps it is not ours any more: the lease check says
+      this.timers.schedule(this.clock.now() + LOAD_RETRY_MS, () => {
+        if (this.partitions.get(partition) === owner) void this.load(owner);
+      });
     }
   }
 
@@ -229,9 +247,22 @@ export class OwnerRegistry implements PartitionHost {
     this.placement.workerUnavailable(tenant, appWorkerId);
   }
 
-  /** Attempts of dead node instances fail through the retry policy. */
+  /**
+   * Attempts of dead node instances fail through the retry policy. A sweep that
+   * fails (Redis unreachable a moment) runs again shortly: nothing else would, until
+   * the next membership change, and those attempts would stay running.
+   */
   async membershipChanged(): Promise<void> {
-    await Promise.all(this.owned().map((p) => p.failDeadNodeAttempts().catch(() => undefined)));
+    const failed = await Promise.all(this.owned().map((p) => p.failDeadNodeAttempts().then(() => false, (err: Error) => {
+      this.log.warn({ partition: p.partition, err: err.message }, 'dead-node sweep failed; retrying');
+      return true;
+    })));
+    if (failed.includes(true) && !this.sweepRetry) {
+      this.sweepRetry = this.timers.schedule(this.clock.now() + DEAD_SWEEP_RETRY_MS, () => {
+        this.sweepRetry = undefined;
+        void this.membershipChanged();
+      });
+    }
   }
 
   // ---- PartitionHost -------------------------------------------------------

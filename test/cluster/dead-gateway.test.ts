@@ -7,6 +7,7 @@
  * child process killed with SIGKILL; the survivor runs in this process.
  */
 import { createChannel, createClient } from 'nice-grpc';
+import { partitionOf } from '../../src/store/keys';
 import { WorkerTaskServiceDefinition } from '../../src/wire';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { startTestNode, type TestNode } from '../helpers/node';
@@ -52,5 +53,44 @@ it("fails a dead node's running attempt as worker_lost within nodeTtl and retrie
   // the first attempt's end is on record as the failure the retry follows
   const task = (await survivor.matching.getTask({ task_id: r.task_id })).task!;
   expect(task.last_error?.type).toBe('worker_lost');
+  onSurvivor.reset();
+});
+
+// The sweep runs on a membership change for partitions the survivor owned already, and
+// in the load of a partition it takes over from the dead node: both must try again.
+it.each(['the survivor', 'the dead node'])('sweeps again when failing the dead node\'s attempts hit a Redis error (a partition of %s)', async (ownedBy) => {
+  const prefix = uniquePrefix('deadgw');
+  const cluster = { partitions: 8, heartbeat: '200ms', nodeTtl: `${NODE_TTL}ms`, leaseTtl: `${LEASE_TTL}ms` };
+  dying = await startNodeProcess({ redisUrl: redis.url, keyPrefix: prefix, nodeId: 'n-dying', config: { cluster } });
+  survivor = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-survivor' });
+  await waitFor(() => survivor!.node.membership.liveIds().length === 2, { timeoutMs: 10_000, description: 'both nodes live' });
+  const channel = createChannel(dying.apiAddress);
+  const onDying = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame({ app_worker_id: 'w-dying' }));
+  await onDying.nextOf('registered');
+  const partitions = survivor.config.cluster.partitions;
+  await waitFor(() => survivor!.node.leases.heldPartitions().length === partitions / 2, { timeoutMs: 10_000, description: 'the partitions split' });
+  let flow = '';
+  for (let i = 0; !flow; i++) {
+    const held = survivor.node.leases.holds(partitionOf('acme', `f${i}`, partitions)) !== undefined;
+    if (held === (ownedBy === 'the survivor')) flow = `f${i}`;
+  }
+  const r = await survivor.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 3, initial_interval_ms: 50 } },
+  });
+  await onDying.nextOf('step_task');
+  const onSurvivor = openSlot(survivor.worker, registerFrame({ app_worker_id: 'w-survivor' }));
+  await onSurvivor.nextOf('registered');
+
+  // the survivor's first failure of an attempt meets an unreachable Redis (a fault injected once)
+  const store = survivor.node.store;
+  const fail = store.fail.bind(store);
+  let injected = 0;
+  store.fail = (...args: Parameters<typeof store.fail>) => (injected++ === 0 ? Promise.reject(new Error('Connection is closed.')) : fail(...args));
+  await dying.kill('SIGKILL');
+  dying = undefined;
+  channel.close();
+  const retry = (await onSurvivor.nextOf('step_task', NODE_TTL + LEASE_TTL + 5000)).step_task!;
+  expect(retry).toMatchObject({ task_id: r.task_id, attempt: 2 });
+  expect(injected).toBeGreaterThanOrEqual(2);
   onSurvivor.reset();
 });
