@@ -4,6 +4,7 @@
  * only place that runs the start and result scripts for stream workers.
  */
 import { randomBytes } from 'node:crypto';
+import { backOff } from 'exponential-backoff';
 import { LRUCache } from 'lru-cache';
 import { zdError } from '../errors';
 import type { Metrics } from '../metrics/registry';
@@ -45,6 +46,8 @@ export interface GatewayOptions {
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
+/** Tries of a store call that ends a stranded attempt: at up to 5 s apart, about 14 h, until the node stops. */
+const SETTLE_ATTEMPTS = 10_000;
 
 /** An idle slot bound to a Step being enqueued, and the start the enqueue script makes in it. */
 export interface EnqueueBinding {
@@ -82,6 +85,8 @@ export class Gateway {
   private nonceSeq = 0;
   private pingTimer: NodeJS.Timeout | undefined;
   private draining = false;
+  /** The node is stopping: background store retries end (the owners fail its attempts once it has left). */
+  private stopped = false;
 
   constructor(
     private readonly opts: GatewayOptions,
@@ -181,12 +186,34 @@ export class Gateway {
     if (!held) return;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     // A task held behind an ack (Slot.awaitAck) never reached the worker either.
+    const settle = graceful || !held.delivered || slot.holdsTask
+      ? () => this.returnTask(ref, held.queue)
+      : async () => {
+        const r = await this.store.fail(ref, { message: 'worker lost: stream reset mid-task', type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
+        this.afterFail(r, held.partition, held.taskId, held.queue);
+      };
     if (graceful || !held.delivered || slot.holdsTask) {
       this.metrics.returnedAttempts.inc({ reason: graceful ? 'drain_no_output' : 'write_failed' });
-      await this.returnTask(ref, held.queue);
-    } else {
-      const r = await this.store.fail(ref, { message: 'worker lost: stream reset mid-task', type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
-      this.afterFail(r, held.partition, held.taskId, held.queue);
+    }
+    await this.settleNowOrLater(`attempt ${held.attempt} of ${held.taskId}`, settle);
+  }
+
+  /**
+   * Runs a store call that ends an attempt no slot holds any more. When Redis does
+   * not answer, the call runs again in the background with backoff until it does:
+   * nothing else would end that attempt while this node lives (its owner fails the
+   * attempts of dead nodes only), so it would stay running with no one to finish it.
+   * The attempt's nonce makes a call that landed the first time a refusal the next.
+   */
+  private async settleNowOrLater(what: string, call: () => Promise<void>): Promise<void> {
+    try {
+      await call();
+    } catch (err) {
+      this.log.warn({ what, err: (err as Error).message }, 'store call failed; retrying in the background');
+      void backOff(call, {
+        startingDelay: 200, maxDelay: 5000, timeMultiple: 2, jitter: 'full', numOfAttempts: SETTLE_ATTEMPTS,
+        retry: () => !this.stopped,
+      }).catch((e: Error) => this.log.error({ what, err: e.message }, 'store call given up'));
     }
   }
 
@@ -388,7 +415,8 @@ export class Gateway {
       slot.attempt = undefined;
       this.slotFree(slot);
     }
-    try {
+    // The result's store call and its ack; run again later when Redis does not answer now.
+    const record = async (): Promise<void> => {
       if (msg.output != null && msg.failure == null) {
         const output = Buffer.from(msg.output ?? new Uint8Array(0));
         if (output.length > this.opts.maxPayloadBytes) {
@@ -419,6 +447,16 @@ export class Gateway {
           this.ackRefusal(slot, held.token, r);
         }
       }
+    };
+    try {
+      await record();
+    } catch (err) {
+      // Whether the call landed is unknown, and the stream ends (the caller's catch):
+      // the attempt is recorded once Redis answers, not left running. The ack of a
+      // late success goes nowhere; the worker sees its stream end first.
+      if (!early && slot.attempt?.token === held.token) slot.attempt = undefined;
+      void this.settleNowOrLater(`result of attempt ${held.attempt} of ${held.taskId}`, record);
+      throw err;
     } finally {
       if (early) slot.ackWritten();
     }
@@ -678,6 +716,7 @@ export class Gateway {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.pingTimer) clearInterval(this.pingTimer);
   }
 

@@ -1,0 +1,58 @@
+/**
+ * A store call that ends an attempt and meets a Redis error (a failover, a
+ * dropped connection) is not lost: the gateway runs it again in the
+ * background until Redis answers, so the attempt never stays "running" with
+ * no slot holding it (every task gets exactly one outcome, DESIGN §11). The
+ * error is injected once into the node's real store; Redis itself is real.
+ */
+import { pb } from '../../src/wire';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+afterEach(() => t.close());
+
+const step = (flow: string) => ({
+  tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 3, initial_interval_ms: 50 },
+});
+
+/** Makes the next call of `name` on the node's store reject as a dropped connection would. */
+function failOnce(name: 'complete' | 'fail'): () => number {
+  const store = t.node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+  const real = store[name]!.bind(store);
+  let calls = 0;
+  store[name] = (...args: unknown[]) => (calls++ === 0 ? Promise.reject(new Error('Connection is closed.')) : real(...args));
+  return () => calls;
+}
+
+it('records a result whose completion met a Redis error once Redis answers', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const r = await t.matching.enqueueStep({ step: step('c') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  const calls = failOnce('complete');
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  const outcome = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 })).outcome;
+  expect(outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+  expect(Buffer.from(outcome!.output!).toString()).toBe('done');
+  expect(calls()).toBeGreaterThanOrEqual(2);
+  s.reset();
+});
+
+it('fails the attempt of a reset stream whose failure met a Redis error once Redis answers', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
+  await s.nextOf('registered');
+  const r = await t.matching.enqueueStep({ step: step('f') });
+  await s.nextOf('step_task');
+  const calls = failOnce('fail');
+  s.reset(); // worker lost mid-task: the attempt must fail (worker_lost) and be retried
+  const again = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  await again.nextOf('registered');
+  expect((await again.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 2 });
+  expect(calls()).toBeGreaterThanOrEqual(2);
+  again.reset();
+});
