@@ -26,7 +26,8 @@ export interface GatewayHooks {
   /** The app worker stopped taking work on this node (drains, or its last stream went). */
   workerUnavailable(tenant: string, appWorkerId: string): void;
   /** A task is ready again (retry scheduled, returned unconsumed). */
-  taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
+  /** Back in its queue (retry, return); `flowDeadline` (0 = none) for its owner to re-arm, its timer may have passed it by while the task ran. */
+  taskReady(partition: number, queue: string, taskId: string, readyAt: number, flowDeadline?: number): void;
   /** An attempt started; its owner arms the deadline timer. */
   attemptStarted(partition: number, deadlineAt: number): void;
   outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
@@ -738,13 +739,13 @@ export class Gateway {
   }
 
   private afterFail(r: Awaited<ReturnType<TaskStore['fail']>>, partition: number, taskId: string, queue: string): void {
-    if (r.kind === 'retry') this.hooks.taskReady(partition, queue, taskId, r.readyAt);
+    if (r.kind === 'retry') this.hooks.taskReady(partition, queue, taskId, r.readyAt, r.flowDeadline);
     else if (r.kind === 'terminal') this.hooks.outcomeWritten(partition, taskId, r.status);
   }
 
   private async returnTask(ref: { partition: number; taskId: string; attempt: number; nonce: string }, queue: string): Promise<void> {
     const r = await this.store.release(ref);
-    if (r.kind === 'released') this.hooks.taskReady(ref.partition, queue, ref.taskId, r.readyAt);
+    if (r.kind === 'released') this.hooks.taskReady(ref.partition, queue, ref.taskId, r.readyAt, r.flowDeadline);
   }
 
   private finishAttempt(slot: Slot, token: string): void {

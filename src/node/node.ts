@@ -168,9 +168,10 @@ export class ZdNode {
     }, this.store, {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
       workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
-      taskReady: (p, queue, taskId, readyAt) => {
+      taskReady: (p, queue, taskId, readyAt, flowDeadline = 0) => {
         this.routing.taskFetchable(queue, readyAt); // a returned or retried Step is fetchable too
         this.routing.taskReady(p, queue, taskId, readyAt);
+        if (flowDeadline > 0) this.routing.flowDeadlineSet(p, taskId, flowDeadline);
       },
       attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
       outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),

@@ -191,7 +191,10 @@ export class PartitionOwner {
       { partition: this.partition, taskId, attempt: Number(attempt), nonce },
       { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token,
     );
-    if (r.kind === 'retry' && queue) this.taskReady(queue, taskId, r.readyAt);
+    if (r.kind === 'retry' && queue) {
+      this.taskReady(queue, taskId, r.readyAt);
+      this.flowDeadline(r.flowDeadline); // its timer may have found the task running and passed on
+    }
     else if (r.kind === 'terminal') this.host.outcomeWritten(this.partition, taskId, r.status);
     else if (r.kind === 'lease-moved') this.host.leaseMoved(this.partition);
   }

@@ -84,7 +84,7 @@ export interface FailureInfo {
 export type OutcomeStatusName = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 
 export type FailResult =
-  | { kind: 'retry'; readyAt: number; attempt: number }
+  | { kind: 'retry'; readyAt: number; attempt: number; flowDeadline: number }
   | { kind: 'terminal'; outcomeId: string; status: 'FAILED' | 'TIMED_OUT' }
   | Refusal;
 
@@ -312,7 +312,7 @@ export class TaskStore {
       f.retryAfterMs, now, this.retention, leaseToken,
     ));
     const code = Number(r[0]);
-    if (code === 1) return { kind: 'retry', readyAt: Number(r[1]), attempt: Number(r[2]) };
+    if (code === 1) return { kind: 'retry', readyAt: Number(r[1]), attempt: Number(r[2]), flowDeadline: Number(r[3] ?? 0) };
     if (code === 2) return { kind: 'terminal', outcomeId: String(r[1]), status: String(r[2]) === 'TIMED_OUT' ? 'TIMED_OUT' : 'FAILED' };
     return refusalOf(r);
   }
@@ -327,12 +327,12 @@ export class TaskStore {
     return Number(r) === 1;
   }
 
-  async release(a: AttemptRef): Promise<{ kind: 'released'; readyAt: number } | Refusal> {
+  async release(a: AttemptRef): Promise<{ kind: 'released'; readyAt: number; flowDeadline: number } | Refusal> {
     const r = await this.timed('releaseTask', this.redis.zdReleaseTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition),
       this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce,
     ));
-    if (Number(r[0]) === 1) return { kind: 'released', readyAt: Number(r[1]) };
+    if (Number(r[0]) === 1) return { kind: 'released', readyAt: Number(r[1]), flowDeadline: Number(r[2] ?? 0) };
     return refusalOf(r);
   }
 

@@ -249,6 +249,19 @@ describe('sync-match and the durable queue', () => {
     expect(/reason="unknown_type"} [1-9]/.test(m)).toBe(false);
   });
 
+  it('times out a Step returned unconsumed after its flow deadline passed, instead of running it again', async () => {
+    const a = await slot('A');
+    const x = await enqueue({ flow_id: 'late', flow_deadline_ms: Date.now() + 400 });
+    const first = await take(a);
+    expect(first.task_id).toBe(x);
+    const b = await slot('B'); // a worker that would take it next
+    await new Promise((r) => setTimeout(r, 600)); // the deadline passes while A holds it
+    a.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    const outcome = (await t.matching.waitOutcome({ task_id: x, wait_ms: 3000 })).outcome;
+    expect(outcome?.status).toBe(pb.OutcomeStatus.TIMED_OUT);
+    await nothing(b, 200);
+  });
+
   it('offers a declined type to the worker again once every stream of that worker is gone', async () => {
     const a = await slot('A');
     const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });

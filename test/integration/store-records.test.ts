@@ -264,9 +264,9 @@ describe('a task enqueued before the spec was packed', () => {
       .toEqual({ kind: 'extended', deadlineAt: now + 4000 });
     expect(await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' },
       { message: 'again', type: 'Io', nonRetryable: false, retryAfterMs: 0 }, now + 1000))
-      .toEqual({ kind: 'retry', readyAt: now + 1001, attempt: 2 });
+      .toEqual({ kind: 'retry', readyAt: now + 1001, attempt: 2, flowDeadline: t.flowDeadline });
     expect(await fx.store.start(t.partition, t.taskId, 2, testSlot, 'n2', now + 1001)).toMatchObject({ attempt: 2, flowId: t.flowId });
-    expect(await fx.store.release({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n2' })).toEqual({ kind: 'released', readyAt: now + 1001 });
+    expect(await fx.store.release({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n2' })).toEqual({ kind: 'released', readyAt: now + 1001, flowDeadline: t.flowDeadline });
     expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBe(String(t.flowDeadline));
     await fx.store.start(t.partition, t.taskId, 2, testSlot, 'n3', now + 1002);
 

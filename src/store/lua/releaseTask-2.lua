@@ -3,7 +3,7 @@
   at its original readyAt so it keeps its place.
   KEYS[1]  task hash      KEYS[2]  inflight sorted set
   ARGV[1]  tag  ARGV[2] taskId  ARGV[3] attempt  ARGV[4] start nonce
-  Returns: {1, readyAt} | {-1} | {-2} | {-4, status}
+  Returns: {1, readyAt, flowDeadline (0 = none)} | {-1} | {-2} | {-4, status}
 ]]
 --@include "running"
 local tag, taskId = ARGV[1], ARGV[2]
@@ -18,4 +18,6 @@ redis.call('ZADD', tag .. 'q:' .. t[4], t[5], taskId)
 redis.call('SADD', tag .. 'queues', t[4])
 local deadline = string.match(t[6] or legacySpec(KEYS[1]), SPEC_DEADLINE)
 if (tonumber(deadline) or 0) > 0 then redis.call('ZADD', tag .. 'deadlines', deadline, taskId) end
-return {1, t[5]}
+-- The owner's deadline timer may have fired while the task ran (and found it running):
+-- the caller tells the owner again, so that a deadline past by now still ends it.
+return {1, t[5], deadline or '0'}

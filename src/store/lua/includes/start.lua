@@ -10,7 +10,7 @@
 -- Returns five values, not a table (a table per task is an allocation and a
 -- nested reply): 1, input, spec, deadlineAt, attempt (spec: see
 -- includes/task.lua); or a code and four empty strings: -1 no such task, -2
--- another attempt or not queued, -3 not ready yet.
+-- another attempt, not queued, or past its flow deadline, -3 not ready yet.
 -- The attempt deadline (inflight score) is the earlier of the method and
 -- heartbeat timeouts from now; without either, the task only fails when its
 -- node dies.
@@ -22,12 +22,16 @@ local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, n
   local fromLock = f[1] == 'locked' and (tonumber(redis.call('HGET', taskKey, 'lockUntil')) or 0) <= nowN
   if (f[1] ~= 'queued' and not fromLock) or (attempt ~= '0' and f[2] ~= attempt) then return -2, '', '', '', '' end
   if not fromLock and tonumber(f[3]) > nowN then return -3, '', '', '', '' end
+  local spec = f[5] or legacySpec(taskKey)
+  local mt, ht, dl = string.match(spec, SPEC_START)
+  -- Past its flow deadline: not started (a task returned or retried after its deadline
+  -- passed while it ran); the owner's deadline timer ends it TIMED_OUT.
+  -- ('0' is no deadline: compared as a string, no C call for the common case)
+  if dl ~= '0' and dl ~= '' and (tonumber(dl) or 0) > 0 and tonumber(dl) <= nowN then return -2, '', '', '', '' end
   if fromLock then
     if not countLockExpiry(tag, taskKey, taskId, f[4], nowN) then return -2, '', '', '', '' end
     redis.call('HDEL', taskKey, unpack(LOCK_FIELDS))
   end
-  local spec = f[5] or legacySpec(taskKey)
-  local mt, ht = string.match(spec, SPEC_TIMEOUTS)
   mt, ht = tonumber(mt) or 0, tonumber(ht) or 0
   -- A string, formatted once: Redis formats a Lua number in every command that gets one.
   local deadlineAt = '9007199254740991'

@@ -22,6 +22,8 @@ end
 local SPEC_TIMEOUTS = '^([^\30]*)\30([^\30]*)\30'
 -- deadline
 local SPEC_DEADLINE = '^[^\30]*\30[^\30]*\30([^\30]*)\30'
+-- methodTimeout, hbTimeout, deadline (a start: one match for all three)
+local SPEC_START = '^([^\30]*)\30([^\30]*)\30([^\30]*)\30'
 -- deadline, enqueuedAt, tenant, flowId, flowType, stepType, seid
 local SPEC_OUTCOME =
   '^[^\30]*\30[^\30]*\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30'
