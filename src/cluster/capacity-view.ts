@@ -183,6 +183,17 @@ export class CapacityView {
   }
 
   /** Peers with a connected worker of the flow type, those with idle slots first. */
+  /** A peer with an idle slot (RPC-only or shared) of a worker of the flow type, if any. */
+  idleNodeFor(tenant: string, flowType: string): string | undefined {
+    for (const [node, c] of this.nodes) {
+      for (const w of c.workers.values()) {
+        if (w.tenant !== tenant || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
+        if ((w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0) > 0) return node;
+      }
+    }
+    return undefined;
+  }
+
   nodesFor(tenant: string, flowType: string): string[] {
     const key = flowKey(tenant, flowType);
     const withIdle: string[] = [];

@@ -253,6 +253,15 @@ export class Gateway {
     return (this.connected.get(flowKey(tenant, flowType))?.size ?? 0) > 0;
   }
 
+  /** Whether an idle slot here could run this RPC now (RPC-only or shared, not declined). */
+  hasIdleRpcSlot(tenant: string, flowType: string, rpcName: string): boolean {
+    const key = flowKey(tenant, flowType);
+    for (const set of [this.idleRpc.get(key), this.idleStep.get(key)]) {
+      for (const slot of set ?? []) if (!this.isDeclined(tenant, flowType, rpcName, slot.reg.appWorkerId)) return true;
+    }
+    return false;
+  }
+
   /** Whether a connected, non-declining worker (idle or busy) can run this Step type. */
   canServe(tenant: string, flowType: string, stepType: string): boolean {
     for (const slot of this.connected.get(flowKey(tenant, flowType)) ?? []) {

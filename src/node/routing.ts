@@ -202,20 +202,38 @@ export class Routing {
     }
   }
 
-  /** Picks the node to run an RPC on: the sticky worker's, else ours if we have its workers, else a peer with capacity. */
+  /**
+   * Picks the node to run an RPC on (DESIGN §4: sticky first, then a node with an idle
+   * slot of the flow type): the sticky worker's; else ours when a slot here is idle;
+   * else a peer that advertises an idle slot; else ours when a worker of the flow type
+   * is connected here, busy (the call waits for it); else any peer with such workers.
+   */
   private rpcNode(r: RpcRequest): string {
     if (r.sticky) {
       if (this.gateway.presence(r.tenant, r.sticky, r.flowType, r.rpcName, true) !== 'absent') return this.nodeId;
       const node = this.view.nodeOfWorker(r.tenant, r.sticky);
       if (node) return node;
     }
+    if (this.gateway.hasIdleRpcSlot(r.tenant, r.flowType, r.rpcName)) return this.nodeId;
+    const idlePeer = this.view.idleNodeFor(r.tenant, r.flowType);
+    if (idlePeer) return idlePeer;
     if (this.gateway.hasConnected(r.tenant, r.flowType)) return this.nodeId;
     return this.view.nodesFor(r.tenant, r.flowType)[0] ?? this.nodeId;
   }
 
   async invokeRpc(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
     const node = this.rpcNode(r);
-    if (node === this.nodeId) return this.runLocal(r, signal);
+    if (node !== this.nodeId) return this.runOn(node, r, signal);
+    const local = await this.runLocal(r, signal);
+    // Only the workers here lack the name (NOT_FOUND is answered at once): a peer's may have it.
+    if (local.kind === 'not-found') {
+      const peer = this.view.nodesFor(r.tenant, r.flowType)[0];
+      if (peer) return this.runOn(peer, r, signal);
+    }
+    return local;
+  }
+
+  private async runOn(node: string, r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
     try {
       const res = await this.mesh.invokeRpc(node, {
         tenant: r.tenant, flow_id: r.flowId, flow_type: r.flowType, rpc_name: r.rpcName, input: r.input,

@@ -70,6 +70,32 @@ it("routes an InvokeRpc to the flow's remembered sticky worker on the other node
   await expect(local.nextOf('rpc_task', 200)).rejects.toThrow(/no frame/);
 });
 
+it("runs an InvokeRpc on the other node's idle worker when the worker here is busy", async () => {
+  const local = await slotAt(a, 'w-a');
+  await a.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+  await local.nextOf('step_task'); // w-a is busy with a Step for the rest of the test
+  const remote = await slotAt(b, 'w-b');
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === b.node.nodeId, { timeoutMs: 5000, description: "a sees b's idle slot" });
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'r1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });
+  const task = (await remote.nextOf('rpc_task', 2000)).rpc_task!;
+  remote.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from b') } });
+  expect((await call).app_worker_id).toBe('w-b');
+});
+
+it("runs an InvokeRpc on the other node's worker when the workers here lack the name", async () => {
+  const local = await slotAt(a, 'w-a');
+  const first = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'r2', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });
+  const t1 = (await local.nextOf('rpc_task')).rpc_task!;
+  local.send({ decline: { task_token: t1.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  await first.catch(() => undefined); // no other worker yet: NOT_FOUND
+  const remote = await slotAt(b, 'w-b');
+  await seesWorker(a, 'w-b');
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'r3', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });
+  const task = (await remote.nextOf('rpc_task', 2000)).rpc_task!;
+  remote.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from b') } });
+  expect((await call).app_worker_id).toBe('w-b');
+});
+
 it('delivers a CancelFlow to the running attempt on the other node', async () => {
   const w = await slotAt(b, 'w-b');
   const step = { tenant: 'acme', flow_id: 'f3', flow_type: 'order', step_type: 'charge', step_execution_id: 's' };
