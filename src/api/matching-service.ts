@@ -39,7 +39,7 @@ export interface MatchingDeps {
   taskEnqueued(t: NewTask, sticky: string): void;
   /** Runs an RPC on this node or routes it to the node with the sticky worker or capacity. */
   invokeRpc(
-    r: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; waitMs: number },
+    r: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; waitMs: number; runMs: number },
     signal: AbortSignal,
   ): Promise<RpcSettlement>;
   /** A task that already existed may be ready: tell its owner to look. */
@@ -371,8 +371,10 @@ export function matchingService(d: MatchingDeps) {
         const p = partitionOf(tenant, flowId, c.cluster.partitions);
         sticky = (await d.redis.get(d.keys.sticky(p, tenant, flowId))) ?? '';
       }
-      const waitMs = timeout > 0 ? Math.min(timeout, m.dispatchWait) : m.dispatchWait;
-      const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs }, ctx.signal);
+      // dispatchWait bounds finding a worker; the caller's timeout (else limits.maxWait) the whole call
+      const runMs = timeout > 0 ? timeout : c.limits.maxWait;
+      const waitMs = Math.min(runMs, m.dispatchWait);
+      const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs, runMs }, ctx.signal);
       d.metrics.rpcs.inc({ result: r.kind });
       if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName, flowType });
       if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName, waitMs, reason: r.reason });

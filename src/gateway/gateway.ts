@@ -526,7 +526,7 @@ export class Gateway {
    * worker of the flow type declined the name.
    */
   invokeRpc(
-    req: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; deadline: number },
+    req: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; deadline: number; runDeadline: number },
     signal: AbortSignal,
   ): Promise<RpcSettlement> {
     return new Promise<RpcSettlement>((resolve) => {
@@ -539,14 +539,14 @@ export class Gateway {
           if (call.settled) return;
           call.settled = true;
           this.rpcWaiters.remove(call);
-          clearTimeout(deadlineTimer);
+          clearTimeout(call.timer);
           clearTimeout(stickyTimer);
           signal.removeEventListener('abort', onAbort);
           resolve(r);
         },
       };
       const onAbort = () => call.settle({ kind: 'unavailable', reason: 'the caller went away' });
-      const deadlineTimer = setTimeout(() => call.settle({ kind: 'unavailable', reason: 'no worker took it' }), Math.max(0, req.deadline - now));
+      call.timer = setTimeout(() => call.settle({ kind: 'unavailable', reason: 'no worker took it' }), Math.max(0, req.deadline - now));
       // When the sticky window closes, any other idle slot may take it.
       const stickyTimer = setTimeout(() => {
         if (!call.settled && this.rpcWaiters.has(call)) {
@@ -604,13 +604,22 @@ export class Gateway {
     const sent = slot.send({
       rpc_task: {
         task_token: call.token, tenant: call.tenant, flow_id: call.flowId, flow_type: call.flowType,
-        rpc_name: call.rpcName, input: call.input, deadline_ms: call.deadline,
+        rpc_name: call.rpcName, input: call.input, deadline_ms: call.runDeadline,
       },
     }, this.clock.now());
     if (!sent) {
       slot.rpc = undefined;
       this.placeRpc(call);
+      return;
     }
+    // Taken: matching.dispatchWait bounds finding a worker, not the worker's run, which
+    // may take until the call's own deadline (DESIGN §4; the reference's "total time to
+    // find a Worker").
+    clearTimeout(call.timer);
+    call.timer = setTimeout(
+      () => call.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} did not answer in time` }),
+      Math.max(0, call.runDeadline - this.clock.now()),
+    );
   }
 
   rpcResult(slot: Slot, msg: pb.IRpcResult): void {

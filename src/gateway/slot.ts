@@ -43,7 +43,12 @@ export interface RpcCall {
   /** Preferred app worker: only its slots until `stickyUntil` while it is connected. */
   sticky: string;
   stickyUntil: number;
+  /** Until when a slot may take it (matching.dispatchWait). */
   deadline: number;
+  /** Until when the taking worker may run it; the caller gets UNAVAILABLE after. */
+  runDeadline: number;
+  /** The timer of whichever deadline applies now. */
+  timer?: NodeJS.Timeout;
   settle(r: RpcSettlement): void;
   settled: boolean;
 }

@@ -197,6 +197,7 @@ export class ZdNode {
     this.routing = new Routing(
       this.nodeId, config.cluster.partitions, this.leases, this.membership, this.owner, this.gateway, this.mesh, this.view, this.bell,
       this.fetchBell, this.clock, this.redis, this.keys,
+      { dispatchWaitMs: config.matching.dispatchWait, maxRunMs: config.limits.maxWait },
     );
     this.fetchBell.onTopics = () => this.mesh.capacityChanged();
     this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.metrics));

@@ -29,7 +29,15 @@ export interface RpcRequest {
   rpcName: string;
   input: Buffer;
   sticky: string;
+  /** How long to look for a worker (matching.dispatchWait, never past the caller's timeout). */
   waitMs: number;
+  /** How long the whole call may take, the worker's run included: the caller's timeout, else limits.maxWait. */
+  runMs: number;
+}
+
+export interface RpcLimits {
+  dispatchWaitMs: number;
+  maxRunMs: number;
 }
 
 const Kind = pb.DoorbellEvent.Kind;
@@ -49,6 +57,7 @@ export class Routing {
     private readonly clock: Clock,
     private readonly redis: RedisClient,
     private readonly keys: Keys,
+    private readonly rpcLimits: RpcLimits = { dispatchWaitMs: 10_000, maxRunMs: 60_000 },
   ) {}
 
   /** Rendezvous owners of partitions we do not hold, for the member list `ownersOf`. */
@@ -237,7 +246,8 @@ export class Routing {
     try {
       const res = await this.mesh.invokeRpc(node, {
         tenant: r.tenant, flow_id: r.flowId, flow_type: r.flowType, rpc_name: r.rpcName, input: r.input,
-        sticky_worker_id: r.sticky, timeout_ms: r.waitMs,
+        // the whole call's budget: the peer looks for a worker for at most its dispatchWait of it
+        sticky_worker_id: r.sticky, timeout_ms: r.runMs,
       }, signal);
       return res.output != null && res.failure == null
         ? { kind: 'result', output: Buffer.from(res.output), appWorkerId: res.app_worker_id ?? '' }
@@ -253,16 +263,20 @@ export class Routing {
 
   private runLocal(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
     return this.gateway.invokeRpc(
-      { tenant: r.tenant, flowId: r.flowId, flowType: r.flowType, rpcName: r.rpcName, input: r.input, sticky: r.sticky, deadline: this.clock.now() + r.waitMs },
+      {
+        tenant: r.tenant, flowId: r.flowId, flowType: r.flowType, rpcName: r.rpcName, input: r.input, sticky: r.sticky,
+        deadline: this.clock.now() + r.waitMs, runDeadline: this.clock.now() + r.runMs,
+      },
       signal,
     );
   }
 
   /** A peer routed an RPC here: run it on our slots. */
   async serveRpc(req: pb.InvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse> {
+    const runMs = Number(req.timeout_ms ?? 0) || this.rpcLimits.maxRunMs;
     const r = await this.runLocal({
       tenant: req.tenant, flowId: req.flow_id, flowType: req.flow_type, rpcName: req.rpc_name,
-      input: Buffer.from(req.input ?? []), sticky: req.sticky_worker_id, waitMs: Number(req.timeout_ms ?? 0),
+      input: Buffer.from(req.input ?? []), sticky: req.sticky_worker_id, waitMs: Math.min(runMs, this.rpcLimits.dispatchWaitMs), runMs,
     }, signal);
     if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName: req.rpc_name, flowType: req.flow_type });
     if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName: req.rpc_name, waitMs: Number(req.timeout_ms ?? 0), reason: r.reason });

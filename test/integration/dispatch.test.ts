@@ -330,6 +330,19 @@ describe('RPCs', () => {
     expect(Date.now() - since).toBeLessThan(DISPATCH_WAIT + 1000);
   });
 
+  it('lets a worker that took the call run past matching.dispatchWait, within the caller budget', async () => {
+    const a = await slot('A');
+    const since = Date.now();
+    const call = rpc({ timeout_ms: DISPATCH_WAIT + 1500 });
+    const task = (await a.nextOf('rpc_task')).rpc_task!;
+    // the worker is told the call's own deadline, not the dispatch window's
+    expect(Number(task.deadline_ms)).toBeGreaterThanOrEqual(since + DISPATCH_WAIT + 1400);
+    await new Promise((r) => setTimeout(r, DISPATCH_WAIT + 300)); // taken at once, answered after the dispatch window
+    a.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('slow but fine') } });
+    expect(Buffer.from((await call).output!).toString()).toBe('slow but fine');
+    expect((await a.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  });
+
   it('never waits past the caller budget', async () => {
     const since = Date.now();
     const err = await rpc({ timeout_ms: 200 }).catch((e: unknown) => e);
