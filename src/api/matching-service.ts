@@ -1,6 +1,7 @@
 /**
  * MatchingService: producers, engines and operators (DESIGN §4, §6, §8).
  */
+import { LRUCache } from 'lru-cache';
 import type { CallContext } from 'nice-grpc';
 import { principalOf, requireTaskTenant, requireTenant, type Principal } from '../auth/auth';
 import type { Config } from '../config';
@@ -80,12 +81,17 @@ export function outcomeGroupKey(tenant: string, group: string): string {
 
 const DEFAULT_CONSUME_COUNT = 100;
 const MAX_CONSUME_COUNT = 1000;
+/** Consumers whose last claim of stale outcomes a node remembers. */
+export const LAST_CLAIM_ENTRIES = 10_000;
 /** How long an enqueue waits for redis.waitReplicas replicas to confirm it. */
 const WAIT_REPLICAS_MS = 1000;
 
 export function matchingService(d: MatchingDeps) {
   const c = d.config;
-  const lastClaim = new Map<string, number>();
+  // When each (group, consumer) last claimed stale outcomes: bounded, since consumer
+  // names come from clients (one per engine process, often a new one per restart). An
+  // evicted entry only makes that consumer's next call claim a little early.
+  const lastClaim = new LRUCache<string, number>({ max: LAST_CLAIM_ENTRIES });
 
   async function enqueue(tasks: NewTask[]): Promise<pb.IEnqueueStepResponse[]> {
     const now = d.clock.now();

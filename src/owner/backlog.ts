@@ -71,6 +71,10 @@ export class BacklogCounter {
         return [name, { entries, oldest: first.length === 2 ? Number(first[1]) : 0 }] as const;
       }));
       const lag = await this.groupLag(p.partition);
+      // Queues with nothing ready may hold nothing at all: those leave the set of queues.
+      for (const [name, row] of rows) {
+        if (row.entries === 0) await this.redis.zdPruneQueue(this.keys.queues(p.partition), this.keys.queue(p.partition, name), name);
+      }
       if (!p.active) return;
       this.counted.set(p, { queues: new Map(rows), lag });
       // Ready entries while the heads hold nothing and expect nothing: a ready

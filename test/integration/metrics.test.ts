@@ -179,3 +179,21 @@ it('counts enqueues by result, outcomes by status, RPCs by result and lease acqu
   await s.nextOf('result_ack');
   s.reset();
 });
+
+it('drops a queue that holds nothing from its partition\'s set of queues, and keeps one that holds a delayed Step', async () => {
+  await start('20ms');
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const done = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+  const task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+  const later = await t.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'ship', step_execution_id: 'y', ready_at_ms: Date.now() + 3_600_000 },
+  });
+  expect(await redis.command('SISMEMBER', t.node.keys.queues(done.partition!), 'acme:order:pack')).toBe(1); // every enqueue names its queue
+  await countNow();
+  expect(await redis.command('SISMEMBER', t.node.keys.queues(done.partition!), 'acme:order:pack')).toBe(0);
+  expect(await redis.command('SISMEMBER', t.node.keys.queues(later.partition!), 'acme:order:ship')).toBe(1);
+  s.reset();
+});
