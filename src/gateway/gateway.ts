@@ -64,6 +64,7 @@ export class Gateway {
   private readonly idleRpc = new Map<string, Set<Slot>>();
   /** Every open slot by (tenant, flowType). */
   private readonly connected = new Map<string, Set<Slot>>();
+  /** Streams by (tenant, app worker id): two tenants may use the same app worker id. */
   private readonly byWorker = new Map<string, Set<Slot>>();
   /** App workers (tenant\0id) that half-closed a stream: they are stopping and take no new sticky work. */
   private readonly drainingWorkers = new Set<string>();
@@ -125,7 +126,7 @@ export class Gateway {
     if (this.slots.size >= this.opts.maxStreams) {
       throw zdError('ZD_TOO_MANY_STREAMS', { count: this.slots.size, cap: this.opts.maxStreams });
     }
-    const mine = this.byWorker.get(reg.appWorkerId);
+    const mine = this.byWorker.get(workerKey(reg.tenant, reg.appWorkerId));
     if (mine && mine.size >= this.opts.maxConcurrentTasksCap) {
       throw zdError('ZD_TOO_MANY_STREAMS_PER_WORKER', {
         appWorkerId: reg.appWorkerId, count: mine.size, cap: this.opts.maxConcurrentTasksCap,
@@ -136,7 +137,7 @@ export class Gateway {
     this.drainingWorkers.delete(workerKey(reg.tenant, reg.appWorkerId));
     for (const ft of reg.flowTypes) addTo(this.connected, flowKey(reg.tenant, ft), slot);
     if (mine) mine.add(slot);
-    else this.byWorker.set(reg.appWorkerId, new Set([slot]));
+    else this.byWorker.set(workerKey(reg.tenant, reg.appWorkerId), new Set([slot]));
     this.metrics.streams.inc({ kind: reg.kind });
     slot.send({
       registered: {
@@ -166,10 +167,10 @@ export class Gateway {
     this.metrics.streams.dec({ kind: slot.reg.kind });
     for (const ft of slot.reg.flowTypes) removeFrom(this.connected, flowKey(slot.reg.tenant, ft), slot);
     const wk = workerKey(slot.reg.tenant, slot.reg.appWorkerId);
-    const mine = this.byWorker.get(slot.reg.appWorkerId);
+    const mine = this.byWorker.get(wk);
     mine?.delete(slot);
     if (mine && mine.size === 0) {
-      this.byWorker.delete(slot.reg.appWorkerId);
+      this.byWorker.delete(wk);
       this.drainingWorkers.delete(wk);
       this.forgetDeclines(slot.reg);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
@@ -227,7 +228,7 @@ export class Gateway {
 
   /** Whether the app worker has a stream here and is not draining. */
   hasWorker(tenant: string, appWorkerId: string): boolean {
-    const mine = this.byWorker.get(appWorkerId);
+    const mine = this.byWorker.get(workerKey(tenant, appWorkerId));
     if (!mine || this.drainingWorkers.has(workerKey(tenant, appWorkerId))) return false;
     for (const slot of mine) if (slot.reg.tenant === tenant && slot.state !== 'closed') return true;
     return false;
@@ -235,7 +236,7 @@ export class Gateway {
 
   /** How an app worker stands on this node for a Step type (or an RPC name with `rpc`). */
   presence(tenant: string, appWorkerId: string, flowType: string, type: string, rpc = false): Presence {
-    const mine = this.byWorker.get(appWorkerId);
+    const mine = this.byWorker.get(workerKey(tenant, appWorkerId));
     if (!mine || this.drainingWorkers.has(workerKey(tenant, appWorkerId))) return 'absent';
     if (this.isDeclined(tenant, flowType, type, appWorkerId)) return 'absent';
     let any = false;
@@ -655,9 +656,10 @@ export class Gateway {
       });
     }
     const workers: pb.IWorkerPresence[] = [];
-    for (const [app, slots] of this.byWorker) {
+    for (const slots of this.byWorker.values()) {
       const first = slots.values().next().value as Slot | undefined;
       if (!first) continue;
+      const app = first.reg.appWorkerId;
       let idleStep = 0;
       let idleRpc = 0;
       let busy = 0;

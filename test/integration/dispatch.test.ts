@@ -404,3 +404,22 @@ describe('RPCs', () => {
     expect((await call).app_worker_id).toBe('A');
   });
 });
+
+describe('app worker ids', () => {
+  it('are per tenant: two tenants may use the same one, each with its own streams and presence', async () => {
+    await t.close();
+    await start({ 'matching.maxConcurrentTasksCap': 1 });
+    await slot('w1'); // tenant acme
+    await slot('w1', { tenant: 'beta' }); // the same id in another tenant is another worker (refused as a second stream of acme's w1 before)
+    const workers = t.node.gateway.capacitySnapshot().workers;
+    expect(workers.map((w) => `${w.tenant}/${w.app_worker_id}/${w.idle_step_slots}`).sort()).toEqual(['acme/w1/1', 'beta/w1/1']);
+    expect(t.node.gateway.hasWorker('beta', 'w1')).toBe(true);
+    // and each tenant's cap still holds
+    const err = await new Promise<unknown>((resolve) => {
+      const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w1', tenant: 'beta' }));
+      open.push(s);
+      void s.ended.then(resolve);
+    });
+    expect(String((err as Error)?.message)).toContain('ZD_TOO_MANY_STREAMS_PER_WORKER');
+  });
+});
