@@ -37,6 +37,9 @@ export interface MeshTls {
 
 type PeerClient = ReturnType<typeof createClient<typeof PeerServiceDefinition>>;
 
+/** Beyond an RPC's budget, how long a peer that ran it has to send the answer back. */
+const RPC_ANSWER_GRACE_MS = 1000;
+
 /**
  * Coalescing delays. Each peer message is a unary call (a new HTTP/2 stream),
  * which costs far more than the data in it: at 2 ms, capacity snapshots and
@@ -295,7 +298,11 @@ export class Mesh {
     const client = this.peer(nodeId);
     if (!client) return Promise.reject(new Error(`peer ${nodeId} is not reachable`));
     this.sent('invoke_rpc');
-    return client.invokeRpc(req, { signal });
+    // A peer that stops answering (a network partition, a frozen process) must not hold
+    // the caller past the call's own budget: the peer gets it whole, plus a moment to answer.
+    const budget = Number(req.timeout_ms ?? 0);
+    const bounded = budget > 0 ? AbortSignal.any([signal, AbortSignal.timeout(budget + RPC_ANSWER_GRACE_MS)]) : signal;
+    return client.invokeRpc(req, { signal: bounded });
   }
 
   cancelAttempts(nodeId: string, attempts: pb.ICancelledAttemptRef[], reason: string): void {

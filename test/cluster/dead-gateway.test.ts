@@ -94,3 +94,24 @@ it.each(['the survivor', 'the dead node'])('sweeps again when failing the dead n
   expect(injected).toBeGreaterThanOrEqual(2);
   onSurvivor.reset();
 });
+
+it('answers an RPC routed to a peer that stopped answering within the call budget', async () => {
+  const prefix = uniquePrefix('frozen');
+  const cluster = { partitions: 8, heartbeat: '200ms', nodeTtl: '5s', leaseTtl: '5s' };
+  dying = await startNodeProcess({ redisUrl: redis.url, keyPrefix: prefix, nodeId: 'n-frozen', config: { cluster } });
+  survivor = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-caller', 'cluster.nodeTtl': '5s', 'cluster.leaseTtl': '5s' });
+  await waitFor(() => survivor!.node.membership.liveIds().length === 2, { timeoutMs: 10_000, description: 'both nodes live' });
+  const channel = createChannel(dying.apiAddress);
+  const remote = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame({ app_worker_id: 'w-frozen' }));
+  await remote.nextOf('registered');
+  await waitFor(() => survivor!.node.view.idleNodeFor('acme', 'order') === 'n-frozen', { timeoutMs: 5000, description: 'the caller sees the idle worker' });
+
+  dying.process.kill('SIGSTOP'); // alive to the network, answering nothing
+  const since = Date.now();
+  const err = await survivor.matching.invokeRpc({ tenant: 'acme', flow_id: 'f', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 1000 })
+    .then(() => undefined, (e: Error) => e);
+  expect(err?.message).toContain('UNAVAILABLE');
+  expect(Date.now() - since).toBeLessThan(4000);
+  dying.process.kill('SIGCONT');
+  channel.close();
+});
