@@ -11,7 +11,7 @@ import { partitionOf } from '../../src/store/keys';
 import { WorkerTaskServiceDefinition } from '../../src/wire';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 
@@ -25,16 +25,22 @@ afterEach(async () => {
   await survivor?.close();
 });
 
-it("fails a dead node's running attempt as worker_lost within nodeTtl and retries it elsewhere", async () => {
+/** A node process about to die with a worker slot on it, and a survivor in this process; both live. */
+async function dyingAndSurvivor(): Promise<{ survivor: TestNode; channel: ReturnType<typeof createChannel>; onDying: RawSlot }> {
   const prefix = uniquePrefix('deadgw');
   const cluster = { partitions: 8, heartbeat: '200ms', nodeTtl: `${NODE_TTL}ms`, leaseTtl: `${LEASE_TTL}ms` };
   dying = await startNodeProcess({ redisUrl: redis.url, keyPrefix: prefix, nodeId: 'n-dying', config: { cluster } });
-  survivor = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-survivor' });
-  await waitFor(() => survivor!.node.membership.liveIds().length === 2, { timeoutMs: 10_000, description: 'both nodes live' });
-
+  const live = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-survivor' });
+  await waitFor(() => live.node.membership.liveIds().length === 2, { timeoutMs: 10_000, description: 'both nodes live' });
   const channel = createChannel(dying.apiAddress);
   const onDying = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame({ app_worker_id: 'w-dying' }));
   await onDying.nextOf('registered');
+  return { survivor: live, channel, onDying };
+}
+
+it("fails a dead node's running attempt as worker_lost within nodeTtl and retries it elsewhere", async () => {
+  const { survivor: live, channel, onDying } = await dyingAndSurvivor();
+  survivor = live;
   // no method or heartbeat timeout: only the node's death can end this attempt
   const r = await survivor.matching.enqueueStep({
     step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 3, initial_interval_ms: 50 } },
@@ -44,7 +50,7 @@ it("fails a dead node's running attempt as worker_lost within nodeTtl and retrie
   await onSurvivor.nextOf('registered');
 
   const killedAt = Date.now();
-  await dying.kill('SIGKILL');
+  await dying!.kill('SIGKILL');
   dying = undefined;
   channel.close();
   const retry = (await onSurvivor.nextOf('step_task', NODE_TTL + LEASE_TTL + 3000)).step_task!;
@@ -59,14 +65,8 @@ it("fails a dead node's running attempt as worker_lost within nodeTtl and retrie
 // The sweep runs on a membership change for partitions the survivor owned already, and
 // in the load of a partition it takes over from the dead node: both must try again.
 it.each(['the survivor', 'the dead node'])('sweeps again when failing the dead node\'s attempts hit a Redis error (a partition of %s)', async (ownedBy) => {
-  const prefix = uniquePrefix('deadgw');
-  const cluster = { partitions: 8, heartbeat: '200ms', nodeTtl: `${NODE_TTL}ms`, leaseTtl: `${LEASE_TTL}ms` };
-  dying = await startNodeProcess({ redisUrl: redis.url, keyPrefix: prefix, nodeId: 'n-dying', config: { cluster } });
-  survivor = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-survivor' });
-  await waitFor(() => survivor!.node.membership.liveIds().length === 2, { timeoutMs: 10_000, description: 'both nodes live' });
-  const channel = createChannel(dying.apiAddress);
-  const onDying = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame({ app_worker_id: 'w-dying' }));
-  await onDying.nextOf('registered');
+  const { survivor: live, channel, onDying } = await dyingAndSurvivor();
+  survivor = live;
   const partitions = survivor.config.cluster.partitions;
   await waitFor(() => survivor!.node.leases.heldPartitions().length === partitions / 2, { timeoutMs: 10_000, description: 'the partitions split' });
   let flow = '';
@@ -86,7 +86,7 @@ it.each(['the survivor', 'the dead node'])('sweeps again when failing the dead n
   const fail = store.fail.bind(store);
   let injected = 0;
   store.fail = (...args: Parameters<typeof store.fail>) => (injected++ === 0 ? Promise.reject(new Error('Connection is closed.')) : fail(...args));
-  await dying.kill('SIGKILL');
+  await dying!.kill('SIGKILL');
   dying = undefined;
   channel.close();
   const retry = (await onSurvivor.nextOf('step_task', NODE_TTL + LEASE_TTL + 5000)).step_task!;
