@@ -292,6 +292,8 @@ describe('token rotation and reloads', () => {
     rotate(clientTokens, clientFile(`  - { name: rot, token: "${ROT_OLD}", tenants: [acme] }\n`));
     rotate(workerTokens, workerFile(`  - { name: wrot, token: "${W_OLD}", tenants: [acme] }\n`));
     await waitFor(() => accepted(ROT_OLD), { timeoutMs: 5000 });
+    // each file reloads on its own: the worker token is in force too before a stream uses it
+    await waitFor(() => workerAccepted(W_OLD), { timeoutMs: 5000 });
     // a stream opened with the old worker token
     const stream = openSlot(workers(), registerFrame({ tenant: 'acme', flow_types: ['rot'], app_worker_id: 'wrot' }), md(W_OLD));
     expect((await stream.next()).frame).toBe('registered');
