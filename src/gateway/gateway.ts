@@ -351,6 +351,16 @@ export class Gateway {
       started = await this.store.start(ref.partition, ref.taskId, ref.attempt, this.identity(slot), nonce, now);
     } catch (err) {
       this.slotFree(slot);
+      // The start may have committed before its reply was lost: then the task runs under
+      // this nonce with no slot holding it, and nothing would end it. Once Redis answers,
+      // give it back if it did (the release checks attempt and nonce; a head does not
+      // know its attempt, so it is read first).
+      void this.settleNowOrLater(`start of ${ref.taskId}`, async () => {
+        const h = await this.store.readTask(ref.partition, ref.taskId);
+        if (h?.nonce?.toString() !== nonce || h.state?.toString() !== 'running') return;
+        await this.returnTask({ partition: ref.partition, taskId: ref.taskId, attempt: Number(h.attempt), nonce },
+          queueName(ref.tenant, ref.flowType, ref.stepType));
+      });
       throw err;
     }
     if (!('input' in started)) {

@@ -56,3 +56,24 @@ it('fails the attempt of a reset stream whose failure met a Redis error once Red
   expect(calls()).toBeGreaterThanOrEqual(2);
   again.reset();
 });
+
+it('gives back a task whose start committed but whose reply was lost', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'), { 'matching.syncMatchWait': '10ms' });
+  // queued first (no worker), so that an owner's offer starts it, not the enqueue
+  const r = await t.matching.enqueueStep({ step: step('s') });
+  await new Promise((res) => setTimeout(res, 100));
+  const store = t.node.store;
+  const real = store.start.bind(store);
+  let calls = 0;
+  store.start = async (...args: Parameters<typeof store.start>) => {
+    const result = await real(...args);
+    if (calls++ === 0) throw new Error('Connection is closed.'); // committed, then the reply went missing
+    return result;
+  };
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  // the first start ran in Redis but the slot never heard: the task must come back and start again
+  expect((await s.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  expect(calls).toBeGreaterThanOrEqual(2);
+  s.reset();
+});
