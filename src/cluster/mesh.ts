@@ -37,6 +37,9 @@ export interface MeshTls {
 
 type PeerClient = ReturnType<typeof createClient<typeof PeerServiceDefinition>>;
 
+/** Reading the membership when a peer's link ends: at most this often. */
+const LINK_END_BEAT_MS = 1000;
+
 /** Beyond an RPC's budget, how long a peer that ran it has to send the answer back. */
 const RPC_ANSWER_GRACE_MS = 1000;
 
@@ -85,6 +88,7 @@ export class Mesh {
   private readonly pendingOffers = new Map<string, PendingOffer[]>();
   private offerFlush: NodeJS.Immediate | undefined;
   private closed = false;
+  private lastLinkEndBeat = 0;
   private linkServer: LinkServer | undefined;
   /** Set before listen(); plaintext when unset. */
   tls: MeshTls | undefined;
@@ -161,7 +165,10 @@ export class Mesh {
     const link: PeerLink = new PeerLink(peer.client, OFFER_TIMEOUT_MS, (unimplemented, unsent, batches) => {
       if (peer.link === link) peer.link = undefined;
       if (unimplemented) peer.noLink = true;
-      else peer.linkRetryAt = Date.now() + LINK_RETRY_MS;
+      else {
+        peer.linkRetryAt = Date.now() + LINK_RETRY_MS;
+        this.linkEnded();
+      }
       // What the peer never confirmed goes again, as unary calls.
       for (const f of unsent) {
         if (f.capacity) this.unaryCapacity(peer, f.capacity);
@@ -171,6 +178,19 @@ export class Mesh {
     }, this.log);
     peer.link = link;
     return link;
+  }
+
+  /**
+   * A peer's link ended: it may have left (a node drains by giving its leases up,
+   * leaving the membership and closing its mesh, in that order). Reading the
+   * membership now, rather than at the next heartbeat, lets its partitions be taken
+   * over at once (DESIGN §3: acquire on notice). At most once a second.
+   */
+  private linkEnded(): void {
+    const now = Date.now();
+    if (this.closed || now - this.lastLinkEndBeat < LINK_END_BEAT_MS) return;
+    this.lastLinkEndBeat = now;
+    void this.membership.beat().catch((err: Error) => this.log.debug({ err: err.message }, 'membership read after a link ended failed'));
   }
 
   private peer(nodeId: string): PeerClient | undefined {

@@ -43,3 +43,24 @@ it('a joining node gets its share and a leaving node hands its share over long b
   expect(Date.now() - leftAt).toBeLessThan(LEASE_TTL / 3);
   for (const l of bShare) expect(a.node.leases.holds(l.partition)).toBeDefined();
 });
+
+it('a leaving node\'s share is taken over when its peers see its mesh link end, not at their next heartbeat', async () => {
+  const prefix = uniquePrefix('handover');
+  const slow = (id: string) => ({ ...config(id), 'cluster.heartbeat': '4s', 'cluster.nodeTtl': '12s' });
+  const a = await startTestNode(redis.url, prefix, slow('n-a'));
+  nodes.push(a);
+  const b = await startTestNode(redis.url, prefix, slow('n-b'));
+  nodes.push(b);
+  const partitions = a.config.cluster.partitions;
+  await waitFor(() => b.node.leases.heldPartitions().length > 0
+    && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === partitions,
+    { timeoutMs: 20_000, description: 'the partitions split between a and b' });
+  // the nodes have talked over the mesh: a holds a link to b
+  await waitFor(() => a.node.mesh.linkCounts().outbound === 1, { timeoutMs: 10_000, description: 'a has a link to b' });
+
+  const leftAt = Date.now();
+  await b.close();
+  nodes.splice(nodes.indexOf(b), 1);
+  await waitFor(() => a.node.leases.heldPartitions().length === partitions, { timeoutMs: 10_000, description: 'a holds every partition again' });
+  expect(Date.now() - leftAt).toBeLessThan(2000); // well inside one 4-s heartbeat
+});
