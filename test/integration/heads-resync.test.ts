@@ -15,18 +15,22 @@ import { openSlot, registerFrame } from '../helpers/raw-slot';
 
 const redis = useEmbeddedRedis();
 
-it('restores a head that matching lost, counts it and logs a WARN', async () => {
-  const lines: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
-  const config = loadConfig({
+/** A node of its own on 4 partitions; Steps leave sync-match for their queue's heads at once. */
+function configWith(headsResyncInterval: string) {
+  return loadConfig({
     env: {},
     overrides: {
       'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('rs'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
       'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
-      'matching.syncMatchWait': '20ms', 'matching.headsResyncInterval': '0', 'auth.enabled': false,
+      'matching.syncMatchWait': '20ms', 'matching.headsResyncInterval': headsResyncInterval, 'auth.enabled': false,
     },
   });
-  const node = await ZdNode.start(config, { logger: pino({ level: 'warn' }, sink) });
+}
+
+it('restores a head that matching lost, counts it and logs a WARN', async () => {
+  const lines: string[] = [];
+  const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
+  const node = await ZdNode.start(configWith('0'), { logger: pino({ level: 'warn' }, sink) });
   const channel = createChannel(node.apiAddress);
   const matching = createClient(MatchingServiceDefinition, channel);
   try {
@@ -56,15 +60,7 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
 });
 
 it('runs by itself every matching.headsResyncInterval', async () => {
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('rs'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
-      'matching.syncMatchWait': '20ms', 'matching.headsResyncInterval': '300ms', 'auth.enabled': false,
-    },
-  });
-  const node = await ZdNode.start(config, { logger: pino({ level: 'silent' }) });
+  const node = await ZdNode.start(configWith('300ms'), { logger: pino({ level: 'silent' }) });
   const channel = createChannel(node.apiAddress);
   const matching = createClient(MatchingServiceDefinition, channel);
   try {
