@@ -27,6 +27,16 @@ function configWith(headsResyncInterval: string) {
   });
 }
 
+/** Enqueues a Step and, once it sits in its queue's heads window, drops its ref, as a bug would. */
+async function enqueueAndLoseHead(node: ZdNode, matching: ReturnType<typeof createClient<typeof MatchingServiceDefinition>>) {
+  const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+  const q = node.owner.get(r.partition!)!.queueFor(queueName('acme', 'order', 's'));
+  // past its sync-match phase, the task sits in the heads window
+  for (let i = 0; i < 100 && q.peek()?.taskId !== r.task_id; i++) await new Promise((res) => setTimeout(res, 10));
+  expect(q.drop(r.task_id!)).toBe(true); // the bug the resync exists for
+  return r;
+}
+
 it('restores a head that matching lost, counts it and logs a WARN', async () => {
   const lines: string[] = [];
   const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
@@ -34,11 +44,7 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
   const channel = createChannel(node.apiAddress);
   const matching = createClient(MatchingServiceDefinition, channel);
   try {
-    const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
-    const q = node.owner.get(r.partition!)!.queueFor(queueName('acme', 'order', 's'));
-    // past its sync-match phase, the task sits in the heads window
-    for (let i = 0; i < 100 && q.peek()?.taskId !== r.task_id; i++) await new Promise((res) => setTimeout(res, 10));
-    expect(q.drop(r.task_id!)).toBe(true); // the bug the resync exists for
+    const r = await enqueueAndLoseHead(node, matching);
 
     const slot = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame());
     await slot.nextOf('registered');
@@ -64,10 +70,7 @@ it('runs by itself every matching.headsResyncInterval', async () => {
   const channel = createChannel(node.apiAddress);
   const matching = createClient(MatchingServiceDefinition, channel);
   try {
-    const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
-    const q = node.owner.get(r.partition!)!.queueFor(queueName('acme', 'order', 's'));
-    for (let i = 0; i < 100 && q.peek()?.taskId !== r.task_id; i++) await new Promise((res) => setTimeout(res, 10));
-    expect(q.drop(r.task_id!)).toBe(true);
+    const r = await enqueueAndLoseHead(node, matching);
     const slot = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame());
     await slot.nextOf('registered');
     // nobody calls runOnce: the periodic pass finds the lost head and the slot gets it

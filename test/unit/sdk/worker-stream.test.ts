@@ -12,6 +12,9 @@ import { FLUSH_GRACE_MS } from '../../../src/sdk/worker';
 import { FakeWorkerServer, recordingLogger, registerOk } from './fake-worker-server';
 
 const ACK = (token: string, verdict = pb.ResultVerdict.ACCEPTED) => ({ result_ack: { task_token: token, verdict } });
+/** A handler's work that never ends by itself: it rejects once the worker aborts it. */
+const untilAborted = (signal: AbortSignal): Promise<never> =>
+  new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
 const step = (token: string, stepType = 'charge', extra: Partial<pb.IStepTask> = {}): pb.IServerFrame => ({
   step_task: {
     task_token: token, task_id: `task-${token}`, tenant: 't1', flow_id: 'f1', flow_type: 'order', step_type: stepType,
@@ -341,7 +344,7 @@ describe('Worker streams', () => {
           steps: {
             stuck: (ctx) => {
               signal = ctx.signal;
-              return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+              return untilAborted(ctx.signal);
             },
           },
         },
@@ -378,7 +381,7 @@ describe('Worker streams', () => {
             },
             stuck: (ctx) => {
               stuckSignal = ctx.signal;
-              return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+              return untilAborted(ctx.signal);
             },
           },
         },
