@@ -188,15 +188,14 @@ export class Gateway {
     if (!held) return;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     // A task held behind an ack (Slot.awaitAck) never reached the worker either.
-    const settle = graceful || !held.delivered || slot.holdsTask
+    const returned = graceful || !held.delivered || slot.holdsTask;
+    if (returned) this.metrics.returnedAttempts.inc({ reason: graceful ? 'drain_no_output' : 'write_failed' });
+    const settle = returned
       ? () => this.returnTask(ref, held.queue)
       : async () => {
         const r = await this.store.fail(ref, { message: 'worker lost: stream reset mid-task', type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
         this.afterFail(r, held.partition, held.taskId, held.queue);
       };
-    if (graceful || !held.delivered || slot.holdsTask) {
-      this.metrics.returnedAttempts.inc({ reason: graceful ? 'drain_no_output' : 'write_failed' });
-    }
     await this.settleNowOrLater(`attempt ${held.attempt} of ${held.taskId}`, settle);
   }
 
@@ -211,12 +210,17 @@ export class Gateway {
     try {
       await call();
     } catch (err) {
-      this.log.warn({ what, err: (err as Error).message }, 'store call failed; retrying in the background');
-      void backOff(call, {
-        startingDelay: 200, maxDelay: 5000, timeMultiple: 2, jitter: 'full', numOfAttempts: SETTLE_ATTEMPTS,
-        retry: () => !this.stopped,
-      }).catch((e: Error) => this.log.error({ what, err: e.message }, 'store call given up'));
+      this.settleLater(what, call, err as Error);
     }
+  }
+
+  /** The background half of settleNowOrLater, for a call that has just failed. */
+  private settleLater(what: string, call: () => Promise<void>, err: Error): void {
+    this.log.warn({ what, err: err.message }, 'store call failed; retrying in the background');
+    void backOff(call, {
+      startingDelay: 200, maxDelay: 5000, timeMultiple: 2, jitter: 'full', numOfAttempts: SETTLE_ATTEMPTS,
+      retry: () => !this.stopped,
+    }).catch((e: Error) => this.log.error({ what, err: e.message }, 'store call given up'));
   }
 
   // ---- offers ---------------------------------------------------------------
@@ -230,7 +234,7 @@ export class Gateway {
   hasWorker(tenant: string, appWorkerId: string): boolean {
     const mine = this.byWorker.get(workerKey(tenant, appWorkerId));
     if (!mine || this.drainingWorkers.has(workerKey(tenant, appWorkerId))) return false;
-    for (const slot of mine) if (slot.reg.tenant === tenant && slot.state !== 'closed') return true;
+    for (const slot of mine) if (slot.state !== 'closed') return true;
     return false;
   }
 
@@ -355,12 +359,12 @@ export class Gateway {
       // this nonce with no slot holding it, and nothing would end it. Once Redis answers,
       // give it back if it did (the release checks attempt and nonce; a head does not
       // know its attempt, so it is read first).
-      void this.settleNowOrLater(`start of ${ref.taskId}`, async () => {
+      this.settleLater(`start of ${ref.taskId}`, async () => {
         const h = await this.store.readTask(ref.partition, ref.taskId);
         if (h?.nonce?.toString() !== nonce || h.state?.toString() !== 'running') return;
         await this.returnTask({ partition: ref.partition, taskId: ref.taskId, attempt: Number(h.attempt), nonce },
           queueName(ref.tenant, ref.flowType, ref.stepType));
-      });
+      }, err as Error);
       throw err;
     }
     if (!('input' in started)) {
@@ -476,7 +480,7 @@ export class Gateway {
       // the attempt is recorded once Redis answers, not left running. The ack of a
       // late success goes nowhere; the worker sees its stream end first.
       if (!early && slot.attempt?.token === held.token) slot.attempt = undefined;
-      void this.settleNowOrLater(`result of attempt ${held.attempt} of ${held.taskId}`, record);
+      this.settleLater(`result of attempt ${held.attempt} of ${held.taskId}`, record, err as Error);
       throw err;
     } finally {
       if (early) slot.ackWritten();
