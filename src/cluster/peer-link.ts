@@ -16,6 +16,7 @@ import { ClientError, Status, type CallContext, type Client } from 'nice-grpc';
 import type { Logger } from '../util/logger';
 import { Channel } from '../util/channel';
 import { pb, type PeerServiceDefinition } from '../wire';
+import { LinkOutbox } from './link-outbox';
 
 type PeerClient = Client<typeof PeerServiceDefinition>;
 
@@ -38,14 +39,14 @@ export interface LinkHandlers {
 
 /** The dialing end: this node's link to one peer. */
 export class PeerLink {
-  private readonly out = new Channel<pb.ILinkFrame>();
+  /** Bounded however long the peer stalls: see LinkOutbox. */
+  private readonly out = new LinkOutbox();
   private readonly abort = new AbortController();
   private readonly pending = new Map<number, PendingBatch>();
-  /** One-way frames written before `hello`: handed back if the call ends first. */
-  private unconfirmed: pb.ILinkFrame[] = [];
   private nextId = 1;
   private served = false;
   private ended = false;
+  private warnedDrops = false;
 
   /**
    * `onEnd` gets the reason the call ended (UNIMPLEMENTED: the peer has no
@@ -72,8 +73,16 @@ export class PeerLink {
 
   send(frame: pb.ILinkFrame): void {
     if (this.ended) return;
-    if (!this.served) this.unconfirmed.push(frame);
     this.out.push(frame);
+    if (this.out.droppedBellEvents > 0 && !this.warnedDrops) {
+      this.warnedDrops = true;
+      this.log.warn({ queued: this.out.size }, 'peer is not reading its link: oldest doorbell notices dropped (the backlog count finds their Steps)');
+    }
+  }
+
+  /** Frames waiting for the stream to take them, and doorbell notices dropped meanwhile. */
+  get backlog(): { frames: number; droppedBellEvents: number } {
+    return { frames: this.out.size, droppedBellEvents: this.out.droppedBellEvents };
   }
 
   offers(req: pb.IOfferBatchRequest): Promise<pb.IOfferBatchResponse> {
@@ -102,7 +111,7 @@ export class PeerLink {
       for await (const frame of client.link(this.out, { signal: this.abort.signal })) {
         if (frame.hello) {
           this.served = true;
-          this.unconfirmed = [];
+          this.out.confirm();
         } else if (frame.offer_results) {
           const b = this.pending.get(Number(frame.id));
           if (!b) continue;
@@ -123,8 +132,7 @@ export class PeerLink {
       // Unserved: the peer never read any of it. Served: in-flight batches fail.
       const unsentBatches = this.served ? [] : batches;
       if (this.served) for (const b of batches) b.reject(new Error('the peer link ended before the offer batch was answered'));
-      this.onEnd(unimplemented, this.served ? [] : this.unconfirmed, unsentBatches);
-      this.unconfirmed = [];
+      this.onEnd(unimplemented, this.out.unconfirmed(), unsentBatches);
     }
   }
 }

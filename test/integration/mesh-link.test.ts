@@ -9,6 +9,7 @@
 import { createChannel, createClient, createServer, type Server } from 'nice-grpc';
 import { Membership } from '../../src/cluster/membership';
 import { Mesh, type MeshHandlers } from '../../src/cluster/mesh';
+import { MAX_QUEUED_BELL_EVENTS } from '../../src/cluster/link-outbox';
 import { LinkServer, PeerLink } from '../../src/cluster/peer-link';
 import type { OfferRef } from '../../src/owner/dispatcher';
 import { Keys } from '../../src/store/keys';
@@ -17,6 +18,7 @@ import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
 import { pb, PeerServiceDefinition } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { tcpProxy } from '../helpers/tcp-proxy';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -185,4 +187,91 @@ it('arms no capacity timer while the node has no peer, and sends a peer that joi
   await self.beat();
   mesh.membersChanged([...self.liveIds()]);
   await waitFor(() => peer.seen.capacity === 1, { timeoutMs: 3000 });
+});
+
+describe('a peer that stops reading its link', () => {
+  /** A Link server behind a proxy that can freeze: paused, the stream's flow-control window fills. */
+  async function freezablePeer() {
+    const seen = { capacitySeqs: [] as number[], bells: [] as string[] };
+    const server: Server = createServer();
+    server.add({ link: PeerServiceDefinition.link }, {
+      async *link(requests: AsyncIterable<pb.LinkFrame>) {
+        yield { hello: {} };
+        for await (const f of requests) {
+          if (f.capacity) seen.capacitySeqs.push(Number(f.capacity.seq));
+          for (const e of f.doorbell?.events ?? []) seen.bells.push(e.task_id);
+        }
+      },
+    });
+    const port = await server.listen('127.0.0.1:0');
+    cleanup.push(() => server.forceShutdown());
+    const proxy = await tcpProxy(port);
+    cleanup.push(() => proxy.close());
+    const channel = createChannel(`127.0.0.1:${proxy.port}`);
+    cleanup.push(() => channel.close());
+    const link = new PeerLink(createClient(PeerServiceDefinition, channel), 2000, () => undefined, silentLogger);
+    cleanup.push(() => link.close());
+    // The link is served before the peer freezes.
+    link.send({ capacity: { node_id: 'owner', seq: 0 } });
+    await waitFor(() => seen.capacitySeqs.length === 1, { timeoutMs: 3000 });
+    proxy.pause();
+    return { seen, proxy, link };
+  }
+
+  // A snapshot as big as a busy node's: a few KB, so the stream's window fills fast.
+  const bigSnapshot = (seq: number): pb.ICapacityUpdate => ({
+    node_id: 'owner', seq,
+    entries: Array.from({ length: 100 }, (_, i) => ({ tenant: 'acme', flow_type: `flow-${i}`, idle_step_slots: i })),
+  });
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  /**
+   * Sends snapshots a few per event-loop turn, as a busy node does, until the
+   * stream has taken nothing for 20 turns (socket buffers hold a few MB first).
+   * Returns the last seq sent.
+   */
+  async function fillWindow(link: PeerLink): Promise<number> {
+    let seq = 0;
+    for (let stalledTurns = 0; stalledTurns < 20 && seq < 50_000;) {
+      for (let i = 0; i < 5; i++) link.send({ capacity: bigSnapshot(++seq) });
+      await turn();
+      stalledTurns = link.backlog.frames > 0 ? stalledTurns + 1 : 0;
+    }
+    expect(link.backlog.frames).toBe(1);
+    return seq;
+  }
+
+  it('keeps one capacity snapshot queued, the newest, however many it is sent', async () => {
+    const { seen, proxy, link } = await freezablePeer();
+    const stalledAt = await fillWindow(link);
+    const more = 5000;
+    let most = 0;
+    for (let i = 1; i <= more; i++) {
+      link.send({ capacity: bigSnapshot(stalledAt + i) });
+      if (i % 5 === 0) await turn();
+      most = Math.max(most, link.backlog.frames);
+    }
+    expect(most).toBe(1);
+    proxy.resume();
+    const last = stalledAt + more;
+    await waitFor(() => seen.capacitySeqs.at(-1) === last, { timeoutMs: 5000 });
+    // Of the snapshots sent while the peer was frozen, only the newest reaches it.
+    expect(seen.capacitySeqs.filter((s) => s > stalledAt)).toEqual([last]);
+    expect(seen.capacitySeqs).toEqual([...seen.capacitySeqs].sort((x, y) => x - y));
+  });
+
+  it('merges doorbell notices into one queued frame and drops the oldest past its bound', async () => {
+    const { seen, proxy, link } = await freezablePeer();
+    await fillWindow(link);
+    const total = MAX_QUEUED_BELL_EVENTS + 1000;
+    for (let i = 0; i < total; i++) {
+      link.send({ doorbell: { from_node_id: 'owner', events: [{ kind: pb.DoorbellEvent.Kind.READY, partition: 1, task_id: `t${i}` }] } });
+      if (i % 500 === 0) await turn();
+    }
+    expect(link.backlog).toEqual({ frames: 2, droppedBellEvents: total - MAX_QUEUED_BELL_EVENTS });
+    proxy.resume();
+    await waitFor(() => seen.bells.includes(`t${total - 1}`), { timeoutMs: 5000 });
+    // The newest notices all arrive, in order; the oldest were dropped.
+    expect(seen.bells).toEqual(Array.from({ length: MAX_QUEUED_BELL_EVENTS }, (_, i) => `t${total - MAX_QUEUED_BELL_EVENTS + i}`));
+  });
 });
