@@ -29,6 +29,8 @@ export class LeaseManager extends EventEmitter {
   private targets = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** stop() or releaseAll() ran: nothing acquired from now on is kept. */
+  private stopped = false;
   private ticking: Promise<void> | undefined;
 
   constructor(
@@ -85,9 +87,15 @@ export class LeaseManager extends EventEmitter {
   private async acquire(p: number): Promise<void> {
     try {
       const r = (await this.redis.zdAcquireLease(this.keys.lease(p), this.keys.epoch(p), this.nodeId, this.leaseTtlMs)) as [number, string];
-      if (Number(r[0]) !== 1 || this.held.has(p) || !this.targets.has(p)) return;
+      if (Number(r[0]) !== 1 || this.held.has(p)) return;
       const epoch = Number(r[1]);
       const lease = { partition: p, epoch, token: `${this.nodeId}:${epoch}` };
+      if (!this.targets.has(p) || this.stopped) {
+        // The targets moved on (or the node stopped) while Redis answered: the
+        // partition's new owner must not wait out the TTL for a lease nobody serves.
+        await this.redis.zdReleaseLease(this.keys.lease(p), lease.token);
+        return;
+      }
       this.held.set(p, lease);
       this.emit('acquired', lease);
     } catch (err) {
@@ -122,6 +130,7 @@ export class LeaseManager extends EventEmitter {
   /** Releases every lease (graceful stop). */
   async releaseAll(): Promise<void> {
     this.running = false;
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.ticking) await this.ticking.catch(() => undefined);
     await Promise.all([...this.held.values()].map((l) => this.release(l, 'shutdown')));
@@ -129,6 +138,7 @@ export class LeaseManager extends EventEmitter {
 
   stop(): void {
     this.running = false;
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
   }
 

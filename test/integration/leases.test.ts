@@ -78,6 +78,22 @@ describe('a partition lease', () => {
     c.m.stop();
   });
 
+  it('is given back at once when its partition left the targets while the acquire was in flight', async () => {
+    const a = manager('a');
+    const b = manager('b');
+    // The acquire goes out at once; the targets change before Redis answers.
+    const first = a.m.setTargets(new Set([4]));
+    const second = a.m.setTargets(new Set());
+    await Promise.all([first, second]);
+    expect(a.m.holds(4)).toBeUndefined();
+    // Not left to expire: the partition's new owner takes it now, not a TTL later.
+    expect(await fx.client.exists(fx.keys.lease(4))).toBe(0);
+    await b.m.setTargets(new Set([4]));
+    expect(b.m.holds(4)).toMatchObject({ partition: 4, token: 'b:2' });
+    a.m.stop();
+    b.m.stop();
+  });
+
   it('a graceful stop gives up every lease it still holds', async () => {
     const a = manager('a');
     await a.m.setTargets(new Set([4, 5]));
