@@ -72,11 +72,14 @@ export class BacklogCounter {
       }));
       const lag = await this.groupLag(p.partition);
       // Queues with nothing ready may hold nothing at all: those leave the set of queues.
+      const pruned = new Set<string>();
       for (const [name, row] of rows) {
-        if (row.entries === 0) await this.redis.zdPruneQueue(this.keys.queues(p.partition), this.keys.queue(p.partition, name), name);
+        if (row.entries > 0) continue;
+        const dropped = await this.redis.zdPruneQueue(this.keys.queues(p.partition), this.keys.queue(p.partition, name), name);
+        if (Number(dropped) === 1 && p.forgetQueue(name)) pruned.add(name);
       }
       if (!p.active) return;
-      this.counted.set(p, { queues: new Map(rows), lag });
+      this.counted.set(p, { queues: new Map(rows.filter(([name]) => !pruned.has(name))), lag });
       // Ready entries while the heads hold nothing and expect nothing: a ready
       // notice went missing (its node died right after the enqueue). Look again.
       for (const [name, row] of rows) {

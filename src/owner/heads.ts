@@ -84,6 +84,15 @@ export class QueueHeads {
     this.busy = undefined;
   }
 
+  /**
+   * Nothing here refers to a task: no heads, none out on an offer or held in a
+   * waiting phase, no refill in flight, no delayed entry's timer. Such a queue
+   * can be forgotten and made again by the next task that names it.
+   */
+  get idle(): boolean {
+    return this.size === 0 && !this.hasMore && !this.loading && this.wakeAt === Infinity && this.known.size === 0;
+  }
+
   /** Whether it has a backlog here: ready heads, or more in Redis. */
   get backlogged(): boolean {
     return this.size > 0 || this.hasMore;

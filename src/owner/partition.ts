@@ -25,6 +25,8 @@ export interface PartitionHost {
   leaseMoved(partition: number): void;
   /** An outcome was written (doorbell for outcome waiters). */
   outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
+  /** The partition forgot an idle queue: nothing may keep offering from it. */
+  queueForgotten(q: QueueHeads): void;
 }
 
 const EXPIRY_BATCH = 100;
@@ -93,6 +95,20 @@ export class PartitionOwner {
       this.queues.set(name, q);
     }
     return q;
+  }
+
+  /**
+   * The queue left the partition's set in Redis (it holds nothing): its heads
+   * go too when idle, or every queue name ever used would stay in memory and
+   * in the backlog gauges for as long as the node owns the partition.
+   */
+  forgetQueue(name: string): boolean {
+    const q = this.queues.get(name);
+    if (!q || !q.idle || this.state !== 'active') return false;
+    q.detach();
+    this.queues.delete(name);
+    this.host.queueForgotten(q);
+    return true;
   }
 
   /** A task of queue `name` is ready at `readyAt` (enqueue, retry, release). */

@@ -283,6 +283,14 @@ export class OwnerRegistry implements PartitionHost {
     return this.hooks.isNodeLive(nodeId, bootId);
   }
 
+  queueForgotten(q: QueueHeads): void {
+    const key = flowKey(q.tenant, q.flowType);
+    const line = this.ready.get(key);
+    if (!line) return;
+    line.delete(q);
+    if (line.size === 0) this.ready.delete(key);
+  }
+
   leaseMoved(partition: number): void {
     this.hooks.leaseMoved(partition);
   }

@@ -199,7 +199,7 @@ describe('a peer that stops reading its link', () => {
         yield { hello: {} };
         for await (const f of requests) {
           if (f.capacity) seen.capacitySeqs.push(Number(f.capacity.seq));
-          for (const e of f.doorbell?.events ?? []) seen.bells.push(e.task_id);
+          for (const e of f.doorbell?.events ?? []) seen.bells.push(e.task_id ?? '');
         }
       },
     });

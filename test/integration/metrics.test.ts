@@ -182,9 +182,10 @@ it('counts enqueues by result, outcomes by status, RPCs by result and lease acqu
 
 it('drops a queue that holds nothing from its partition\'s set of queues, and keeps one that holds a delayed Step', async () => {
   await start('20ms');
+  // Queued before any worker: the owner serves it from the queue's heads in memory.
+  const done = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
   const s = openSlot(t.worker, registerFrame());
   await s.nextOf('registered');
-  const done = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
   const task = (await s.nextOf('step_task')).step_task!;
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
   await s.nextOf('result_ack');
@@ -192,8 +193,19 @@ it('drops a queue that holds nothing from its partition\'s set of queues, and ke
     step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'ship', step_execution_id: 'y', ready_at_ms: Date.now() + 3_600_000 },
   });
   expect(await redis.command('SISMEMBER', t.node.keys.queues(done.partition!), 'acme:order:pack')).toBe(1); // every enqueue names its queue
+  const pack = { tenant: 'acme', flow_type: 'order', step_type: 'pack' };
+  expect(t.node.owner.get(done.partition!)!.queues.has('acme:order:pack')).toBe(true);
+  expect(value(await scrape(), 'dexzd_step_task_queue_entries', pack)).toBe(0);
   await countNow();
   expect(await redis.command('SISMEMBER', t.node.keys.queues(done.partition!), 'acme:order:pack')).toBe(0);
   expect(await redis.command('SISMEMBER', t.node.keys.queues(later.partition!), 'acme:order:ship')).toBe(1);
+  // The owner forgets the queue's heads too, and the gauges stop naming it.
+  expect(t.node.owner.get(done.partition!)!.queues.has('acme:order:pack')).toBe(false);
+  expect(t.node.owner.get(later.partition!)!.queues.has('acme:order:ship')).toBe(true);
+  expect(value(await scrape(), 'dexzd_step_task_queue_entries', pack)).toBeUndefined();
+  // The next Step that names it makes it again, and runs.
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 'z' } });
+  const again = (await s.nextOf('step_task')).step_task!;
+  expect(again.step_execution_id).toBe('z');
   s.reset();
 });

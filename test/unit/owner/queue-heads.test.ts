@@ -35,3 +35,36 @@ describe('a task that becomes ready while a refill is in flight', () => {
     expect(q.peek()?.taskId).toBe('t1');
   });
 });
+
+describe('an idle queue (one its partition may forget)', () => {
+  const empty = () => {
+    const q = heads();
+    q.fill([], false); // loaded: Redis holds nothing more
+    return q;
+  };
+
+  it('is idle only with no heads, nothing more in Redis, no refill and no timer', () => {
+    expect(heads().idle).toBe(false); // not loaded yet: Redis may hold more
+    const q = empty();
+    expect(q.idle).toBe(true);
+    q.loading = true;
+    expect(q.idle).toBe(false);
+    q.loading = false;
+    q.wakeAt = 5_000; // a delayed entry's timer refers to it
+    expect(q.idle).toBe(false);
+    q.wakeAt = Infinity;
+    q.add({ taskId: 't1', readyAt: 1 });
+    expect(q.idle).toBe(false);
+  });
+
+  it('is not idle while a head is out on an offer or a task is held in a waiting phase', () => {
+    const q = empty();
+    q.add({ taskId: 't1', readyAt: 1 });
+    q.shift(); // offered: the answer comes back to this queue
+    expect(q.idle).toBe(false);
+    q.settle('t1');
+    expect(q.idle).toBe(true);
+    q.hold('t2'); // a sticky or sync-match phase may hand it back here
+    expect(q.idle).toBe(false);
+  });
+});
