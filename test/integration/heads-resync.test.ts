@@ -81,3 +81,34 @@ it('runs by itself every matching.headsResyncInterval', async () => {
     await node.close();
   }
 });
+
+it('counts a scan it could not finish: a queue past its scan limit, and a queue Redis would not read', async () => {
+  const node = await ZdNode.start(configWith('0'), { logger: pino({ level: 'silent' }) });
+  const channel = createChannel(node.apiAddress);
+  const matching = createClient(MatchingServiceDefinition, channel);
+  const incomplete = async () => (await node.metrics.registry.getSingleMetric('dexzd_matching_heads_incomplete_scans_total')!.get()).values[0]?.value ?? 0;
+  try {
+    const r = await enqueueAndLoseHead(node, matching);
+    const p = r.partition!;
+    const name = queueName('acme', 'order', 's');
+    // Thousands of ready entries the owner never heard of: more than one scan reads.
+    const old = Date.now() - 60_000;
+    const args: (string | number)[] = [];
+    for (let i = 0; i < 5100; i++) args.push(old + i, `lost-${i}`);
+    await redis.command('ZADD', node.keys.queue(p, name), ...args);
+    expect(await incomplete()).toBe(0);
+    expect(await node.owner.resync.runOnce()).toBeGreaterThanOrEqual(5000 - 1);
+    expect(await incomplete()).toBe(1);
+
+    // A queue whose key Redis refuses to read as a sorted set: the scan of its partition stops, counted.
+    const broken = queueName('acme', 'order', 'broken');
+    await redis.command('SADD', node.keys.queues(p), broken);
+    await redis.command('SET', node.keys.queue(p, broken), 'not a sorted set');
+    node.owner.get(p)!.queueFor(broken).more = false;
+    await node.owner.resync.runOnce();
+    expect(await incomplete()).toBe(2);
+  } finally {
+    channel.close();
+    await node.close();
+  }
+});
