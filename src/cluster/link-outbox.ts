@@ -12,14 +12,12 @@
  * So the outbox holds at most two one-way frames plus the link's offer batches,
  * however long the peer stalls.
  */
-import { pb } from '../wire';
+import { Channel } from '../util/channel';
+import type { pb } from '../wire';
 
 export const MAX_QUEUED_BELL_EVENTS = 4096;
 
-export class LinkOutbox implements AsyncIterable<pb.ILinkFrame> {
-  private items: pb.ILinkFrame[] = [];
-  private waiter: ((r: IteratorResult<pb.ILinkFrame>) => void) | undefined;
-  private closed = false;
+export class LinkOutbox extends Channel<pb.ILinkFrame> {
   /** The queued, not yet written, frames that later ones merge into. */
   private capacity: pb.ILinkFrame | undefined;
   private doorbell: pb.ILinkFrame | undefined;
@@ -28,20 +26,15 @@ export class LinkOutbox implements AsyncIterable<pb.ILinkFrame> {
   /** Doorbell notices dropped because the queued frame was full. */
   droppedBellEvents = 0;
 
-  /** Frames waiting to be written. */
-  get size(): number {
-    return this.items.length;
-  }
-
-  push(frame: pb.ILinkFrame): void {
-    if (this.closed) return;
+  override push(frame: pb.ILinkFrame): boolean {
+    if (this.isClosed) return false;
     if (frame.capacity && this.capacity) {
       this.capacity.capacity = frame.capacity;
-      return;
+      return true;
     }
     if (frame.doorbell && this.doorbell) {
       this.mergeBells(this.doorbell.doorbell!, frame.doorbell.events ?? []);
-      return;
+      return true;
     }
     // Copies, so merging never touches a frame the caller also handed elsewhere.
     if (frame.capacity) frame = this.capacity = { capacity: frame.capacity };
@@ -50,12 +43,7 @@ export class LinkOutbox implements AsyncIterable<pb.ILinkFrame> {
       frame = this.doorbell = { doorbell: { ...frame.doorbell, events: [] } };
       this.mergeBells(frame.doorbell!, events);
     }
-    this.items.push(frame);
-    if (this.waiter) {
-      const w = this.waiter;
-      this.waiter = undefined;
-      w({ value: this.take()!, done: false });
-    }
+    return super.push(frame);
   }
 
   private mergeBells(into: pb.IDoorbellRequest, events: pb.IDoorbellEvent[]): void {
@@ -82,46 +70,20 @@ export class LinkOutbox implements AsyncIterable<pb.ILinkFrame> {
     // Of the snapshots, only the newest means anything to the peer.
     const frames = this.written ? [...this.written, ...queued] : [];
     const last = frames.filter((f) => f.capacity).pop();
-    const rest = frames.filter((f) => !f.capacity || f === last);
     this.items = [];
     this.written = [];
     this.capacity = this.doorbell = undefined;
-    return rest;
+    return frames.filter((f) => !f.capacity || f === last);
   }
 
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.waiter && this.items.length === 0) {
-      const w = this.waiter;
-      this.waiter = undefined;
-      w({ value: undefined, done: true });
-    }
-  }
-
-  private take(): pb.ILinkFrame | undefined {
-    const frame = this.items.shift();
+  protected override take(): pb.ILinkFrame | undefined {
+    const frame = super.take();
     if (frame === this.capacity) this.capacity = undefined;
     else if (frame === this.doorbell) this.doorbell = undefined;
     if (frame && this.written && !frame.offers) this.written.push(frame);
     return frame;
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<pb.ILinkFrame> {
-    return {
-      next: () => {
-        const frame = this.take();
-        if (frame !== undefined) return Promise.resolve({ value: frame, done: false });
-        if (this.closed) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => {
-          this.waiter = resolve;
-        });
-      },
-      // The call ended: nothing more is written; what is queued stays for `unconfirmed`.
-      return: () => {
-        this.closed = true;
-        return Promise.resolve({ value: undefined, done: true });
-      },
-    };
-  }
+  /** The call ended: nothing more is written, and what is queued stays for `unconfirmed`. */
+  protected override discard(): void {}
 }

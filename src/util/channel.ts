@@ -2,21 +2,21 @@
  * A small async queue feeding one stream of messages: a worker slot's
  * frames (at most one task, its acks and pings in flight, so it stays tiny),
  * an enqueue stream's answers and requests. `close` ends the stream after
- * what is queued; the iterator's `return` drops it.
+ * what is queued; the iterator's `return` drops it. Subclasses that merge
+ * queued items (cluster/link-outbox.ts) see each item leave through `take`.
  */
 export class Channel<T> implements AsyncIterable<T> {
-  private items: T[] = [];
+  protected items: T[] = [];
   private waiter: ((r: IteratorResult<T>) => void) | undefined;
   private closed = false;
 
   push(item: T): boolean {
     if (this.closed) return false;
+    this.items.push(item);
     if (this.waiter) {
       const w = this.waiter;
       this.waiter = undefined;
-      w({ value: item, done: false });
-    } else {
-      this.items.push(item);
+      w({ value: this.take()!, done: false });
     }
     return true;
   }
@@ -35,10 +35,25 @@ export class Channel<T> implements AsyncIterable<T> {
     return this.closed;
   }
 
+  /** Items waiting for the reader. */
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** The next item leaves the queue for the reader. */
+  protected take(): T | undefined {
+    return this.items.shift();
+  }
+
+  /** The reader stopped (the iterator's `return`): what is queued will never be read. */
+  protected discard(): void {
+    this.items = [];
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<T> {
     return {
       next: () => {
-        const item = this.items.shift();
+        const item = this.items.length > 0 ? this.take() : undefined;
         if (item !== undefined) return Promise.resolve({ value: item, done: false });
         if (this.closed) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => {
@@ -47,7 +62,7 @@ export class Channel<T> implements AsyncIterable<T> {
       },
       return: () => {
         this.closed = true;
-        this.items = [];
+        this.discard();
         return Promise.resolve({ value: undefined, done: true });
       },
     };
