@@ -116,7 +116,7 @@ export function matchingService(d: MatchingDeps) {
       bound.forEach((b, i) => b && void starts!.abandon(b, tasks[i]!));
       throw err;
     }
-    return results.map(({ result, rememberedSticky, startedDeadlineAt }, i) => {
+    return results.map(({ result, rememberedSticky, startedDeadlineAt, queued }, i) => {
       const t = tasks[i]!;
       const b = bound[i];
       d.metrics.tasksEnqueued.inc({ result });
@@ -125,8 +125,9 @@ export function matchingService(d: MatchingDeps) {
       if (result === 'created' && startedDeadlineAt === undefined) d.taskEnqueued(t, t.stickyWorkerId || rememberedSticky);
       // A retried enqueue rings the owner again: the first one may have committed
       // on a node that died before its notice went out. A ring for a task that
-      // is not queued any more costs one refused offer.
-      else if (result === 'exists') d.taskReady(t.partition, t.queue, t.taskId, Math.max(t.readyAt, now));
+      // is not queued any more costs one refused offer. It names the queue the task
+      // is in: a repeat with another flow or step type must not reach that one's workers.
+      else if (queued) d.taskReady(t.partition, queued.queue, t.taskId, Math.max(queued.readyAt, now));
       return { task_id: t.taskId, created: result === 'created', partition: t.partition };
     });
   }
@@ -307,11 +308,9 @@ export function matchingService(d: MatchingDeps) {
       const p = partitionOf(tenant, flowId, c.cluster.partitions);
       const r = await d.store.cancelFlow(p, tenant, flowId, reason, d.clock.now());
       if (r.running.length > 0) d.cancelAttempts(r.running, reason);
-      if (r.queued + r.running.length > 0) {
-        d.outcomeWritten(p, '', 'CANCELLED', r.queued);
-        for (const a of r.running) d.outcomeWritten(p, a.taskId, 'CANCELLED');
-      }
-      return { cancelled_queued: r.queued, cancelled_running: r.running.length };
+      for (const id of r.queued) d.outcomeWritten(p, id, 'CANCELLED');
+      for (const a of r.running) d.outcomeWritten(p, a.taskId, 'CANCELLED');
+      return { cancelled_queued: r.queued.length, cancelled_running: r.running.length };
     },
 
     async describeQueues(req: pb.DescribeQueuesRequest, ctx: CallContext): Promise<pb.IDescribeQueuesResponse> {

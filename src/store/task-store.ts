@@ -32,6 +32,8 @@ export interface Enqueued {
   rememberedSticky: string;
   /** Set when the enqueue also started the task in the slot bound for it: its attempt deadline. */
   startedDeadlineAt?: number;
+  /** For a task that exists and is queued: where it is queued (a repeat's own queue and readyAt count for nothing). */
+  queued?: { queue: string; readyAt: number };
 }
 
 /** An idle slot bound to a Step being enqueued: the enqueue starts it there (sync match at enqueue). */
@@ -144,9 +146,14 @@ function latest(calls: readonly { now: number }[]): number {
 
 function enqueued(r: ScriptReply): Enqueued {
   const code = Number(r[0]);
-  const e: Enqueued = { result: code === 1 ? 'created' : code === 0 ? 'exists' : 'ended', rememberedSticky: String(r[1] ?? '') };
+  if (code === 0) {
+    const queue = String(r[1] ?? '');
+    return queue === '' ? { result: 'exists', rememberedSticky: '' } : { result: 'exists', rememberedSticky: '', queued: { queue, readyAt: Number(r[2]) } };
+  }
+  if (code !== 1) return { result: 'ended', rememberedSticky: '' };
+  const e: Enqueued = { result: 'created', rememberedSticky: String(r[1] ?? '') };
   const deadlineAt = String(r[2] ?? '');
-  if (code === 1 && deadlineAt !== '') e.startedDeadlineAt = Number(deadlineAt);
+  if (deadlineAt !== '') e.startedDeadlineAt = Number(deadlineAt);
   return e;
 }
 
@@ -347,13 +354,13 @@ export class TaskStore {
 
   async cancelFlow(
     partition: number, tenant: string, flowId: string, reason: string, now: number,
-  ): Promise<{ queued: number; running: CancelledAttempt[] }> {
+  ): Promise<{ queued: string[]; running: CancelledAttempt[] }> {
     const r = (await this.timed('cancelFlow', this.redis.zdCancelFlow(
       this.keys.flow(partition, tenant, flowId), this.keys.inflight(partition),
       this.keys.tag(partition), reason, now, this.retention,
-    ))) as [number, number, string[][]];
+    ))) as [number, number, string[][], string[]];
     return {
-      queued: Number(r[0]),
+      queued: (r[3] ?? []).map(String),
       running: (r[2] ?? []).map((x) => ({
         taskId: x[0]!, attempt: Number(x[1]), nonce: x[2]!, nodeId: x[3]!, streamId: x[4]!,
       })),

@@ -61,6 +61,34 @@ it('delivers a Step, records its output as the one COMPLETED outcome, and keeps 
   expect((await t.matching.enqueueStep({ step: step({ step_execution_id: 's2' }) })).created).toBe(true);
 });
 
+it('keeps a repeated enqueue with another flow or step type from reaching that type\'s workers', async () => {
+  // Queued with no worker of its flow type: the repeat's notice must name the queue the task is in.
+  const r = await t.matching.enqueueStep({ step: step() });
+  const billing = slot({ app_worker_id: 'billing', flow_types: ['billing'] });
+  await registered(billing);
+  for (let i = 0; i < 5; i++) {
+    const again = await t.matching.enqueueStep({ step: step({ flow_type: 'billing', step_type: `x${i}` }) });
+    expect(again).toMatchObject({ task_id: r.task_id, created: false });
+  }
+  await expect(billing.nextOf('step_task', 600)).rejects.toThrow(/no frame/);
+  // The owner made no queue for the repeats' names either.
+  expect([...t.node.owner.get(r.partition!)!.queues.keys()]).toEqual(['acme:order:charge']);
+  // A worker of the Step's own type gets it, as first enqueued.
+  const order = slot();
+  await registered(order);
+  expect((await order.nextOf('step_task')).step_task).toMatchObject({ task_id: r.task_id, flow_type: 'order', step_type: 'charge' });
+});
+
+it('does not start a Step whose flow deadline passed before its enqueue, even in an idle slot', async () => {
+  const s = slot();
+  await registered(s);
+  const r = await t.matching.enqueueStep({ step: step({ step_execution_id: 'late', flow_deadline_ms: Date.now() - 10_000 }) });
+  expect(r.created).toBe(true);
+  const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
+  expect(o.status).toBe(pb.OutcomeStatus.TIMED_OUT);
+  await expect(s.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
+});
+
 it('runs the retry policy: attempt+1 after backoff, then a terminal FAILED outcome after maxAttempts', async () => {
   const s = slot();
   await registered(s);
@@ -155,6 +183,17 @@ it('cancels a flow: queued Steps end at once, running ones get Cancel and their 
   expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 0, cancelled_running: 0 });
 });
 
+it('wakes a WaitOutcome on a queued Step its flow\'s cancel ended, at once', async () => {
+  const r = await t.matching.enqueueStep({ step: step({ flow_type: 'nobody' }) });
+  const waiting = t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 });
+  await new Promise((res) => setTimeout(res, 300)); // the waiter is registered, and its first look found nothing
+  const cancelledAt = Date.now();
+  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 1 });
+  expect((await waiting).outcome!.status).toBe(pb.OutcomeStatus.CANCELLED);
+  // Woken by the cancel's notice, not by a periodic look (a second or more).
+  expect(Date.now() - cancelledAt).toBeLessThan(500);
+});
+
 it('holds a delayed Step until its readyAt and times a queued Step out at its flow deadline', async () => {
   const s = slot();
   await registered(s);
@@ -207,6 +246,20 @@ it('delivers outcomes to a consumer group at least once: unacked ones come back,
   await new Promise((r) => setTimeout(r, 300));
   const again = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 2000, redeliver_after_ms: 200 });
   expect(again.outcomes.map((o) => o.task_id).sort()).toEqual(rest.map((o) => o.task_id).sort());
+});
+
+it('leaves an outcome delivered to one consumer to it until redeliver_after_ms has passed', async () => {
+  const s = slot();
+  await registered(s);
+  const r = await t.matching.enqueueStep({ step: step({ step_execution_id: 'held' }) });
+  const task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+  const first = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 2000 });
+  expect(first.outcomes.map((o) => o.task_id)).toEqual([r.task_id]);
+  // Another consumer asks at once: c1 is still working on it.
+  const other = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 300, redeliver_after_ms: 5000 });
+  expect(other.outcomes).toEqual([]);
 });
 
 it('rejects registrations that break the protocol or the limits with the documented codes', async () => {

@@ -9,9 +9,10 @@
            worker id; "" ends an unbound task's values there (ten), a bound task's go on with
            its slot (stream id), node id, node boot id and start nonce (fourteen). Every
            argument costs Redis its parsing and an ARGV entry, ≈ 800 instructions.
-  Returns: three values per task, in order: the code (1 created, 0 exists, 2 ended), the
-           remembered sticky app worker id ("" unless created), and the attempt deadline of a
-           task started here ("" = not started: queued, or not created).
+  Returns: three values per task, in order: the code (1 created, 0 exists, 2 ended), then
+           for a created task the remembered sticky app worker id and the attempt deadline of
+           a task started here ("" = queued), for one that exists its queue and readyAt while
+           it is queued ("" otherwise).
 ]]
 --@include "enqueue"
 local now, layout = ARGV[1], ARGV[2]

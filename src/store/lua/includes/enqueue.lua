@@ -1,10 +1,13 @@
 --@include "task"
 
 -- Enqueues one Step task, idempotently (enqueueTask, enqueueTasks). Returns a
--- code, the flow's remembered sticky app worker id and, for a task started
--- here, its attempt deadline: 1 created (queued, or started when `start` was
--- given), 0 the task already exists, 2 it ended within outcomes.retention. The
--- sticky read rides along so that routing a new Step costs no extra round trip.
+-- code and two values: 1 created (queued, or started when `start` was given),
+-- with the flow's remembered sticky app worker id and, for a task started here,
+-- its attempt deadline; 0 the task already exists, with its queue and readyAt
+-- while it is queued (a repeat's own values change nothing, and the node's
+-- notice must name the queue the task is in); 2 it ended within
+-- outcomes.retention. The sticky read rides along so that routing a new Step
+-- costs no extra round trip.
 --
 -- `start` {worker, slot, node, boot, nonce, now, layout}: an idle slot the node bound
 -- for this Step (sync match at enqueue). The task starts in it at once, as
@@ -12,14 +15,18 @@
 -- then it is queued, and the node's normal placement decides.
 local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, tenant, flowId, spec, input, start)
   if redis.call('EXISTS', taskKey, tag .. 'done:' .. taskId) > 0 then
-    if redis.call('EXISTS', taskKey) == 1 then return 0, '', '' end
-    return 2, '', ''
+    if redis.call('EXISTS', taskKey) == 0 then return 2, '', '' end
+    local st = redis.call('HMGET', taskKey, 'state', 'queue', 'readyAt')
+    if st[1] == 'queued' then return 0, st[2], st[3] end
+    return 0, '', ''
   end
   local sticky = redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
   redis.call('SADD', tag .. 'queues', queue)
   redis.call('SADD', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
   if tonumber(flowDeadline) > 0 then redis.call('ZADD', tag .. 'deadlines', flowDeadline, taskId) end
-  if start and (sticky == '' or sticky == start[1]) then
+  -- Past its flow deadline it does not start (as includes/start.lua): queued, the deadline times it out.
+  local late = tonumber(flowDeadline) > 0 and start and tonumber(flowDeadline) <= tonumber(start[6])
+  if start and not late and (sticky == '' or sticky == start[1]) then
     local mt, ht = string.match(spec, SPEC_TIMEOUTS)
     mt, ht = tonumber(mt) or 0, tonumber(ht) or 0
     local deadlineAt = '9007199254740991'
