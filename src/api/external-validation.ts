@@ -8,6 +8,7 @@
 import type { Config } from '../config';
 import { invalidArgument } from '../errors';
 import { partitionOfTaskId, queueName } from '../store/keys';
+import { FAILURE_LIMITS } from '../wire';
 import { requireId, requireName } from './validation';
 
 export type Naming = 'grpc' | 'http';
@@ -38,8 +39,8 @@ export interface TaskRef {
   partition: number;
 }
 
-const MAX_MESSAGE = 4096;
-const MAX_TYPE = 256;
+const MAX_MESSAGE = FAILURE_LIMITS.messageChars;
+const MAX_TYPE = FAILURE_LIMITS.typeChars;
 const MAX_RETRIES = 2_147_483_647;
 const MAX_RETRY_TIMEOUT_MS = 366 * 86_400_000;
 

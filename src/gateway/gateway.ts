@@ -13,7 +13,7 @@ import { queueName } from '../store/keys';
 import type { EnqueueStart, NewTask, OutcomeStatusName, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
-import { pb, PROTOCOL_VERSION } from '../wire';
+import { FAILURE_LIMITS, pb, PROTOCOL_VERSION } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import { RpcWaiters } from './rpc-waiters';
 import { Slot, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
@@ -429,6 +429,12 @@ export class Gateway {
       slot.send({ result_ack: { task_token: msg.task_token ?? '', verdict: pb.ResultVerdict.REFUSED_STALE, error: 'no such attempt on this stream' } }, this.clock.now());
       return;
     }
+    // Refused, and the attempt stays the slot's: the worker may send a valid result.
+    const problem = resultProblem('step_result', msg);
+    if (problem) {
+      this.ack(slot, held.token, pb.ResultVerdict.REFUSED_INVALID, problem);
+      return;
+    }
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     const now = this.clock.now();
     // A worker that takes a task right behind an ack gets its slot back now: the
@@ -460,10 +466,9 @@ export class Gateway {
           }
         }
       } else {
-        const f = msg.failure;
+        const f = msg.failure!;
         const r = await this.store.fail(ref, {
-          message: truncate(f?.message ?? '', 4096), type: truncate(f?.type ?? '', 256),
-          nonRetryable: f?.non_retryable ?? false, retryAfterMs: Math.max(0, Math.min(f?.retry_after_ms ?? 0, 365 * 86_400_000)),
+          message: f.message ?? '', type: f.type ?? '', nonRetryable: f.non_retryable ?? false, retryAfterMs: Number(f.retry_after_ms ?? 0),
         }, now);
         this.afterFail(r, held.partition, held.taskId, held.queue);
         if (r.kind === 'retry' || r.kind === 'terminal') {
@@ -510,15 +515,36 @@ export class Gateway {
       this.hooks.capacityChanged();
     }
     slot.attempt = undefined;
-    await this.returnTask({ partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce }, held.queue);
+    const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
+    // No slot holds the attempt now: a Redis error must not leave the task running.
+    await this.settleNowOrLater(`return of attempt ${held.attempt} of ${held.taskId}`, () => this.returnTask(ref, held.queue));
     this.finishAttempt(slot, held.token);
   }
 
   async heartbeat(slot: Slot, msg: pb.IHeartbeat): Promise<void> {
     const held = this.heldBy(slot, msg.task_token ?? '');
     if (!held) return;
-    const r = await this.store.heartbeat({ partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce }, this.clock.now());
+    let r;
+    try {
+      r = await this.store.heartbeat({ partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce }, this.clock.now());
+    } catch (err) {
+      // One lost heartbeat costs nothing while the next lands within the heartbeat
+      // timeout; ending the stream for it would spend the attempt.
+      this.log.warn({ taskId: held.taskId, err: (err as Error).message }, 'heartbeat not recorded');
+      return;
+    }
     if (r.kind === 'extended') this.hooks.attemptStarted(held.partition, r.deadlineAt);
+    // The attempt ended without its worker (timed out, cancelled): tell it, in case
+    // the owner's Cancel did not reach this slot.
+    else if (slot.attempt === held) this.cancelHeld(slot, r.kind === 'ended' && r.status === 'CANCELLED' ? 'the flow was cancelled' : `attempt is no longer held (${r.kind})`);
+  }
+
+  /** Cancel to a slot's running attempt, once. */
+  private cancelHeld(slot: Slot, reason: string): void {
+    const held = slot.attempt;
+    if (!held || held.cancelled) return;
+    held.cancelled = true;
+    slot.send({ cancel: { task_token: held.token, reason } }, this.clock.now());
   }
 
   /** Sends Cancel to the slots of this node that hold the given attempts. */
@@ -527,7 +553,7 @@ export class Gateway {
       const slot = this.slots.get(a.streamId);
       const held = slot?.attempt;
       if (!slot || !held || held.taskId !== a.taskId || held.nonce !== a.nonce) continue;
-      slot.send({ cancel: { task_token: held.token, reason } }, this.clock.now());
+      this.cancelHeld(slot, reason);
     }
   }
 
@@ -643,6 +669,11 @@ export class Gateway {
       this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_STALE, 'no such rpc on this stream');
       return;
     }
+    const problem = resultProblem('rpc_result', msg);
+    if (problem) {
+      this.ack(slot, call.token, pb.ResultVerdict.REFUSED_INVALID, problem);
+      return;
+    }
     slot.rpc = undefined;
     const output = msg.output != null && msg.failure == null ? Buffer.from(msg.output) : undefined;
     if (output && output.length > this.opts.maxPayloadBytes) {
@@ -653,7 +684,7 @@ export class Gateway {
       const f = msg.failure;
       call.settle(output
         ? { kind: 'result', output, appWorkerId: slot.reg.appWorkerId }
-        : { kind: 'result', failure: { message: truncate(f?.message ?? '', 4096), type: truncate(f?.type ?? '', 256), nonRetryable: f?.non_retryable ?? false }, appWorkerId: slot.reg.appWorkerId });
+        : { kind: 'result', failure: { message: f?.message ?? '', type: f?.type ?? '', nonRetryable: f?.non_retryable ?? false }, appWorkerId: slot.reg.appWorkerId });
     }
     this.slotFree(slot);
   }
@@ -875,6 +906,17 @@ function declineKey(tenant: string, flowType: string, type: string, appWorkerId:
   return `${tenant}\0${flowType}\0${type}\0${appWorkerId}`;
 }
 
-function truncate(s: string, n: number): string {
-  return s.length > n ? s.slice(0, n) : s;
+/**
+ * What is wrong with a StepResult or RpcResult, naming the field; undefined when
+ * nothing is (DESIGN §11: bounds are refused, never cut short).
+ */
+function resultProblem(frame: 'step_result' | 'rpc_result', msg: { output?: Uint8Array | null; failure?: pb.IFailure | null }): string | undefined {
+  if (msg.output == null && msg.failure == null) return `${frame}.result: holds neither output nor failure`;
+  const f = msg.failure;
+  if (!f) return undefined;
+  const L = FAILURE_LIMITS;
+  if ((f.message ?? '').length > L.messageChars) return `${frame}.failure.message: ${f.message!.length} characters; the limit is ${L.messageChars}`;
+  if ((f.type ?? '').length > L.typeChars) return `${frame}.failure.type: ${f.type!.length} characters; the limit is ${L.typeChars}`;
+  if (Number(f.retry_after_ms ?? 0) > L.retryAfterMs) return `${frame}.failure.retry_after_ms: ${String(f.retry_after_ms)} exceeds ${L.retryAfterMs} (365 days)`;
+  return undefined;
 }

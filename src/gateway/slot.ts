@@ -17,6 +17,8 @@ export interface HeldAttempt {
   token: string;
   /** Set once the start script committed and the frame was queued. */
   delivered: boolean;
+  /** A Cancel for it went to the worker. */
+  cancelled?: boolean;
 }
 
 export interface SlotRegistration {
@@ -113,7 +115,8 @@ export class Slot {
       }
       this.writeDeferredAck();
     }
-    if (this.acksPending > 0 && (frame.step_task || frame.rpc_task)) {
+    // A Cancel follows the task it cancels, which may be held behind an ack.
+    if ((this.acksPending > 0 && (frame.step_task || frame.rpc_task)) || (frame.cancel && this.held.length > 0)) {
       if (this.out.isClosed) return false;
       this.held.push(frame);
       return true;

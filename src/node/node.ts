@@ -155,6 +155,7 @@ export class ZdNode {
       incompleteSeek: () => this.metrics.incompleteSeeks.inc(),
       backlogChanged: () => this.mesh?.capacityChanged(),
       peersBacklogged: (queue) => this.view.peerHasBacklog(queue),
+      cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
     }, {
       stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait,
       headsResyncIntervalMs: config.matching.headsResyncInterval,

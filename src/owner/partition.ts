@@ -7,9 +7,9 @@
 import type { HeldLease, UnloadCause } from '../cluster/leases';
 import type { Keys } from '../store/keys';
 import { parseQueueName } from '../store/keys';
-import { attemptNode } from '../store/layout';
+import { attemptNode, attemptSlot } from '../store/layout';
 import type { RedisClient } from '../store/redis';
-import type { OutcomeStatusName, TaskStore } from '../store/task-store';
+import type { CancelledAttempt, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { HEADS_WINDOW, QueueHeads, type BusyQueues } from './heads';
@@ -27,6 +27,8 @@ export interface PartitionHost {
   outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** The partition forgot an idle queue: nothing may keep offering from it. */
   queueForgotten(q: QueueHeads): void;
+  /** An attempt ended without its worker (it timed out): its slot gets a Cancel. */
+  cancelAttempt(a: CancelledAttempt, reason: string): void;
 }
 
 const EXPIRY_BATCH = 100;
@@ -198,7 +200,8 @@ export class PartitionOwner {
   }
 
   private async failAttempt(taskId: string, message: string, type: string): Promise<void> {
-    const [attempt, nonce, queue] = await this.redis.hmget(this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue');
+    const [attempt, nonce, queue, run, slot, node] = await this.redis.hmget(
+      this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue', 'run', 'slot', 'node');
     if (!attempt || !nonce) {
       await this.redis.zrem(this.keys.inflight(this.partition), taskId);
       return;
@@ -207,6 +210,12 @@ export class PartitionOwner {
       { partition: this.partition, taskId, attempt: Number(attempt), nonce },
       { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token,
     );
+    // Its worker may still be running it, on a slot that stays busy until told:
+    // the retry runs elsewhere meanwhile (a worker lost has no slot left to tell).
+    if (type === 'timeout' && (r.kind === 'retry' || r.kind === 'terminal')) {
+      const where = attemptSlot(run, slot, node);
+      if (where.streamId && where.nodeId) this.host.cancelAttempt({ taskId, attempt: Number(attempt), nonce, ...where }, message);
+    }
     if (r.kind === 'retry' && queue) {
       this.taskReady(queue, taskId, r.readyAt);
       this.flowDeadline(r.flowDeadline); // its timer may have found the task running and passed on

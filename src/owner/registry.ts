@@ -6,7 +6,7 @@
 import type { HeldLease, UnloadCause } from '../cluster/leases';
 import type { Keys } from '../store/keys';
 import type { RedisClient } from '../store/redis';
-import type { OutcomeStatusName, TaskStore } from '../store/task-store';
+import type { CancelledAttempt, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { Dispatcher, OfferResult } from './dispatcher';
@@ -40,6 +40,8 @@ export interface OwnerHooks {
   backlogChanged(): void;
   /** Whether another owner advertises ready Steps of the queue (its CapacityUpdate). */
   peersBacklogged(queue: string): boolean;
+  /** Sends Cancel to the slots (on any node) that hold these attempts. */
+  cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -281,6 +283,10 @@ export class OwnerRegistry implements PartitionHost {
 
   isNodeLive(nodeId: string, bootId: string): boolean {
     return this.hooks.isNodeLive(nodeId, bootId);
+  }
+
+  cancelAttempt(a: CancelledAttempt, reason: string): void {
+    this.hooks.cancelAttempts([a], reason);
   }
 
   queueForgotten(q: QueueHeads): void {

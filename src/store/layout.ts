@@ -29,6 +29,15 @@ export function parseRun(run: string): RunningFields {
   return { slot, node, boot, startedAt };
 }
 
+/** The slot (stream id) and node of a running attempt, from its hash's `run`, `slot` and `node` fields (either layout). */
+export function attemptSlot(run: string | null, slot: string | null, node: string | null): { streamId: string; nodeId: string } {
+  if (run) {
+    const r = parseRun(run);
+    return { streamId: r.slot, nodeId: r.node };
+  }
+  return { streamId: slot ?? '', nodeId: node ?? '' };
+}
+
 /** The node and boot id of a running attempt, from its hash's `run`, `node` and `boot` fields (either layout). */
 export function attemptNode(run: string | null, node: string | null, boot: string | null): { node: string | null; boot: string } {
   if (run) {

@@ -12,6 +12,9 @@ export import pb = zdmatch.v1;
 /** Version of the worker protocol this build speaks (Register/Registered). */
 export const PROTOCOL_VERSION = 4;
 
+/** What a Failure may hold: longer ones are refused (never cut short), so the SDKs keep within them. */
+export const FAILURE_LIMITS = { messageChars: 4096, typeChars: 256, retryAfterMs: 365 * 86_400_000 } as const;
+
 const W = 'zdmatch.v1.WorkerTaskService';
 export const WorkerTaskServiceDefinition = {
   connect: bidi(W, 'Connect', pb.WorkerFrame, pb.ServerFrame),

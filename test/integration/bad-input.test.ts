@@ -1,6 +1,7 @@
 /**
  * Bad input on every MatchingService method gets INVALID_ARGUMENT naming the
- * field, and writes nothing to Redis (DESIGN §11.8).
+ * field, and writes nothing to Redis (DESIGN §11.8); a worker's bad result is
+ * refused by its ack (REFUSED_INVALID naming the field) and changes nothing.
  */
 import { ClientError, Status, createClient } from 'nice-grpc';
 import { MatchingServiceDefinition, pb } from '../../src/wire';
@@ -141,6 +142,54 @@ describe('Register', () => {
     expect(err?.details).toContain(field);
     expect(t.node.gateway.streamCount).toBe(0);
     expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe('StepResult and RpcResult', () => {
+  let seq = 0;
+  /** A running Step on a slot of its own; its hash as Redis holds it. */
+  async function running() {
+    const slot = openSlot(t.worker, registerFrame({ app_worker_id: `res${++seq}` }));
+    await slot.nextOf('registered');
+    const r = await t.matching.enqueueStep({ step: spec({ flow_id: `res-${seq}`, step_execution_id: 'x' }) });
+    const task = (await slot.nextOf('step_task')).step_task!;
+    return { slot, r, task };
+  }
+
+  it.each<[string, (token: string) => pb.IStepResult, string]>([
+    ['neither output nor failure', (token) => ({ task_token: token }), 'step_result.result'],
+    ['a failure message over 4096 characters', (token) => ({ task_token: token, failure: { message: long(4097) } }), 'step_result.failure.message'],
+    ['a failure type over 256 characters', (token) => ({ task_token: token, failure: { message: 'm', type: long(257) } }), 'step_result.failure.type'],
+    ['a retry hint over 365 days', (token) => ({ task_token: token, failure: { message: 'm', retry_after_ms: 365 * 86_400_000 + 1 } }), 'step_result.failure.retry_after_ms'],
+  ])('refuses a StepResult with %s, and the attempt runs on', async (_name, result, field) => {
+    const { slot, r, task } = await running();
+    const before = await snapshot();
+    slot.send({ step_result: result(task.task_token!) });
+    const ack = (await slot.nextOf('result_ack')).result_ack!;
+    expect(ack.verdict).toBe(pb.ResultVerdict.REFUSED_INVALID);
+    expect(ack.error).toContain(field);
+    expect(await snapshot()).toEqual(before);
+    expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
+    // Still the slot's: a good result is accepted for the same attempt.
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    expect((await slot.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+    expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+    slot.reset();
+  });
+
+  it('refuses an RpcResult with neither output nor failure, and the caller still gets the good one', async () => {
+    const slot = openSlot(t.worker, registerFrame({ app_worker_id: 'rpc-res' }));
+    await slot.nextOf('registered');
+    const call = t.matching.invokeRpc({ ...rpc, timeout_ms: 3000 });
+    const task = (await slot.nextOf('rpc_task')).rpc_task!;
+    slot.send({ rpc_result: { task_token: task.task_token } });
+    const ack = (await slot.nextOf('result_ack')).result_ack!;
+    expect(ack.verdict).toBe(pb.ResultVerdict.REFUSED_INVALID);
+    expect(ack.error).toContain('rpc_result.result');
+    slot.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('fine') } });
+    expect((await slot.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+    expect(Buffer.from((await call).output!).toString()).toBe('fine');
+    slot.reset();
   });
 });
 

@@ -19,7 +19,7 @@ const step = (flow: string) => ({
 });
 
 /** Makes the next call of `name` on the node's store reject as a dropped connection would. */
-function failOnce(name: 'complete' | 'fail'): () => number {
+function failOnce(name: 'complete' | 'fail' | 'heartbeat' | 'release'): () => number {
   const store = t.node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
   const real = store[name]!.bind(store);
   let calls = 0;
@@ -75,5 +75,38 @@ it('gives back a task whose start committed but whose reply was lost', async () 
   // the first start ran in Redis but the slot never heard: the task must come back and start again
   expect((await s.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
   expect(calls).toBeGreaterThanOrEqual(2);
+  s.reset();
+});
+
+it('keeps the stream and the attempt of a worker whose heartbeat met a Redis error', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const r = await t.matching.enqueueStep({ step: step('h') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  const calls = failOnce('heartbeat');
+  s.send({ heartbeat: { task_token: task.task_token } });
+  await new Promise((res) => setTimeout(res, 200));
+  expect(calls()).toBe(1);
+  s.send({ heartbeat: { task_token: task.task_token } }); // the next one lands
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+  s.reset();
+});
+
+it('gives back a declined task whose return met a Redis error once Redis answers, unconsumed', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
+  await s.nextOf('registered');
+  const r = await t.matching.enqueueStep({ step: step('d') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  const calls = failOnce('release');
+  s.send({ decline: { task_token: task.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  const other = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  await other.nextOf('registered');
+  expect((await other.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  expect(calls()).toBeGreaterThanOrEqual(2);
+  other.reset();
   s.reset();
 });

@@ -1,5 +1,5 @@
 /** Turning handler throws into wire failures. */
-import type { pb } from '../../wire';
+import { FAILURE_LIMITS, type pb } from '../../wire';
 
 export interface StepFailureOptions {
   /** Failure type matched against the retry policy's `nonRetryable` list. @default the error name */
@@ -28,16 +28,20 @@ export class StepFailure extends Error {
 
 /**
  * Any thrown value as a Failure. Duck-typed on `type`, `nonRetryable` and
- * `retryAfterMs` so errors from other libraries can carry them too.
+ * `retryAfterMs` so errors from other libraries can carry them too. Kept within
+ * FAILURE_LIMITS, which the node refuses past (a long message is cut here, in
+ * the worker, rather than the result refused there).
  */
 export function toFailure(err: unknown): pb.IFailure {
-  if (!(err instanceof Error)) return { message: String(err), type: typeof err };
+  const L = FAILURE_LIMITS;
+  const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
+  if (!(err instanceof Error)) return { message: cut(String(err), L.messageChars), type: typeof err };
   const e = err as Error & { type?: unknown; nonRetryable?: unknown; retryAfterMs?: unknown };
   const retryAfter = typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) ? Math.max(0, Math.round(e.retryAfterMs)) : 0;
   return {
-    message: e.message,
-    type: typeof e.type === 'string' && e.type ? e.type : e.name,
+    message: cut(e.message, L.messageChars),
+    type: cut(typeof e.type === 'string' && e.type ? e.type : e.name, L.typeChars),
     non_retryable: e.nonRetryable === true,
-    retry_after_ms: retryAfter,
+    retry_after_ms: Math.min(retryAfter, L.retryAfterMs),
   };
 }

@@ -1,6 +1,7 @@
 import { pb } from '../../../src/wire';
 import { fromOutcome, fromTaskInfo, fromQueueInfo, toStepSpec, toConsumeRequest, toInvokeRpc } from '../../../src/sdk/client/mappers';
 import { toFailure, StepFailure } from '../../../src/sdk/worker/failure';
+import { FAILURE_LIMITS } from '../../../src/wire';
 import { toNum } from '../../../src/sdk/common';
 
 /** Round-trips through the wire encoding, as the real client and server do. */
@@ -86,5 +87,13 @@ describe('toFailure', () => {
     const e = Object.assign(new Error('y'), { type: 'Remote', nonRetryable: true, retryAfterMs: -5 });
     expect(toFailure(e)).toEqual({ message: 'y', type: 'Remote', non_retryable: true, retry_after_ms: 0 });
     expect(toFailure('plain')).toMatchObject({ message: 'plain', type: 'string' });
+  });
+
+  it('keeps within the limits the node refuses past: long messages and types cut, the retry hint capped', () => {
+    const f = toFailure(new StepFailure('m'.repeat(10_000), { type: 't'.repeat(300), retryAfterMs: 10 * FAILURE_LIMITS.retryAfterMs }));
+    expect(f.message).toHaveLength(FAILURE_LIMITS.messageChars);
+    expect(f.type).toHaveLength(FAILURE_LIMITS.typeChars);
+    expect(f.retry_after_ms).toBe(FAILURE_LIMITS.retryAfterMs);
+    expect(toFailure('s'.repeat(5000)).message).toHaveLength(FAILURE_LIMITS.messageChars);
   });
 });
