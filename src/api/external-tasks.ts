@@ -156,11 +156,13 @@ export class ExternalTasks {
   // ---- operators ------------------------------------------------------------
 
   async listTerminal(tenant: string, flowType: string, stepType: string, limit: number): Promise<TerminalTaskRecord[]> {
+    const matches = (t: TerminalTaskRecord) => t.tenant === tenant && (!flowType || t.flowType === flowType) && (!stepType || t.stepType === stepType);
     const all = await Promise.all(
-      Array.from({ length: this.c.cluster.partitions }, (_, p) => this.d.store.listTerminal(p, limit * 4)),
+      Array.from({ length: this.c.cluster.partitions }, (_, p) => this.d.store.listTerminal(p, limit, matches)),
     );
-    return all.flat()
-      .filter((t) => t.tenant === tenant && (!flowType || t.flowType === flowType) && (!stepType || t.stepType === stepType))
+    const partial = all.filter((r) => !r.complete).length;
+    if (partial > 0) this.d.log.warn({ tenant, partitions: partial }, 'terminal listing read its scan limit in some partitions: older matches may be missing');
+    return all.flatMap((r) => r.tasks)
       .sort((a, b) => a.terminalAt - b.terminalAt || a.taskId.localeCompare(b.taskId))
       .slice(0, limit);
   }

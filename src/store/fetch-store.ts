@@ -59,6 +59,9 @@ export interface FetchStoreFaults {
 }
 
 const RETENTION_FLOOR_MS = 1000;
+/** Terminal entries read per round trip by listTerminal, and at most per partition per listing. */
+const TERMINAL_PAGE = 256;
+export const TERMINAL_SCAN_MAX = 20_000;
 
 export class FetchStore {
   /** Test seam (see FetchStoreFaults). */
@@ -151,8 +154,31 @@ export class FetchStore {
   // ---- operators ------------------------------------------------------------
 
   /** Terminal tasks of one partition, oldest first (up to `limit`), as stored. */
-  async listTerminal(partition: number, limit: number): Promise<TerminalTaskRecord[]> {
-    const ids = await this.redis.zrange(this.keys.terminal(partition), 0, limit - 1, 'WITHSCORES');
+  /**
+   * The oldest `limit` terminal tasks of a partition that `matches` keeps, oldest
+   * first. Read a page at a time: the set holds every tenant's, so a filter
+   * applied after one cut would hide one tenant's tasks behind another's older
+   * ones. At most TERMINAL_SCAN_MAX entries are read (`complete` false past it).
+   */
+  async listTerminal(
+    partition: number, limit: number, matches: (r: TerminalTaskRecord) => boolean = () => true,
+  ): Promise<{ tasks: TerminalTaskRecord[]; complete: boolean }> {
+    const out: TerminalTaskRecord[] = [];
+    for (let start = 0; start < TERMINAL_SCAN_MAX; start += TERMINAL_PAGE) {
+      const page = await this.terminalPage(partition, start, TERMINAL_PAGE);
+      for (const r of page.records) {
+        if (!matches(r)) continue;
+        out.push(r);
+        if (out.length >= limit) return { tasks: out, complete: true };
+      }
+      if (page.entries < TERMINAL_PAGE) return { tasks: out, complete: true };
+    }
+    return { tasks: out, complete: false };
+  }
+
+  /** Entries `start`… of a partition's terminal set, as records (`entries`: how many the set gave). */
+  private async terminalPage(partition: number, start: number, count: number): Promise<{ records: TerminalTaskRecord[]; entries: number }> {
+    const ids = await this.redis.zrange(this.keys.terminal(partition), start, start + count - 1, 'WITHSCORES');
     const out: TerminalTaskRecord[] = [];
     const rows = await Promise.all(Array.from({ length: ids.length / 2 }, async (_, i) => {
       const f = await this.redis.hmgetBuffer(
@@ -174,7 +200,7 @@ export class FetchStore {
         errMsg: f[7] ?? '', errType: f[8] ?? '', lockExpiries: Number(f[9] ?? 0),
       });
     });
-    return out;
+    return { records: out, entries: ids.length / 2 };
   }
 
   async retryTerminal(

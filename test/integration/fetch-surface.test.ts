@@ -332,6 +332,21 @@ describe('the fetch budget (Fail) never meets the step budget', () => {
     expect(r.tasks[0]).toMatchObject({ task_id: id, attempt: 1, retries: 2 });
   });
 
+  it('lists a tenant\'s terminal tasks however many older ones other tenants have', async () => {
+    await boot({ 'cluster.partitions': 1 });
+    const terminal = async (tenant: string, flow: string) => {
+      const id = await enqueued({ tenant, flow_id: flow });
+      const got = await fetch({ topics: [topic({ tenant })], max_tasks: 1 });
+      expect(got.tasks.map((x) => x.task_id)).toEqual([id]);
+      await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'no' }, retries: 0 });
+      return id;
+    };
+    for (let i = 0; i < 6; i++) await terminal('other', `o${i}`);
+    const mine = await terminal('acme', 'a1');
+    expect((await operator.listTerminalTasks({ tenant: 'acme', limit: 1 })).tasks.map((x) => x.task_id)).toEqual([mine]);
+    expect((await operator.listTerminalTasks({ tenant: 'other', limit: 2 })).tasks).toHaveLength(2);
+  });
+
   it('retries 0 → terminal, listed, no backlog; operators retry it, then abandon it with a FAILED outcome', async () => {
     await boot();
     const id = await enqueued();
@@ -372,6 +387,29 @@ describe('the fetch budget (Fail) never meets the step budget', () => {
     }
     const err = await failureOf(external.complete({ task_id: locked, worker_id: 'A' }));
     expect(err.details).toMatch(/^ZD_TERMINAL/);
+  });
+});
+
+describe('the claim and the flow deadline', () => {
+  it('never claims a task past its flow deadline, nor counts its expired lock, before the deadline timer fires', async () => {
+    await boot();
+    const queued = await enqueued({ flow_deadline_ms: Date.now() + 60_000 });
+    const relocked = await enqueued({ flow_id: 'f2', flow_deadline_ms: Date.now() + 60_000 });
+    const store = t.node.externalTasks!.store;
+    const q = 'acme:order:charge';
+    const partitionOf = (id: string) => Number(id.split('-')[0]);
+    // A short lock on one of them, which lapses.
+    const now = Date.now();
+    expect((await store.lock(partitionOf(relocked), [q], 'A', 100, 1, 5, now)).tasks.map((x) => x.taskId)).toContain(relocked);
+    // The claim script runs as if the clock were past both deadlines (an owner whose
+    // timer is late, or one that has just taken the partition over).
+    const later = now + 120_000;
+    for (const id of [queued, relocked]) {
+      expect((await store.lock(partitionOf(id), [q], 'B', 1000, 10, 5, later)).tasks.map((x) => x.taskId)).not.toContain(id);
+    }
+    expect(await stateOf(queued)).toBe(pb.TaskState.QUEUED);
+    const h = await redis.command('HGET', t.node.keys.task(partitionOf(relocked), relocked), 'lockExpiries');
+    expect(h ?? '0').toBe('0');
   });
 });
 

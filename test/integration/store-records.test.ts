@@ -293,7 +293,7 @@ describe('a task enqueued before the spec was packed', () => {
     const lock = await fetchStore.lock(claimed.partition, [claimed.queue], 'fw', 10_000, 10, 0, now);
     expect(lock.tasks).toEqual([expect.objectContaining({ taskId: claimed.taskId, flowId: claimed.flowId, stepExecutionId: claimed.stepExecutionId, input: claimed.input })]);
     expect(await fetchStore.fail(claimed.partition, claimed.taskId, 'fw', 'bad', 'Data', 0, 0, now)).toMatchObject({ kind: 'ok', terminal: true });
-    expect(await fetchStore.listTerminal(claimed.partition, 10)).toEqual([expect.objectContaining({
+    expect((await fetchStore.listTerminal(claimed.partition, 10)).tasks).toEqual([expect.objectContaining({
       taskId: claimed.taskId, tenant: 'acme', flowType: 'order', stepType: 'charge', flowId: claimed.flowId,
       stepExecutionId: claimed.stepExecutionId, attempt: 1, errMsg: 'bad',
     })]);

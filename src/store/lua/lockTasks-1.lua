@@ -1,6 +1,7 @@
 --[[ Claim up to N fetchable tasks of some queues of one partition for a fetch
   worker (DESIGN §7). Fetchable: an entry of the queue with score <= now whose
-  task is queued (its readyAt passed) or locked with an expired lock. Each claim
+  task is queued (its readyAt passed) or locked with an expired lock, and whose
+  flow deadline has not passed. Each claim
   of an expired lock counts; past the task's fetch.maxLockExpiries it turns
   terminal instead of being handed out. Entries of missing or terminal tasks
   are dropped.
@@ -26,10 +27,16 @@ for i = 7, #ARGV do
   for _, taskId in ipairs(redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', 0, left + 16)) do
     if left <= 0 then break end
     local taskKey = tag .. 't:' .. taskId
-    local t = redis.call('HMGET', taskKey, 'state', 'readyAt', 'lockUntil')
+    local t = redis.call('HMGET', taskKey, 'state', 'readyAt', 'lockUntil', 'spec')
     local ok = false
+    -- Past its flow deadline: not claimed, and no lock expiry counted (as
+    -- includes/start.lua); the owner's deadline timer ends it TIMED_OUT.
+    local dl = t[1] and string.match(t[4] or legacySpec(taskKey), SPEC_DEADLINE)
+    local late = dl and dl ~= '0' and dl ~= '' and (tonumber(dl) or 0) > 0 and tonumber(dl) <= now
     if not t[1] or t[1] == 'terminal' then
       redis.call('ZREM', q, taskId)
+    elseif late then
+      ok = false
     elseif t[1] == 'queued' then
       ok = (tonumber(t[2]) or 0) <= now
     elseif t[1] == 'locked' and (tonumber(t[3]) or 0) <= now then
@@ -40,9 +47,9 @@ for i = 7, #ARGV do
       redis.call('HSET', taskKey, 'state', 'locked', 'lockWorker', worker, 'worker', worker,
         'lockUntil', lockUntil, 'lockMs', lockMs, 'maxExpiries', maxExpiries)
       redis.call('ZADD', q, lockUntil, taskId)
-      local p = redis.call('HMGET', taskKey, 'spec', 'input', 'fetchRetries', 'attempt')
-      local flowId, seid = string.match(p[1] or legacySpec(taskKey), SPEC_FLOW_SEID)
-      claimed[#claimed + 1] = {taskId, queue, flowId, seid, p[2], tostring(lockUntil), p[3] or '0', p[4]}
+      local p = redis.call('HMGET', taskKey, 'input', 'fetchRetries', 'attempt')
+      local flowId, seid = string.match(t[4] or legacySpec(taskKey), SPEC_FLOW_SEID)
+      claimed[#claimed + 1] = {taskId, queue, flowId, seid, p[1], tostring(lockUntil), p[2] or '0', p[3]}
       left = left - 1
     end
   end
