@@ -212,6 +212,19 @@ describe('long poll', () => {
     expect(took).toBeLessThan(2000);
   });
 
+  it.each(['Unlock', 'Fail with retry_timeout_ms 0'])('a waiting fetch is woken at once by another worker\'s %s', async (how) => {
+    const id = await enqueued();
+    await fetch({ lock_duration_ms: 60_000 }); // A holds it for a minute
+    const waiting = fetch({ worker_id: 'B', wait_ms: 5000 });
+    await sleep(200); // B has looked, found nothing, and waits
+    const releasedAt = Date.now();
+    if (how === 'Unlock') await external.unlock({ task_id: id, worker_id: 'A' });
+    else await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'again' }, retries: 3, retry_timeout_ms: 0 });
+    const r = await waiting;
+    expect(r.tasks.map((x) => x.task_id)).toEqual([id]);
+    expect(Date.now() - releasedAt).toBeLessThan(1000); // the ring, not the 5 s wait
+  });
+
   it('a waiting fetch is woken by an enqueue on its topic, and only the claim decides', async () => {
     const pending = fetch({ wait_ms: 10_000 });
     await sleep(100);
@@ -312,6 +325,50 @@ describe('lock expiry is part of the claim predicate', () => {
     // the fetch worker's late completion is refused
     const err = await failureOf(external.complete({ task_id: id, worker_id: 'A' }));
     expect(err.details).toMatch(/^ZD_LOCKED_BY_OTHER/);
+  });
+});
+
+describe('a slot start from an expired lock', () => {
+  it('counts toward fetch.maxLockExpiries: past it the task turns terminal and no slot gets it', async () => {
+    await boot({ 'fetch.maxLockExpiries': 1 });
+    const id = await enqueued();
+    const partition = Number(id.split('-')[0]);
+    expect((await fetch({ lock_duration_ms: 100 })).tasks).toHaveLength(1);
+    await sleep(150);
+    expect((await fetch({ lock_duration_ms: 100 })).tasks.map((x) => x.task_id)).toEqual([id]); // expiry 1 of 1
+    expect(await redis.command('HGET', t.node.keys.task(partition, id), 'lockExpiries')).toBe('1');
+    await sleep(150);
+    // A slot's start of the lapsed lock is expiry 2: past the bound, terminal, not started.
+    const s = openSlot(t.worker, registerFrame());
+    open.push(s);
+    await s.nextOf('registered');
+    await expect(s.nextOf('step_task', 1000)).rejects.toThrow(/no frame/);
+    expect(await stateOf(id)).toBe(pb.TaskState.TERMINAL);
+    expect((await operator.listTerminalTasks({ tenant: 'acme' })).tasks.map((x) => x.task_id)).toEqual([id]);
+  });
+});
+
+describe('cancelling a flow ends its fetch tasks too', () => {
+  it('a locked task: CANCELLED once, and its worker\'s late Complete is refused as TERMINAL', async () => {
+    await boot();
+    const id = await enqueued();
+    await fetch({ lock_duration_ms: 60_000 });
+    expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 1 });
+    const err = await failureOf(external.complete({ task_id: id, worker_id: 'A', result: Buffer.from('late'), has_result: true }));
+    expect(err.details).toMatch(/^ZD_TERMINAL/);
+    const out = await outcomesOf('engine', id);
+    expect(out.map((o) => o.status)).toEqual([pb.OutcomeStatus.CANCELLED]);
+  });
+
+  it('a terminal task: CANCELLED once, and no longer listed', async () => {
+    await boot();
+    const id = await enqueued();
+    await fetch();
+    await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'no' }, retries: 0 });
+    expect(await stateOf(id)).toBe(pb.TaskState.TERMINAL);
+    expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 1 });
+    expect((await outcomesOf('engine', id)).map((o) => o.status)).toEqual([pb.OutcomeStatus.CANCELLED]);
+    expect((await operator.listTerminalTasks({ tenant: 'acme' })).tasks).toEqual([]);
   });
 });
 
