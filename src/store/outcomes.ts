@@ -3,6 +3,7 @@
  * consumer groups. Reads and acks go out as one auto-pipelined batch over the
  * partitions; unacked entries idle past `redeliverAfter` are claimed again.
  */
+import { LRUCache } from 'lru-cache';
 import type { RedisClient } from './redis';
 import type { Keys } from './keys';
 
@@ -147,9 +148,21 @@ interface BufferCommands {
   xautoclaimBuffer(...args: (string | number)[]): Promise<unknown>;
 }
 
+/** XAUTOCLAIM calls one claim of stale outcomes makes per partition, each scanning up to 10× its COUNT. */
+const CLAIM_SCANS = 4;
+/** (group, partition) pairs whose claim cursor a node remembers. */
+const CLAIM_CURSORS = 10_000;
+
 export class OutcomeStore {
   private readonly groupsReady = new Set<string>();
   private rotation = 0;
+  /**
+   * Where each (group, partition)'s last claim stopped in the pending list.
+   * XAUTOCLAIM scans a bounded stretch of it per call: started from the head each
+   * time, idle entries behind a long run of recently delivered ones were never
+   * reached until those were acked.
+   */
+  private readonly claimCursors = new LRUCache<string, string>({ max: CLAIM_CURSORS });
 
   constructor(
     private readonly redis: RedisClient,
@@ -186,10 +199,26 @@ export class OutcomeStore {
 
   /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`; at most `count`. */
   claimStale(group: string, consumer: string, minIdleMs: number, count: number, partitions: number[]): Promise<StoredOutcome[]> {
-    return this.inRounds(count, partitions, (p, n) =>
-      (this.redis as unknown as BufferCommands)
-        .xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, '0-0', 'COUNT', n)
-        .then((r) => (r as [Buffer, Entry[]])[1] ?? []));
+    return this.inRounds(count, partitions, async (p, n) => {
+      const key = `${group}\0${p}`;
+      const claimed: Entry[] = [];
+      let cursor = this.claimCursors.get(key) ?? '0-0';
+      let fromHead = cursor === '0-0';
+      // Across the pending list from where the last claim stopped, a few stretches at most.
+      for (let scan = 0; scan < CLAIM_SCANS && claimed.length < n; scan++) {
+        const r = (await (this.redis as unknown as BufferCommands)
+          .xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, cursor, 'COUNT', n - claimed.length)) as [Buffer, Entry[]];
+        claimed.push(...(r[1] ?? []));
+        cursor = r[0]?.toString() ?? '0-0';
+        if (cursor !== '0-0') continue;
+        // The end of the list: once round from its head, or done.
+        if (fromHead) break;
+        fromHead = true;
+      }
+      if (cursor === '0-0') this.claimCursors.delete(key);
+      else this.claimCursors.set(key, cursor);
+      return claimed;
+    });
   }
 
   private async inRounds(

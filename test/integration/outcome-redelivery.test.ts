@@ -1,0 +1,43 @@
+/**
+ * Redelivery of unacked outcomes (DESIGN §8) reaches every stale entry of a
+ * partition's pending list, not only those near its head: XAUTOCLAIM scans a
+ * bounded stretch per call, so a claim that always started at the head never
+ * got past a long run of entries another consumer had just been handed.
+ */
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+afterEach(() => t.close());
+
+/** `n` CANCELLED outcomes of one flow, in stream order. */
+async function outcomes(flow: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    ids.push((await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'nobody', step_type: 's', step_execution_id: `x${i}` } })).task_id!);
+  }
+  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: flow })).toMatchObject({ cancelled_queued: n });
+  return ids;
+}
+
+it('redelivers a stale outcome that sits behind a long run of freshly redelivered ones', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('redeliver'), { 'cluster.partitions': 1 });
+  const consume = (consumer: string, max: number, redeliverAfter?: number) =>
+    t.matching.consumeOutcomes({ group: 'engine', consumer, max_count: max, wait_ms: 300, redeliver_after_ms: redeliverAfter });
+  await consume('c1', 1); // the group, before any outcome
+  const front = await outcomes('front', 20);
+  const behind = await outcomes('behind', 5);
+  // c1 takes all 25 and dies without acking.
+  expect((await consume('c1', 25)).outcomes).toHaveLength(25);
+  await new Promise((r) => setTimeout(r, 400));
+  // c2 takes over the first 20: they are fresh again, the last 5 still stale.
+  const c2 = (await consume('c2', 20, 300)).outcomes.map((o) => o.task_id);
+  expect(c2.sort()).toEqual([...front].sort());
+  // c3 asks for one: it must be one of the 5 behind them.
+  const c3 = (await consume('c3', 1, 300)).outcomes;
+  expect(c3).toHaveLength(1);
+  expect(behind).toContain(c3[0]!.task_id);
+  expect(c3[0]!.status).toBe(pb.OutcomeStatus.CANCELLED);
+});
