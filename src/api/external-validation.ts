@@ -7,9 +7,9 @@
  */
 import type { Config } from '../config';
 import { invalidArgument } from '../errors';
-import { partitionOfTaskId, queueName } from '../store/keys';
+import { partitionOfTaskId } from '../store/keys';
 import { FAILURE_LIMITS } from '../wire';
-import { requireId, requireName } from './validation';
+import { requireId, requireName, requireQueueName } from './validation';
 
 export type Naming = 'grpc' | 'http';
 
@@ -93,7 +93,7 @@ export function parseFetch(naming: Naming, raw: RawFetch, c: Config): FetchReque
     const tenant = requireName(f(`topics[${i}].tenant`), o.tenant, m.maxQueueLength);
     const flowType = requireName(f(`topics[${i}].flowType`), o.flowType, m.maxFlowTypeLength);
     const stepType = requireName(f(`topics[${i}].stepType`), o.stepType, m.maxQueueLength);
-    return { tenant, flowType, stepType, queue: queueName(tenant, flowType, stepType) };
+    return { tenant, flowType, stepType, queue: requireQueueName(f(`topics[${i}].stepType`), tenant, flowType, stepType, m.maxQueueLength) };
   });
   const x = c.fetch;
   return {

@@ -1,10 +1,10 @@
 /** Validation of a StepSpec into the store's NewTask. */
 import type { Config } from '../config';
 import { invalidArgument } from '../errors';
-import { queueName, partitionOf, taskIdIn } from '../store/keys';
+import { partitionOf, taskIdIn } from '../store/keys';
 import type { NewTask } from '../store/task-store';
 import type { pb } from '../wire';
-import { optionalId, requireBytes, requireDuration, requireId, requireName, requireTimestamp } from './validation';
+import { optionalId, requireBytes, requireDuration, requireId, requireName, requireQueueName, requireTimestamp } from './validation';
 
 const MAX_ATTEMPTS = 10_000;
 
@@ -16,8 +16,7 @@ export function toNewTask(spec: pb.IStepSpec | null | undefined, field: string, 
   const flowType = requireName(`${field}.flow_type`, spec.flow_type, m.maxFlowTypeLength);
   const stepType = requireName(`${field}.step_type`, spec.step_type, m.maxQueueLength);
   const stepExecutionId = requireId(`${field}.step_execution_id`, spec.step_execution_id);
-  const queue = queueName(tenant, flowType, stepType);
-  if (queue.length > m.maxQueueLength * 3 + 2) throw invalidArgument(`${field}.step_type`, 'queue name too long');
+  const queue = requireQueueName(`${field}.step_type`, tenant, flowType, stepType, m.maxQueueLength);
   const input = requireBytes(`${field}.input`, spec.input, c.limits.maxPayloadBytes);
   const readyAt = requireTimestamp(`${field}.ready_at_ms`, spec.ready_at_ms);
   const flowDeadline = requireTimestamp(`${field}.flow_deadline_ms`, spec.flow_deadline_ms);

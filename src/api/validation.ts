@@ -3,6 +3,7 @@
  * is written; a failure names the field (DESIGN §11.8).
  */
 import { invalidArgument } from '../errors';
+import { queueName } from '../store/keys';
 
 /** Names that become parts of Redis keys and queue names: no ':' or braces. */
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
@@ -17,6 +18,19 @@ export function requireName(field: string, value: unknown, maxLength: number): s
   if (value.length > maxLength) throw invalidArgument(field, `is ${value.length} characters long; the limit is ${maxLength}`);
   if (!NAME.test(value)) throw invalidArgument(field, 'must match [A-Za-z0-9_][A-Za-z0-9_.-]* (letters, digits, "_", ".", "-")');
   return value;
+}
+
+/**
+ * A queue's name, "<tenant>:<flowType>:<stepType>", within matching.maxQueueLength
+ * ("longest queue name, in characters"); an over-long one is blamed on `field`
+ * (the step type, the part that names the queue).
+ */
+export function requireQueueName(field: string, tenant: string, flowType: string, stepType: string, maxLength: number): string {
+  const queue = queueName(tenant, flowType, stepType);
+  if (queue.length > maxLength) {
+    throw invalidArgument(field, `makes the queue name "<tenant>:<flow type>:<step type>" ${queue.length} characters long; the limit is ${maxLength} (matching.maxQueueLength)`);
+  }
+  return queue;
 }
 
 /** Ids chosen by callers (flow ids, step execution ids, group names): printable, bounded. */

@@ -163,6 +163,10 @@ function checkRelations(c: Config): void {
     if (d > m) fail(`fetch.${def}`, `default ${d} exceeds its ceiling fetch.${max} (${m})`);
   }
   if (c.steps.backoffCoefficient < 1) fail('steps.backoffCoefficient', 'must be at least 1');
+  // An outcome kept for less than a second is gone before a WaitOutcome can read it.
+  if (c.outcomes.retention < 1000) fail('outcomes.retention', 'must be at least 1s');
+  // 0 would hand every consumer's unacked outcomes to the next one that asks.
+  if (c.outcomes.redeliverAfter <= 0) fail('outcomes.redeliverAfter', 'must be greater than 0');
   // auth.enabled with no tokens file is not a config error: the node boots and
   // refuses every call of that kind (fail closed) with an ERROR at startup, so
   // a config that forgot auth never serves anyone by accident (docs/security.md).

@@ -28,7 +28,7 @@ export const schema = {
     maxConcurrentTasksCap: { doc: 'streams per app worker id on a node', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_CONCURRENT_TASKS_CAP' },
     maxStreams: { doc: 'registered streams on a node', format: 'positive-int', default: 100000, env: 'ZD_MATCHING_MAX_STREAMS' },
     unsupportedTypeCacheEntries: { doc: 'LRU of declined (tenant, flowType, type, appWorkerId)', format: 'positive-int', default: 10000, env: 'ZD_MATCHING_UNSUPPORTED_TYPE_CACHE_ENTRIES' },
-    maxQueueLength: { doc: 'longest queue (and tenant, step type, app worker id) name', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_QUEUE_LENGTH' },
+    maxQueueLength: { doc: 'longest queue name "<tenant>:<flowType>:<stepType>" (and tenant, step type, app worker id), in characters', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_QUEUE_LENGTH' },
     maxFlowTypes: { doc: 'most flow types in one registration', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_FLOW_TYPES' },
     maxFlowTypeLength: { doc: 'longest registered flow type', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_FLOW_TYPE_LENGTH' },
     pingInterval: { doc: 'Ping frames on idle worker streams', format: 'duration', default: '20s', env: 'ZD_MATCHING_PING_INTERVAL' },
@@ -84,8 +84,8 @@ export const schema = {
     maxLockExpiries: { doc: 'expired-lock claims before a task turns terminal', format: 'positive-int', default: 5, env: 'ZD_FETCH_MAX_LOCK_EXPIRIES' },
   },
   outcomes: {
-    retention: { doc: 'how long an ended task keeps its outcome (WaitOutcome, idempotent re-enqueue)', format: 'duration', default: '24h', env: 'ZD_OUTCOMES_RETENTION' },
-    redeliverAfter: { doc: 'default idle time before an unacked outcome is redelivered', format: 'duration', default: '30s', env: 'ZD_OUTCOMES_REDELIVER_AFTER' },
+    retention: { doc: 'how long an ended task keeps its outcome (WaitOutcome, idempotent re-enqueue); at least 1s', format: 'duration', default: '24h', env: 'ZD_OUTCOMES_RETENTION' },
+    redeliverAfter: { doc: 'default idle time before an unacked outcome is redelivered; > 0', format: 'duration', default: '30s', env: 'ZD_OUTCOMES_REDELIVER_AFTER' },
   },
   auth: {
     enabled: {

@@ -54,6 +54,7 @@ describe('EnqueueStep', () => {
     ['tenant with unicode', spec({ tenant: 'ténant' }), 'step.tenant'],
     ['flow type over maxFlowTypeLength', spec({ flow_type: long(257) }), 'step.flow_type'],
     ['step type with spaces', spec({ step_type: 'two words' }), 'step.step_type'],
+    ['queue name over maxQueueLength', spec({ tenant: long(100), flow_type: long(100), step_type: long(100) }), 'step.step_type'],
     ['missing flow id', spec({ flow_id: '' }), 'step.flow_id'],
     ['flow id with a control character', spec({ flow_id: 'f\u0001' }), 'step.flow_id'],
     ['step execution id over 512 characters', spec({ step_execution_id: long(513) }), 'step.step_execution_id'],

@@ -156,6 +156,7 @@ describe('bounds are rejections, never clamps', () => {
     ['worker_id', { worker_id: '' }, 'worker_id: is required'],
     ['topics', { topics: [] }, 'topics: must name at least one topic'],
     ['topics[0].step_type', { topics: [topic({ step_type: 'a:b' })] }, 'topics[0].step_type'],
+    ['a topic\'s queue name', { topics: [topic({ tenant: 'a'.repeat(100), flow_type: 'b'.repeat(100), step_type: 'c'.repeat(100) })] }, 'topics[0].step_type: makes the queue name'],
   ])('%s over its bound → INVALID_ARGUMENT naming the field and the ceiling; nothing claimed', async (_f, over, message) => {
     const id = await enqueued();
     const err = await failureOf(fetch(over));

@@ -180,6 +180,9 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['an HTTP request timeout within fetch.maxWait', { args: ['--limits.httpRequestTimeout=60s'] }, 'limits.httpRequestTimeout'],
     ['an HTTP headers timeout over the request timeout', { args: ['--limits.httpHeadersTimeout=100s'] }, 'limits.httpHeadersTimeout'],
     ['auth.reloadInterval zero', { args: ['--auth.reloadInterval=0'] }, 'auth.reloadInterval'],
+    ['outcomes.retention zero', { args: ['--outcomes.retention=0'] }, 'outcomes.retention'],
+    ['outcomes.retention under a second', { args: ['--outcomes.retention=500ms'] }, 'outcomes.retention'],
+    ['outcomes.redeliverAfter zero', { args: ['--outcomes.redeliverAfter=0'] }, 'outcomes.redeliverAfter'],
   ];
 
   it.each(cases)('%s', (_name, opts, key) => {
