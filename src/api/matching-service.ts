@@ -14,7 +14,7 @@ import type { Metrics } from '../metrics/registry';
 import type { Keys } from '../store/keys';
 import { parseQueueName, partitionOf, partitionOfTaskId } from '../store/keys';
 import { OutcomeStore, outcomeFromFields, parseOutcomeId } from '../store/outcomes';
-import type { RedisClient } from '../store/redis';
+import { waitForReplicas, type RedisClient } from '../store/redis';
 import type { CancelledAttempt, NewTask, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import { pb } from '../wire';
@@ -101,8 +101,8 @@ export function matchingService(d: MatchingDeps) {
     try {
       results = await d.store.enqueueMany(tasks, now, bound.map((b) => b?.start));
       // Replicated before any worker sees it: a Step starts only once its enqueue is as durable as configured.
-      if (c.redis.waitReplicas > 0 && 'wait' in d.redis) {
-        const acked = Number(await d.redis.wait(c.redis.waitReplicas, WAIT_REPLICAS_MS));
+      if (c.redis.waitReplicas > 0) {
+        const acked = await waitForReplicas(d.redis, tasks.map((t) => d.keys.task(t.partition, t.taskId)), c.redis.waitReplicas, WAIT_REPLICAS_MS);
         // Fewer replicas than asked for: not acknowledged (a retry finds the Step and rings again).
         if (acked < c.redis.waitReplicas) {
           throw zdError('ZD_STORE_UNAVAILABLE', {

@@ -342,10 +342,15 @@ export interface RedisClusterOptions {
   args?: string[];
   /** How long to wait for `cluster_state:ok`. @default 30000 */
   readyTimeoutMs?: number;
+  /** Indexes of the primaries that get one replica each (in sync before this returns). @default none */
+  replicaOf?: number[];
 }
 
 export interface RedisCluster {
+  /** The primaries. */
   readonly nodes: readonly EmbeddedRedis[];
+  /** The replicas of `replicaOf`, in its order. */
+  readonly replicas: readonly EmbeddedRedis[];
   /** `127.0.0.1:<port>` of every node: the seeds for `redis.clusterNodes`. */
   readonly seeds: readonly string[];
   /** Stops every node (in parallel). Idempotent. */
@@ -371,7 +376,7 @@ function runRedisCli(bin: string, args: string[], timeoutMs: number): Promise<st
   });
 }
 
-/** Starts a Redis Cluster of `masters` primaries and no replicas; see the module comment. */
+/** Starts a Redis Cluster of `masters` primaries (and a replica of each in `replicaOf`); see the module comment. */
 export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise<RedisCluster> {
   const masters = opts.masters ?? 3;
   if (masters < 3) throw new Error('a Redis Cluster needs at least 3 masters');
@@ -380,33 +385,34 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
   if (!cli) throw new RedisNotFoundError('redis-cli');
 
   const nodes: EmbeddedRedis[] = [];
+  const replicas: EmbeddedRedis[] = [];
   const stopAll = async () => {
-    await Promise.all(nodes.map((n) => n.stop()));
+    await Promise.all([...nodes, ...replicas].map((n) => n.stop()));
   };
-  try {
-    const taken = new Set<number>();
-    for (let i = 0; i < masters; i++) {
-      // Ports are chosen one by one so the bus ports do not collide either.
-      for (let attempt = 0; ; attempt++) {
-        const port = await findClusterPort(taken);
-        try {
-          const node = await startEmbeddedRedis({
-            port,
-            args: [
-              '--cluster-enabled', 'yes',
-              '--cluster-config-file', 'nodes.conf',
-              '--cluster-node-timeout', '5000',
-              ...(opts.args ?? []),
-            ],
-          });
-          nodes.push(node);
-          taken.add(port).add(port + 10000);
-          break;
-        } catch (err) {
-          if (!(err instanceof PortClashError) || attempt >= 4) throw err;
-        }
+  const taken = new Set<number>();
+  // Ports are chosen one by one so the bus ports do not collide either.
+  const startNode = async (): Promise<EmbeddedRedis> => {
+    for (let attempt = 0; ; attempt++) {
+      const port = await findClusterPort(taken);
+      try {
+        const node = await startEmbeddedRedis({
+          port,
+          args: [
+            '--cluster-enabled', 'yes',
+            '--cluster-config-file', 'nodes.conf',
+            '--cluster-node-timeout', '5000',
+            ...(opts.args ?? []),
+          ],
+        });
+        taken.add(port).add(port + 10000);
+        return node;
+      } catch (err) {
+        if (!(err instanceof PortClashError) || attempt >= 4) throw err;
       }
     }
+  };
+  try {
+    for (let i = 0; i < masters; i++) nodes.push(await startNode());
     const seeds = nodes.map((n) => `${n.host}:${n.port}`);
     await runRedisCli(cli, ['--cluster', 'create', ...seeds, '--cluster-replicas', '0', '--cluster-yes'], 60000);
 
@@ -420,7 +426,22 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       if (Date.now() > deadline) throw new Error(`redis cluster did not reach cluster_state:ok within ${timeoutMs}ms`);
       await sleep(100);
     }
-    return { nodes, seeds, stop: stopAll };
+    for (const i of opts.replicaOf ?? []) {
+      const primary = nodes[i];
+      if (!primary) throw new Error(`replicaOf: there is no primary ${i}`);
+      const replica = await startNode();
+      replicas.push(replica);
+      const id = String(await sendCommand(primary.port, ['CLUSTER', 'MYID']));
+      await runRedisCli(cli, ['--cluster', 'add-node', `${replica.host}:${replica.port}`, `${primary.host}:${primary.port}`,
+        '--cluster-slave', '--cluster-master-id', id], 60000);
+      for (;;) {
+        const info = String(await sendCommand(primary.port, ['INFO', 'replication']).catch((e: Error) => e.message));
+        if (new RegExp(`slave\\d+:ip=[^,]+,port=${replica.port},state=online`).test(info)) break;
+        if (Date.now() > deadline) throw new Error(`the replica of primary ${i} did not come online within ${timeoutMs}ms`);
+        await sleep(100);
+      }
+    }
+    return { nodes, replicas, seeds, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

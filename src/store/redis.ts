@@ -4,6 +4,7 @@
  * as one script call, and the starts and completions of a turn as one
  * (TaskStore, call-batch.ts).
  */
+import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { defineScripts } from './scripts';
 
@@ -57,4 +58,28 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   }
   defineScripts(client);
   return client;
+}
+
+/**
+ * WAIT for `replicas` replicas to have the writes just made to `keys`, at most
+ * `timeoutMs`; the fewest any primary involved reached. WAIT counts the writes of
+ * the connection it is sent on, and a Cluster client would send it to a random
+ * primary: there it goes to each primary that holds one of the keys, on the
+ * connection that wrote them.
+ */
+export async function waitForReplicas(redis: RedisClient, keys: string[], replicas: number, timeoutMs: number): Promise<number> {
+  if (!(redis instanceof Cluster)) return Number(await redis.wait(replicas, timeoutMs));
+  const owners = new Set<string>();
+  for (const k of keys) {
+    const owner = redis.slots[calculateSlot(k)]?.[0];
+    if (!owner) throw new Error(`no primary serves the slot of ${k} yet`);
+    owners.add(owner);
+  }
+  const byAddress = new Map(redis.nodes('master').map((n) => [`${n.options.host}:${n.options.port}`, n]));
+  const acked = await Promise.all([...owners].map((a) => {
+    const node = byAddress.get(a);
+    if (!node) throw new Error(`no connection to primary ${a}`);
+    return node.wait(replicas, timeoutMs).then(Number);
+  }));
+  return Math.min(...acked);
 }

@@ -1,5 +1,14 @@
+/**
+ * A real 3-primary Redis Cluster (startRedisCluster): slots spread over the
+ * primaries, scripts within one hash tag, and redis.waitReplicas waiting on the
+ * primary that holds a Step.
+ */
 import { Cluster } from 'ioredis';
+import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { partitionOf } from '../../src/store/keys';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { uniquePrefix } from '../helpers/redis';
 
 describe('startRedisCluster', () => {
   let cluster: RedisCluster;
@@ -53,4 +62,37 @@ describe('startRedisCluster', () => {
       client.disconnect();
     }
   });
+});
+
+describe('redis.waitReplicas on a Redis Cluster', () => {
+  let cluster: RedisCluster;
+  let t: TestNode | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster({ masters: 3, replicaOf: [0] }); // only primary 0 has a replica
+  }, 90_000);
+  afterAll(async () => {
+    await t?.close();
+    await cluster?.stop();
+  });
+
+  it('waits on the primary that wrote the Step: acknowledged there, refused where no replica confirms', async () => {
+    t = await startTestNode('', uniquePrefix('wrc'), { 'redis.clusterNodes': [...cluster.seeds], 'redis.waitReplicas': 1 });
+    const node = t.node;
+    const onPrimary0 = async (partition: number) =>
+      !((await sendCommand(cluster.nodes[0]!.port, ['GET', `${node.keys.tag(partition)}probe`])) instanceof Error);
+    const flows = { replicated: [] as string[], alone: [] as string[] };
+    for (let i = 0; flows.replicated.length < 4 || flows.alone.length < 4; i++) {
+      const flow = `f${i}`;
+      (await onPrimary0(partitionOf('acme', flow, t!.config.cluster.partitions)) ? flows.replicated : flows.alone).push(flow);
+    }
+    const enqueue = (flow: string) => t!.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's' } });
+    // Sent to a random primary, WAIT answered for the wrong one: some of these went either way.
+    for (const flow of flows.replicated.slice(0, 4)) expect((await enqueue(flow)).created).toBe(true);
+    for (const flow of flows.alone.slice(0, 4)) {
+      const err = await enqueue(flow).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ClientError);
+      expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
+      expect((err as ClientError).details).toContain('redis.waitReplicas');
+    }
+  }, 60_000);
 });
