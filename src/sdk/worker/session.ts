@@ -149,7 +149,9 @@ export class Session {
       case 'result_ack': {
         const ack = frame.result_ack!;
         const task = this.task;
-        if (task && task.token === ack.task_token) {
+        // Only the ack of a result this slot sent frees it: an ack for a task still
+        // running (a server bug, a duplicate) must not let a second task in.
+        if (task && task.token === ack.task_token && task.phase === 'flushing') {
           task.acked(ack);
           // Acknowledged, the result is the server's: the slot is free at once, for
           // a next task that may arrive right behind the ack (Register.accepts_task_after_ack)

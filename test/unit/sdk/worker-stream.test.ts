@@ -117,6 +117,28 @@ describe('Worker streams', () => {
     s!.send(ACK('b'));
   });
 
+  it('keeps a slot busy on an ack for a task still running: a task sent behind it is declined, not run beside it', async () => {
+    let running = 0;
+    let most = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const w = make({
+      maxConcurrentTasks: 1, reservedRpcTasks: 0,
+      flowTypes: { order: { steps: { charge: async () => { most = Math.max(most, ++running); await gate; running--; return 'ok'; } } } },
+    });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('a'));
+    await s!.until(() => running === 1, 'the handler running');
+    s!.send(ACK('a')); // before its result: a server bug, or a duplicate
+    s!.send(step('b'));
+    expect((await s!.next('decline')).decline).toMatchObject({ task_token: 'b', reason: pb.DeclineReason.NO_CAPACITY });
+    expect(most).toBe(1);
+    release();
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'a' });
+    s!.send(ACK('a'));
+  });
+
   it('runs a task that rides in the ack of the previous result (accepts_task_in_ack)', async () => {
     const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
     void w.start();
