@@ -16,3 +16,12 @@ export function backoffMs(attempt: number, opts: BackoffOptions = {}, random: ()
   // Half fixed, half random: spreads a fleet's reconnects without ever retrying at once.
   return Math.floor(ceiling / 2 + (random() * ceiling) / 2);
 }
+
+/** What is wrong with a BackoffOptions, naming the field; undefined when nothing is. */
+export function backoffProblem(opts: BackoffOptions): { field: keyof BackoffOptions; reason: string } | undefined {
+  const { initialMs = 100, coefficient = 2, maxMs = 10_000 } = opts;
+  if (!(Number.isFinite(initialMs) && initialMs > 0)) return { field: 'initialMs', reason: `must be a number of ms > 0, got ${initialMs}` };
+  if (!(Number.isFinite(coefficient) && coefficient >= 1)) return { field: 'coefficient', reason: `must be a number ≥ 1, got ${coefficient}` };
+  if (!(Number.isFinite(maxMs) && maxMs >= initialMs)) return { field: 'maxMs', reason: `must be a number of ms ≥ initialMs (${initialMs}), got ${maxMs}` };
+  return undefined;
+}

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { PROTOCOL_VERSION } from '../../wire';
-import { consoleLogger, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
+import { backoffProblem, consoleLogger, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
 import { PONG_INTERVAL_MS } from './task';
 import type { FlowTypeHandlers, SlotKindName } from './types';
 
@@ -129,6 +129,10 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
   if (typeof stopDrainTimeout !== 'number' || !(stopDrainTimeout >= 0)) {
     fail('stopDrainTimeout', `must be a number of ms ≥ 0, got ${stopDrainTimeout}`);
   }
+
+  // A NaN or negative delay would turn reconnects into a hot loop against the node.
+  const backoffBad = backoffProblem(options.reconnectBackoff ?? {});
+  if (backoffBad) fail(`reconnectBackoff.${backoffBad.field}`, backoffBad.reason);
 
   const pongIntervalMs = options._internal?.pongIntervalMs ?? PONG_INTERVAL_MS;
   if (!(pongIntervalMs > 0)) fail('_internal.pongIntervalMs', `must be > 0, got ${pongIntervalMs}`);

@@ -43,7 +43,16 @@ export class Slot {
       this.session = null;
       if (session.registered) attempt = 0;
       if (this.host.stopping) return;
-      if (error === null && session.reconnectRequested) continue;
+      if (error === null && session.reconnectRequested) {
+        // A draining node asks all its idle streams at once: spread them over the
+        // first backoff step rather than have them all dial the next node together.
+        try {
+          await delay(this.host.stopSignal, Math.floor(Math.random() * (this.host.options.reconnectBackoff.initialMs ?? 100)));
+        } catch {
+          return; // stop began
+        }
+        continue;
+      }
       if (error !== null && !this.onError(error, session.registered)) return;
       if (error === null) this.host.options.logger.info('slot stream ended by the server; reconnecting', this.labels());
       try {

@@ -61,6 +61,16 @@ describe('worker options', () => {
     expect(() => compileWorkerOptions(base({ maxConcurrentTasks: limit }))).toThrow(/maxConcurrentTasks/);
   });
 
+  it.each<[string, object]>([
+    ['reconnectBackoff.initialMs', { initialMs: 0 }],
+    ['reconnectBackoff.initialMs', { initialMs: NaN }],
+    ['reconnectBackoff.coefficient', { coefficient: 0.5 }],
+    ['reconnectBackoff.maxMs', { initialMs: 500, maxMs: 100 }],
+    ['reconnectBackoff.maxMs', { maxMs: -1 }],
+  ])('rejects a reconnect backoff that would spin: %s of %j', (field, reconnectBackoff) => {
+    expect(() => compileWorkerOptions(base({ reconnectBackoff }))).toThrow(field);
+  });
+
   it('requires address, tenant and at least one flow type', () => {
     expect(() => compileWorkerOptions(base({ address: '' }))).toThrow(/address/);
     expect(() => compileWorkerOptions(base({ tenant: '' }))).toThrow(/tenant/);
