@@ -83,6 +83,8 @@ const DEFAULT_CONSUME_COUNT = 100;
 const MAX_CONSUME_COUNT = 1000;
 /** Consumers whose last claim of stale outcomes a node remembers. */
 export const LAST_CLAIM_ENTRIES = 10_000;
+/** Running attempts per partition DescribeQueues reads the queue of (one HGET each). */
+const DESCRIBE_RUNNING_MAX = 10_000;
 /** How long an enqueue waits for redis.waitReplicas replicas to confirm it. */
 const WAIT_REPLICAS_MS = 1000;
 
@@ -339,6 +341,17 @@ export function matchingService(d: MatchingDeps) {
           }
           byQueue.set(n, info);
         }));
+        // Running: the attempts in stream slots, by the queue their task came from.
+        const inflight = await d.redis.zrange(d.keys.inflight(p), 0, DESCRIBE_RUNNING_MAX - 1);
+        const queueOf = await Promise.all(inflight.map((id) => d.redis.hget(d.keys.task(p, id), 'queue')));
+        for (const n of queueOf) {
+          if (!n) continue;
+          const q = parseQueueName(n);
+          if (q.tenant !== tenant || (flowType && q.flowType !== flowType)) continue;
+          const info = byQueue.get(n) ?? { tenant: q.tenant, flow_type: q.flowType, step_type: q.stepType, ready: 0, delayed: 0, oldest_ready_at_ms: 0 };
+          info.running = Number(info.running ?? 0) + 1;
+          byQueue.set(n, info);
+        }
       }));
       const queues = [...byQueue.values()].sort((a, b) => `${a.flow_type}:${a.step_type}`.localeCompare(`${b.flow_type}:${b.step_type}`));
       return { queues };

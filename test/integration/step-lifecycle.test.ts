@@ -262,6 +262,21 @@ it('leaves an outcome delivered to one consumer to it until redeliver_after_ms h
   expect(other.outcomes).toEqual([]);
 });
 
+it('describes a queue: ready, delayed, oldest ready and running Steps', async () => {
+  const s = slot();
+  await registered(s);
+  const running = await t.matching.enqueueStep({ step: step({ flow_id: 'd1', step_execution_id: 'run' }) });
+  expect((await s.nextOf('step_task')).step_task!.task_id).toBe(running.task_id);
+  const before = Date.now();
+  await t.matching.enqueueStep({ step: step({ flow_id: 'd2', step_execution_id: 'wait' }) });
+  await t.matching.enqueueStep({ step: step({ flow_id: 'd3', step_execution_id: 'later', ready_at_ms: Date.now() + 60_000 }) });
+  await new Promise((r) => setTimeout(r, 300)); // past the sync-match wait: queued
+  const [q] = (await t.matching.describeQueues({ tenant: 'acme', flow_type: 'order' })).queues;
+  expect(q).toMatchObject({ flow_type: 'order', step_type: 'charge', ready: 1, delayed: 1, running: 1 });
+  expect(Number(q!.oldest_ready_at_ms)).toBeGreaterThanOrEqual(before - 5);
+  expect((await t.matching.describeQueues({ tenant: 'other' })).queues).toEqual([]);
+});
+
 it('rejects registrations that break the protocol or the limits with the documented codes', async () => {
   const old = slot({ protocol_version: 99 });
   const err = (await old.ended) as Error & { code?: Status };
