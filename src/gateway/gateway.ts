@@ -453,7 +453,11 @@ export class Gateway {
         if (output.length > this.opts.maxPayloadBytes) {
           const r = await this.store.fail(ref, { message: `output: ${output.length} bytes exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`, type: 'invalid_result', nonRetryable: false, retryAfterMs: 0 }, now);
           this.afterFail(r, held.partition, held.taskId, held.queue);
-          this.ack(slot, held.token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
+          // Refused, and unlike other refusals the attempt is spent: no valid output can follow.
+          slot.send({ result_ack: {
+            task_token: held.token, verdict: pb.ResultVerdict.REFUSED_INVALID, retry_scheduled: r.kind === 'retry',
+            error: `step_result.output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes}); the attempt failed`,
+          } }, now);
         } else {
           const r = await this.store.complete(ref, output, now);
           if (r.kind === 'completed') {
@@ -497,8 +501,11 @@ export class Gateway {
   async decline(slot: Slot, msg: pb.IDecline): Promise<void> {
     const rpc = slot.rpc;
     if (rpc && rpc.token === msg.task_token) {
-      this.metrics.returnedAttempts.inc({ reason: 'unknown_type' });
-      this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpc.rpcName, slot.reg.appWorkerId), true);
+      // Only a worker that lacks the name is remembered as lacking it; an older SDK's
+      // capacity decline just sends the call on to another slot.
+      const unknown = msg.reason !== pb.DeclineReason.NO_CAPACITY;
+      this.metrics.returnedAttempts.inc({ reason: unknown ? 'unknown_type' : 'legacy_no_capacity' });
+      if (unknown) this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpc.rpcName, slot.reg.appWorkerId), true);
       slot.rpc = undefined;
       this.slotFree(slot);
       this.placeRpc(rpc);

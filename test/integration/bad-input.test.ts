@@ -178,6 +178,16 @@ describe('StepResult and RpcResult', () => {
     slot.reset();
   });
 
+  it('refuses an output over limits.maxPayloadBytes and spends the attempt, saying a retry is scheduled', async () => {
+    const { slot, r, task } = await running();
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.alloc(1025) } });
+    const ack = (await slot.nextOf('result_ack')).result_ack!;
+    expect(ack).toMatchObject({ verdict: pb.ResultVerdict.REFUSED_INVALID, retry_scheduled: true });
+    expect(ack.error).toContain('step_result.output');
+    expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ attempt: 2 });
+    slot.reset();
+  });
+
   it('refuses an RpcResult with neither output nor failure, and the caller still gets the good one', async () => {
     const slot = openSlot(t.worker, registerFrame({ app_worker_id: 'rpc-res' }));
     await slot.nextOf('registered');

@@ -249,6 +249,20 @@ describe('sync-match and the durable queue', () => {
     expect(/reason="unknown_type"} [1-9]/.test(m)).toBe(false);
   });
 
+  it('takes an RPC\'s capacity decline (older SDKs) without remembering the name as one the worker lacks', async () => {
+    const a = await slot('A');
+    const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'r', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });
+    const first = (await a.nextOf('rpc_task')).rpc_task!;
+    a.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
+    // The same call comes back to the same worker: it does have the name.
+    const again = (await a.nextOf('rpc_task')).rpc_task!;
+    a.send({ rpc_result: { task_token: again.task_token, output: Buffer.from('ok') } });
+    expect(Buffer.from((await call).output!).toString()).toBe('ok');
+    const m = await t.node.metrics.registry.getSingleMetricAsString('dexzd_matching_returned_attempts_total');
+    expect(/reason="legacy_no_capacity"} 1\b/.test(m)).toBe(true);
+    expect(/reason="unknown_type"} [1-9]/.test(m)).toBe(false);
+  });
+
   it('times out a Step returned unconsumed after its flow deadline passed, instead of running it again', async () => {
     const a = await slot('A');
     const x = await enqueue({ flow_id: 'late', flow_deadline_ms: Date.now() + 400 });
