@@ -25,7 +25,8 @@ local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, te
   redis.call('SADD', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
   if tonumber(flowDeadline) > 0 then redis.call('ZADD', tag .. 'deadlines', flowDeadline, taskId) end
   -- Past its flow deadline it does not start (as includes/start.lua): queued, the deadline times it out.
-  local late = tonumber(flowDeadline) > 0 and start and tonumber(flowDeadline) <= tonumber(start[6])
+  -- ('0' is no deadline: compared as a string, no C call for the common case)
+  local late = start and flowDeadline ~= '0' and flowDeadline ~= '' and tonumber(flowDeadline) <= tonumber(start[6])
   if start and not late and (sticky == '' or sticky == start[1]) then
     local mt, ht = string.match(spec, SPEC_TIMEOUTS)
     mt, ht = tonumber(mt) or 0, tonumber(ht) or 0
