@@ -500,4 +500,45 @@ describe('complete: verify and hold the lock, write the outcome, then delete', (
     expect(Buffer.from(seen[0]!.output!).toString()).toBe('r1');
     expect((await redis.command('XLEN', `${t.config.redis.keyPrefix}:{${id.split('-')[0]}}:out`))).toBe(1);
   });
+
+  describe('a leftover of a completion that stopped after its outcome gets no second outcome', () => {
+    /** A task whose Complete wrote its outcome and stopped before the delete (its lock held 400 ms). */
+    async function leftover(over: Partial<pb.IStepSpec> = {}): Promise<string> {
+      await boot();
+      const id = await enqueued(over);
+      await fetch({ lock_duration_ms: 400 });
+      const store = t.node.externalTasks!.store;
+      store.faults.completeAfterOutcome = true;
+      await failureOf(external.complete({ task_id: id, worker_id: 'A', result: Buffer.from('r1'), has_result: true }));
+      store.faults.completeAfterOutcome = false;
+      expect(await stateOf(id)).toBe(pb.TaskState.LOCKED);
+      return id;
+    }
+    const streamLength = (id: string) => redis.command('XLEN', `${t.config.redis.keyPrefix}:{${id.split('-')[0]}}:out`);
+
+    it('when its flow is cancelled: nothing counted as cancelled, the leftover deleted', async () => {
+      const id = await leftover();
+      expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 0, cancelled_running: 0 });
+      expect(await streamLength(id)).toBe(1);
+      expect((await t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!.status).toBe(pb.OutcomeStatus.COMPLETED);
+      expect(await redis.command('EXISTS', t.node.keys.task(Number(id.split('-')[0]), id))).toBe(0);
+    });
+
+    it('when a stream slot could start it once the held lock lapses: not started, deleted', async () => {
+      const id = await leftover();
+      const s = openSlot(t.worker, registerFrame());
+      open.push(s);
+      await s.nextOf('registered');
+      await expect(s.nextOf('step_task', 1500)).rejects.toThrow(/no frame/);
+      expect(await streamLength(id)).toBe(1);
+      expect(await redis.command('EXISTS', t.node.keys.task(Number(id.split('-')[0]), id))).toBe(0);
+    });
+
+    it('when its flow deadline passes: no TIMED_OUT after its COMPLETED', async () => {
+      const id = await leftover({ flow_deadline_ms: Date.now() + 800 });
+      await sleep(1500);
+      expect(await streamLength(id)).toBe(1);
+      expect((await t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!.status).toBe(pb.OutcomeStatus.COMPLETED);
+    });
+  });
 });

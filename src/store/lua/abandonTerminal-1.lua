@@ -11,4 +11,6 @@ local state = t[T_STATE]
 if not state then return {-1} end
 if state ~= 'terminal' then return {-9, state} end
 redis.call('ZREM', tag .. 'terminal', taskId)
-return {1, writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[4], 'abandoned', '1', ARGV[3], ARGV[5])}
+local id = writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[4], 'abandoned', '1', ARGV[3], ARGV[5])
+if not id then return {-1} end -- it had its outcome already (writeOutcome)
+return {1, id}

@@ -17,15 +17,18 @@ for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     -- locked and terminal: the fetch surface's (its late worker calls get the TERMINAL verdict)
     redis.call('ZREM', tag .. 'q:' .. t[T_OWN], taskId)
     redis.call('ZREM', tag .. 'terminal', taskId)
-    writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
-    queued = queued + 1
-    ended[queued] = taskId
+    -- (false: it had ended already, and is not counted as cancelled)
+    if writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4]) then
+      queued = queued + 1
+      ended[queued] = taskId
+    end
   elseif state == 'running' then
     redis.call('ZREM', KEYS[2], taskId)
-    writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4])
-    running = running + 1
-    local slot, node = runningOf(t[T_OWN + 4], t[T_OWN + 3], t[T_OWN + 2])
-    slots[#slots + 1] = {taskId, t[T_ATTEMPT], t[T_OWN + 1], node, slot}
+    if writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4]) then
+      running = running + 1
+      local slot, node = runningOf(t[T_OWN + 4], t[T_OWN + 3], t[T_OWN + 2])
+      slots[#slots + 1] = {taskId, t[T_ATTEMPT], t[T_OWN + 1], node, slot}
+    end
   elseif not state then
     redis.call('SREM', KEYS[1], taskId)
   end

@@ -28,7 +28,9 @@ if not terminal and ARGV[6] ~= '' then
   end
 end
 if terminal then
-  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10]), 'FAILED'}
+  local id = writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])
+  if not id then return {-1} end
+  return {2, id, 'FAILED'}
 end
 local backoff = tonumber(ARGV[8])
 if backoff <= 0 then
@@ -37,7 +39,9 @@ end
 local readyAt = now + math.floor(backoff)
 local deadline = tonumber(string.match(t[T_SPEC], SPEC_DEADLINE)) or 0
 if deadline > 0 and readyAt >= deadline then
-  return {2, writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10]), 'TIMED_OUT'}
+  local id = writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])
+  if not id then return {-1} end
+  return {2, id, 'TIMED_OUT'}
 end
 local queue = t[T_OWN + 1]
 clearRunning(KEYS[1])

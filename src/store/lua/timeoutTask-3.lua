@@ -25,5 +25,7 @@ if state ~= 'queued' and state ~= 'locked' and state ~= 'terminal' then
 end
 redis.call('ZREM', tag .. 'q:' .. queue, taskId)
 redis.call('ZREM', tag .. 'terminal', taskId)
-return {1, writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', 'flow deadline passed while ' .. state, 'timeout', '1',
-  ARGV[3], ARGV[4])}
+local id = writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', 'flow deadline passed while ' .. state, 'timeout', '1',
+  ARGV[3], ARGV[4])
+if not id then return {-1} end -- it had its outcome already (writeOutcome)
+return {1, id}

@@ -71,8 +71,17 @@ local function deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
   if (tonumber(deadline) or 0) > 0 then redis.call('ZREM', tag .. 'deadlines', taskId) end
 end
 
--- Returns the outcome's stream entry id.
+-- Returns the outcome's stream entry id; false, writing nothing, for a task that
+-- already has its outcome: a leftover of a script that stopped between its outcome
+-- and its delete (Redis keeps a failing script's earlier writes; completeLocked's
+-- fault point), deleted here. Every task gets exactly one outcome.
 local function writeOutcome(tag, taskKey, taskId, t, status, output, errMsg, errType, errNR, now, retention)
+  if redis.call('EXISTS', tag .. 'done:' .. taskId) == 1 then
+    local deadline, _, tenant, flowId = string.match(t[4], SPEC_OUTCOME)
+    redis.call('ZREM', tag .. 'terminal', taskId)
+    deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
+    return false
+  end
   local id, deadline, tenant, flowId = appendOutcome(tag, taskId, t, status, output, errMsg, errType, errNR, now,
     retention)
   deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)

@@ -29,6 +29,17 @@ local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, n
   -- ('0' is no deadline: compared as a string, no C call for the common case)
   if dl ~= '0' and dl ~= '' and (tonumber(dl) or 0) > 0 and tonumber(dl) <= nowN then return -2, '', '', '', '' end
   if fromLock then
+    if redis.call('EXISTS', tag .. 'done:' .. taskId) == 1 then
+      -- A completion that stopped after its outcome (see writeOutcome): a leftover, not a
+      -- task to run again. Deleted as deleteEnded (includes/outcome.lua) would: that
+      -- include's functions cost every start their closures, this branch almost never runs.
+      local deadline, _, tenant, flowId = string.match(spec, SPEC_OUTCOME)
+      redis.call('ZREM', tag .. 'q:' .. f[4], taskId)
+      redis.call('DEL', taskKey)
+      redis.call('SREM', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
+      if (tonumber(deadline) or 0) > 0 then redis.call('ZREM', tag .. 'deadlines', taskId) end
+      return -2, '', '', '', ''
+    end
     if not countLockExpiry(tag, taskKey, taskId, f[4], nowN) then return -2, '', '', '', '' end
     redis.call('HDEL', taskKey, unpack(LOCK_FIELDS))
   end
