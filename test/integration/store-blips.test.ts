@@ -27,12 +27,18 @@ function failOnce(name: 'complete' | 'fail' | 'heartbeat' | 'release'): () => nu
   return () => calls;
 }
 
-it('records a result whose completion met a Redis error once Redis answers', async () => {
+/** A node of its own, a slot of `appWorkerId`, and a Step of `flow` running in it. */
+async function running(flow: string, appWorkerId = 'w1') {
   t = await startTestNode(redis.url, uniquePrefix('blip'));
-  const s = openSlot(t.worker, registerFrame());
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: appWorkerId }));
   await s.nextOf('registered');
-  const r = await t.matching.enqueueStep({ step: step('c') });
+  const r = await t.matching.enqueueStep({ step: step(flow) });
   const task = (await s.nextOf('step_task')).step_task!;
+  return { s, r, task };
+}
+
+it('records a result whose completion met a Redis error once Redis answers', async () => {
+  const { s, r, task } = await running('c');
   const calls = failOnce('complete');
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
   const outcome = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 })).outcome;
@@ -79,11 +85,7 @@ it('gives back a task whose start committed but whose reply was lost', async () 
 });
 
 it('keeps the stream and the attempt of a worker whose heartbeat met a Redis error', async () => {
-  t = await startTestNode(redis.url, uniquePrefix('blip'));
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  const r = await t.matching.enqueueStep({ step: step('h') });
-  const task = (await s.nextOf('step_task')).step_task!;
+  const { s, r, task } = await running('h');
   const calls = failOnce('heartbeat');
   s.send({ heartbeat: { task_token: task.task_token } });
   await new Promise((res) => setTimeout(res, 200));
@@ -96,11 +98,7 @@ it('keeps the stream and the attempt of a worker whose heartbeat met a Redis err
 });
 
 it('gives back a declined task whose return met a Redis error once Redis answers, unconsumed', async () => {
-  t = await startTestNode(redis.url, uniquePrefix('blip'));
-  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
-  await s.nextOf('registered');
-  const r = await t.matching.enqueueStep({ step: step('d') });
-  const task = (await s.nextOf('step_task')).step_task!;
+  const { s, r, task } = await running('d');
   const calls = failOnce('release');
   s.send({ decline: { task_token: task.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
   const other = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));

@@ -519,19 +519,22 @@ describe('liveness and attempt timeouts', () => {
     expect(startedAt[1]! - startedAt[0]!).toBeGreaterThanOrEqual(380);
   });
 
+  /** A registered worker of one slot running `charge` (a retry can only run there once attempt 1 let go), and a Client. */
+  async function oneSlot(address: string, charge: StepHandler) {
+    const { w } = worker(address, { charge }, { maxConcurrentTasks: 1, reservedRpcTasks: 0 });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    return client(address);
+  }
+
   it('tells a timed-out attempt\'s handler (its signal aborts), so its slot takes the retry', async () => {
     const t = await node();
     const reasons: unknown[] = [];
-    const { w } = worker(t.node.apiAddress, {
-      charge: async (ctx) => {
-        if (ctx.attempt > 1) return 'second';
-        reasons.push(await aborted(ctx.signal)); // no heartbeat: only the Cancel ends this wait
-        return 'late';
-      },
-    }, { maxConcurrentTasks: 1, reservedRpcTasks: 0 });
-    void run(w);
-    await w.waitPullRegistered(AbortSignal.timeout(5000));
-    const c = client(t.node.apiAddress);
+    const c = await oneSlot(t.node.apiAddress, async (ctx) => {
+      if (ctx.attempt > 1) return 'second';
+      reasons.push(await aborted(ctx.signal)); // no heartbeat: only the Cancel ends this wait
+      return 'late';
+    });
     const { taskId } = await c.enqueueStep(spec({ heartbeatTimeoutMs: 300, retryPolicy: { maxAttempts: 3, initialIntervalMs: 50 } }));
     // One slot: attempt 2 can run only once attempt 1's handler has been told and let go.
     expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 2 });
@@ -544,19 +547,14 @@ describe('liveness and attempt timeouts', () => {
     // The owner's Cancel is lost (a peer message that never arrived).
     t.node.gateway.cancelAttempts = () => undefined;
     const reasons: unknown[] = [];
-    const { w } = worker(t.node.apiAddress, {
-      charge: async (ctx) => {
-        if (ctx.attempt > 1) return 'second';
-        const gone = aborted(ctx.signal);
-        await sleep(500); // past the 200 ms heartbeat timeout: the attempt fails meanwhile
-        ctx.heartbeat(); // refused: the node tells the worker
-        reasons.push(await gone);
-        return 'late';
-      },
-    }, { maxConcurrentTasks: 1, reservedRpcTasks: 0 });
-    void run(w);
-    await w.waitPullRegistered(AbortSignal.timeout(5000));
-    const c = client(t.node.apiAddress);
+    const c = await oneSlot(t.node.apiAddress, async (ctx) => {
+      if (ctx.attempt > 1) return 'second';
+      const gone = aborted(ctx.signal);
+      await sleep(500); // past the 200 ms heartbeat timeout: the attempt fails meanwhile
+      ctx.heartbeat(); // refused: the node tells the worker
+      reasons.push(await gone);
+      return 'late';
+    });
     const { taskId } = await c.enqueueStep(spec({ heartbeatTimeoutMs: 200, retryPolicy: { maxAttempts: 3, initialIntervalMs: 50 } }));
     expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 2 });
     expect((reasons[0] as Error).message).toContain('no longer held');
