@@ -28,7 +28,7 @@ function configWith(headsResyncInterval: string) {
 }
 
 /** Enqueues a Step and, once it sits in its queue's heads window, drops its ref, as a bug would. */
-async function enqueueAndLoseHead(node: ZdNode, matching: ReturnType<typeof createClient<typeof MatchingServiceDefinition>>) {
+async function enqueueAndLoseHead(node: ZdNode, matching: Matching) {
   const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
   const q = node.owner.get(r.partition!)!.queueFor(queueName('acme', 'order', 's'));
   // past its sync-match phase, the task sits in the heads window
@@ -37,13 +37,26 @@ async function enqueueAndLoseHead(node: ZdNode, matching: ReturnType<typeof crea
   return r;
 }
 
+type Matching = ReturnType<typeof createClient<typeof MatchingServiceDefinition>>;
+
+/** Runs `body` against a node of its own (resync every `interval`, '0' = only runOnce), then closes it. */
+async function withNode(
+  interval: string, logger: pino.Logger, body: (node: ZdNode, matching: Matching, channel: ReturnType<typeof createChannel>) => Promise<void>,
+): Promise<void> {
+  const node = await ZdNode.start(configWith(interval), { logger });
+  const channel = createChannel(node.apiAddress);
+  try {
+    await body(node, createClient(MatchingServiceDefinition, channel), channel);
+  } finally {
+    channel.close();
+    await node.close();
+  }
+}
+
 it('restores a head that matching lost, counts it and logs a WARN', async () => {
   const lines: string[] = [];
   const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
-  const node = await ZdNode.start(configWith('0'), { logger: pino({ level: 'warn' }, sink) });
-  const channel = createChannel(node.apiAddress);
-  const matching = createClient(MatchingServiceDefinition, channel);
-  try {
+  await withNode('0', pino({ level: 'warn' }, sink), async (node, matching, channel) => {
     const r = await enqueueAndLoseHead(node, matching);
 
     const slot = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame());
@@ -59,35 +72,23 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
     // A second pass finds nothing more to restore.
     expect(await node.owner.resync.runOnce()).toBe(0);
     slot.reset();
-  } finally {
-    channel.close();
-    await node.close();
-  }
+  });
 });
 
 it('runs by itself every matching.headsResyncInterval', async () => {
-  const node = await ZdNode.start(configWith('300ms'), { logger: pino({ level: 'silent' }) });
-  const channel = createChannel(node.apiAddress);
-  const matching = createClient(MatchingServiceDefinition, channel);
-  try {
+  await withNode('300ms', pino({ level: 'silent' }), async (node, matching, channel) => {
     const r = await enqueueAndLoseHead(node, matching);
     const slot = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame());
     await slot.nextOf('registered');
     // nobody calls runOnce: the periodic pass finds the lost head and the slot gets it
     expect((await slot.nextOf('step_task', 3000)).step_task).toMatchObject({ task_id: r.task_id });
     slot.reset();
-  } finally {
-    channel.close();
-    await node.close();
-  }
+  });
 });
 
 it('counts a scan it could not finish: a queue past its scan limit, and a queue Redis would not read', async () => {
-  const node = await ZdNode.start(configWith('0'), { logger: pino({ level: 'silent' }) });
-  const channel = createChannel(node.apiAddress);
-  const matching = createClient(MatchingServiceDefinition, channel);
-  const incomplete = async () => (await node.metrics.registry.getSingleMetric('dexzd_matching_heads_incomplete_scans_total')!.get()).values[0]?.value ?? 0;
-  try {
+  await withNode('0', pino({ level: 'silent' }), async (node, matching) => {
+    const incomplete = async () => (await node.metrics.registry.getSingleMetric('dexzd_matching_heads_incomplete_scans_total')!.get()).values[0]?.value ?? 0;
     const r = await enqueueAndLoseHead(node, matching);
     const p = r.partition!;
     const name = queueName('acme', 'order', 's');
@@ -107,8 +108,5 @@ it('counts a scan it could not finish: a queue past its scan limit, and a queue 
     node.owner.get(p)!.queueFor(broken).more = false;
     await node.owner.resync.runOnce();
     expect(await incomplete()).toBe(2);
-  } finally {
-    channel.close();
-    await node.close();
-  }
+  });
 });
