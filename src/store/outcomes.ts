@@ -191,10 +191,29 @@ export class OutcomeStore {
    * again while some partition filled its share and the budget is not spent.
    */
   readNew(group: string, consumer: string, count: number, partitions: number[]): Promise<StoredOutcome[]> {
-    return this.inRounds(count, partitions, (p, n) =>
+    return this.inRounds(count, partitions, (p, n) => this.inGroup(group, p, () =>
       (this.redis as unknown as BufferCommands)
         .xreadgroupBuffer('GROUP', group, consumer, 'COUNT', n, 'STREAMS', this.keys.out(p), '>')
-        .then((r) => ((r as [Buffer, Entry[]][] | null) ?? []).flatMap(([, entries]) => entries)));
+        .then((r) => ((r as [Buffer, Entry[]][] | null) ?? []).flatMap(([, entries]) => entries))));
+  }
+
+  /**
+   * Runs a group read of partition `p`'s stream. A group destroyed under this
+   * node while a consumer still reads it (an operator dropping what looked like
+   * an abandoned group, docs/operations.md) is made again, from the start of
+   * what is kept: the consumer is alive, so the group is not abandoned.
+   */
+  private async inGroup<T>(group: string, p: number, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      if (!/NOGROUP/.test((err as Error).message)) throw err;
+      await this.redis.sadd(this.keys.groups(), group);
+      await this.redis.xgroup('CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((e: Error) => {
+        if (!/BUSYGROUP/.test(e.message)) throw e;
+      });
+      return read();
+    }
   }
 
   /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`; at most `count`. */
@@ -206,8 +225,8 @@ export class OutcomeStore {
       let fromHead = cursor === '0-0';
       // Across the pending list from where the last claim stopped, a few stretches at most.
       for (let scan = 0; scan < CLAIM_SCANS && claimed.length < n; scan++) {
-        const r = (await (this.redis as unknown as BufferCommands)
-          .xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, cursor, 'COUNT', n - claimed.length)) as [Buffer, Entry[]];
+        const r = (await this.inGroup(group, p, () => (this.redis as unknown as BufferCommands)
+          .xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, cursor, 'COUNT', n - claimed.length))) as [Buffer, Entry[]];
         claimed.push(...(r[1] ?? []));
         cursor = r[0]?.toString() ?? '0-0';
         if (cursor !== '0-0') continue;

@@ -41,3 +41,18 @@ it('redelivers a stale outcome that sits behind a long run of freshly redelivere
   expect(behind).toContain(c3[0]!.task_id);
   expect(c3[0]!.status).toBe(pb.OutcomeStatus.CANCELLED);
 });
+
+it('makes a consumer group destroyed under a running consumer again, and delivers on', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('nogroup'), { 'cluster.partitions': 1 });
+  const consume = () => t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 300 });
+  const [first] = await outcomes('before', 1);
+  expect((await consume()).outcomes.map((o) => o.task_id)).toEqual([first]);
+  // An operator drops the group (docs/operations.md) while this consumer still runs.
+  const stream = `${t.config.redis.keyPrefix}:{0}:out`;
+  expect(await redis.command('XGROUP', 'DESTROY', stream, 'engine')).toBe(1);
+  const [second] = await outcomes('after', 1);
+  // Made again from the start of what is kept: at least once, the first comes again too.
+  const got = (await consume()).outcomes.map((o) => o.task_id);
+  expect(got).toEqual(expect.arrayContaining([first, second]));
+  expect(await redis.command('SISMEMBER', `${t.config.redis.keyPrefix}:groups`, 'engine')).toBe(1);
+});
