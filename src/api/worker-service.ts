@@ -6,7 +6,7 @@
 import type { CallContext } from 'nice-grpc';
 import { principalOf, requireTenant } from '../auth/auth';
 import type { Config } from '../config';
-import { invalidArgument, zdError } from '../errors';
+import { invalidArgument, zdError, ZdError } from '../errors';
 import type { Gateway } from '../gateway/gateway';
 import type { Slot, SlotRegistration } from '../gateway/slot';
 import type { Logger } from '../util/logger';
@@ -54,7 +54,8 @@ export function workerService(gateway: Gateway, config: Config, log: Logger) {
       // The stream's credential was checked when it opened (auth middleware); a rotated token does not end it.
       requireTenant(principalOf(context), registration.tenant);
       const slot = gateway.register(registration);
-      const reader = readFrames(it, slot, gateway, log, context.signal);
+      const ending: StreamEnding = {};
+      const reader = readFrames(it, slot, gateway, log, context.signal, ending);
       try {
         for await (const frame of slot.out) yield frame;
       } finally {
@@ -67,12 +68,19 @@ export function workerService(gateway: Gateway, config: Config, log: Logger) {
         await gateway.unregister(slot, false);
         void reader;
       }
+      // A frame the protocol forbids ended the stream: the worker learns why.
+      if (ending.error) throw ending.error;
     },
   };
 }
 
+/** Why the server ended a stream, when a worker's frame broke the protocol. */
+interface StreamEnding {
+  error?: Error;
+}
+
 async function readFrames(
-  it: AsyncIterator<pb.WorkerFrame>, slot: Slot, gateway: Gateway, log: Logger, signal: AbortSignal,
+  it: AsyncIterator<pb.WorkerFrame>, slot: Slot, gateway: Gateway, log: Logger, signal: AbortSignal, ending: StreamEnding,
 ): Promise<void> {
   let graceful = false;
   try {
@@ -89,6 +97,7 @@ async function readFrames(
       await handleFrame(r.value, slot, gateway);
     }
   } catch (err) {
+    if (err instanceof ZdError) ending.error = err;
     log.debug({ stream: slot.id, err: (err as Error).message }, 'worker stream ended');
   } finally {
     await gateway.unregister(slot, graceful).catch((err: Error) => log.warn({ err: err.message }, 'unregister failed'));
@@ -123,9 +132,13 @@ async function handleFrame(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): Pro
       return gateway.heartbeat(slot, f.heartbeat!);
     case 'rpc_result':
       return gateway.rpcResult(slot, f.rpc_result!);
-    case 'pong':
     case 'register':
+      // One Register per stream: a second one would change the slot's tenant or
+      // flow types under the attempt it may hold. The stream ends as a reset would.
+      throw invalidArgument('register', 'was sent again on a registered stream; a stream registers once, in its first frame');
+    case 'pong':
     default:
+      // An empty frame, or one of a newer protocol this node does not know: nothing to do.
       return;
   }
 }

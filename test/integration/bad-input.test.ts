@@ -146,6 +146,29 @@ describe('Register', () => {
   });
 });
 
+describe('a second Register on a registered stream', () => {
+  it.each<[string, boolean]>([['an idle slot', false], ['a slot holding a Step', true]])('ends the stream of %s with INVALID_ARGUMENT naming register', async (_name, holding) => {
+    const slot = openSlot(t.worker, registerFrame({ app_worker_id: `again-${holding}` }));
+    await slot.nextOf('registered');
+    let taskId = '';
+    if (holding) {
+      taskId = (await t.matching.enqueueStep({ step: spec({ flow_id: 'again', step_execution_id: 'a1' }) })).task_id!;
+      await slot.nextOf('step_task');
+    }
+    slot.send(registerFrame({ app_worker_id: 'someone-else', flow_types: ['other'] }));
+    const err = (await slot.ended) as (Error & { code?: Status; details?: string }) | null;
+    expect(err?.code).toBe(Status.INVALID_ARGUMENT);
+    expect(err?.details).toContain('register');
+    expect(t.node.gateway.streamCount).toBe(0);
+    if (holding) {
+      // As a reset would: the attempt it held is spent, and the Step runs again as attempt 2.
+      const task = (await t.matching.getTask({ task_id: taskId })).task!;
+      expect(task.attempt).toBe(2);
+      await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'again' });
+    }
+  });
+});
+
 describe('StepResult and RpcResult', () => {
   let seq = 0;
   /** A running Step on a slot of its own; its hash as Redis holds it. */
