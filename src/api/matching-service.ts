@@ -22,6 +22,8 @@ import { outcomeToWire, taskToWire } from './mappers';
 import type { LongPollGate } from './long-polls';
 import type { EnqueueStreams } from './enqueue-stream';
 import type { Logger } from '../util/logger';
+import { outcomeGroupHandlers } from './outcome-groups';
+import { outcomeGroupKey } from '../store/outcome-groups';
 import { toNewTask } from './step-spec';
 import { optionalId, requireBytes, requireCount, requireDuration, requireId, requireName } from './validation';
 
@@ -68,15 +70,6 @@ export interface EnqueueStarts {
   release(b: EnqueueBinding): void;
   /** The script failed: return the task if it started, then free the slot. */
   abandon(b: EnqueueBinding, t: NewTask): Promise<void>;
-}
-
-/**
- * The Redis consumer group of a (tenant, group) pair: a tenant's groups live
- * in their own namespace (":" never occurs in names), so two tenants never
- * share a group and an all-tenants group never shares one with a tenant.
- */
-export function outcomeGroupKey(tenant: string, group: string): string {
-  return tenant ? `t:${tenant}:${group}` : group;
 }
 
 const DEFAULT_CONSUME_COUNT = 100;
@@ -400,5 +393,7 @@ export function matchingService(d: MatchingDeps) {
         ? { output: r.output, app_worker_id: r.appWorkerId }
         : { failure: { message: r.failure?.message ?? '', type: r.failure?.type ?? '', non_retryable: r.failure?.nonRetryable ?? false }, app_worker_id: r.appWorkerId };
     },
+
+    ...outcomeGroupHandlers(d),
   };
 }

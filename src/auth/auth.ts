@@ -4,7 +4,7 @@
  *
  *   WorkerTaskService, ExternalTaskService, HTTP fetch routes → worker tokens
  *   MatchingService                                          → client tokens
- *   OperatorService, MatchingService.DescribeCluster         → client tokens with `operator: true`
+ *   OperatorService, MatchingService.DescribeCluster, ListOutcomeGroups, DropOutcomeGroup → client tokens with `operator: true`
  *   gRPC health                                              → none (probes send no token)
  *
  * The middleware authenticates (UNAUTHENTICATED) and hands the handlers a
@@ -33,7 +33,11 @@ const SERVICE_KIND: Record<string, TokenKind> = {
 };
 
 /** Methods that need the operator scope. */
-const OPERATOR_METHODS = new Set(['/zdmatch.v1.MatchingService/DescribeCluster']);
+const OPERATOR_METHODS = new Set([
+  '/zdmatch.v1.MatchingService/DescribeCluster',
+  '/zdmatch.v1.MatchingService/ListOutcomeGroups',
+  '/zdmatch.v1.MatchingService/DropOutcomeGroup',
+]);
 const OPERATOR_SERVICES = new Set(['zdmatch.v1.OperatorService']);
 
 export class Auth {

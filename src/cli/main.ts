@@ -10,6 +10,7 @@ import { registerCluster } from './cluster';
 import { CliExit, EXIT_CONFIG, EXIT_FAILURE } from './common';
 import { registerDev } from './dev';
 import { registerEnqueue } from './enqueue';
+import { registerOutcomeGroups } from './outcome-groups';
 import { registerQueues } from './queues';
 import { registerServe } from './serve';
 import { registerTask } from './task';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerTask(program);
   registerCluster(program);
   registerTerminal(program);
+  registerOutcomeGroups(program);
   require('./bench').registerBench(program); // zdmatch bench (src/cli/bench.ts)
   return program;
 }

@@ -33,6 +33,11 @@ export const ERROR_CATALOG = {
   // The fetch surface's verdicts each have their own status (DESIGN §7): a worker
   // tells them apart by status alone. ABORTED: a conflict with another holder;
   // OUT_OF_RANGE: the lock's time has passed; FAILED_PRECONDITION: the task's state.
+  ZD_OUTCOME_GROUP_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'no outcome consumer group {group}' },
+  ZD_OUTCOME_GROUP_ACTIVE: {
+    grpc: Status.FAILED_PRECONDITION, http: 409,
+    message: 'outcome consumer group {group} was read {idleMs} ms ago (less than {activeMs} ms): it looks in use; force the drop once no engine reads it',
+  },
   ZD_LOCKED_BY_OTHER: { grpc: Status.ABORTED, http: 409, message: 'task {taskId} is locked by another worker' },
   ZD_LOCK_EXPIRED: { grpc: Status.OUT_OF_RANGE, http: 410, message: 'the lock of task {taskId} has expired' },
   ZD_TERMINAL: { grpc: Status.FAILED_PRECONDITION, http: 422, message: 'task {taskId} is terminal' },

@@ -2148,6 +2148,164 @@ export namespace zdmatch {
             type $Shape = zdmatch.v1.DescribeClusterResponse.$Properties;
         }
 
+        interface IListOutcomeGroupsRequest extends zdmatch.v1.ListOutcomeGroupsRequest.$Properties {
+        }
+
+        class ListOutcomeGroupsRequest {
+            constructor(p?: zdmatch.v1.ListOutcomeGroupsRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            static create(properties: zdmatch.v1.ListOutcomeGroupsRequest.$Shape): zdmatch.v1.ListOutcomeGroupsRequest & zdmatch.v1.ListOutcomeGroupsRequest.$Shape;
+            static create(properties?: zdmatch.v1.ListOutcomeGroupsRequest.$Properties): zdmatch.v1.ListOutcomeGroupsRequest;
+            static encode(m: zdmatch.v1.ListOutcomeGroupsRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.ListOutcomeGroupsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.ListOutcomeGroupsRequest & zdmatch.v1.ListOutcomeGroupsRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.ListOutcomeGroupsRequest & zdmatch.v1.ListOutcomeGroupsRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.ListOutcomeGroupsRequest;
+            static toObject(m: zdmatch.v1.ListOutcomeGroupsRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace ListOutcomeGroupsRequest {
+            interface $Properties {
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.ListOutcomeGroupsRequest.$Properties;
+        }
+
+        interface IOutcomeGroupInfo extends zdmatch.v1.OutcomeGroupInfo.$Properties {
+        }
+
+        class OutcomeGroupInfo {
+            constructor(p?: zdmatch.v1.OutcomeGroupInfo.$Properties);
+            $unknowns?: Uint8Array[];
+            tenant: string;
+            group: string;
+            lag: number;
+            pending: number;
+            consumers: number;
+            idle_ms: number;
+            partitions: number;
+            registered: boolean;
+            static create(properties: zdmatch.v1.OutcomeGroupInfo.$Shape): zdmatch.v1.OutcomeGroupInfo & zdmatch.v1.OutcomeGroupInfo.$Shape;
+            static create(properties?: zdmatch.v1.OutcomeGroupInfo.$Properties): zdmatch.v1.OutcomeGroupInfo;
+            static encode(m: zdmatch.v1.OutcomeGroupInfo.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.OutcomeGroupInfo.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.OutcomeGroupInfo & zdmatch.v1.OutcomeGroupInfo.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.OutcomeGroupInfo & zdmatch.v1.OutcomeGroupInfo.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.OutcomeGroupInfo;
+            static toObject(m: zdmatch.v1.OutcomeGroupInfo, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace OutcomeGroupInfo {
+            interface $Properties {
+                tenant?: (string|null);
+                group?: (string|null);
+                lag?: (number|null);
+                pending?: (number|null);
+                consumers?: (number|null);
+                idle_ms?: (number|null);
+                partitions?: (number|null);
+                registered?: (boolean|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.OutcomeGroupInfo.$Properties;
+        }
+
+        interface IListOutcomeGroupsResponse extends zdmatch.v1.ListOutcomeGroupsResponse.$Properties {
+        }
+
+        class ListOutcomeGroupsResponse {
+            constructor(p?: zdmatch.v1.ListOutcomeGroupsResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            groups: zdmatch.v1.OutcomeGroupInfo.$Properties[];
+            static create(properties: zdmatch.v1.ListOutcomeGroupsResponse.$Shape): zdmatch.v1.ListOutcomeGroupsResponse & zdmatch.v1.ListOutcomeGroupsResponse.$Shape;
+            static create(properties?: zdmatch.v1.ListOutcomeGroupsResponse.$Properties): zdmatch.v1.ListOutcomeGroupsResponse;
+            static encode(m: zdmatch.v1.ListOutcomeGroupsResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.ListOutcomeGroupsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.ListOutcomeGroupsResponse & zdmatch.v1.ListOutcomeGroupsResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.ListOutcomeGroupsResponse & zdmatch.v1.ListOutcomeGroupsResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.ListOutcomeGroupsResponse;
+            static toObject(m: zdmatch.v1.ListOutcomeGroupsResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace ListOutcomeGroupsResponse {
+            interface $Properties {
+                groups?: (zdmatch.v1.OutcomeGroupInfo.$Properties[]|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.ListOutcomeGroupsResponse.$Properties;
+        }
+
+        interface IDropOutcomeGroupRequest extends zdmatch.v1.DropOutcomeGroupRequest.$Properties {
+        }
+
+        class DropOutcomeGroupRequest {
+            constructor(p?: zdmatch.v1.DropOutcomeGroupRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            tenant: string;
+            group: string;
+            force: boolean;
+            static create(properties: zdmatch.v1.DropOutcomeGroupRequest.$Shape): zdmatch.v1.DropOutcomeGroupRequest & zdmatch.v1.DropOutcomeGroupRequest.$Shape;
+            static create(properties?: zdmatch.v1.DropOutcomeGroupRequest.$Properties): zdmatch.v1.DropOutcomeGroupRequest;
+            static encode(m: zdmatch.v1.DropOutcomeGroupRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.DropOutcomeGroupRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.DropOutcomeGroupRequest & zdmatch.v1.DropOutcomeGroupRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.DropOutcomeGroupRequest & zdmatch.v1.DropOutcomeGroupRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.DropOutcomeGroupRequest;
+            static toObject(m: zdmatch.v1.DropOutcomeGroupRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace DropOutcomeGroupRequest {
+            interface $Properties {
+                tenant?: (string|null);
+                group?: (string|null);
+                force?: (boolean|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.DropOutcomeGroupRequest.$Properties;
+        }
+
+        interface IDropOutcomeGroupResponse extends zdmatch.v1.DropOutcomeGroupResponse.$Properties {
+        }
+
+        class DropOutcomeGroupResponse {
+            constructor(p?: zdmatch.v1.DropOutcomeGroupResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            partitions: number;
+            pending: number;
+            static create(properties: zdmatch.v1.DropOutcomeGroupResponse.$Shape): zdmatch.v1.DropOutcomeGroupResponse & zdmatch.v1.DropOutcomeGroupResponse.$Shape;
+            static create(properties?: zdmatch.v1.DropOutcomeGroupResponse.$Properties): zdmatch.v1.DropOutcomeGroupResponse;
+            static encode(m: zdmatch.v1.DropOutcomeGroupResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.DropOutcomeGroupResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.DropOutcomeGroupResponse & zdmatch.v1.DropOutcomeGroupResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.DropOutcomeGroupResponse & zdmatch.v1.DropOutcomeGroupResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.DropOutcomeGroupResponse;
+            static toObject(m: zdmatch.v1.DropOutcomeGroupResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace DropOutcomeGroupResponse {
+            interface $Properties {
+                partitions?: (number|null);
+                pending?: (number|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.DropOutcomeGroupResponse.$Properties;
+        }
+
         interface IInvokeRpcRequest extends zdmatch.v1.InvokeRpcRequest.$Properties {
         }
 

@@ -24307,6 +24307,1771 @@ $root.zdmatch = (function() {
             return DescribeClusterResponse;
         })();
 
+        v1.ListOutcomeGroupsRequest = (function() {
+
+            /**
+             * Properties of a ListOutcomeGroupsRequest.
+             * @typedef {Object} zdmatch.v1.ListOutcomeGroupsRequest.$Properties
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a ListOutcomeGroupsRequest.
+             * @memberof zdmatch.v1
+             * @interface IListOutcomeGroupsRequest
+             * @augments zdmatch.v1.ListOutcomeGroupsRequest.$Properties
+             * @deprecated Use zdmatch.v1.ListOutcomeGroupsRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of a ListOutcomeGroupsRequest.
+             * @typedef {zdmatch.v1.ListOutcomeGroupsRequest.$Properties} zdmatch.v1.ListOutcomeGroupsRequest.$Shape
+             */
+
+            /**
+             * Constructs a new ListOutcomeGroupsRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a ListOutcomeGroupsRequest.
+             * @constructor
+             * @param {zdmatch.v1.ListOutcomeGroupsRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var ListOutcomeGroupsRequest = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * Creates a new ListOutcomeGroupsRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.ListOutcomeGroupsRequest} ListOutcomeGroupsRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.ListOutcomeGroupsRequest.$Shape): zdmatch.v1.ListOutcomeGroupsRequest & zdmatch.v1.ListOutcomeGroupsRequest.$Shape;
+             *   (properties?: zdmatch.v1.ListOutcomeGroupsRequest.$Properties): zdmatch.v1.ListOutcomeGroupsRequest;
+             * }}
+             */
+            ListOutcomeGroupsRequest.create = function(properties) {
+                return new ListOutcomeGroupsRequest(properties);
+            };
+
+            /**
+             * Encodes the specified ListOutcomeGroupsRequest message. Does not implicitly {@link zdmatch.v1.ListOutcomeGroupsRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsRequest.$Properties} m ListOutcomeGroupsRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListOutcomeGroupsRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified ListOutcomeGroupsRequest message, length delimited. Does not implicitly {@link zdmatch.v1.ListOutcomeGroupsRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsRequest.$Properties} message ListOutcomeGroupsRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListOutcomeGroupsRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a ListOutcomeGroupsRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.ListOutcomeGroupsRequest & zdmatch.v1.ListOutcomeGroupsRequest.$Shape} ListOutcomeGroupsRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListOutcomeGroupsRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.ListOutcomeGroupsRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    r.skipType(t & 7, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a ListOutcomeGroupsRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.ListOutcomeGroupsRequest & zdmatch.v1.ListOutcomeGroupsRequest.$Shape} ListOutcomeGroupsRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListOutcomeGroupsRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a ListOutcomeGroupsRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ListOutcomeGroupsRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                return null;
+            };
+
+            /**
+             * Creates a ListOutcomeGroupsRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.ListOutcomeGroupsRequest} ListOutcomeGroupsRequest
+             */
+            ListOutcomeGroupsRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.ListOutcomeGroupsRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.ListOutcomeGroupsRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                return new $root.zdmatch.v1.ListOutcomeGroupsRequest();
+            };
+
+            /**
+             * Creates a plain object from a ListOutcomeGroupsRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsRequest} m ListOutcomeGroupsRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ListOutcomeGroupsRequest.toObject = function () {
+                return {};
+            };
+
+            /**
+             * Converts this ListOutcomeGroupsRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ListOutcomeGroupsRequest.prototype.toJSON = function() {
+                return ListOutcomeGroupsRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for ListOutcomeGroupsRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.ListOutcomeGroupsRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            ListOutcomeGroupsRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.ListOutcomeGroupsRequest";
+            };
+
+            return ListOutcomeGroupsRequest;
+        })();
+
+        v1.OutcomeGroupInfo = (function() {
+
+            /**
+             * Properties of an OutcomeGroupInfo.
+             * @typedef {Object} zdmatch.v1.OutcomeGroupInfo.$Properties
+             * @property {string|null} [tenant] OutcomeGroupInfo tenant
+             * @property {string|null} [group] OutcomeGroupInfo group
+             * @property {number|null} [lag] OutcomeGroupInfo lag
+             * @property {number|null} [pending] OutcomeGroupInfo pending
+             * @property {number|null} [consumers] OutcomeGroupInfo consumers
+             * @property {number|null} [idle_ms] OutcomeGroupInfo idle_ms
+             * @property {number|null} [partitions] OutcomeGroupInfo partitions
+             * @property {boolean|null} [registered] OutcomeGroupInfo registered
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of an OutcomeGroupInfo.
+             * @memberof zdmatch.v1
+             * @interface IOutcomeGroupInfo
+             * @augments zdmatch.v1.OutcomeGroupInfo.$Properties
+             * @deprecated Use zdmatch.v1.OutcomeGroupInfo.$Properties instead.
+             */
+
+            /**
+             * Shape of an OutcomeGroupInfo.
+             * @typedef {zdmatch.v1.OutcomeGroupInfo.$Properties} zdmatch.v1.OutcomeGroupInfo.$Shape
+             */
+
+            /**
+             * Constructs a new OutcomeGroupInfo.
+             * @memberof zdmatch.v1
+             * @classdesc Represents an OutcomeGroupInfo.
+             * @constructor
+             * @param {zdmatch.v1.OutcomeGroupInfo.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var OutcomeGroupInfo = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * OutcomeGroupInfo tenant.
+             * @member {string} tenant
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.tenant = "";
+
+            /**
+             * OutcomeGroupInfo group.
+             * @member {string} group
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.group = "";
+
+            /**
+             * OutcomeGroupInfo lag.
+             * @member {number} lag
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.lag = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * OutcomeGroupInfo pending.
+             * @member {number} pending
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.pending = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * OutcomeGroupInfo consumers.
+             * @member {number} consumers
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.consumers = 0;
+
+            /**
+             * OutcomeGroupInfo idle_ms.
+             * @member {number} idle_ms
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.idle_ms = $util.Long ? $util.Long.fromBits(0,0,false) : 0;
+
+            /**
+             * OutcomeGroupInfo partitions.
+             * @member {number} partitions
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.partitions = 0;
+
+            /**
+             * OutcomeGroupInfo registered.
+             * @member {boolean} registered
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             */
+            OutcomeGroupInfo.prototype.registered = false;
+
+            /**
+             * Creates a new OutcomeGroupInfo instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {zdmatch.v1.OutcomeGroupInfo.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.OutcomeGroupInfo} OutcomeGroupInfo instance
+             * @type {{
+             *   (properties: zdmatch.v1.OutcomeGroupInfo.$Shape): zdmatch.v1.OutcomeGroupInfo & zdmatch.v1.OutcomeGroupInfo.$Shape;
+             *   (properties?: zdmatch.v1.OutcomeGroupInfo.$Properties): zdmatch.v1.OutcomeGroupInfo;
+             * }}
+             */
+            OutcomeGroupInfo.create = function(properties) {
+                return new OutcomeGroupInfo(properties);
+            };
+
+            /**
+             * Encodes the specified OutcomeGroupInfo message. Does not implicitly {@link zdmatch.v1.OutcomeGroupInfo.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {zdmatch.v1.OutcomeGroupInfo.$Properties} m OutcomeGroupInfo message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            OutcomeGroupInfo.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant") && m.tenant !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.tenant);
+                if (m.group != null && $Object.hasOwnProperty.call(m, "group") && m.group !== "")
+                    w.uint32(/* id 2, wireType 2 =*/18).string(m.group);
+                if (m.lag != null && $Object.hasOwnProperty.call(m, "lag") && (typeof m.lag === "object" ? m.lag.low || m.lag.high : m.lag !== 0))
+                    w.uint32(/* id 3, wireType 0 =*/24).int64(m.lag);
+                if (m.pending != null && $Object.hasOwnProperty.call(m, "pending") && (typeof m.pending === "object" ? m.pending.low || m.pending.high : m.pending !== 0))
+                    w.uint32(/* id 4, wireType 0 =*/32).uint64(m.pending);
+                if (m.consumers != null && $Object.hasOwnProperty.call(m, "consumers") && m.consumers !== 0)
+                    w.uint32(/* id 5, wireType 0 =*/40).uint32(m.consumers);
+                if (m.idle_ms != null && $Object.hasOwnProperty.call(m, "idle_ms") && (typeof m.idle_ms === "object" ? m.idle_ms.low || m.idle_ms.high : m.idle_ms !== 0))
+                    w.uint32(/* id 6, wireType 0 =*/48).int64(m.idle_ms);
+                if (m.partitions != null && $Object.hasOwnProperty.call(m, "partitions") && m.partitions !== 0)
+                    w.uint32(/* id 7, wireType 0 =*/56).uint32(m.partitions);
+                if (m.registered != null && $Object.hasOwnProperty.call(m, "registered") && m.registered !== false)
+                    w.uint32(/* id 8, wireType 0 =*/64).bool(m.registered);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified OutcomeGroupInfo message, length delimited. Does not implicitly {@link zdmatch.v1.OutcomeGroupInfo.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {zdmatch.v1.OutcomeGroupInfo.$Properties} message OutcomeGroupInfo message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            OutcomeGroupInfo.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes an OutcomeGroupInfo message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.OutcomeGroupInfo & zdmatch.v1.OutcomeGroupInfo.$Shape} OutcomeGroupInfo
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            OutcomeGroupInfo.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.OutcomeGroupInfo();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.tenant = v;
+                            else
+                                delete m.tenant;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.group = v;
+                            else
+                                delete m.group;
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                                m.lag = v;
+                            else
+                                delete m.lag;
+                            continue;
+                        }
+                    case 4: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.uint64()) === "object" ? v.low || v.high : v !== 0)
+                                m.pending = v;
+                            else
+                                delete m.pending;
+                            continue;
+                        }
+                    case 5: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.consumers = v;
+                            else
+                                delete m.consumers;
+                            continue;
+                        }
+                    case 6: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.int64()) === "object" ? v.low || v.high : v !== 0)
+                                m.idle_ms = v;
+                            else
+                                delete m.idle_ms;
+                            continue;
+                        }
+                    case 7: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.partitions = v;
+                            else
+                                delete m.partitions;
+                            continue;
+                        }
+                    case 8: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.registered = v;
+                            else
+                                delete m.registered;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes an OutcomeGroupInfo message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.OutcomeGroupInfo & zdmatch.v1.OutcomeGroupInfo.$Shape} OutcomeGroupInfo
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            OutcomeGroupInfo.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies an OutcomeGroupInfo message.
+             * @function verify
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            OutcomeGroupInfo.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    if (!$util.isString(m.tenant))
+                        return "tenant: string expected";
+                }
+                if (m.group != null && $Object.hasOwnProperty.call(m, "group")) {
+                    if (!$util.isString(m.group))
+                        return "group: string expected";
+                }
+                if (m.lag != null && $Object.hasOwnProperty.call(m, "lag")) {
+                    if (!$util.isInteger(m.lag) && !(m.lag && $util.isInteger(m.lag.low) && $util.isInteger(m.lag.high)))
+                        return "lag: integer|Long expected";
+                }
+                if (m.pending != null && $Object.hasOwnProperty.call(m, "pending")) {
+                    if (!$util.isInteger(m.pending) && !(m.pending && $util.isInteger(m.pending.low) && $util.isInteger(m.pending.high)))
+                        return "pending: integer|Long expected";
+                }
+                if (m.consumers != null && $Object.hasOwnProperty.call(m, "consumers")) {
+                    if (!$util.isInteger(m.consumers))
+                        return "consumers: integer expected";
+                }
+                if (m.idle_ms != null && $Object.hasOwnProperty.call(m, "idle_ms")) {
+                    if (!$util.isInteger(m.idle_ms) && !(m.idle_ms && $util.isInteger(m.idle_ms.low) && $util.isInteger(m.idle_ms.high)))
+                        return "idle_ms: integer|Long expected";
+                }
+                if (m.partitions != null && $Object.hasOwnProperty.call(m, "partitions")) {
+                    if (!$util.isInteger(m.partitions))
+                        return "partitions: integer expected";
+                }
+                if (m.registered != null && $Object.hasOwnProperty.call(m, "registered")) {
+                    if (typeof m.registered !== "boolean")
+                        return "registered: boolean expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates an OutcomeGroupInfo message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.OutcomeGroupInfo} OutcomeGroupInfo
+             */
+            OutcomeGroupInfo.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.OutcomeGroupInfo)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.OutcomeGroupInfo: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.OutcomeGroupInfo();
+                if (d.tenant != null) {
+                    if (typeof d.tenant !== "string" || d.tenant.length) {
+                        m.tenant = $String(d.tenant);
+                    }
+                }
+                if (d.group != null) {
+                    if (typeof d.group !== "string" || d.group.length) {
+                        m.group = $String(d.group);
+                    }
+                }
+                if (d.lag != null) {
+                    if (typeof d.lag === "object" ? d.lag.low || d.lag.high : $Number(d.lag) !== 0) {
+                        if ($util.Long)
+                            m.lag = $util.Long.fromValue(d.lag, false);
+                        else if (typeof d.lag === "string")
+                            m.lag = $parseInt(d.lag, 10);
+                        else if (typeof d.lag === "number")
+                            m.lag = d.lag;
+                        else if (typeof d.lag === "object")
+                            m.lag = new $util.LongBits(d.lag.low >>> 0, d.lag.high >>> 0).toNumber();
+                    }
+                }
+                if (d.pending != null) {
+                    if (typeof d.pending === "object" ? d.pending.low || d.pending.high : $Number(d.pending) !== 0) {
+                        if ($util.Long)
+                            m.pending = $util.Long.fromValue(d.pending, true);
+                        else if (typeof d.pending === "string")
+                            m.pending = $parseInt(d.pending, 10);
+                        else if (typeof d.pending === "number")
+                            m.pending = d.pending;
+                        else if (typeof d.pending === "object")
+                            m.pending = new $util.LongBits(d.pending.low >>> 0, d.pending.high >>> 0).toNumber(true);
+                    }
+                }
+                if (d.consumers != null) {
+                    if ($Number(d.consumers) !== 0) {
+                        m.consumers = d.consumers >>> 0;
+                    }
+                }
+                if (d.idle_ms != null) {
+                    if (typeof d.idle_ms === "object" ? d.idle_ms.low || d.idle_ms.high : $Number(d.idle_ms) !== 0) {
+                        if ($util.Long)
+                            m.idle_ms = $util.Long.fromValue(d.idle_ms, false);
+                        else if (typeof d.idle_ms === "string")
+                            m.idle_ms = $parseInt(d.idle_ms, 10);
+                        else if (typeof d.idle_ms === "number")
+                            m.idle_ms = d.idle_ms;
+                        else if (typeof d.idle_ms === "object")
+                            m.idle_ms = new $util.LongBits(d.idle_ms.low >>> 0, d.idle_ms.high >>> 0).toNumber();
+                    }
+                }
+                if (d.partitions != null) {
+                    if ($Number(d.partitions) !== 0) {
+                        m.partitions = d.partitions >>> 0;
+                    }
+                }
+                if (d.registered != null) {
+                    if (d.registered) {
+                        m.registered = $Boolean(d.registered);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from an OutcomeGroupInfo message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {zdmatch.v1.OutcomeGroupInfo} m OutcomeGroupInfo
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            OutcomeGroupInfo.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.tenant = "";
+                    d.group = "";
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.lag = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.lag = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.pending = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.pending = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    d.consumers = 0;
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, false);
+                        d.idle_ms = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.idle_ms = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                    d.partitions = 0;
+                    d.registered = false;
+                }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    d.tenant = m.tenant;
+                }
+                if (m.group != null && $Object.hasOwnProperty.call(m, "group")) {
+                    d.group = m.group;
+                }
+                if (m.lag != null && $Object.hasOwnProperty.call(m, "lag")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.lag = typeof m.lag === "number" ? $BigInt(m.lag) : $util.Long.fromBits(m.lag.low >>> 0, m.lag.high >>> 0, false).toBigInt();
+                    else if (typeof m.lag === "number")
+                        d.lag = o.longs === $String ? $String(m.lag) : m.lag;
+                    else
+                        d.lag = o.longs === $String ? $util.Long.prototype.toString.call(m.lag) : o.longs === $Number ? new $util.LongBits(m.lag.low >>> 0, m.lag.high >>> 0).toNumber() : m.lag;
+                }
+                if (m.pending != null && $Object.hasOwnProperty.call(m, "pending")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.pending = typeof m.pending === "number" ? $BigInt(m.pending) : $util.Long.fromBits(m.pending.low >>> 0, m.pending.high >>> 0, true).toBigInt();
+                    else if (typeof m.pending === "number")
+                        d.pending = o.longs === $String ? $String(m.pending) : m.pending;
+                    else
+                        d.pending = o.longs === $String ? $util.Long.prototype.toString.call(m.pending) : o.longs === $Number ? new $util.LongBits(m.pending.low >>> 0, m.pending.high >>> 0).toNumber(true) : m.pending;
+                }
+                if (m.consumers != null && $Object.hasOwnProperty.call(m, "consumers")) {
+                    d.consumers = m.consumers;
+                }
+                if (m.idle_ms != null && $Object.hasOwnProperty.call(m, "idle_ms")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.idle_ms = typeof m.idle_ms === "number" ? $BigInt(m.idle_ms) : $util.Long.fromBits(m.idle_ms.low >>> 0, m.idle_ms.high >>> 0, false).toBigInt();
+                    else if (typeof m.idle_ms === "number")
+                        d.idle_ms = o.longs === $String ? $String(m.idle_ms) : m.idle_ms;
+                    else
+                        d.idle_ms = o.longs === $String ? $util.Long.prototype.toString.call(m.idle_ms) : o.longs === $Number ? new $util.LongBits(m.idle_ms.low >>> 0, m.idle_ms.high >>> 0).toNumber() : m.idle_ms;
+                }
+                if (m.partitions != null && $Object.hasOwnProperty.call(m, "partitions")) {
+                    d.partitions = m.partitions;
+                }
+                if (m.registered != null && $Object.hasOwnProperty.call(m, "registered")) {
+                    d.registered = m.registered;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this OutcomeGroupInfo to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            OutcomeGroupInfo.prototype.toJSON = function() {
+                return OutcomeGroupInfo.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for OutcomeGroupInfo
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.OutcomeGroupInfo
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            OutcomeGroupInfo.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.OutcomeGroupInfo";
+            };
+
+            return OutcomeGroupInfo;
+        })();
+
+        v1.ListOutcomeGroupsResponse = (function() {
+
+            /**
+             * Properties of a ListOutcomeGroupsResponse.
+             * @typedef {Object} zdmatch.v1.ListOutcomeGroupsResponse.$Properties
+             * @property {Array.<zdmatch.v1.OutcomeGroupInfo.$Properties>|null} [groups] ListOutcomeGroupsResponse groups
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a ListOutcomeGroupsResponse.
+             * @memberof zdmatch.v1
+             * @interface IListOutcomeGroupsResponse
+             * @augments zdmatch.v1.ListOutcomeGroupsResponse.$Properties
+             * @deprecated Use zdmatch.v1.ListOutcomeGroupsResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of a ListOutcomeGroupsResponse.
+             * @typedef {zdmatch.v1.ListOutcomeGroupsResponse.$Properties} zdmatch.v1.ListOutcomeGroupsResponse.$Shape
+             */
+
+            /**
+             * Constructs a new ListOutcomeGroupsResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a ListOutcomeGroupsResponse.
+             * @constructor
+             * @param {zdmatch.v1.ListOutcomeGroupsResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var ListOutcomeGroupsResponse = function (p) {
+                this.groups = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * ListOutcomeGroupsResponse groups.
+             * @member {Array.<zdmatch.v1.OutcomeGroupInfo.$Properties>} groups
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @instance
+             */
+            ListOutcomeGroupsResponse.prototype.groups = $util.emptyArray;
+
+            /**
+             * Creates a new ListOutcomeGroupsResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.ListOutcomeGroupsResponse} ListOutcomeGroupsResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.ListOutcomeGroupsResponse.$Shape): zdmatch.v1.ListOutcomeGroupsResponse & zdmatch.v1.ListOutcomeGroupsResponse.$Shape;
+             *   (properties?: zdmatch.v1.ListOutcomeGroupsResponse.$Properties): zdmatch.v1.ListOutcomeGroupsResponse;
+             * }}
+             */
+            ListOutcomeGroupsResponse.create = function(properties) {
+                return new ListOutcomeGroupsResponse(properties);
+            };
+
+            /**
+             * Encodes the specified ListOutcomeGroupsResponse message. Does not implicitly {@link zdmatch.v1.ListOutcomeGroupsResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsResponse.$Properties} m ListOutcomeGroupsResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListOutcomeGroupsResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.groups != null && m.groups.length) {
+                    for (var i = 0; i < m.groups.length; ++i)
+                        $root.zdmatch.v1.OutcomeGroupInfo.encode(m.groups[i], w.uint32(/* id 1, wireType 2 =*/10).fork(), q + 1).ldelim();
+                }
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified ListOutcomeGroupsResponse message, length delimited. Does not implicitly {@link zdmatch.v1.ListOutcomeGroupsResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsResponse.$Properties} message ListOutcomeGroupsResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            ListOutcomeGroupsResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a ListOutcomeGroupsResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.ListOutcomeGroupsResponse & zdmatch.v1.ListOutcomeGroupsResponse.$Shape} ListOutcomeGroupsResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListOutcomeGroupsResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.ListOutcomeGroupsResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.groups && m.groups.length))
+                                m.groups = [];
+                            m.groups.push($root.zdmatch.v1.OutcomeGroupInfo.decode(r, r.size(), $undefined, q + 1));
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a ListOutcomeGroupsResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.ListOutcomeGroupsResponse & zdmatch.v1.ListOutcomeGroupsResponse.$Shape} ListOutcomeGroupsResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            ListOutcomeGroupsResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a ListOutcomeGroupsResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            ListOutcomeGroupsResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.groups != null && $Object.hasOwnProperty.call(m, "groups")) {
+                    if (!$Array.isArray(m.groups))
+                        return "groups: array expected";
+                    for (var i = 0; i < m.groups.length; ++i) {
+                        {
+                            var e = $root.zdmatch.v1.OutcomeGroupInfo.verify(m.groups[i], q + 1);
+                            if (e)
+                                return "groups." + e;
+                        }
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a ListOutcomeGroupsResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.ListOutcomeGroupsResponse} ListOutcomeGroupsResponse
+             */
+            ListOutcomeGroupsResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.ListOutcomeGroupsResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.ListOutcomeGroupsResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.ListOutcomeGroupsResponse();
+                if (d.groups) {
+                    if (!$Array.isArray(d.groups))
+                        throw $TypeError(".zdmatch.v1.ListOutcomeGroupsResponse.groups: array expected");
+                    m.groups = $Array(d.groups.length);
+                    for (var i = 0; i < d.groups.length; ++i) {
+                        if (!$util.isObject(d.groups[i]))
+                            throw $TypeError(".zdmatch.v1.ListOutcomeGroupsResponse.groups: object expected");
+                        m.groups[i] = $root.zdmatch.v1.OutcomeGroupInfo.fromObject(d.groups[i], q + 1);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a ListOutcomeGroupsResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {zdmatch.v1.ListOutcomeGroupsResponse} m ListOutcomeGroupsResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            ListOutcomeGroupsResponse.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.groups = [];
+                }
+                if (m.groups && m.groups.length) {
+                    d.groups = $Array(m.groups.length);
+                    for (var j = 0; j < m.groups.length; ++j) {
+                        d.groups[j] = $root.zdmatch.v1.OutcomeGroupInfo.toObject(m.groups[j], o, q + 1);
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this ListOutcomeGroupsResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            ListOutcomeGroupsResponse.prototype.toJSON = function() {
+                return ListOutcomeGroupsResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for ListOutcomeGroupsResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.ListOutcomeGroupsResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            ListOutcomeGroupsResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.ListOutcomeGroupsResponse";
+            };
+
+            return ListOutcomeGroupsResponse;
+        })();
+
+        v1.DropOutcomeGroupRequest = (function() {
+
+            /**
+             * Properties of a DropOutcomeGroupRequest.
+             * @typedef {Object} zdmatch.v1.DropOutcomeGroupRequest.$Properties
+             * @property {string|null} [tenant] DropOutcomeGroupRequest tenant
+             * @property {string|null} [group] DropOutcomeGroupRequest group
+             * @property {boolean|null} [force] DropOutcomeGroupRequest force
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a DropOutcomeGroupRequest.
+             * @memberof zdmatch.v1
+             * @interface IDropOutcomeGroupRequest
+             * @augments zdmatch.v1.DropOutcomeGroupRequest.$Properties
+             * @deprecated Use zdmatch.v1.DropOutcomeGroupRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of a DropOutcomeGroupRequest.
+             * @typedef {zdmatch.v1.DropOutcomeGroupRequest.$Properties} zdmatch.v1.DropOutcomeGroupRequest.$Shape
+             */
+
+            /**
+             * Constructs a new DropOutcomeGroupRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a DropOutcomeGroupRequest.
+             * @constructor
+             * @param {zdmatch.v1.DropOutcomeGroupRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var DropOutcomeGroupRequest = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * DropOutcomeGroupRequest tenant.
+             * @member {string} tenant
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @instance
+             */
+            DropOutcomeGroupRequest.prototype.tenant = "";
+
+            /**
+             * DropOutcomeGroupRequest group.
+             * @member {string} group
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @instance
+             */
+            DropOutcomeGroupRequest.prototype.group = "";
+
+            /**
+             * DropOutcomeGroupRequest force.
+             * @member {boolean} force
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @instance
+             */
+            DropOutcomeGroupRequest.prototype.force = false;
+
+            /**
+             * Creates a new DropOutcomeGroupRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.DropOutcomeGroupRequest} DropOutcomeGroupRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.DropOutcomeGroupRequest.$Shape): zdmatch.v1.DropOutcomeGroupRequest & zdmatch.v1.DropOutcomeGroupRequest.$Shape;
+             *   (properties?: zdmatch.v1.DropOutcomeGroupRequest.$Properties): zdmatch.v1.DropOutcomeGroupRequest;
+             * }}
+             */
+            DropOutcomeGroupRequest.create = function(properties) {
+                return new DropOutcomeGroupRequest(properties);
+            };
+
+            /**
+             * Encodes the specified DropOutcomeGroupRequest message. Does not implicitly {@link zdmatch.v1.DropOutcomeGroupRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupRequest.$Properties} m DropOutcomeGroupRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DropOutcomeGroupRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant") && m.tenant !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.tenant);
+                if (m.group != null && $Object.hasOwnProperty.call(m, "group") && m.group !== "")
+                    w.uint32(/* id 2, wireType 2 =*/18).string(m.group);
+                if (m.force != null && $Object.hasOwnProperty.call(m, "force") && m.force !== false)
+                    w.uint32(/* id 3, wireType 0 =*/24).bool(m.force);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified DropOutcomeGroupRequest message, length delimited. Does not implicitly {@link zdmatch.v1.DropOutcomeGroupRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupRequest.$Properties} message DropOutcomeGroupRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DropOutcomeGroupRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a DropOutcomeGroupRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.DropOutcomeGroupRequest & zdmatch.v1.DropOutcomeGroupRequest.$Shape} DropOutcomeGroupRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DropOutcomeGroupRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.DropOutcomeGroupRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.tenant = v;
+                            else
+                                delete m.tenant;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.group = v;
+                            else
+                                delete m.group;
+                            continue;
+                        }
+                    case 3: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.force = v;
+                            else
+                                delete m.force;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a DropOutcomeGroupRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.DropOutcomeGroupRequest & zdmatch.v1.DropOutcomeGroupRequest.$Shape} DropOutcomeGroupRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DropOutcomeGroupRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a DropOutcomeGroupRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            DropOutcomeGroupRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    if (!$util.isString(m.tenant))
+                        return "tenant: string expected";
+                }
+                if (m.group != null && $Object.hasOwnProperty.call(m, "group")) {
+                    if (!$util.isString(m.group))
+                        return "group: string expected";
+                }
+                if (m.force != null && $Object.hasOwnProperty.call(m, "force")) {
+                    if (typeof m.force !== "boolean")
+                        return "force: boolean expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a DropOutcomeGroupRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.DropOutcomeGroupRequest} DropOutcomeGroupRequest
+             */
+            DropOutcomeGroupRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.DropOutcomeGroupRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.DropOutcomeGroupRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.DropOutcomeGroupRequest();
+                if (d.tenant != null) {
+                    if (typeof d.tenant !== "string" || d.tenant.length) {
+                        m.tenant = $String(d.tenant);
+                    }
+                }
+                if (d.group != null) {
+                    if (typeof d.group !== "string" || d.group.length) {
+                        m.group = $String(d.group);
+                    }
+                }
+                if (d.force != null) {
+                    if (d.force) {
+                        m.force = $Boolean(d.force);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a DropOutcomeGroupRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupRequest} m DropOutcomeGroupRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            DropOutcomeGroupRequest.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.tenant = "";
+                    d.group = "";
+                    d.force = false;
+                }
+                if (m.tenant != null && $Object.hasOwnProperty.call(m, "tenant")) {
+                    d.tenant = m.tenant;
+                }
+                if (m.group != null && $Object.hasOwnProperty.call(m, "group")) {
+                    d.group = m.group;
+                }
+                if (m.force != null && $Object.hasOwnProperty.call(m, "force")) {
+                    d.force = m.force;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this DropOutcomeGroupRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            DropOutcomeGroupRequest.prototype.toJSON = function() {
+                return DropOutcomeGroupRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for DropOutcomeGroupRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.DropOutcomeGroupRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            DropOutcomeGroupRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.DropOutcomeGroupRequest";
+            };
+
+            return DropOutcomeGroupRequest;
+        })();
+
+        v1.DropOutcomeGroupResponse = (function() {
+
+            /**
+             * Properties of a DropOutcomeGroupResponse.
+             * @typedef {Object} zdmatch.v1.DropOutcomeGroupResponse.$Properties
+             * @property {number|null} [partitions] DropOutcomeGroupResponse partitions
+             * @property {number|null} [pending] DropOutcomeGroupResponse pending
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a DropOutcomeGroupResponse.
+             * @memberof zdmatch.v1
+             * @interface IDropOutcomeGroupResponse
+             * @augments zdmatch.v1.DropOutcomeGroupResponse.$Properties
+             * @deprecated Use zdmatch.v1.DropOutcomeGroupResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of a DropOutcomeGroupResponse.
+             * @typedef {zdmatch.v1.DropOutcomeGroupResponse.$Properties} zdmatch.v1.DropOutcomeGroupResponse.$Shape
+             */
+
+            /**
+             * Constructs a new DropOutcomeGroupResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a DropOutcomeGroupResponse.
+             * @constructor
+             * @param {zdmatch.v1.DropOutcomeGroupResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var DropOutcomeGroupResponse = function (p) {
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * DropOutcomeGroupResponse partitions.
+             * @member {number} partitions
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @instance
+             */
+            DropOutcomeGroupResponse.prototype.partitions = 0;
+
+            /**
+             * DropOutcomeGroupResponse pending.
+             * @member {number} pending
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @instance
+             */
+            DropOutcomeGroupResponse.prototype.pending = $util.Long ? $util.Long.fromBits(0,0,true) : 0;
+
+            /**
+             * Creates a new DropOutcomeGroupResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.DropOutcomeGroupResponse} DropOutcomeGroupResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.DropOutcomeGroupResponse.$Shape): zdmatch.v1.DropOutcomeGroupResponse & zdmatch.v1.DropOutcomeGroupResponse.$Shape;
+             *   (properties?: zdmatch.v1.DropOutcomeGroupResponse.$Properties): zdmatch.v1.DropOutcomeGroupResponse;
+             * }}
+             */
+            DropOutcomeGroupResponse.create = function(properties) {
+                return new DropOutcomeGroupResponse(properties);
+            };
+
+            /**
+             * Encodes the specified DropOutcomeGroupResponse message. Does not implicitly {@link zdmatch.v1.DropOutcomeGroupResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupResponse.$Properties} m DropOutcomeGroupResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DropOutcomeGroupResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.partitions != null && $Object.hasOwnProperty.call(m, "partitions") && m.partitions !== 0)
+                    w.uint32(/* id 1, wireType 0 =*/8).uint32(m.partitions);
+                if (m.pending != null && $Object.hasOwnProperty.call(m, "pending") && (typeof m.pending === "object" ? m.pending.low || m.pending.high : m.pending !== 0))
+                    w.uint32(/* id 2, wireType 0 =*/16).uint64(m.pending);
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified DropOutcomeGroupResponse message, length delimited. Does not implicitly {@link zdmatch.v1.DropOutcomeGroupResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupResponse.$Properties} message DropOutcomeGroupResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            DropOutcomeGroupResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a DropOutcomeGroupResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.DropOutcomeGroupResponse & zdmatch.v1.DropOutcomeGroupResponse.$Shape} DropOutcomeGroupResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DropOutcomeGroupResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.DropOutcomeGroupResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.uint32())
+                                m.partitions = v;
+                            else
+                                delete m.partitions;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 0)
+                                break;
+                            if (typeof (v = r.uint64()) === "object" ? v.low || v.high : v !== 0)
+                                m.pending = v;
+                            else
+                                delete m.pending;
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a DropOutcomeGroupResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.DropOutcomeGroupResponse & zdmatch.v1.DropOutcomeGroupResponse.$Shape} DropOutcomeGroupResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            DropOutcomeGroupResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a DropOutcomeGroupResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            DropOutcomeGroupResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.partitions != null && $Object.hasOwnProperty.call(m, "partitions")) {
+                    if (!$util.isInteger(m.partitions))
+                        return "partitions: integer expected";
+                }
+                if (m.pending != null && $Object.hasOwnProperty.call(m, "pending")) {
+                    if (!$util.isInteger(m.pending) && !(m.pending && $util.isInteger(m.pending.low) && $util.isInteger(m.pending.high)))
+                        return "pending: integer|Long expected";
+                }
+                return null;
+            };
+
+            /**
+             * Creates a DropOutcomeGroupResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.DropOutcomeGroupResponse} DropOutcomeGroupResponse
+             */
+            DropOutcomeGroupResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.DropOutcomeGroupResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.DropOutcomeGroupResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.DropOutcomeGroupResponse();
+                if (d.partitions != null) {
+                    if ($Number(d.partitions) !== 0) {
+                        m.partitions = d.partitions >>> 0;
+                    }
+                }
+                if (d.pending != null) {
+                    if (typeof d.pending === "object" ? d.pending.low || d.pending.high : $Number(d.pending) !== 0) {
+                        if ($util.Long)
+                            m.pending = $util.Long.fromValue(d.pending, true);
+                        else if (typeof d.pending === "string")
+                            m.pending = $parseInt(d.pending, 10);
+                        else if (typeof d.pending === "number")
+                            m.pending = d.pending;
+                        else if (typeof d.pending === "object")
+                            m.pending = new $util.LongBits(d.pending.low >>> 0, d.pending.high >>> 0).toNumber(true);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a DropOutcomeGroupResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {zdmatch.v1.DropOutcomeGroupResponse} m DropOutcomeGroupResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            DropOutcomeGroupResponse.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.defaults) {
+                    d.partitions = 0;
+                    if ($util.Long) {
+                        var n = new $util.Long(0, 0, true);
+                        d.pending = o.longs === $String ? n.toString() : o.longs === $Number ? n.toNumber() : typeof $BigInt !== "undefined" && o.longs === $BigInt ? n.toBigInt() : n;
+                    } else
+                        d.pending = o.longs === $String ? "0" : typeof $BigInt !== "undefined" && o.longs === $BigInt ? $BigInt("0") : 0;
+                }
+                if (m.partitions != null && $Object.hasOwnProperty.call(m, "partitions")) {
+                    d.partitions = m.partitions;
+                }
+                if (m.pending != null && $Object.hasOwnProperty.call(m, "pending")) {
+                    if (typeof $BigInt !== "undefined" && o.longs === $BigInt)
+                        d.pending = typeof m.pending === "number" ? $BigInt(m.pending) : $util.Long.fromBits(m.pending.low >>> 0, m.pending.high >>> 0, true).toBigInt();
+                    else if (typeof m.pending === "number")
+                        d.pending = o.longs === $String ? $String(m.pending) : m.pending;
+                    else
+                        d.pending = o.longs === $String ? $util.Long.prototype.toString.call(m.pending) : o.longs === $Number ? new $util.LongBits(m.pending.low >>> 0, m.pending.high >>> 0).toNumber(true) : m.pending;
+                }
+                return d;
+            };
+
+            /**
+             * Converts this DropOutcomeGroupResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            DropOutcomeGroupResponse.prototype.toJSON = function() {
+                return DropOutcomeGroupResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for DropOutcomeGroupResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.DropOutcomeGroupResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            DropOutcomeGroupResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.DropOutcomeGroupResponse";
+            };
+
+            return DropOutcomeGroupResponse;
+        })();
+
         v1.InvokeRpcRequest = (function() {
 
             /**

@@ -185,6 +185,15 @@ export class OutcomeStore {
   }
 
   /**
+   * Forgets what this node knew of a group an operator dropped (outcome-groups.ts):
+   * a consumer that reads it again registers and makes it again.
+   */
+  forgetGroup(group: string): void {
+    this.groupsReady.delete(group);
+    for (let p = 0; p < this.partitions; p++) this.claimCursors.delete(`${group}\0${p}`);
+  }
+
+  /**
    * New entries for this group, at most `count` in all, across the given
    * partitions. Every entry read is delivered (it enters the group's pending
    * list), so each round asks each partition for its share only, and asks

@@ -32,6 +32,8 @@ export const MatchingServiceDefinition = {
   cancelFlow: unary(M, 'CancelFlow', pb.CancelFlowRequest, pb.CancelFlowResponse),
   describeQueues: unary(M, 'DescribeQueues', pb.DescribeQueuesRequest, pb.DescribeQueuesResponse),
   describeCluster: unary(M, 'DescribeCluster', pb.DescribeClusterRequest, pb.DescribeClusterResponse),
+  listOutcomeGroups: unary(M, 'ListOutcomeGroups', pb.ListOutcomeGroupsRequest, pb.ListOutcomeGroupsResponse),
+  dropOutcomeGroup: unary(M, 'DropOutcomeGroup', pb.DropOutcomeGroupRequest, pb.DropOutcomeGroupResponse),
   invokeRpc: unary(M, 'InvokeRpc', pb.InvokeRpcRequest, pb.InvokeRpcResponse),
 } as const;
 

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CLI_MAIN, REPO_ROOT } from './node-process';
@@ -19,4 +19,17 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutM
     timeout: opts.timeoutMs ?? 30000,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * The same without blocking this process: for a CLI that talks to a node running
+ * in the test's own process (runCli would stall the node's event loop).
+ */
+export function runCliAsync(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  if (!fs.existsSync(CLI_MAIN)) throw new Error(`${path.relative(REPO_ROOT, CLI_MAIN)} is missing: run npm run build first`);
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI_MAIN, ...args], { cwd: REPO_ROOT, env: opts.env ?? { PATH: process.env.PATH } }, (err, stdout, stderr) => {
+      resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
 }

@@ -3,14 +3,13 @@
  * the `zdmatch terminal list|retry|abandon` CLI against a real node. The CLI
  * part needs `npm run build` (npm test does it).
  */
-import { execFile } from 'node:child_process';
 import {
   FetchClient, LockedByOtherError, LockExpiredError, NotFoundError, TerminalError, TerminalTasksClient, ZdInvalidArgumentError,
 } from '../../src';
 import { pb } from '../../src/wire';
 import { sleep, step } from '../helpers/fetch';
 import { startTestNode, type TestNode } from '../helpers/node';
-import { CLI_MAIN } from '../helpers/node-process';
+import { runCliAsync } from '../helpers/cli';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
@@ -50,13 +49,10 @@ it('maps each verdict to its named error in one place', async () => {
   await expect(b.fetchAndLock({ topics, maxTasks: 1000 })).rejects.toBeInstanceOf(ZdInvalidArgumentError);
 });
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_MAIN, ...args], { env: { PATH: process.env.PATH } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = async (args: string[]) => {
+  const r = await runCliAsync(args);
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+};
 
 it('operators list, retry and abandon terminal tasks (SDK and CLI)', async () => {
   const a = worker('A');

@@ -153,13 +153,16 @@ describe('authentication', () => {
     expect([r.status, r.body.code]).toEqual([403, 'ZD_WRONG_CREDENTIAL_KIND']);
   });
 
-  it('gives OperatorService and DescribeCluster to the operator scope only', async () => {
+  it('gives OperatorService, DescribeCluster and the outcome group methods to the operator scope only', async () => {
     for (const t of [TOK.clientA, TOK.clientAll]) {
       await expectCode(matching().describeCluster({}, { metadata: md(t) }), Status.PERMISSION_DENIED, 'ZD_OPERATOR_SCOPE_REQUIRED');
+      await expectCode(matching().listOutcomeGroups({}, { metadata: md(t) }), Status.PERMISSION_DENIED, 'ZD_OPERATOR_SCOPE_REQUIRED');
+      await expectCode(matching().dropOutcomeGroup({ group: 'g', force: true }, { metadata: md(t) }), Status.PERMISSION_DENIED, 'ZD_OPERATOR_SCOPE_REQUIRED');
       await expectCode(operator().listTerminalTasks({ tenant: 'acme' }, { metadata: md(t) }), Status.PERMISSION_DENIED, 'ZD_OPERATOR_SCOPE_REQUIRED');
     }
     await expectCode(operator().listTerminalTasks({ tenant: 'acme' }, { metadata: md(TOK.workerA) }), Status.PERMISSION_DENIED, 'ZD_WRONG_CREDENTIAL_KIND');
     expect((await matching().describeCluster({}, { metadata: md(TOK.operator) })).partitions).toBe(4);
+    expect((await matching().listOutcomeGroups({}, { metadata: md(TOK.operator) })).groups).toBeInstanceOf(Array);
     expect((await operator().listTerminalTasks({ tenant: 'globex' }, { metadata: md(TOK.operator) })).tasks).toEqual([]);
   });
 });

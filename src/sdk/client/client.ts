@@ -6,17 +6,18 @@
 import { createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
 import { MatchingServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
 import {
-  authMetadata, createSdkChannel, mapGrpcError, metadataFor, resolveCredential, withProtocolVersion, ZdDeadlineExceededError, type Credential, type TlsOptions,
+  authMetadata, createSdkChannel, mapGrpcError, metadataFor, resolveCredential, toNum, withProtocolVersion, ZdDeadlineExceededError,
+  type Credential, type TlsOptions,
 } from '../common';
 import { RpcFailedError } from './errors';
 import { EnqueueLane, LaneDeadlineError } from './enqueue-lane';
 import {
-  fromCluster, fromEnqueue, fromFailure, fromOutcome, fromQueueInfo, fromTaskInfo, toConsumeRequest, toInvokeRpc,
-  toStepSpec,
+  fromCluster, fromEnqueue, fromFailure, fromOutcome, fromOutcomeGroup, fromQueueInfo, fromTaskInfo, toConsumeRequest,
+  toInvokeRpc, toStepSpec,
 } from './mappers';
 import type {
-  CallOptions, CancelFlowResult, ClusterInfo, ConsumeOutcomesOptions, EnqueueResult, InvokeRpcRequest, Outcome, QueueInfo,
-  RpcResponse, StepSpec, TaskInfo,
+  CallOptions, CancelFlowResult, ClusterInfo, ConsumeOutcomesOptions, DroppedOutcomeGroup, EnqueueResult, InvokeRpcRequest,
+  Outcome, OutcomeGroupInfo, QueueInfo, RpcResponse, StepSpec, TaskInfo,
 } from './types';
 
 export interface ClientOptions {
@@ -112,6 +113,24 @@ export class Client {
 
   async describeCluster(opts?: CallOptions): Promise<ClusterInfo> {
     return fromCluster(await this.call('describeCluster', (o) => this.stub.describeCluster({}, o), opts));
+  }
+
+  /** Operators: every outcome consumer group and how far behind it is. */
+  async listOutcomeGroups(opts?: CallOptions): Promise<OutcomeGroupInfo[]> {
+    const res = await this.call('listOutcomeGroups', (o) => this.stub.listOutcomeGroups({}, o), opts);
+    return res.groups.map(fromOutcomeGroup);
+  }
+
+  /**
+   * Operators: drops an abandoned outcome consumer group everywhere. Throws
+   * ZdNotFoundError when there is none; refuses one a consumer read in the
+   * last 10 minutes unless `force`.
+   */
+  async dropOutcomeGroup(group: string, options: { tenant?: string; force?: boolean } = {}, opts?: CallOptions): Promise<DroppedOutcomeGroup> {
+    const res = await this.call('dropOutcomeGroup', (o) => this.stub.dropOutcomeGroup({
+      group, tenant: options.tenant ?? '', force: options.force ?? false,
+    }, o), opts);
+    return { partitions: res.partitions, pending: toNum(res.pending) };
   }
 
   /**

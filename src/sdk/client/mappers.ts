@@ -2,8 +2,8 @@
 import { pb } from '../../wire';
 import { fromEpochMs, toBuffer, toBytes, toEpochMs, toNum } from '../common';
 import type {
-  ClusterInfo, EnqueueResult, FailureInfo, InvokeRpcRequest, Outcome, OutcomeStatus, QueueInfo, RetryPolicy, StepSpec,
-  TaskInfo, TaskState, ConsumeOutcomesOptions,
+  ClusterInfo, EnqueueResult, FailureInfo, InvokeRpcRequest, Outcome, OutcomeGroupInfo, OutcomeStatus, QueueInfo, RetryPolicy,
+  StepSpec, TaskInfo, TaskState, ConsumeOutcomesOptions,
 } from './types';
 
 export function toRetryPolicy(p: RetryPolicy | undefined): pb.IRetryPolicy | undefined {
@@ -127,6 +127,15 @@ export function fromQueueInfo(q: pb.IQueueInfo): QueueInfo {
     delayed: toNum(q.delayed),
     oldestReadyAt: fromEpochMs(q.oldest_ready_at_ms),
     running: toNum(q.running),
+  };
+}
+
+export function fromOutcomeGroup(g: pb.IOutcomeGroupInfo): OutcomeGroupInfo {
+  const lag = toNum(g.lag);
+  const idle = toNum(g.idle_ms);
+  return {
+    tenant: g.tenant ?? '', group: g.group ?? '', lag: lag < 0 ? undefined : lag, pending: toNum(g.pending),
+    consumers: g.consumers ?? 0, idleMs: idle < 0 ? undefined : idle, partitions: g.partitions ?? 0, registered: g.registered ?? false,
   };
 }
 

@@ -142,6 +142,31 @@ export interface ClusterInfo {
   partitionOwners: Array<{ partition: number; owner: string; epoch: number }>;
 }
 
+/** An outcome consumer group (MatchingService.ListOutcomeGroups, operators). */
+export interface OutcomeGroupInfo {
+  /** The tenant of a tenant's own group; "" for a group over every tenant. */
+  tenant: string;
+  group: string;
+  /** Outcomes not yet delivered to it; undefined when Redis cannot tell. */
+  lag: number | undefined;
+  /** Delivered and not acked. */
+  pending: number;
+  consumers: number;
+  /** Since a consumer last read it, ms; undefined when it never had a consumer. */
+  idleMs: number | undefined;
+  /** Partitions whose outcome stream has it. */
+  partitions: number;
+  /** In the registry trimming follows. */
+  registered: boolean;
+}
+
+export interface DroppedOutcomeGroup {
+  /** Partitions whose stream held it. */
+  partitions: number;
+  /** Outcomes it had delivered and not acked. */
+  pending: number;
+}
+
 export interface InvokeRpcRequest {
   tenant: string;
   flowId: string;

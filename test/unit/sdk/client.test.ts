@@ -28,6 +28,8 @@ const rest = {
   },
   describeQueues: unimplemented,
   describeCluster: unimplemented,
+  listOutcomeGroups: unimplemented,
+  dropOutcomeGroup: unimplemented,
   async invokeRpc(req: pb.InvokeRpcRequest) {
     if (req.rpc_name === 'busy') throw new ServerError(Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc busy within 10000 ms');
     if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true }, app_worker_id: 'w1' };
