@@ -233,7 +233,8 @@ export class ZdNode {
     this.leases.on('unload', (lease, cause) => {
       this.metrics.leaseChanges.inc({ event: cause });
       this.metrics.ownedPartitions.set(this.leases.heldPartitions().length);
-      this.owner.unload(lease, cause);
+      // The lease is deleted once this resolves: the partition's offers out settle first.
+      return this.owner.unload(lease, cause);
     });
     this.membership.on('change', (ids: string[]) => {
       this.view.retainOnly(new Set(ids));

@@ -19,6 +19,9 @@ export interface PlacementHost {
   epochOf(partition: number): number | undefined;
   /** The task entered the durable-queue phase: its queue has heads to offer. */
   headsAvailable(q: QueueHeads): void;
+  /** An offer of the partition's went out, and settled (offers-out.ts). */
+  offerSent(partition: number): void;
+  offerSettled(partition: number): void;
   /** Whether the queue has ready Steps in any partition owned here (its backlog on this node). */
   backlogged(queue: string): boolean;
 }
@@ -229,15 +232,19 @@ export class Placement {
     const d = this.host.dispatcher();
     const epoch = this.host.epochOf(q.partition);
     if (!d || epoch === undefined) return;
+    const p = q.partition;
+    this.host.offerSent(p);
     d.offer(node, {
-      partition: q.partition, taskId: ref.taskId, attempt: 0, tenant: q.tenant, flowType: q.flowType,
+      partition: p, taskId: ref.taskId, attempt: 0, tenant: q.tenant, flowType: q.flowType,
       stepType: q.stepType, readyAt: ref.readyAt, path, appWorkerId,
     }, epoch).then(
       (r: OfferResult) => {
+        this.host.offerSettled(p);
         if (r === 'no-slot') this.toHeads(q, ref);
         else q.settle(ref.taskId);
       },
       (err: Error) => {
+        this.host.offerSettled(p);
         this.log.warn({ taskId: ref.taskId, err: err.message }, 'offer failed');
         this.toHeads(q, ref);
       },

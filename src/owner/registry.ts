@@ -16,6 +16,7 @@ import { Placement } from './placement';
 import { ReadyQueues } from './ready-queues';
 import { HeadsResync } from './resync';
 import { BacklogCounter } from './backlog';
+import { OffersOut } from './offers-out';
 import { Timers, type TimerHandle } from './timers';
 
 export interface MatchingWaits {
@@ -48,6 +49,8 @@ const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 /** How soon a dead-node sweep, or a partition load, that failed runs again. */
 const DEAD_SWEEP_RETRY_MS = 1000;
 const LOAD_RETRY_MS = 1000;
+/** How long a partition being given up waits for its offers out to settle before its lease goes. */
+export const OFFER_SETTLE_MS = 1000;
 const RESOLVED = Promise.resolve();
 
 export class OwnerRegistry implements PartitionHost {
@@ -62,6 +65,7 @@ export class OwnerRegistry implements PartitionHost {
   private readonly timers: Timers;
   private sweepRetry: TimerHandle | undefined;
   private readonly placement: Placement;
+  private readonly offersOut = new OffersOut();
   readonly resync: HeadsResync;
   readonly backlog: BacklogCounter;
 
@@ -79,6 +83,8 @@ export class OwnerRegistry implements PartitionHost {
       dispatcher: () => this.dispatcher,
       epochOf: (p) => this.partitions.get(p)?.lease.epoch,
       headsAvailable: (q) => this.headsAvailable(q),
+      offerSent: (p) => this.offersOut.sent(p),
+      offerSettled: (p) => this.offersOut.settled(p),
       // The queue's backlog in the whole cluster: here, and as the other owners advertise it.
       backlogged: (queue) => this.backlogged(queue) || hooks.peersBacklogged(queue),
     }, this.timers, waits.stickyWaitMs, waits.syncMatchWaitMs, clock, log);
@@ -138,15 +144,24 @@ export class OwnerRegistry implements PartitionHost {
     }
   }
 
-  unload(lease: HeldLease, cause: UnloadCause): void {
+  /**
+   * Stops offering the partition's heads at once; resolves once the offers already
+   * out have settled (or OFFER_SETTLE_MS passed), so that the lease is deleted only
+   * then (DESIGN §3). A lost lease is another node's already: nothing to wait for.
+   */
+  unload(lease: HeldLease, cause: UnloadCause): Promise<void> {
     const owner = this.partitions.get(lease.partition);
-    if (!owner || owner.lease !== lease) return;
+    if (!owner || owner.lease !== lease) return RESOLVED;
     owner.unload(cause);
     this.partitions.delete(lease.partition);
     this.hooks.backlogChanged();
     this.backlog.forget(owner);
     this.placement.dropPartition(lease.partition);
     for (const q of owner.queues.values()) this.ready.get(flowKey(q.tenant, q.flowType))?.delete(q);
+    if (cause === 'lease-lost') return RESOLVED;
+    return this.offersOut.settledWithin(lease.partition, OFFER_SETTLE_MS).then((settled) => {
+      if (!settled) this.log.info({ partition: lease.partition, out: this.offersOut.count(lease.partition) }, 'partition given up with offers still out');
+    });
   }
 
   owned(): PartitionOwner[] {
@@ -340,6 +355,7 @@ export class OwnerRegistry implements PartitionHost {
         partition: q.partition, taskId: ref.taskId, attempt: 0,
         tenant: q.tenant, flowType: q.flowType, stepType: q.stepType, readyAt: ref.readyAt, path: 'queued' as const,
       };
+      this.offersOut.sent(q.partition);
       d.offer(node, offer, owner.lease.epoch).then(
         (result) => this.settle(q, ref, result),
         (err: Error) => {
@@ -351,6 +367,7 @@ export class OwnerRegistry implements PartitionHost {
   }
 
   private settle(q: QueueHeads, ref: { taskId: string; readyAt: number }, result: OfferResult): void {
+    this.offersOut.settled(q.partition);
     if (result === 'no-slot') {
       q.unshift(ref);
       if (this.partitions.get(q.partition)?.queues.get(q.name) === q) this.headsAvailable(q);

@@ -32,7 +32,10 @@ function run(n) {
     hasWorker: () => true,
     offer: () => Promise.resolve('taken'),
   };
-  const host = { dispatcher: () => dispatcher, epochOf: () => 1, headsAvailable: () => undefined, backlogged: () => false };
+  const host = {
+    dispatcher: () => dispatcher, epochOf: () => 1, headsAvailable: () => undefined, backlogged: () => false,
+    offerSent: () => undefined, offerSettled: () => undefined,
+  };
   const clock = { now: () => Date.now() };
   const timers = new Timers(clock);
   const log = { warn: () => undefined, info: () => undefined, debug: () => undefined, error: () => undefined };

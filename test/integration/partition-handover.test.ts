@@ -3,11 +3,16 @@
  * acquire on notice, so that a moving partition costs no latency spike). With
  * a lease TTL of 30 s, a node that joins gets its rendezvous share, and a node
  * that leaves gracefully hands its share over, within a few heartbeats. Two
- * nodes in this process, real gRPC and a real redis-server.
+ * nodes in this process, real gRPC and a real redis-server. A partition given
+ * up lets its offers out settle before its lease goes.
  */
+import { partitionOf } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { freePort } from '../helpers/ports';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { waitFor } from '../helpers/wait';
+import { tcpProxy } from '../helpers/tcp-proxy';
+import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const LEASE_TTL = 30_000;
@@ -63,4 +68,53 @@ it('a leaving node\'s share is taken over when its peers see its mesh link end, 
   nodes.splice(nodes.indexOf(b), 1);
   await waitFor(() => a.node.leases.heldPartitions().length === partitions, { timeoutMs: 10_000, description: 'a holds every partition again' });
   expect(Date.now() - leftAt).toBeLessThan(2000); // well inside one 4-s heartbeat
+});
+
+it('a node giving up a partition deletes its lease only once the offers it has out have settled', async () => {
+  const prefix = uniquePrefix('handover');
+  // b's peers reach it through a proxy that can freeze: an offer to b's worker then stays out.
+  const bPort = await freePort();
+  const proxy = await tcpProxy(bPort);
+  try {
+    const a = await startTestNode(redis.url, prefix, config('n-a'));
+    nodes.push(a);
+    const b = await startTestNode(redis.url, prefix, {
+      ...config('n-b'), 'internal.listen': `127.0.0.1:${bPort}`, 'internal.advertise': `127.0.0.1:${proxy.port}`,
+    });
+    nodes.push(b);
+    const partitions = a.config.cluster.partitions;
+    await waitFor(() => b.node.leases.heldPartitions().length > 0
+      && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === partitions,
+      { timeoutMs: 10_000, description: 'the partitions split between a and b' });
+    const worker = openSlot(b.worker, registerFrame({ app_worker_id: 'w-b' }));
+    await worker.nextOf('registered');
+    await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees b's idle slot" });
+
+    // A Step of a partition a owns: a offers it to b's slot, and the offer hangs in the frozen proxy.
+    const held = a.node.leases.heldPartitions().map((l) => l.partition);
+    let flowId = '';
+    for (let i = 0; !flowId; i++) if (held.includes(partitionOf('acme', `f${i}`, partitions))) flowId = `f${i}`;
+    const p = partitionOf('acme', flowId, partitions);
+    const other = held.find((x) => x !== p)!;
+    proxy.pause();
+    await a.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+    await sleep(100);
+
+    const closing = a.close();
+    nodes.splice(nodes.indexOf(a), 1);
+    const lease = (q: number) => redis.command('GET', a.node.keys.lease(q));
+    // The partitions without offers out go at once; p's lease stays a's while its offer is out.
+    await waitFor(async () => !String(await lease(other)).startsWith('n-a:'), { timeoutMs: 2000, description: `a gives up partition ${other}` });
+    await sleep(300);
+    expect(String(await lease(p))).toMatch(/^n-a:/);
+
+    proxy.resume();
+    const task = (await worker.nextOf('step_task', 3000)).step_task!;
+    expect(task.flow_id).toBe(flowId);
+    await closing;
+    expect(String(await lease(p))).not.toMatch(/^n-a:/);
+    worker.reset();
+  } finally {
+    await proxy.close();
+  }
 });

@@ -17,6 +17,8 @@ function setup(syncMatchWaitMs = 60_000) {
   const offered: string[] = [];
   const reserveCalls: string[] = [];
   const toHeads: string[] = [];
+  /** What each offer answers: taken, unless a test sets another answer. */
+  const answer: { result: Promise<'taken' | 'no-slot' | 'gone'> } = { result: Promise.resolve('taken') };
   const dispatcher: Dispatcher = {
     reserveSlot: (_t, _f, stepType) => {
       reserveCalls.push(stepType);
@@ -34,13 +36,17 @@ function setup(syncMatchWaitMs = 60_000) {
     hasWorker: () => true,
     offer: (_node: string, ref: OfferRef) => {
       offered.push(ref.taskId);
-      return Promise.resolve('taken');
+      return answer.result;
     },
   };
   const timers = new Timers(clock);
+  /** Offers out by partition, as the host hears of them. */
+  const out = new Map<number, number>();
   const placement = new Placement({
     dispatcher: () => dispatcher, epochOf: () => 1, backlogged: () => false,
     headsAvailable: (q) => toHeads.push(q.peek()?.taskId ?? '(none)'),
+    offerSent: (p) => out.set(p, (out.get(p) ?? 0) + 1),
+    offerSettled: (p) => out.set(p, (out.get(p) ?? 0) - 1),
   }, timers, 60_000, syncMatchWaitMs, clock, log);
   const queues = new Map<string, QueueHeads>();
   const q = (stepType: string, partition = 0, flowType = 'order') => {
@@ -62,7 +68,7 @@ function setup(syncMatchWaitMs = 60_000) {
     free.set(stepType, (free.get(stepType) ?? 0) + 1);
     placement.capacity('acme', flowType, appWorkerId);
   };
-  return { placement, timers, park, parkSticky, freeSlot, offered, reserveCalls, toHeads };
+  return { placement, timers, park, parkSticky, freeSlot, offered, reserveCalls, toHeads, out, answer };
 }
 
 let stop: (() => void) | undefined;
@@ -80,6 +86,30 @@ it('gives each freed slot the oldest waiter, across Step types', () => {
   expect(s.offered).toEqual(['a1', 'b1', 'a2']);
   expect(s.placement.size).toBe(0);
   expect(s.placement.hasWaiters('acme', 'order')).toBe(false);
+});
+
+it('tells its host of every offer it sends and of its settling, taken, bounced or failed', async () => {
+  const s = setup();
+  stop = () => s.timers.stop();
+  let answer!: (r: 'taken' | 'no-slot') => void;
+  let fail!: (e: Error) => void;
+  s.park('a1', 'charge', 3);
+  s.park('a2', 'charge', 3);
+  s.park('b1', 'charge', 5);
+  s.answer.result = new Promise((resolve) => (answer = resolve));
+  s.freeSlot('charge');
+  s.answer.result = new Promise((_resolve, reject) => (fail = reject));
+  s.freeSlot('charge');
+  s.answer.result = Promise.resolve('no-slot');
+  s.freeSlot('charge');
+  expect(s.offered).toEqual(['a1', 'a2', 'b1']);
+  expect([s.out.get(3), s.out.get(5)]).toEqual([2, 1]);
+  await Promise.resolve();
+  expect([s.out.get(3), s.out.get(5)]).toEqual([2, 0]); // the bounce settled
+  answer('taken');
+  fail(new Error('peer gone'));
+  await new Promise((r) => setImmediate(r));
+  expect(s.out.get(3)).toBe(0);
 });
 
 it('skips a Step type no freed slot can run with one reservation attempt, however many of it wait', () => {
