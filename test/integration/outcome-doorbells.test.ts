@@ -124,3 +124,25 @@ it('a waiting ConsumeOutcomes on one node hears at once of an outcome written on
     await waiterNode.matching.ackOutcomes({ group: 'engine', outcome_ids: r.outcomes.map((o) => o.outcome_id!) });
   }
 });
+
+/** XREADGROUP calls Redis has run, all clients together. */
+async function groupReads(): Promise<number> {
+  const stats = String(await redis.command('INFO', 'commandstats'));
+  return Number(/cmdstat_xreadgroup:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+it('a waiting consumer reads the partitions again on a ring or once a second, not in a loop', async () => {
+  const partitions = waiterNode.config.cluster.partitions;
+  await waiterNode.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10 }); // the group exists
+  const before = await groupReads();
+  const started = Date.now();
+  const r = await waiterNode.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 2500 });
+  const waited = Date.now() - started;
+  expect(r.outcomes).toEqual([]);
+  expect(waited).toBeGreaterThanOrEqual(2400);
+  // A read of every partition at the start, one per second of quiet and one at the end (four rounds),
+  // and one more when the peer, seeing this node's first waiter, wakes it once: a loop would be hundreds.
+  const reads = (await groupReads()) - before;
+  expect(reads).toBeGreaterThanOrEqual(partitions);
+  expect(reads).toBeLessThanOrEqual(6 * partitions);
+});
