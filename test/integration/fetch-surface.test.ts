@@ -501,6 +501,26 @@ describe('complete: verify and hold the lock, write the outcome, then delete', (
     expect((await redis.command('XLEN', `${t.config.redis.keyPrefix}:{${id.split('-')[0]}}:out`))).toBe(1);
   });
 
+  it('holds the lock a full lock duration from the Complete, not to the lock taken at the fetch', async () => {
+    // Guards the hold across the dispatch: a Complete late in its lock that stops after the outcome
+    // must not let the task be re-offered at the fetch's old lockUntil, moments later.
+    await boot();
+    const id = await enqueued();
+    const locked = (await fetch({ lock_duration_ms: 1000 })).tasks[0]!;
+    await sleep(700);
+    const store = t.node.externalTasks!.store;
+    store.faults.completeAfterOutcome = true;
+    const completedAt = Date.now();
+    await failureOf(external.complete({ task_id: id, worker_id: 'A', result: Buffer.from('r1'), has_result: true, idempotency_key: 'k' }));
+    store.faults.completeAfterOutcome = false;
+    const held = Number(await redis.command('HGET', t.node.keys.task(Number(id.split('-')[0]), id), 'lockUntil'));
+    expect(held).toBeGreaterThanOrEqual(completedAt + 1000);
+    expect(held).toBeGreaterThan(Number(locked.lock_until_ms) + 500);
+    // Past the fetch's lockUntil, inside the hold: nobody gets it.
+    await sleep(Math.max(0, Number(locked.lock_until_ms) - Date.now()) + 150);
+    expect((await fetch({ worker_id: 'B' })).tasks).toEqual([]);
+  });
+
   describe('a leftover of a completion that stopped after its outcome gets no second outcome', () => {
     /** A task whose Complete wrote its outcome and stopped before the delete (its lock held 400 ms). */
     async function leftover(over: Partial<pb.IStepSpec> = {}): Promise<string> {
