@@ -39,6 +39,32 @@ it('returns a task unconsumed when the write to the worker stream fails', async 
   s.reset();
 });
 
+it('returns a task unconsumed when the write fails on the owner\'s offer path too, and re-offers it', async () => {
+  // Guards the offer path (gateway.offer → start → write): the Step is queued before any slot exists,
+  // so it reaches the dead slot through the owner's placement, not through the start at enqueue.
+  const g = t.node.gateway;
+  const writeFailed = async () => (await t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get())
+    .values.find((v) => v.labels.reason === 'write_failed')?.value ?? 0;
+  const before = await writeFailed();
+  const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f2', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+  expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+
+  const slot = g.register({ tenant: 'acme', appWorkerId: 'ghost', flowTypes: ['order'], kind: 'STEP_AND_RPC', taskLimit: 1, sdk: 'test', acceptsTaskAfterAck: false, acceptsTaskInAck: false });
+  slot.out.close();
+  expect(await waitForMetric(() => t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get(), before)).toBeGreaterThan(before);
+  expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+  // The dead slot takes no more offers: the count settles instead of climbing with every re-offer.
+  const settled = await writeFailed();
+  await new Promise((res) => setTimeout(res, 200));
+  expect(await writeFailed()).toBe(settled);
+  await g.unregister(slot, true);
+
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  s.reset();
+});
+
 it('refuses registrations past matching.maxStreams with RESOURCE_EXHAUSTED', async () => {
   const a = openSlot(t.worker, registerFrame({ app_worker_id: 'a' }));
   const b = openSlot(t.worker, registerFrame({ app_worker_id: 'b' }));
