@@ -10,6 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { createMetrics } from '../../src/metrics/registry';
 import { REPO_ROOT, startNodeProcess } from '../helpers/node-process';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { requireCommand, run, runOk } from '../helpers/tools';
@@ -27,7 +28,7 @@ const PUBLISHED = new Set([
   'dexzd_gateway_streams', 'dexzd_gateway_slots', 'dexzd_matching_dispatch_latency_seconds', 'dexzd_matching_rpcs_total',
   'dexzd_matching_offers_total', 'dexzd_cluster_owned_partitions', 'dexzd_cluster_lease_changes_total', 'dexzd_cluster_live_nodes',
   'dexzd_redis_command_seconds', 'dexzd_outcomes_total', 'dexzd_step_tasks_enqueued_total', 'dexzd_outcome_consumer_lag',
-  'dexzd_mesh_peer_links', 'dexzd_api_enqueue_streams',
+  'dexzd_mesh_peer_links', 'dexzd_mesh_messages_total', 'dexzd_mesh_doorbell_events_total', 'dexzd_api_enqueue_streams',
   // prom-client's default process metrics, under the prefix dexzd_process_ (so process_cpu_seconds_total
   // becomes dexzd_process_process_cpu_seconds_total)
   'dexzd_process_process_cpu_seconds_total', 'dexzd_process_process_resident_memory_bytes', 'dexzd_process_nodejs_eventloop_lag_p99_seconds',
@@ -106,6 +107,9 @@ it('the dashboard and the rules name only published metrics, and the chart ships
   const rules = YAML.parse(fs.readFileSync(RULES, 'utf8'));
   for (const g of rules.groups) for (const r of g.rules) for (const n of metricNames(r.expr)) used.add(n);
   expect([...used].filter((n) => !PUBLISHED.has(n))).toEqual([]);
+  // Every metric a node registers is published (so it cannot miss its panel below).
+  const registered = createMetrics().registry.getMetricsAsArray().map((m) => m.name);
+  expect(registered.filter((n) => !PUBLISHED.has(n))).toEqual([]);
   // A panel per signal: the dashboard covers every published zdmatch metric.
   expect([...PUBLISHED].filter((n) => !n.startsWith('dexzd_process_') && !used.has(n))).toEqual([]);
   expect(fs.readFileSync(path.join(CHART_FILES, 'prometheus-rules.yaml'), 'utf8')).toBe(fs.readFileSync(RULES, 'utf8'));
