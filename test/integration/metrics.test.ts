@@ -8,6 +8,8 @@ import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { waitFor } from '../helpers/wait';
+import { partitionOf } from '../../src/store/keys';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -17,9 +19,9 @@ async function start(syncMatchWait: string): Promise<void> {
 }
 afterEach(() => t.close());
 
-function scrape(): Promise<string> {
+function scrape(node: TestNode = t): Promise<string> {
   return new Promise((resolve, reject) => {
-    http.get(`http://${t.node.metricsAddress}/metrics`, (res) => {
+    http.get(`http://${node.node.metricsAddress}/metrics`, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve(body));
@@ -41,8 +43,8 @@ function value(body: string, name: string, labels: Record<string, string> = {}):
   return undefined;
 }
 
-async function countNow(): Promise<void> {
-  await Promise.all(t.node.owner.owned().map((p) => t.node.owner.backlog.count(p)));
+async function countNow(node: TestNode = t): Promise<void> {
+  await Promise.all(node.node.owner.owned().map((p) => node.node.owner.backlog.count(p)));
 }
 
 it('reports backlog entries, oldest age and unserved queues (no_worker, then no_supporting_worker)', async () => {
@@ -74,6 +76,34 @@ it('reports backlog entries, oldest age and unserved queues (no_worker, then no_
   expect(value(body, 'dexzd_gateway_slots', { kind: 'STEP_AND_RPC', state: 'idle' })).toBe(1);
   expect(value(body, 'dexzd_matching_returned_attempts_total', { reason: 'unknown_type' })).toBe(1);
   s.reset();
+});
+
+it('splits the backlog gauges between two nodes by the partitions each owns, counting no Step twice', async () => {
+  // Guards "queued Steps in the partitions this node owns": summed over nodes, the gauge is the backlog.
+  const prefix = uniquePrefix('met2');
+  const overrides = { 'matching.syncMatchWait': '20ms', 'cluster.heartbeat': '200ms' };
+  t = await startTestNode(redis.url, prefix, { ...overrides, 'cluster.nodeId': 'm-a' });
+  const b = await startTestNode(redis.url, prefix, { ...overrides, 'cluster.nodeId': 'm-b' });
+  try {
+    const partitions = t.config.cluster.partitions;
+    await waitFor(() => b.node.leases.heldPartitions().length > 0
+      && t.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === partitions,
+      { timeoutMs: 15_000, description: 'the partitions split between the two nodes' });
+    const flows = Array.from({ length: 12 }, (_, i) => `g${i}`);
+    for (const f of flows) {
+      await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: f, flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    await Promise.all([countNow(t), countNow(b)]);
+    const q = { tenant: 'acme', flow_type: 'order', step_type: 'pack' };
+    const owns = (n: TestNode) => flows.filter((f) => n.node.leases.holds(partitionOf('acme', f, partitions))).length;
+    const [onA, onB] = [value(await scrape(t), 'dexzd_step_task_queue_entries', q) ?? 0, value(await scrape(b), 'dexzd_step_task_queue_entries', q) ?? 0];
+    expect([onA, onB]).toEqual([owns(t), owns(b)]);
+    expect(onA + onB).toBe(flows.length);
+    expect(Math.min(onA, onB)).toBeGreaterThan(0);
+  } finally {
+    await b.close();
+  }
 });
 
 it('observes dispatch latency by path and Redis call latency by script', async () => {
