@@ -430,6 +430,22 @@ describe('Worker streams', () => {
     expect(a!.cancelled).toBe(false);
   });
 
+  it('ends the flush grace after FLUSH_GRACE_MS: a result never acked does not hold stop() up for ever', async () => {
+    // Guards the bound on the flush grace: a node that never answers must not keep the worker from stopping.
+    const w = make({ maxConcurrentTasks: 1, stopDrainTimeout: 100, flowTypes: { order: { steps: { quick: async () => 'done' } } } });
+    const running = w.start();
+    const [a] = await server.waitStreams(1);
+    a!.send(step('q', 'quick'));
+    await a!.next('step_result'); // sent; its ack never comes
+    const t0 = Date.now();
+    await w.stop();
+    await running;
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(FLUSH_GRACE_MS);
+    expect(took).toBeLessThan(FLUSH_GRACE_MS + 2000);
+    await a!.until(() => a!.cancelled || a!.halfClosed, 'the stream to end');
+  }, FLUSH_GRACE_MS + 10_000);
+
   it('reconnects with backoff after the stream fails, keeping readiness', async () => {
     void make({ maxConcurrentTasks: 1 }).start();
     const [s] = await server.waitStreams(1);
