@@ -9,6 +9,7 @@ import { LeaseManager, type HeldLease, type UnloadCause } from '../../src/cluste
 import { createLogger } from '../../src/util/logger';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { taskBuilder, useTaskStore } from '../helpers/store';
+import { sleep } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const fx = useTaskStore(redis, 'lease');
@@ -92,6 +93,37 @@ describe('a partition lease', () => {
     expect(b.m.holds(4)).toMatchObject({ partition: 4, token: 'b:2' });
     a.m.stop();
     b.m.stop();
+  });
+
+  it('is kept with the same epoch well past its TTL by a running manager that renews every third of it', async () => {
+    // Guards the renewal loop that start() runs (not a hand-driven tick()):
+    // were it to stop, the key would expire within one short TTL, and a
+    // re-acquire would bump the epoch (a:2).
+    const shortTtl = 600;
+    const m = new LeaseManager(fx.client, fx.keys, 'a', shortTtl, log);
+    const unloads: UnloadCause[] = [];
+    m.on('unload', (_l: HeldLease, cause: UnloadCause) => void unloads.push(cause));
+    m.start();
+    try {
+      await m.setTargets(new Set([2]));
+      expect(await fx.client.get(fx.keys.lease(2))).toBe('a:1');
+      // Watch the key for 2.5 TTLs: at every look it is still a:1 and has time left.
+      const until = Date.now() + 2.5 * shortTtl;
+      let looks = 0;
+      while (Date.now() < until) {
+        const [token, pttl] = await Promise.all([fx.client.get(fx.keys.lease(2)), fx.client.pttl(fx.keys.lease(2))]);
+        expect(token).toBe('a:1');
+        expect(pttl).toBeGreaterThan(0);
+        looks++;
+        await sleep(50);
+      }
+      expect(looks).toBeGreaterThan(10);
+      expect(m.holds(2)).toMatchObject({ epoch: 1, token: 'a:1' });
+      expect(await fx.client.get(fx.keys.epoch(2))).toBe('1');
+      expect(unloads).toEqual([]);
+    } finally {
+      m.stop();
+    }
   });
 
   it('a graceful stop gives up every lease it still holds', async () => {

@@ -6,6 +6,7 @@
  * nodes in this process, real gRPC and a real redis-server. A partition given
  * up lets its offers out settle before its lease goes.
  */
+import { targetPartitions } from '../../src/cluster/rendezvous';
 import { partitionOf } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { freePort } from '../helpers/ports';
@@ -117,4 +118,42 @@ it('a node giving up a partition deletes its lease only once the offers it has o
   } finally {
     await proxy.close();
   }
+});
+
+it('a partition that moves to a new owner keeps its delayed Steps: the new owner offers one once its ready_at has passed, not before', async () => {
+  // Guards the new owner reloading timers on acquire (PartitionOwner.load →
+  // refill arms the queue's wake for its next delayed entry): without it the
+  // delayed Step sits in Redis unoffered (the heads resync runs every 5 min);
+  // offered before ready_at, the delay was lost in the move.
+  const prefix = uniquePrefix('handover');
+  const a = await startTestNode(redis.url, prefix, config('n-a'));
+  nodes.push(a);
+  const partitions = a.config.cluster.partitions;
+  await waitFor(() => a.node.leases.heldPartitions().length === partitions, { timeoutMs: 10_000, description: 'a holds every partition' });
+
+  // A flow whose partition goes to b once b joins.
+  const toB = targetPartitions('n-b', ['n-a', 'n-b'], partitions);
+  let flowId = '';
+  for (let i = 0; !flowId; i++) if (toB.has(partitionOf('acme', `delayed-${i}`, partitions))) flowId = `delayed-${i}`;
+  const p = partitionOf('acme', flowId, partitions);
+  const readyAt = Date.now() + 1500;
+  const res = await a.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 's', ready_at_ms: readyAt },
+  });
+  expect(res).toMatchObject({ created: true, partition: p });
+
+  const b = await startTestNode(redis.url, prefix, config('n-b'));
+  nodes.push(b);
+  await waitFor(() => b.node.leases.holds(p) && !a.node.leases.holds(p), { timeoutMs: 5000, description: `b holds partition ${p}` });
+  // The move happened while the Step was still delayed: b has to arm its timer, not find it ready on load.
+  expect(Date.now()).toBeLessThan(readyAt - 200);
+
+  const worker = openSlot(b.worker, registerFrame({ app_worker_id: 'w-b' }));
+  await worker.nextOf('registered');
+  const task = (await worker.nextOf('step_task', readyAt + 2000 - Date.now())).step_task!;
+  const deliveredAt = Date.now();
+  expect(task.flow_id).toBe(flowId);
+  expect(deliveredAt).toBeGreaterThanOrEqual(readyAt);
+  expect(deliveredAt).toBeLessThan(readyAt + 2000);
+  worker.reset();
 });
