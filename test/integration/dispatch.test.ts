@@ -4,6 +4,7 @@
  * real gRPC, real redis-server.
  */
 import { ClientError, Status } from 'nice-grpc';
+import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
@@ -72,6 +73,12 @@ async function nothing(s: RawSlot, ms: number, kind = 'step_task'): Promise<void
 async function queuedInMemory(): Promise<number> {
   const m = await t.node.metrics.registry.getSingleMetric('dexzd_matching_queued_tasks')!.get();
   return Number(m.values[0]?.value ?? 0);
+}
+
+/** Makes `appWorkerId` the remembered sticky worker of a flow, as a completed Step would. */
+async function rememberSticky(flowId: string, appWorkerId: string): Promise<void> {
+  const p = partitionOf('acme', flowId, t.config.cluster.partitions);
+  await redis.command('SET', t.node.keys.sticky(p, 'acme', flowId), appWorkerId);
 }
 
 /** Makes A the remembered sticky worker of flow f1, then leaves its one slot busy with another flow's Step. */
@@ -159,6 +166,16 @@ describe('sticky phase', () => {
     const id = await enqueue({ step_execution_id: 'named', sticky_worker_id: 'B' });
     expect((await take(b)).task_id).toBe(id);
     await nothing(a, 200);
+  });
+
+  it('prefers the sticky worker named in the request over the one the flow remembers', async () => {
+    // Guards the order of DESIGN §4 phase 1: the request field first, the remembered one only without it.
+    const y = await slot('Y'); // connected first: a placement that ignored both would likely pick Y too
+    const x = await slot('X');
+    await rememberSticky('f1', 'Y');
+    const id = await enqueue({ step_execution_id: 'named', sticky_worker_id: 'X' });
+    expect((await take(x)).task_id).toBe(id);
+    await nothing(y, 300);
   });
 });
 
@@ -307,6 +324,30 @@ describe('sync-match and the durable queue', () => {
     await complete(a, tz);
     expect((await take(a)).task_id).toBe(x);
   });
+
+  it('counts legacy capacity declines only as returned attempts: the reserve-decline counters stay at zero', async () => {
+    // Guards DESIGN §10: NO_CAPACITY declines count under legacy_no_capacity, never in a reserve-decline counter.
+    const a = await slot('A');
+    await enqueue({ flow_id: 'x' });
+    const step = await take(a);
+    a.send({ decline: { task_token: step.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
+    await complete(a, await take(a)); // the same Step, back unconsumed
+    const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'r', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });
+    const first = (await a.nextOf('rpc_task')).rpc_task!;
+    a.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
+    const again = (await a.nextOf('rpc_task')).rpc_task!;
+    a.send({ rpc_result: { task_token: again.task_token, output: Buffer.from('ok') } });
+    await call;
+    const registry = t.node.metrics.registry;
+    const returned = await registry.getSingleMetricAsString('dexzd_matching_returned_attempts_total');
+    expect(/reason="legacy_no_capacity"} 2\b/.test(returned)).toBe(true);
+    // The one documented reserve-decline counter is exposed, at zero...
+    expect(await registry.getSingleMetricAsString('dexzd_matching_reserve_declined_tasks_total')).toMatch(/^dexzd_matching_reserve_declined_tasks_total 0$/m);
+    // ...and so is every other counter of reserve declines the registry holds.
+    const reserve = (await registry.getMetricsAsJSON()).filter((m) => /reserve/.test(m.name));
+    expect(reserve.map((m) => m.name)).toContain('dexzd_matching_reserve_declined_tasks_total');
+    for (const m of reserve) expect({ name: m.name, values: m.values.map((v) => v.value) }).toEqual({ name: m.name, values: [0] });
+  });
 });
 
 describe('RPCs', () => {
@@ -416,6 +457,37 @@ describe('RPCs', () => {
     const task = (await a.nextOf('rpc_task')).rpc_task!;
     a.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('a') } });
     expect((await call).app_worker_id).toBe('A');
+  });
+
+  it('gives an RPC to another idle worker once matching.stickyWait passes while the remembered sticky worker is busy, and not before', async () => {
+    // Guards the RPC sticky phase (DESIGN §4): the remembered sticky worker holds the call only for stickyWait.
+    const RPC_STICKY_WAIT = 400; // short, and well inside DISPATCH_WAIT: the call is placed before it gives up
+    await t.close();
+    await start({ 'matching.stickyWait': `${RPC_STICKY_WAIT}ms` });
+    const a = await slot('A');
+    await enqueue({ flow_id: 'busy' });
+    await take(a); // A is busy for the rest of the test
+    const b = await slot('B');
+    await rememberSticky('f1', 'A');
+    const since = Date.now();
+    const call = rpc();
+    await nothing(b, RPC_STICKY_WAIT - 150, 'rpc_task'); // held for the busy sticky worker
+    const task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
+    expect(Date.now() - since).toBeGreaterThanOrEqual(RPC_STICKY_WAIT - 50);
+    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
+    expect((await call).app_worker_id).toBe('B');
+  });
+
+  it('gives an RPC to an idle worker at once when the remembered sticky worker is not connected', async () => {
+    // Guards DESIGN §4: no sticky wait for a sticky worker without a connected stream.
+    const b = await slot('B');
+    await rememberSticky('f1', 'gone');
+    const since = Date.now();
+    const call = rpc();
+    const task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
+    expect((await call).app_worker_id).toBe('B');
   });
 });
 

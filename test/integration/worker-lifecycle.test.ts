@@ -447,6 +447,14 @@ describe('liveness and attempt timeouts', () => {
     expect(during.some((f) => f.kind === 'ping')).toBe(false);
   });
 
+  it('tells a registering stream the configured matching.pingInterval in Registered', async () => {
+    // Guards DESIGN §5: Registered carries the node's ping interval, not a fixed or default value.
+    const t = await node({ 'matching.pingInterval': '7s' });
+    const s = rawSlot(t);
+    const reg = (await s.nextOf('registered')).registered!;
+    expect(toNum(reg.ping_interval_ms)).toBe(7000);
+  });
+
   it('a Heartbeat extends the heartbeat deadline: a 1 s Step with a 300 ms heartbeat timeout completes as attempt 1', async () => {
     const t = await node();
     const attempts: number[] = [];
