@@ -55,6 +55,18 @@ it('delivers a Step, records its output as the one COMPLETED outcome, and keeps 
   const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
   expect(o).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1, app_worker_id: 'w1', idempotency_key: r.task_id });
   expect(Buffer.from(o.output!).toString()).toBe('out');
+  // Every field of the outcome, from the done record (WaitOutcome) and from the stream entry (ConsumeOutcomes).
+  const [streamed] = (await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10 })).outcomes;
+  for (const x of [o, streamed!]) {
+    expect(x).toMatchObject({
+      task_id: r.task_id, tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'charge', step_execution_id: 's1',
+      status: pb.OutcomeStatus.COMPLETED, attempt: 1, app_worker_id: 'w1', idempotency_key: r.task_id,
+    });
+    expect(Number(x.enqueued_at_ms)).toBeGreaterThan(0);
+    expect(Number(x.finished_at_ms)).toBeGreaterThanOrEqual(Number(x.enqueued_at_ms));
+    expect(x.error ?? null).toBeNull();
+  }
+  expect(streamed!.outcome_id).toBe(o.outcome_id);
   expect((await t.matching.getTask({ task_id: r.task_id })).task!.state).toBe(pb.TaskState.DONE);
   // Within outcomes.retention the same Step is not enqueued again.
   expect((await t.matching.enqueueStep({ step: step() })).created).toBe(false);
