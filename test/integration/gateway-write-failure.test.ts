@@ -53,6 +53,10 @@ it('returns a task unconsumed when the write fails on the owner\'s offer path to
   slot.out.close();
   expect(await waitForMetric(() => t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get(), before)).toBeGreaterThan(before);
   expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+  // Its offer was answered no-slot, so the owner kept the head to offer again.
+  const noSlot = (await t.node.metrics.registry.getSingleMetric('dexzd_matching_offers_total')!.get()).values
+    .find((v) => v.labels.result === 'no-slot')?.value ?? 0;
+  expect(noSlot).toBeGreaterThanOrEqual(1);
   // The dead slot takes no more offers: the count settles instead of climbing with every re-offer.
   const settled = await writeFailed();
   await new Promise((res) => setTimeout(res, 200));

@@ -52,5 +52,10 @@ it('passes a window of entries whose tasks are gone, starts the live ones and re
   // reach the heads in another order than the queue's, so a live one can break a run
   expect(seeks.values[0]!.value).toBeGreaterThanOrEqual(1);
   expect(seeks.values[0]!.value).toBeLessThanOrEqual(Math.floor(GONE / STALE_RUN));
+  // Each offer counted by its result: every stale entry offered was gone, every live one taken.
+  const offers = await t.node.metrics.registry.getSingleMetric('dexzd_matching_offers_total')!.get();
+  const byResult = (r: string) => offers.values.find((v) => v.labels.result === r)?.value ?? 0;
+  expect(byResult('gone')).toBe(GONE);
+  expect(byResult('taken')).toBe(live.size);
   s.reset();
 });
