@@ -3,6 +3,7 @@
  * consumer groups. Reads and acks go out as one auto-pipelined batch over the
  * partitions; unacked entries idle past `redeliverAfter` are claimed again.
  */
+import { Cluster } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { RedisClient } from './redis';
 import type { Keys } from './keys';
@@ -200,10 +201,39 @@ export class OutcomeStore {
    * again while some partition filled its share and the budget is not spent.
    */
   readNew(group: string, consumer: string, count: number, partitions: number[]): Promise<StoredOutcome[]> {
-    return this.inRounds(count, partitions, (p, n) => this.inGroup(group, p, () =>
+    const one = (p: number, n: number) => this.inGroup(group, p, () =>
       (this.redis as unknown as BufferCommands)
         .xreadgroupBuffer('GROUP', group, consumer, 'COUNT', n, 'STREAMS', this.keys.out(p), '>')
-        .then((r) => ((r as [Buffer, Entry[]][] | null) ?? []).flatMap(([, entries]) => entries))));
+        .then((r) => ((r as [Buffer, Entry[]][] | null) ?? []).flatMap(([, entries]) => entries)));
+    // On a Redis Cluster each partition's stream is in a slot of its own: one command per partition.
+    if (this.redis instanceof Cluster) return this.inRounds(count, partitions, perPartition(one));
+    return this.inRounds(count, partitions, async (ps, n) => {
+      try {
+        return await this.readStreams(group, consumer, n, ps);
+      } catch (err) {
+        // A stream without the group (dropped, or flushed): read alone, each remakes its group.
+        if (!/NOGROUP/.test((err as Error).message)) throw err;
+        return perPartition(one)(ps, n);
+      }
+    });
+  }
+
+  /**
+   * New entries of several partitions' streams in one XREADGROUP (a single Redis
+   * holds them all): a waiting engine's read of 64 partitions was 64 commands,
+   * several per outcome at a thousand a second. At most `n` from each stream.
+   */
+  private async readStreams(group: string, consumer: string, n: number, partitions: number[]): Promise<Map<number, Entry[]>> {
+    const byKey = new Map(partitions.map((p) => [this.keys.out(p), p]));
+    const r = (await (this.redis as unknown as BufferCommands).xreadgroupBuffer(
+      'GROUP', group, consumer, 'COUNT', n, 'STREAMS', ...byKey.keys(), ...partitions.map(() => '>'),
+    )) as [Buffer, Entry[]][] | null;
+    const out = new Map<number, Entry[]>();
+    for (const [key, entries] of r ?? []) {
+      const p = byKey.get(key.toString());
+      if (p !== undefined) out.set(p, entries);
+    }
+    return out;
   }
 
   /**
@@ -227,7 +257,7 @@ export class OutcomeStore {
 
   /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`; at most `count`. */
   claimStale(group: string, consumer: string, minIdleMs: number, count: number, partitions: number[]): Promise<StoredOutcome[]> {
-    return this.inRounds(count, partitions, async (p, n) => {
+    return this.inRounds(count, partitions, perPartition(async (p, n) => {
       const key = `${group}\0${p}`;
       const claimed: Entry[] = [];
       let cursor = this.claimCursors.get(key) ?? '0-0';
@@ -246,11 +276,16 @@ export class OutcomeStore {
       if (cursor === '0-0') this.claimCursors.delete(key);
       else this.claimCursors.set(key, cursor);
       return claimed;
-    });
+    }));
   }
 
+  /**
+   * Reads up to `count` entries over the partitions in rounds: each round asks every
+   * partition it picks for its share, `read(picked, share)`, and the next round asks
+   * again those that filled theirs, while the budget is not spent.
+   */
   private async inRounds(
-    count: number, partitions: number[], read: (p: number, n: number) => Promise<Entry[]>,
+    count: number, partitions: number[], read: (picked: number[], share: number) => Promise<Map<number, Entry[]>>,
   ): Promise<StoredOutcome[]> {
     const out: StoredOutcome[] = [];
     // Start at a different partition each call so a small budget does not always favour the first ones.
@@ -263,8 +298,9 @@ export class OutcomeStore {
       const share = Math.max(1, Math.floor(budget / pending.length));
       const picked = pending.slice(0, Math.min(pending.length, budget));
       pending = pending.slice(picked.length);
-      const replies = await Promise.all(picked.map((p) => read(p, share).then((entries) => ({ p, entries }))));
-      for (const { p, entries } of replies) {
+      const replies = await read(picked, share);
+      for (const p of picked) {
+        const entries = replies.get(p) ?? [];
         for (const [id, fields] of entries) if (fields) out.push(outcomeFromFields(p, id.toString(), decodeEntry(pairs(fields))));
         if (entries.length >= share) full.push(p);
       }
@@ -318,6 +354,11 @@ export class OutcomeStore {
     }
     if (minId && minId !== '0-0') await this.redis.xtrim(key, 'MINID', '~', minId);
   }
+}
+
+/** A round that asks each picked partition alone, all at once. */
+function perPartition(read: (p: number, n: number) => Promise<Entry[]>): (picked: number[], share: number) => Promise<Map<number, Entry[]>> {
+  return async (picked, share) => new Map(await Promise.all(picked.map(async (p) => [p, await read(p, share)] as const)));
 }
 
 function nextId(id: string): string {

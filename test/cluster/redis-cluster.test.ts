@@ -1,13 +1,14 @@
 /**
  * A real 3-primary Redis Cluster (startRedisCluster): slots spread over the
- * primaries, scripts within one hash tag, and redis.waitReplicas waiting on the
- * primary that holds a Step.
+ * primaries, scripts within one hash tag, outcomes consumed from partitions on
+ * every primary, and redis.waitReplicas waiting on the primary that holds a Step.
  */
 import { Cluster } from 'ioredis';
 import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
 
 describe('startRedisCluster', () => {
@@ -62,6 +63,39 @@ describe('startRedisCluster', () => {
       client.disconnect();
     }
   });
+
+  it('delivers the outcomes of partitions on every primary to a consumer group (one read per partition: no stream shares a slot)', async () => {
+    const t = await startTestNode('', uniquePrefix('orc'), { 'redis.clusterNodes': [...cluster.seeds] });
+    try {
+      const s = openSlot(t.worker, registerFrame());
+      await s.nextOf('registered');
+      await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1 });
+      const primaries = new Set<number>();
+      const flows: string[] = [];
+      for (let i = 0; primaries.size < 3 || flows.length < 6; i++) {
+        const flow = `o${i}`;
+        const tag = t.node.keys.tag(partitionOf('acme', flow, t.config.cluster.partitions));
+        const replies = await Promise.all(cluster.nodes.map((n) => sendCommand(n.port, ['GET', `${tag}probe`])));
+        primaries.add(replies.findIndex((r) => !(r instanceof Error)));
+        flows.push(flow);
+      }
+      for (const flow of flows) {
+        await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+        const task = (await s.nextOf('step_task')).step_task!;
+        s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+        await s.nextOf('result_ack');
+      }
+      const seen = new Set<string>();
+      for (let call = 0; call < 10 && seen.size < flows.length; call++) {
+        const r = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 100, wait_ms: 500 });
+        for (const o of r.outcomes) seen.add(o.flow_id!);
+      }
+      expect([...seen].sort()).toEqual([...flows].sort());
+      s.reset();
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
 });
 
 describe('redis.waitReplicas on a Redis Cluster', () => {

@@ -1,7 +1,8 @@
 /**
  * ConsumeOutcomes never delivers more than max_count: entries it reads are
  * pending for the group, so reading past the budget would strand them until
- * redelivery. Small batches drain every partition without waiting.
+ * redelivery. Small batches drain every partition without waiting. On one
+ * Redis a round of reads over the partitions is one XREADGROUP.
  */
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -66,4 +67,47 @@ it('finds an outcome in any partition even when max_count is smaller than the pa
   }
   expect(seen.size).toBe(N);
   s.reset();
+});
+
+/** Calls of a command Redis has run, all clients together. */
+async function calls(command: string): Promise<number> {
+  const stats = String(await redis.command('INFO', 'commandstats'));
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+}
+
+it('reads every partition of a single Redis in one XREADGROUP, and makes a group missing from one stream again', async () => {
+  // Guards the multi-stream read: a waiting engine's call read each of the partitions with a command of its own.
+  const t = await startTestNode(redis.url, uniquePrefix('ob1')); // a node and key prefix of its own: only its outcomes
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  await t.matching.consumeOutcomes({ group: 'one-call', consumer: 'c', max_count: 1 }); // the group, on every stream
+  const N = 12;
+  for (let i = 0; i < N; i++) {
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `m${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await s.nextOf('result_ack');
+  }
+  const before = await calls('xreadgroup');
+  const got = await t.matching.consumeOutcomes({ group: 'one-call', consumer: 'c', max_count: 100 });
+  expect(got.outcomes).toHaveLength(N);
+  // 100 over 8 partitions: a share of 12 each, all read in the first round.
+  expect((await calls('xreadgroup')) - before).toBe(1);
+
+  // The group gone from one partition's stream: that round fails NOGROUP, the partitions are read
+  // one by one, and the missing group is made again.
+  const p = Number(got.outcomes[0]!.outcome_id!.split('-')[0]);
+  const key = `${t.config.redis.keyPrefix}:{${p}}:out`;
+  await redis.command('XGROUP', 'DESTROY', key, 'one-call');
+  const flow = `again-${p}`;
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+  const task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+  const again = await t.matching.consumeOutcomes({ group: 'one-call', consumer: 'c', max_count: 100 });
+  expect(again.outcomes.map((o) => o.flow_id)).toContain(flow);
+  const groups = (await redis.command('XINFO', 'GROUPS', key)) as unknown[][];
+  expect(groups.map((g) => String(g[1]))).toContain('one-call');
+  s.reset();
+  await t.close();
 });

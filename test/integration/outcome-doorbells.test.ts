@@ -142,7 +142,9 @@ it('a waiting consumer reads the partitions again on a ring or once a second, no
   expect(waited).toBeGreaterThanOrEqual(2400);
   // A read of every partition at the start, one per second of quiet and one at the end (four rounds),
   // and one more when the peer, seeing this node's first waiter, wakes it once: a loop would be hundreds.
+  // On one Redis a round is one XREADGROUP over all the partitions' streams.
   const reads = (await groupReads()) - before;
-  expect(reads).toBeGreaterThanOrEqual(partitions);
-  expect(reads).toBeLessThanOrEqual(6 * partitions);
+  expect(partitions).toBeGreaterThan(1);
+  expect(reads).toBeGreaterThanOrEqual(3);
+  expect(reads).toBeLessThanOrEqual(6);
 });
