@@ -29,8 +29,8 @@ export interface ExternalTasksDeps {
   log: Logger;
   /** A task of `queue` is offerable to stream slots at `readyAt` (now or later): tell its partition's owner. */
   taskReady(partition: number, queue: string, taskId: string, readyAt: number): void;
-  /** A task of `queue` is fetchable at `readyAt`: wake the fetches waiting on it, on this node and its peers. */
-  fetchable(queue: string, readyAt: number): void;
+  /** A task of `queue` is fetchable at `readyAt` in `partition`: wake the fetches waiting on it, on this node and its peers. */
+  fetchable(queue: string, readyAt: number, partition: number): void;
   /** An outcome was written (doorbell of WaitOutcome / ConsumeOutcomes). */
   outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** The node's bound on waiting calls (limits.maxLongPolls). */
@@ -187,29 +187,37 @@ export class ExternalTasks {
 
   /** A task is fetchable (now or at readyAt): ring the topic's fetches and tell the stream path's owner. */
   private ready(partition: number, queue: string, taskId: string, readyAt: number): void {
-    this.d.fetchable(queue, readyAt);
+    this.d.fetchable(queue, readyAt, partition);
     this.d.taskReady(partition, queue, taskId, readyAt);
   }
 
   /**
    * One claim across every partition. A peek (the lowest score of each
-   * partition's queue, all in one pipelined round) finds the partitions with
-   * something due; claim scripts then run only there, oldest first, until
-   * maxTasks are claimed. `nextDue` is the earliest future score seen.
+   * partition's queue, all in one pipelined round; none where the node knows
+   * nothing is due yet) finds the partitions with something due; claim scripts
+   * then run only there, oldest first, until maxTasks are claimed. `nextDue` is
+   * the earliest future score seen or known.
    */
   private async claim(r: FetchRequest, queues: string[]): Promise<{ tasks: ClaimedTask[]; nextDue: number }> {
+    const hints = this.d.bell.hints;
+    const mark = hints.begin(queues);
     const now = this.d.clock.now();
-    const peeks = await Promise.all(
-      Array.from({ length: this.c.cluster.partitions }, (_, p) => queues.map(async (queue) => ({
-        p, queue, score: await this.d.store.firstScore(p, queue),
-      }))).flat(),
-    );
     let nextDue = Infinity;
+    // Partitions whose queue is known to hold nothing due yet are not peeked (fetch-hints.ts).
+    const asked: { p: number; queue: string }[] = [];
+    for (let p = 0; p < this.c.cluster.partitions; p++) {
+      for (const queue of queues) {
+        const quietUntil = hints.quietUntil(queue, p, now);
+        if (quietUntil === undefined) asked.push({ p, queue });
+        else nextDue = Math.min(nextDue, quietUntil);
+      }
+    }
+    const peeks = await Promise.all(asked.map(async ({ p, queue }) => ({ p, queue, score: await this.d.store.firstScore(p, queue) })));
     const due = new Map<number, { queues: string[]; oldest: number }>();
     for (const { p, queue, score } of peeks) {
-      if (score === undefined) continue;
-      if (score > now) {
-        nextDue = Math.min(nextDue, score);
+      if (score === undefined || score > now) {
+        hints.quiet(queue, p, mark, now, score ?? Infinity);
+        if (score !== undefined) nextDue = Math.min(nextDue, score);
         continue;
       }
       const e = due.get(p) ?? { queues: [], oldest: score };

@@ -15,6 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { subscribeBell, type BellSubscription } from './doorbell';
+import { FetchHints } from './fetch-hints';
 
 export type FetchSubscription = BellSubscription;
 
@@ -25,6 +26,8 @@ export class FetchBell {
 
   /** Told when a topic gains its first waiting fetch or loses its last. */
   onTopics: () => void = () => undefined;
+  /** What claims saw of each partition's queue, forgotten as rings say it changed (fetch-hints.ts). */
+  readonly hints = new FetchHints();
 
   constructor(private readonly now: () => number = Date.now) {
     this.emitter.setMaxListeners(0);
@@ -45,11 +48,14 @@ export class FetchBell {
   }
 
   /**
-   * Rings `topic` at `at` (epoch ms). Only the earliest pending time per topic
+   * Rings `topic` at `at` (epoch ms), for a task made fetchable in `partition`
+ * (undefined: somewhere, as a peer's doorbell says). Only the earliest pending time per topic
    * is kept: a fetch woken then finds later due times itself (its claim
    * reports the next due score of its queues) and sleeps until them.
    */
-  ringAt(topic: string, at: number): void {
+  ringAt(topic: string, at: number, partition?: number): void {
+    // The queue changed now, whenever the task is due: claims must look at it again.
+    this.hints.touched(topic, partition);
     // Every enqueue rings its topic. A fetch that subscribes later claims first and
     // sleeps until the next due time its claim reports, so nobody misses this ring.
     if (!this.awaited(topic)) return;

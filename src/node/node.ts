@@ -170,7 +170,7 @@ export class ZdNode {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
       workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
       taskReady: (p, queue, taskId, readyAt, flowDeadline = 0) => {
-        this.routing.taskFetchable(queue, readyAt); // a returned or retried Step is fetchable too
+        this.routing.taskFetchable(queue, readyAt, p); // a returned or retried Step is fetchable too
         this.routing.taskReady(p, queue, taskId, readyAt);
         if (flowDeadline > 0) this.routing.flowDeadlineSet(p, taskId, flowDeadline);
       },
@@ -272,7 +272,7 @@ export class ZdNode {
       membership: this.membership, metrics: this.metrics, clock: this.clock,
       invokeRpc: (r, signal) => this.routing.invokeRpc(r, signal),
       taskEnqueued: (t, sticky) => {
-        this.routing.taskFetchable(t.queue, t.readyAt); // wake long-polling fetches of the topic, here and at peers
+        this.routing.taskFetchable(t.queue, t.readyAt, t.partition); // wake long-polling fetches of the topic, here and at peers
         this.routing.taskEnqueued(
           t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky, t.flowDeadline,
         );
@@ -307,7 +307,7 @@ export class ZdNode {
       config: c, store: new FetchStore(this.redis, this.keys, c.outcomes.retention), bell: this.fetchBell,
       clock: this.clock, log: this.log,
       taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
-      fetchable: (queue, readyAt) => this.routing.taskFetchable(queue, readyAt),
+      fetchable: (queue, readyAt, p) => this.routing.taskFetchable(queue, readyAt, p),
       outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       longPolls: this.longPolls,
     });

@@ -134,8 +134,8 @@ export class Routing {
   }
 
   /** A task of `queue` is fetchable at `readyAt`: ring the fetches waiting on it here, and at every peer that waits on it. */
-  taskFetchable(queue: string, readyAt: number): void {
-    this.fetchBell.ringAt(queue, readyAt);
+  taskFetchable(queue: string, readyAt: number, partition?: number): void {
+    this.fetchBell.ringAt(queue, readyAt, partition);
     for (const id of this.view.fetchWaiters(queue)) {
       if (id !== this.nodeId) this.mesh.ring(id, { kind: Kind.FETCH, partition: 0, queue, at_ms: readyAt });
     }

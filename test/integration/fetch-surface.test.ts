@@ -39,6 +39,12 @@ async function stateOf(taskId: string): Promise<pb.TaskState> {
   return (await t.matching.getTask({ task_id: taskId })).task!.state ?? pb.TaskState.TASK_STATE_UNSPECIFIED;
 }
 
+/** Calls of a command Redis has run, all clients together. */
+async function calls(command: string): Promise<number> {
+  const stats = String(await redis.command('INFO', 'commandstats'));
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+}
+
 async function outcomesOf(group: string, taskId?: string): Promise<pb.IOutcome[]> {
   const r = await t.matching.consumeOutcomes({ group, consumer: 'c', max_count: 100, wait_ms: 300 });
   return (r.outcomes ?? []).filter((o) => !taskId || o.task_id === taskId);
@@ -61,6 +67,20 @@ describe('claims', () => {
       expect(await stateOf(x.task_id!)).toBe(pb.TaskState.LOCKED);
     }
     expect((await fetch({ worker_id: 'B', max_tasks: 10 })).tasks).toEqual([]);
+  });
+
+  it('a fetch woken by an enqueue peeks only the partition the task landed in, not every partition', async () => {
+    // Guards the claim's hints (src/gateway/fetch-hints.ts): every ring made each waiting fetch peek every partition.
+    expect(t.config.cluster.partitions).toBe(8);
+    expect((await fetch()).tasks).toEqual([]); // a claim that saw every partition's queue empty
+    await sleep(200); // the node's own start-up reads are done
+    const before = await calls('zrange');
+    const waiting = fetch({ wait_ms: 3000 });
+    await sleep(100);
+    const id = await enqueued({ flow_id: 'hinted' });
+    expect((await waiting).tasks.map((x) => x.task_id)).toEqual([id]);
+    // Its first claim peeks nothing (all known empty); the ring's claim, the one partition. Before: 8 + 8.
+    expect((await calls('zrange')) - before).toBeLessThanOrEqual(2);
   });
 
   it('completes with a result, or without one (fire-and-forget: the outcome carries the input)', async () => {

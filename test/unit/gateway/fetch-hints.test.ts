@@ -1,0 +1,56 @@
+/**
+ * What claims remember of each partition's queue of a fetch topic
+ * (src/gateway/fetch-hints.ts): trusted until a touch of the partition or of
+ * the whole topic, until the time it names, and for HINT_TTL_MS at most; a
+ * touch while a claim runs voids what that claim saw.
+ */
+import { FetchHints, HINT_TTL_MS } from '../../../src/gateway/fetch-hints';
+
+const T = 'acme:order:charge';
+
+it('remembers an empty queue and a first score until a touch of that partition, and only that one', () => {
+  const h = new FetchHints();
+  const mark = h.begin([T]);
+  h.quiet(T, 3, mark, 1000, Infinity);
+  h.quiet(T, 4, mark, 1000, 1500);
+  expect(h.quietUntil(T, 3, 1100)).toBe(Infinity);
+  expect(h.quietUntil(T, 4, 1100)).toBe(1500);
+  expect(h.quietUntil(T, 5, 1100)).toBeUndefined(); // never seen
+  expect(h.quietUntil('other:t:s', 3, 1100)).toBeUndefined();
+  h.touched(T, 3);
+  expect(h.quietUntil(T, 3, 1100)).toBeUndefined();
+  expect(h.quietUntil(T, 4, 1100)).toBe(1500);
+});
+
+it('forgets the whole topic on a touch that names no partition (a peer\'s doorbell)', () => {
+  const h = new FetchHints();
+  const mark = h.begin([T]);
+  for (let p = 0; p < 8; p++) h.quiet(T, p, mark, 1000, Infinity);
+  h.touched(T);
+  for (let p = 0; p < 8; p++) expect(h.quietUntil(T, p, 1001)).toBeUndefined();
+});
+
+it('stops trusting a hint once its time comes, and after HINT_TTL_MS', () => {
+  const h = new FetchHints();
+  const mark = h.begin([T]);
+  h.quiet(T, 1, mark, 1000, 1200);
+  h.quiet(T, 2, mark, 1000, Infinity);
+  expect(h.quietUntil(T, 1, 1199)).toBe(1200);
+  expect(h.quietUntil(T, 1, 1200)).toBeUndefined(); // due now: peek it
+  expect(h.quietUntil(T, 2, 1000 + HINT_TTL_MS - 1)).toBe(Infinity);
+  expect(h.quietUntil(T, 2, 1000 + HINT_TTL_MS)).toBeUndefined();
+});
+
+it('voids what a claim saw of a partition touched after the claim began', () => {
+  const h = new FetchHints();
+  const mark = h.begin([T]);
+  h.touched(T, 6); // an enqueue lands while the claim's peeks are in flight
+  h.quiet(T, 6, mark, 1000, Infinity);
+  h.quiet(T, 7, mark, 1000, Infinity);
+  expect(h.quietUntil(T, 6, 1001)).toBeUndefined();
+  expect(h.quietUntil(T, 7, 1001)).toBe(Infinity);
+  const next = h.begin([T]);
+  h.touched(T);
+  h.quiet(T, 7, next, 1002, Infinity);
+  expect(h.quietUntil(T, 7, 1003)).toBeUndefined();
+});
