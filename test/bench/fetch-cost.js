@@ -11,19 +11,10 @@
  * Usage: npm run build && node test/bench/fetch-cost.js [tasks=3000] [rate=500] [--dist DIR]
  */
 'use strict';
-const path = require('node:path');
+const { buildOf, redisCounters, startBenchNode } = require('./bench-kit');
 
 const argv = process.argv.slice(2);
-const flag = (name) => {
-  const i = argv.indexOf(name);
-  return i < 0 ? undefined : argv.splice(i, 2)[1];
-};
-const DIST = path.resolve(flag('--dist') ?? path.join(__dirname, '..', '..', 'dist'));
-const dist = (p) => require(path.join(DIST, p));
-const { startEmbeddedRedis } = dist('store/embedded-redis');
-const { loadConfig } = dist('config');
-const { ZdNode } = dist('node/node');
-const { createLogger } = dist('util/logger');
+const dist = buildOf(argv);
 const { Client, FetchClient } = dist('index');
 
 const N = Number(argv[0] ?? 3000);
@@ -32,34 +23,11 @@ const WORKERS = 4;
 const PER_CALL = 10;
 const status = (line) => process.stderr.write(`fetch-cost: ${line}\n`);
 
-async function stats(redis) {
-  const text = (await redis.info('commandstats')) + (await redis.info('cpu'));
-  const m = { cpu: 0, all: 0, by: {} };
-  for (const line of text.split('\r\n')) {
-    const c = /^cmdstat_([\w|]+):calls=(\d+)/.exec(line);
-    if (c) {
-      m.by[c[1]] = Number(c[2]);
-      m.all += Number(c[2]);
-    }
-    const u = /^used_cpu_(user|sys):([\d.]+)/.exec(line);
-    if (u) m.cpu += Number(u[2]);
-  }
-  return m;
-}
-
 async function main() {
-  const r = await startEmbeddedRedis();
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': r.url, 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0', 'metrics.listen': '127.0.0.1:0',
-      'internal.listen': '127.0.0.1:0', 'auth.enabled': false,
-    },
-  });
-  const node = await ZdNode.start(config, { logger: createLogger('silent') });
+  const { node, stop } = await startBenchNode(dist);
   const client = new Client({ address: node.apiAddress });
   const topics = [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }];
-  const before = await stats(node.redis);
+  const before = await redisCounters(node.redis);
   let done = 0;
   let fetches = 0;
   const workers = Array.from({ length: WORKERS }, async (_, i) => {
@@ -90,7 +58,7 @@ async function main() {
     }
   }
   await Promise.all(workers);
-  const after = await stats(node.redis);
+  const after = await redisCounters(node.redis);
   const per = (a, b) => Math.round(((a - b) / N) * 100) / 100;
   const top = Object.fromEntries(Object.keys(after.by)
     .map((k) => [k, per(after.by[k], before.by[k] ?? 0)])
@@ -101,8 +69,7 @@ async function main() {
     commandsPerTask: per(after.all, before.all), redisCpuUsecPerTask: Math.round(((after.cpu - before.cpu) / N) * 1e7) / 10, top,
   })}\n`);
   client.close();
-  await node.close();
-  await r.stop();
+  await stop();
 }
 
 main().then(() => process.exit(0), (err) => {

@@ -14,19 +14,10 @@
  * Usage: npm run build && node test/bench/outcome-consume.js [steps=5000] [rate=1000] [--dist DIR]
  */
 'use strict';
-const path = require('node:path');
+const { buildOf, redisCounters, startBenchNode } = require('./bench-kit');
 
 const argv = process.argv.slice(2);
-const flag = (name) => {
-  const i = argv.indexOf(name);
-  return i < 0 ? undefined : argv.splice(i, 2)[1];
-};
-const DIST = path.resolve(flag('--dist') ?? path.join(__dirname, '..', '..', 'dist'));
-const dist = (p) => require(path.join(DIST, p));
-const { startEmbeddedRedis } = dist('store/embedded-redis');
-const { loadConfig } = dist('config');
-const { ZdNode } = dist('node/node');
-const { createLogger } = dist('util/logger');
+const dist = buildOf(argv);
 const { Client, Worker } = dist('index');
 
 const N = Number(argv[0] ?? 5000);
@@ -34,28 +25,8 @@ const RATE = Number(argv[1] ?? 1000);
 const PER_CALL = 10;
 const status = (line) => process.stderr.write(`outcome-consume: ${line}\n`);
 
-async function stats(redis) {
-  const text = (await redis.info('commandstats')) + (await redis.info('cpu'));
-  const m = { cpu: 0 };
-  for (const line of text.split('\r\n')) {
-    const c = /^cmdstat_(\w+):calls=(\d+)/.exec(line);
-    if (c) m[c[1]] = Number(c[2]);
-    const u = /^used_cpu_(user|sys):([\d.]+)/.exec(line);
-    if (u) m.cpu += Number(u[2]);
-  }
-  return m;
-}
-
 async function main() {
-  const r = await startEmbeddedRedis();
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': r.url, 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0', 'metrics.listen': '127.0.0.1:0',
-      'internal.listen': '127.0.0.1:0', 'auth.enabled': false,
-    },
-  });
-  const node = await ZdNode.start(config, { logger: createLogger('silent') });
+  const { node, stop } = await startBenchNode(dist);
   const client = new Client({ address: node.apiAddress });
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   const worker = new Worker({
@@ -66,7 +37,7 @@ async function main() {
   await worker.waitPullRegistered();
   await client.consumeOutcomes({ group: 'engine', consumer: 'c', maxCount: 1 }); // the group, on every stream
 
-  const before = await stats(node.redis);
+  const before = await redisCounters(node.redis);
   let got = 0;
   let calls = 0;
   let ack = [];
@@ -96,8 +67,8 @@ async function main() {
     }
   }
   await engine;
-  const after = await stats(node.redis);
-  const per = (k) => Math.round((((after[k] ?? 0) - (before[k] ?? 0)) / N) * 100) / 100;
+  const after = await redisCounters(node.redis);
+  const per = (k) => Math.round((((after.by[k] ?? 0) - (before.by[k] ?? 0)) / N) * 100) / 100;
   process.stdout.write(`${JSON.stringify({
     steps: N, rate: RATE, consumeCalls: calls, outcomesPerCall: Math.round((N / calls) * 10) / 10,
     xreadgroupPerOutcome: per('xreadgroup'), xautoclaimPerOutcome: per('xautoclaim'), xackPerOutcome: per('xack'),
@@ -105,8 +76,7 @@ async function main() {
   })}\n`);
   await worker.stop();
   client.close();
-  await node.close();
-  await r.stop();
+  await stop();
 }
 
 main().then(() => process.exit(0), (err) => {
