@@ -10,9 +10,8 @@
  * partition on this node (`touched` with the partition) or anywhere the node
  * hears of without one (a peer's FETCH doorbell names no partition: the whole
  * topic), when the time it names comes (a retry timeout, a lock expiring: the
- * queue's first score), and after HINT_TTL_MS in any case. Whatever adds to a
- * queue without ringing the topic (an attempt the owner times out and queues
- * again) is therefore seen at most HINT_TTL_MS late. A touch during a claim
+ * queue's first score), and after HINT_TTL_MS in any case: whatever adds to a
+ * queue without ringing its topic is seen at most HINT_TTL_MS late. A touch during a claim
  * voids what that claim learns of the partition: hints are stamped with the
  * claim's mark, taken before its peeks.
  */

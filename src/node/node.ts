@@ -156,6 +156,7 @@ export class ZdNode {
       backlogChanged: () => this.mesh?.capacityChanged(),
       peersBacklogged: (queue) => this.view.peerHasBacklog(queue),
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
+      taskFetchable: (queue, readyAt, p) => this.routing.taskFetchable(queue, readyAt, p),
     }, {
       stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait,
       headsResyncIntervalMs: config.matching.headsResyncInterval,

@@ -29,6 +29,8 @@ export interface PartitionHost {
   queueForgotten(q: QueueHeads): void;
   /** An attempt ended without its worker (it timed out): its slot gets a Cancel. */
   cancelAttempt(a: CancelledAttempt, reason: string): void;
+  /** An attempt the owner ended went back to its queue for a retry: fetches of its topic may take it too. */
+  taskRequeued(partition: number, queue: string, readyAt: number): void;
 }
 
 const EXPIRY_BATCH = 100;
@@ -218,6 +220,7 @@ export class PartitionOwner {
     }
     if (r.kind === 'retry' && queue) {
       this.taskReady(queue, taskId, r.readyAt);
+      this.host.taskRequeued(this.partition, queue, r.readyAt);
       this.flowDeadline(r.flowDeadline); // its timer may have found the task running and passed on
     }
     else if (r.kind === 'terminal') this.host.outcomeWritten(this.partition, taskId, r.status);

@@ -43,6 +43,8 @@ export interface OwnerHooks {
   peersBacklogged(queue: string): boolean;
   /** Sends Cancel to the slots (on any node) that hold these attempts. */
   cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
+  /** A task of `queue` is fetchable at `readyAt` in `partition` (a retry the owner queued): wake the fetches of its topic. */
+  taskFetchable(queue: string, readyAt: number, partition: number): void;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
@@ -302,6 +304,10 @@ export class OwnerRegistry implements PartitionHost {
 
   cancelAttempt(a: CancelledAttempt, reason: string): void {
     this.hooks.cancelAttempts([a], reason);
+  }
+
+  taskRequeued(partition: number, queue: string, readyAt: number): void {
+    this.hooks.taskFetchable(queue, readyAt, partition);
   }
 
   queueForgotten(q: QueueHeads): void {

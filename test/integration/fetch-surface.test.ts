@@ -491,6 +491,23 @@ describe('the claim and the flow deadline', () => {
   });
 });
 
+describe('shared with stream slots', () => {
+  it('a long-polling fetch takes the retry of a stream attempt the owner timed out, without waiting out its wait', async () => {
+    // Guards the owner's requeue ringing the topic: the retry went to the heads only, and a
+    // fetch waiting on the topic slept to the end of its wait with the task ready.
+    await boot();
+    const s = openSlot(t.worker, registerFrame());
+    open.push(s);
+    await s.nextOf('registered');
+    const id = await enqueued({ method_timeout_ms: 300, retry_policy: { max_attempts: 3, initial_interval_ms: 50 } });
+    expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: id, attempt: 1 }); // never answered
+    const started = Date.now();
+    const r = await fetch({ wait_ms: 5000 });
+    expect(r.tasks.map((x) => [x.task_id, x.attempt])).toEqual([[id, 2]]);
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+});
+
 describe('complete: verify and hold the lock, write the outcome, then delete', () => {
   it('a crash between the outcome and the delete re-offers the task; the second completion is absorbed by the idempotency key', async () => {
     await boot();
