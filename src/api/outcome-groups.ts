@@ -60,7 +60,7 @@ export function outcomeGroupHandlers(d: OutcomeGroupDeps) {
       if (!req.force && info.idleMs !== undefined && info.idleMs < ACTIVE_GROUP_MS) {
         throw zdError('ZD_OUTCOME_GROUP_ACTIVE', { group: label, idleMs: info.idleMs, activeMs: ACTIVE_GROUP_MS });
       }
-      const dropped = await dropOutcomeGroup(d.redis, d.keys, partitions, name);
+      const dropped = await dropOutcomeGroup(d.redis, d.keys, partitions, info);
       // Dropped meanwhile by another operator: nothing matched, so not a success.
       if (!dropped) throw zdError('ZD_OUTCOME_GROUP_NOT_FOUND', { group: label });
       d.outcomes.forgetGroup(name);

@@ -100,19 +100,20 @@ export async function describeOutcomeGroups(redis: RedisClient, keys: Keys, part
 }
 
 /**
- * Destroys the group on every partition's stream and takes it out of the
- * registry; undefined, changing nothing, when neither holds it. A consumer
- * still reading it makes it again on its next read (outcomes.ts inGroup).
+ * Destroys the group `info` describes (describeOutcomeGroups) on every
+ * partition's stream and takes it out of the registry; undefined when neither
+ * held it any more (another drop came first). A consumer still reading it
+ * makes it again on its next read (outcomes.ts inGroup).
  */
-export async function dropOutcomeGroup(redis: RedisClient, keys: Keys, partitions: number, name: string): Promise<DroppedGroup | undefined> {
-  const info = (await describeOutcomeGroups(redis, keys, partitions)).find((g) => g.name === name);
-  if (!info) return undefined;
+export async function dropOutcomeGroup(redis: RedisClient, keys: Keys, partitions: number, info: OutcomeGroupInfo): Promise<DroppedGroup | undefined> {
   const destroyed = await Promise.all(Array.from({ length: partitions }, (_, p) =>
-    redis.xgroup('DESTROY', keys.out(p), name).catch((err: Error) => {
+    redis.xgroup('DESTROY', keys.out(p), info.name).catch((err: Error) => {
       // no stream there yet: nothing to destroy
       if (/no such key|requires the key to exist/i.test(err.message)) return 0;
       throw err;
     })));
-  const removed = await redis.srem(keys.groups(), name);
-  return { partitions: destroyed.reduce<number>((a, b) => a + Number(b), 0), pending: info.pending, registered: removed > 0 };
+  const streams = destroyed.reduce<number>((a, b) => a + Number(b), 0);
+  const removed = await redis.srem(keys.groups(), info.name);
+  if (streams === 0 && removed === 0) return undefined;
+  return { partitions: streams, pending: info.pending, registered: removed > 0 };
 }
