@@ -176,3 +176,30 @@ describe('clocks that disagree', () => {
     expect(task.task_id).toBe(r.task_id);
   });
 });
+
+it("offers a Step again when the other node's slot could not take it, and the worker that gets it runs the same attempt", async () => {
+  // Guards the owner's handling of a peer's no-slot answer (registry.ts settle): the head goes back to the
+  // front of its queue and is offered again once capacity shows, with the attempt not spent.
+  const ghost = b.node.gateway.register({
+    tenant: 'acme', appWorkerId: 'ghost', flowTypes: ['order'], kind: 'STEP_AND_RPC', taskLimit: 1, sdk: 'test',
+    acceptsTaskAfterAck: false, acceptsTaskInAck: false,
+  });
+  ghost.out.close(); // its stream is gone: b's write of an offered task fails
+  await seesWorker(a, 'ghost');
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === b.node.nodeId, { timeoutMs: 5000, description: "a sees b's idle slot" });
+  let flowId = '';
+  for (let i = 0; !flowId; i++) if (a.node.leases.holds(partitionOf('acme', `nb${i}`, a.config.cluster.partitions))) flowId = `nb${i}`;
+  const noSlot = async () => (await a.node.metrics.registry.getSingleMetric('dexzd_matching_offers_total')!.get())
+    .values.find((v) => v.labels.result === 'no-slot')?.value ?? 0;
+  const before = await noSlot();
+  const r = await a.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+  await waitFor(async () => (await noSlot()) > before, { timeoutMs: 5000, description: "b's no-slot answer reaches a" });
+  expect((await a.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+  await b.node.gateway.unregister(ghost, true);
+
+  const w = await slotAt(b, 'w-b');
+  const task = (await w.nextOf('step_task', 5000)).step_task!;
+  expect(task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  w.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  expect((await w.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+});
