@@ -27,7 +27,8 @@ for i = 7, #ARGV do
   for _, taskId in ipairs(redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', 0, left + 16)) do
     if left <= 0 then break end
     local taskKey = tag .. 't:' .. taskId
-    local t = redis.call('HMGET', taskKey, 'state', 'readyAt', 'lockUntil', 'spec')
+    -- One read for the check and the claim's reply: almost every entry read is claimed.
+    local t = redis.call('HMGET', taskKey, 'state', 'readyAt', 'lockUntil', 'spec', 'input', 'fetchRetries', 'attempt')
     local ok = false
     -- Past its flow deadline: not claimed, and no lock expiry counted (as
     -- includes/start.lua); the owner's deadline timer ends it TIMED_OUT.
@@ -47,9 +48,8 @@ for i = 7, #ARGV do
       redis.call('HSET', taskKey, 'state', 'locked', 'lockWorker', worker, 'worker', worker,
         'lockUntil', lockUntil, 'lockMs', lockMs, 'maxExpiries', maxExpiries)
       redis.call('ZADD', q, lockUntil, taskId)
-      local p = redis.call('HMGET', taskKey, 'input', 'fetchRetries', 'attempt')
       local flowId, seid = string.match(t[4] or legacySpec(taskKey), SPEC_FLOW_SEID)
-      claimed[#claimed + 1] = {taskId, queue, flowId, seid, p[1], tostring(lockUntil), p[2] or '0', p[3]}
+      claimed[#claimed + 1] = {taskId, queue, flowId, seid, t[5], tostring(lockUntil), t[6] or '0', t[7]}
       left = left - 1
     end
   end
