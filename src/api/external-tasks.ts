@@ -67,6 +67,8 @@ export function verdictError(taskId: string, v: LockVerdict): ZdError {
 export class ExternalTasks {
   hooks: ExternalTasksHooks = {};
   private readonly c: Config;
+  /** The last claim queued per set of topics (claimInTurn). */
+  private readonly claimTurns = new Map<string, Promise<void>>();
 
   constructor(private readonly d: ExternalTasksDeps) {
     this.c = d.config;
@@ -81,6 +83,8 @@ export class ExternalTasks {
 
   async fetchAndLock(r: FetchRequest, signal: AbortSignal): Promise<ClaimedTask[]> {
     const topics = r.topics.map((t) => t.queue);
+    const queues = [...new Set(topics)];
+    const turnKey = [...queues].sort().join('\n');
     const release = this.d.longPolls?.enter(r.waitMs);
     // Subscribe before the first claim query: a task parked between the query and the wait still wakes us.
     const sub = this.d.bell.subscribe(topics, signal);
@@ -88,7 +92,7 @@ export class ExternalTasks {
       const deadline = this.d.clock.now() + r.waitMs;
       for (let round = 0; ; round++) {
         if (signal.aborted) return [];
-        const { tasks, nextDue } = await this.claim(r, [...new Set(topics)]);
+        const { tasks, nextDue } = await this.claimInTurn(r, queues, turnKey, signal);
         if (tasks.length > 0) {
           if (this.hooks.afterClaim) await this.hooks.afterClaim(tasks);
           return tasks;
@@ -185,6 +189,27 @@ export class ExternalTasks {
 
   // ---- internals ------------------------------------------------------------
 
+  /**
+   * Claims of the same topics on this node run one after another. A ring wakes
+   * every fetch waiting on its topic: run at once, each peeked the partition the
+   * task went to and called its claim script, and all but the first found it
+   * taken. In turn, the first claim's hints (nothing left due there) let the
+   * others skip the partition without a call to Redis.
+   */
+  private claimInTurn(
+    r: FetchRequest, queues: string[], key: string, signal: AbortSignal,
+  ): Promise<{ tasks: ClaimedTask[]; nextDue: number }> {
+    const before = this.claimTurns.get(key) ?? Promise.resolve();
+    // A caller gone while it waited its turn claims nothing (DESIGN §7).
+    const run = before.then(() => (signal.aborted ? { tasks: [], nextDue: Infinity } : this.claim(r, queues)));
+    const done = run.then(() => undefined, () => undefined);
+    this.claimTurns.set(key, done);
+    void done.then(() => {
+      if (this.claimTurns.get(key) === done) this.claimTurns.delete(key);
+    });
+    return run;
+  }
+
   /** A task is fetchable (now or at readyAt): ring the topic's fetches and tell the stream path's owner. */
   private ready(partition: number, queue: string, taskId: string, readyAt: number): void {
     this.d.fetchable(queue, readyAt, partition);
@@ -231,6 +256,9 @@ export class ExternalTasks {
       if (left <= 0) break;
       const res = await this.d.store.lock(p, e.queues, r.workerId, r.lockMs, left, this.c.fetch.maxLockExpiries, this.d.clock.now());
       nextDue = Math.min(nextDue, res.nextDue);
+      // Nothing due left there: the claims behind this one need not look (claimInTurn).
+      const after = this.d.clock.now();
+      if (res.nextDue > after) for (const queue of e.queues) hints.quiet(queue, p, mark, after, res.nextDue);
       for (const t of res.tasks) {
         tasks.push(t);
         // The stream path's owner learns when this lock lapses (DESIGN §4: an expired lock is a head again).

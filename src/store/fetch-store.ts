@@ -28,7 +28,11 @@ export interface ClaimedTask {
 
 export interface ClaimResult {
   tasks: ClaimedTask[];
-  /** Earliest future score left in the claimed queues (a retry becoming due, a lock expiring); Infinity = none. */
+  /**
+   * Lowest score left in the claimed queues: after now, nothing is due before it (a
+   * retry becoming due, a lock expiring); at or before now, something due is left;
+   * Infinity = the queues are empty.
+   */
   nextDue: number;
   /** Tasks that turned terminal during the claim (lock expiries exceeded). */
   terminal: string[];

@@ -2,13 +2,13 @@
 /**
  * What the fetch surface costs Redis per task: one node in this process on a
  * private redis-server (default config: 64 partitions), a producer enqueuing 10
- * Steps a call at a fixed rate, and 4 FetchClients long-polling the topic
+ * Steps a call at a fixed rate, and W FetchClients (default 4) long-polling the topic
  * (maxTasks 10, wait 500 ms) and completing each task they lock, until all are
  * done. Prints one JSON line: fetches, tasks per fetch, Redis commands per task
  * and the busiest of them (INFO commandstats; commands a script runs count too),
  * and Redis CPU per task (INFO cpu).
  * --dist DIR runs another build (an A/B).
- * Usage: npm run build && node test/bench/fetch-cost.js [tasks=3000] [rate=500] [--dist DIR]
+ * Usage: npm run build && node test/bench/fetch-cost.js [tasks=3000] [rate=500] [workers=4] [--dist DIR]
  */
 'use strict';
 const { buildOf, redisCounters, startBenchNode } = require('./bench-kit');
@@ -19,7 +19,7 @@ const { Client, FetchClient } = dist('index');
 
 const N = Number(argv[0] ?? 3000);
 const RATE = Number(argv[1] ?? 500);
-const WORKERS = 4;
+const WORKERS = Number(argv[2] ?? 4);
 const PER_CALL = 10;
 const status = (line) => process.stderr.write(`fetch-cost: ${line}\n`);
 
@@ -65,7 +65,7 @@ async function main() {
     .filter(([, v]) => v >= 0.5)
     .sort((a, b) => b[1] - a[1]));
   process.stdout.write(`${JSON.stringify({
-    tasks: N, rate: RATE, fetches, tasksPerFetch: Math.round((N / fetches) * 10) / 10,
+    tasks: N, rate: RATE, workers: WORKERS, fetches, tasksPerFetch: Math.round((N / fetches) * 10) / 10,
     commandsPerTask: per(after.all, before.all), redisCpuUsecPerTask: Math.round(((after.cpu - before.cpu) / N) * 1e7) / 10, top,
   })}\n`);
   client.close();

@@ -83,6 +83,31 @@ describe('claims', () => {
     expect((await calls('zrange')) - before).toBeLessThanOrEqual(2);
   });
 
+  it('of many fetches woken by one enqueue, one calls the claim script: the others find nothing due left', async () => {
+    // Guards the claims in turn (external-tasks.ts claimInTurn): each woken fetch peeked the partition and
+    // called the claim script, and all but the first found the task taken.
+    expect((await fetch()).tasks).toEqual([]);
+    // Count the claim's calls to Redis as they go through (each still runs against the real Redis).
+    const store = t.node.externalTasks!.store;
+    const lock = store.lock.bind(store);
+    const peek = store.firstScore.bind(store);
+    let [locks, peeks] = [0, 0];
+    store.lock = (...a: Parameters<typeof lock>) => (locks++, lock(...a));
+    store.firstScore = (...a: Parameters<typeof peek>) => (peeks++, peek(...a));
+    const waiting = Array.from({ length: 6 }, (_, i) => fetch({ worker_id: `W${i}`, wait_ms: 1500 }));
+    await sleep(100);
+    [locks, peeks] = [0, 0];
+    const id = await enqueued({ flow_id: 'herd' });
+    expect((await Promise.race(waiting)).tasks.map((x) => x.task_id)).toEqual([id]);
+    await sleep(150); // the other five have claimed again by now, and wait on
+    // One claim script and one peek, where each of the six woken fetches used to call both.
+    expect([locks, peeks]).toEqual([1, 1]);
+    store.lock = lock;
+    store.firstScore = peek;
+    const results = await Promise.all(waiting);
+    expect(results.flatMap((r) => r.tasks.map((x) => x.task_id))).toEqual([id]);
+  });
+
   it('completes with a result, or without one (fire-and-forget: the outcome carries the input)', async () => {
     const a = await enqueued({ flow_id: 'fa', input: Buffer.from('A-in') });
     const b = await enqueued({ flow_id: 'fb', input: Buffer.from('B-in') });

@@ -10,8 +10,8 @@
   ARGV[5]  most tasks to claim  ARGV[6] fetch.maxLockExpiries  ARGV[7..] queue names
   Returns: {claimed, nextDue, terminalIds} where claimed is a list of
            {taskId, queue, flowId, seid, input, lockUntil, fetchRetries, attempt},
-           nextDue the earliest future score left in these queues ("" = none), and
-           terminalIds the tasks that turned terminal here.
+           nextDue the lowest score left in these queues ("" = none; at or before now
+           when something due is left), and terminalIds the tasks that turned terminal here.
 ]]
 --@include "locked"
 --@include "task"
@@ -54,9 +54,12 @@ for i = 7, #ARGV do
     end
   end
 end
+-- The lowest score left in these queues: at or before now, something due is left (the
+-- claim stopped at its count, or passed too many stale entries); later, nothing is due
+-- before it (the node may skip these queues until then, src/gateway/fetch-hints.ts).
 local nextDue = ''
 for i = 7, #ARGV do
-  local first = redis.call('ZRANGEBYSCORE', tag .. 'q:' .. ARGV[i], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local first = redis.call('ZRANGE', tag .. 'q:' .. ARGV[i], 0, 0, 'WITHSCORES')
   if first[2] and (nextDue == '' or tonumber(first[2]) < tonumber(nextDue)) then nextDue = first[2] end
 end
 return {claimed, nextDue, terminal}
