@@ -4,7 +4,7 @@
  * private redis-server (default config: 64 partitions), a producer enqueuing 10
  * Steps a call at a fixed rate, and W FetchClients (default 4) long-polling the topic
  * (maxTasks 10, wait 500 ms) and completing each task they lock, until all are
- * done. Prints one JSON line: fetches, tasks per fetch, Redis commands per task
+ * done. Prints one JSON line: tasks/s, fetches, tasks per fetch, Redis commands per task
  * and the busiest of them (INFO commandstats; commands a script runs count too),
  * and Redis CPU per task (INFO cpu).
  * --dist DIR runs another build (an A/B).
@@ -58,6 +58,7 @@ async function main() {
     }
   }
   await Promise.all(workers);
+  const seconds = (Date.now() - t0) / 1000;
   const after = await redisCounters(node.redis);
   const per = (a, b) => Math.round(((a - b) / N) * 100) / 100;
   const top = Object.fromEntries(Object.keys(after.by)
@@ -65,7 +66,7 @@ async function main() {
     .filter(([, v]) => v >= 0.5)
     .sort((a, b) => b[1] - a[1]));
   process.stdout.write(`${JSON.stringify({
-    tasks: N, rate: RATE, workers: WORKERS, fetches, tasksPerFetch: Math.round((N / fetches) * 10) / 10,
+    tasks: N, rate: RATE, workers: WORKERS, tasksPerSec: Math.round(N / seconds), fetches, tasksPerFetch: Math.round((N / fetches) * 10) / 10,
     commandsPerTask: per(after.all, before.all), redisCpuUsecPerTask: Math.round(((after.cpu - before.cpu) / N) * 1e7) / 10, top,
   })}\n`);
   client.close();
