@@ -10,8 +10,9 @@
  * partition on this node (`touched` with the partition) or anywhere the node
  * hears of without one (a peer's FETCH doorbell names no partition: the whole
  * topic), when the time it names comes (a retry timeout, a lock expiring: the
- * queue's first score), and after HINT_TTL_MS in any case: whatever adds to a
- * queue without ringing its topic is seen at most HINT_TTL_MS late. A touch during a claim
+ * queue's first score), and after HINT_TTL_MS in any case: a fetch that skipped a
+ * partition looks again by then (quietUntil), so whatever adds to a queue without
+ * ringing its topic is found at most HINT_TTL_MS late, even by a waiting fetch. A touch during a claim
  * voids what that claim learns of the partition: hints are stamped with the
  * claim's mark, taken before its peeks.
  */
@@ -71,12 +72,16 @@ export class FetchHints {
   }
 
   /**
-   * The time before which nothing in the partition's queue is due, when the
-   * node knows it (the claim may skip its peek), else undefined.
+   * When the partition's queue must be looked at again, when the node knows that
+   * nothing in it is due before then (the claim may skip its peek): the time its
+   * first entry is due, or the hint's end, whichever comes first. A fetch that
+   * skipped it sleeps no longer than that, so whatever changed the queue without
+   * ringing its topic is found within HINT_TTL_MS. Undefined: peek it now.
    */
   quietUntil(topic: string, partition: number, now: number): number | undefined {
     const q = this.topics.get(topic)?.quiet.get(partition);
-    if (!q || now - q.at >= HINT_TTL_MS || now >= q.dueAt) return undefined;
-    return q.dueAt;
+    if (!q) return undefined;
+    const until = Math.min(q.dueAt, q.at + HINT_TTL_MS);
+    return now < until ? until : undefined;
   }
 }

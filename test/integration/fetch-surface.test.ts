@@ -11,6 +11,8 @@ import { fetchClients, failureOf, sleep, step, topic, type ExternalClient, type 
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { taskBuilder } from '../helpers/store';
+import { HINT_TTL_MS } from '../../src/gateway/fetch-hints';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -81,6 +83,20 @@ describe('claims', () => {
     expect((await waiting).tasks.map((x) => x.task_id)).toEqual([id]);
     // Its first claim peeks nothing (all known empty); the ring's claim, the one partition. Before: 8 + 8.
     expect((await calls('zrange')) - before).toBeLessThanOrEqual(2);
+  });
+
+  it('a waiting fetch finds a task put in its queue without a ring within the hint\'s life, not at the end of its wait', async () => {
+    // Guards the bound on what a hint hides: a queue changed without ringing its topic (a path that
+    // forgets to, a node of another version) is looked at again once the hint ends.
+    expect((await fetch()).tasks).toEqual([]); // every partition's queue known empty
+    const started = Date.now();
+    const waiting = fetch({ wait_ms: 10_000 });
+    await sleep(50);
+    const [task] = [taskBuilder()({ flowId: 'silent' })];
+    await t.node.store.enqueue(task!, Date.now()); // the store alone: no ring
+    const r = await waiting;
+    expect(r.tasks.map((x) => x.task_id)).toEqual([task!.taskId]);
+    expect(Date.now() - started).toBeLessThan(HINT_TTL_MS + 1000);
   });
 
   it('of many fetches woken by one enqueue, one calls the claim script: the others find nothing due left', async () => {
