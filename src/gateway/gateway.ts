@@ -595,8 +595,11 @@ export class Gateway {
       };
       const onAbort = () => call.settle({ kind: 'unavailable', reason: 'the caller went away' });
       call.timer = setTimeout(() => call.settle({ kind: 'unavailable', reason: 'no worker took it' }), Math.max(0, req.deadline - now));
-      // When the sticky window closes, any other idle slot may take it.
+      // When the sticky window closes, any other idle slot may take it. Closed by the
+      // timer, not by reading the clock: a timer may fire a little before the clock
+      // shows its time, and the call would then be held again with nothing to wake it.
       const stickyTimer = setTimeout(() => {
+        call.stickyUntil = 0;
         if (!call.settled && this.rpcWaiters.has(call)) {
           this.rpcWaiters.remove(call);
           this.placeRpc(call);

@@ -6,9 +6,11 @@
 import { ClientError, Status } from 'nice-grpc';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
+import type { Clock } from '../../src/util/clock';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { sleep } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -17,11 +19,11 @@ const open: RawSlot[] = [];
 const STICKY_WAIT = 800;
 const DISPATCH_WAIT = 1000;
 
-async function start(over: Record<string, unknown> = {}) {
+async function start(over: Record<string, unknown> = {}, clock?: Clock) {
   prefix = uniquePrefix('disp');
   t = await startTestNode(redis.url, prefix, {
     'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.syncMatchWait': '200ms', 'matching.dispatchWait': `${DISPATCH_WAIT}ms`, ...over,
-  });
+  }, { clock });
 }
 beforeEach(() => start());
 afterEach(async () => {
@@ -474,6 +476,26 @@ describe('RPCs', () => {
     await nothing(b, RPC_STICKY_WAIT - 150, 'rpc_task'); // held for the busy sticky worker
     const task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
     expect(Date.now() - since).toBeGreaterThanOrEqual(RPC_STICKY_WAIT - 50);
+    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
+    expect((await call).app_worker_id).toBe('B');
+  });
+
+  it('ends the RPC sticky wait when its timer fires, even when the clock reads a little earlier than the timer\'s time', async () => {
+    // Guards the sticky window closed by its timer: a timer that fired before the clock showed
+    // stickyUntil held the call again, with no event left to place it, until UNAVAILABLE.
+    const RPC_STICKY_WAIT = 300;
+    let lag = 0;
+    await t.close();
+    await start({ 'matching.stickyWait': `${RPC_STICKY_WAIT}ms` }, { now: () => Date.now() - lag });
+    const a = await slot('A');
+    await enqueue({ flow_id: 'busy' });
+    await take(a);
+    const b = await slot('B');
+    await rememberSticky('f1', 'A');
+    const call = rpc();
+    await sleep(50);
+    lag = 200; // from here the node's clock reads 200 ms behind its timers
+    const task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
     b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
     expect((await call).app_worker_id).toBe('B');
   });
