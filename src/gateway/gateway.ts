@@ -25,9 +25,10 @@ export interface GatewayHooks {
   capacityAvailable(tenant: string, flowType: string, appWorkerId: string): void;
   /** The app worker stopped taking work on this node (drains, or its last stream went). */
   workerUnavailable(tenant: string, appWorkerId: string): void;
-  /** A task is ready again (retry scheduled, returned unconsumed). */
   /** Back in its queue (retry, return); `flowDeadline` (0 = none) for its owner to re-arm, its timer may have passed it by while the task ran. */
   taskReady(partition: number, queue: string, taskId: string, readyAt: number, flowDeadline?: number): void;
+  /** Back in its queue where its owner already knows (an offer answered no-slot): only fetches of its topic need telling. */
+  taskFetchable(partition: number, queue: string, readyAt: number): void;
   /** An attempt started; its owner arms the deadline timer. */
   attemptStarted(partition: number, deadlineAt: number): void;
   outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
@@ -377,7 +378,8 @@ export class Gateway {
     if (this.deliver(slot, ref.partition, started, ref.path, ref.readyAt, now)) return 'taken';
     // The stream went away between binding and writing: the worker never saw
     // the task, so it goes back unconsumed at once (unregister did not see it).
-    await this.store.release({ partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce });
+    const back = await this.store.release({ partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce });
+    if (back.kind === 'released') this.hooks.taskFetchable(ref.partition, queueName(ref.tenant, ref.flowType, ref.stepType), back.readyAt);
     // 'no-slot' hands the ref back to the offering owner, which re-offers it elsewhere.
     return 'no-slot';
   }

@@ -175,6 +175,7 @@ export class ZdNode {
         this.routing.taskReady(p, queue, taskId, readyAt);
         if (flowDeadline > 0) this.routing.flowDeadlineSet(p, taskId, flowDeadline);
       },
+      taskFetchable: (p, queue, readyAt) => this.routing.taskFetchable(queue, readyAt, p),
       attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
       outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       capacityChanged: () => this.mesh.capacityChanged(),

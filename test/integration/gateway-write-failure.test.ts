@@ -49,9 +49,14 @@ it('returns a task unconsumed when the write fails on the owner\'s offer path to
   const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f2', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
   expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
 
+  // A fetch of the topic hears of it too: the task is back in its queue.
+  const abort = new AbortController();
+  const bell = t.node.fetchBell.subscribe(['acme:order:s'], abort.signal);
   const slot = g.register({ tenant: 'acme', appWorkerId: 'ghost', flowTypes: ['order'], kind: 'STEP_AND_RPC', taskLimit: 1, sdk: 'test', acceptsTaskAfterAck: false, acceptsTaskInAck: false });
   slot.out.close();
   expect(await waitForMetric(() => t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get(), before)).toBeGreaterThan(before);
+  expect(await bell.wait(1000)).toBe(true);
+  bell.close();
   expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
   // Its offer was answered no-slot, so the owner kept the head to offer again.
   const noSlot = (await t.node.metrics.registry.getSingleMetric('dexzd_matching_offers_total')!.get()).values
