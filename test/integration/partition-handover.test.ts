@@ -26,19 +26,30 @@ const config = (id: string) => ({
   'cluster.nodeId': id, 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': `${LEASE_TTL}ms`,
 });
 
+/** A node of this test's cluster, closed after the test. */
+async function node(prefix: string, overrides: Record<string, unknown>): Promise<TestNode> {
+  const n = await startTestNode(redis.url, prefix, overrides);
+  nodes.push(n);
+  return n;
+}
+
+const holdsEvery = (a: TestNode) =>
+  waitFor(() => a.node.leases.heldPartitions().length === a.config.cluster.partitions, { timeoutMs: 10_000, description: 'a holds every partition' });
+
+const splitBetween = (a: TestNode, b: TestNode, timeoutMs = 10_000) =>
+  waitFor(() => b.node.leases.heldPartitions().length > 0
+    && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === a.config.cluster.partitions,
+  { timeoutMs, description: 'the partitions split between a and b' });
+
 it('a joining node gets its share and a leaving node hands its share over long before any lease expires', async () => {
   const prefix = uniquePrefix('handover');
-  const a = await startTestNode(redis.url, prefix, config('n-a'));
-  nodes.push(a);
+  const a = await node(prefix, config('n-a'));
   const partitions = a.config.cluster.partitions;
-  await waitFor(() => a.node.leases.heldPartitions().length === partitions, { timeoutMs: 10_000, description: 'a holds every partition' });
+  await holdsEvery(a);
 
   const joinedAt = Date.now();
-  const b = await startTestNode(redis.url, prefix, config('n-b'));
-  nodes.push(b);
-  await waitFor(() => b.node.leases.heldPartitions().length > 0
-    && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === partitions,
-    { timeoutMs: 10_000, description: 'the partitions split between a and b' });
+  const b = await node(prefix, config('n-b'));
+  await splitBetween(a, b);
   expect(Date.now() - joinedAt).toBeLessThan(LEASE_TTL / 3);
   const bShare = b.node.leases.heldPartitions();
 
@@ -53,14 +64,10 @@ it('a joining node gets its share and a leaving node hands its share over long b
 it('a leaving node\'s share is taken over when its peers see its mesh link end, not at their next heartbeat', async () => {
   const prefix = uniquePrefix('handover');
   const slow = (id: string) => ({ ...config(id), 'cluster.heartbeat': '4s', 'cluster.nodeTtl': '12s' });
-  const a = await startTestNode(redis.url, prefix, slow('n-a'));
-  nodes.push(a);
-  const b = await startTestNode(redis.url, prefix, slow('n-b'));
-  nodes.push(b);
+  const a = await node(prefix, slow('n-a'));
+  const b = await node(prefix, slow('n-b'));
   const partitions = a.config.cluster.partitions;
-  await waitFor(() => b.node.leases.heldPartitions().length > 0
-    && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === partitions,
-    { timeoutMs: 20_000, description: 'the partitions split between a and b' });
+  await splitBetween(a, b, 20_000);
   // the nodes have talked over the mesh: a holds a link to b
   await waitFor(() => a.node.mesh.linkCounts().outbound === 1, { timeoutMs: 10_000, description: 'a has a link to b' });
 
@@ -77,16 +84,12 @@ it('a node giving up a partition deletes its lease only once the offers it has o
   const bPort = await freePort();
   const proxy = await tcpProxy(bPort);
   try {
-    const a = await startTestNode(redis.url, prefix, config('n-a'));
-    nodes.push(a);
-    const b = await startTestNode(redis.url, prefix, {
+    const a = await node(prefix, config('n-a'));
+    const b = await node(prefix, {
       ...config('n-b'), 'internal.listen': `127.0.0.1:${bPort}`, 'internal.advertise': `127.0.0.1:${proxy.port}`,
     });
-    nodes.push(b);
     const partitions = a.config.cluster.partitions;
-    await waitFor(() => b.node.leases.heldPartitions().length > 0
-      && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === partitions,
-      { timeoutMs: 10_000, description: 'the partitions split between a and b' });
+    await splitBetween(a, b);
     const worker = openSlot(b.worker, registerFrame({ app_worker_id: 'w-b' }));
     await worker.nextOf('registered');
     await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees b's idle slot" });
@@ -126,10 +129,9 @@ it('a partition that moves to a new owner keeps its delayed Steps: the new owner
   // delayed Step sits in Redis unoffered (the heads resync runs every 5 min);
   // offered before ready_at, the delay was lost in the move.
   const prefix = uniquePrefix('handover');
-  const a = await startTestNode(redis.url, prefix, config('n-a'));
-  nodes.push(a);
+  const a = await node(prefix, config('n-a'));
   const partitions = a.config.cluster.partitions;
-  await waitFor(() => a.node.leases.heldPartitions().length === partitions, { timeoutMs: 10_000, description: 'a holds every partition' });
+  await holdsEvery(a);
 
   // A flow whose partition goes to b once b joins.
   const toB = targetPartitions('n-b', ['n-a', 'n-b'], partitions);
@@ -142,8 +144,7 @@ it('a partition that moves to a new owner keeps its delayed Steps: the new owner
   });
   expect(res).toMatchObject({ created: true, partition: p });
 
-  const b = await startTestNode(redis.url, prefix, config('n-b'));
-  nodes.push(b);
+  const b = await node(prefix, config('n-b'));
   await waitFor(() => b.node.leases.holds(p) && !a.node.leases.holds(p), { timeoutMs: 5000, description: `b holds partition ${p}` });
   // The move happened while the Step was still delayed: b has to arm its timer, not find it ready on load.
   expect(Date.now()).toBeLessThan(readyAt - 200);
