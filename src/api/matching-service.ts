@@ -252,6 +252,9 @@ export function matchingService(d: MatchingDeps) {
         await d.outcomes.ensureGroup(group);
         if (acks.length > 0) await d.outcomes.ack(group, acks);
         const deadline = d.clock.now() + waitMs;
+        // The first read covers every partition; one woken by rings, those that rang.
+        let targets = all;
+        sub.takeRung();
         for (;;) {
           const now = d.clock.now();
           let found: Awaited<ReturnType<OutcomeStore['readNew']>> = [];
@@ -260,7 +263,7 @@ export function matchingService(d: MatchingDeps) {
             lastClaim.set(claimKey, now);
             found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all);
           }
-          if (found.length < count) found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, all));
+          if (found.length < count) found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, targets));
           if (tenant) {
             // A tenant's group reads the shared outcome streams: other tenants' entries are none of its
             // business, so they are acked in this group at once (trimming still sees them acked) and dropped.
@@ -274,7 +277,10 @@ export function matchingService(d: MatchingDeps) {
           if (found.length > 0) return { outcomes: found.slice(0, count).map(outcomeToWire) };
           const left = deadline - d.clock.now();
           if (left <= 0) return { outcomes: [] };
-          await sub.wait(Math.min(left, 1000));
+          // Each ring names its partition; the once-a-second look (no ring) reads them all.
+          const rang = await sub.wait(Math.min(left, 1000));
+          const rung = sub.takeRung();
+          targets = rang && rung && rung.length > 0 ? rung : all;
         }
       } finally {
         sub.close();

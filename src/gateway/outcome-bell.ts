@@ -10,6 +10,15 @@ import { subscribeBell, type BellSubscription } from './doorbell';
 
 const ALL = 'all';
 
+/** A subscription that also tells which partitions rang (outcome waiters over every partition). */
+export interface OutcomeSubscription extends BellSubscription {
+  /**
+   * The partitions rung since the last call, and forgets them; undefined when a ring
+   * named none (a peer's "wake all") or the subscription waits on one task.
+   */
+  takeRung(): number[] | undefined;
+}
+
 export class OutcomeBell {
   private readonly emitter = new EventEmitter();
   private waiters = 0;
@@ -50,9 +59,17 @@ export class OutcomeBell {
    * Subscribes before the caller's first read. `wait(ms)` resolves on a ring
    * (true) or at the timeout/abort (false); `close()` unsubscribes.
    */
-  subscribe(taskId: string | undefined, signal: AbortSignal): BellSubscription {
+  subscribe(taskId: string | undefined, signal: AbortSignal): OutcomeSubscription {
     const sub = subscribeBell(this.emitter, [taskId ? `task:${taskId}` : 'any', ALL], signal);
     this.subscribers++;
+    // Which partitions rang, so that a consumer woken by one outcome reads that partition, not all.
+    let rung: Set<number> | undefined = new Set();
+    const onAny = (partition: number) => rung?.add(partition);
+    const onAll = () => (rung = undefined);
+    if (!taskId) {
+      this.emitter.on('any', onAny);
+      this.emitter.on(ALL, onAll);
+    }
     // A waiter counts once it really waits: a call with no wait (polling) never
     // changes what peers send. Outcomes they wrote before they learnt of it
     // reach it by the "wake all" the generation bump brings.
@@ -69,10 +86,17 @@ export class OutcomeBell {
         }
         return sub.wait(ms);
       },
+      takeRung: () => {
+        const r = taskId ? undefined : rung && [...rung];
+        rung = new Set();
+        return r;
+      },
       close: () => {
         if (!open) return;
         open = false;
         sub.close();
+        this.emitter.off('any', onAny);
+        this.emitter.off(ALL, onAll);
         this.subscribers--;
         if (counted && --this.waiters === 0) this.interestChanged();
       },

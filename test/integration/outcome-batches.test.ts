@@ -111,3 +111,31 @@ it('reads every partition of a single Redis in one XREADGROUP, and makes a group
   s.reset();
   await t.close();
 });
+
+it('a waiting consumer woken by an outcome reads the partition it rang in, not every partition', async () => {
+  // Guards the targeted read after a ring: on a Redis Cluster each partition read is a command of its own.
+  const own = await startTestNode(redis.url, uniquePrefix('ob2'));
+  const s = openSlot(own.worker, registerFrame());
+  try {
+    await s.nextOf('registered');
+    await own.matching.consumeOutcomes({ group: 'woken', consumer: 'c', max_count: 1 });
+    const outcomes = own.node.outcomes;
+    const readNew = outcomes.readNew.bind(outcomes);
+    const asked: number[][] = [];
+    outcomes.readNew = (group, consumer, count, partitions) => (asked.push([...partitions]), readNew(group, consumer, count, partitions));
+    const waiting = own.matching.consumeOutcomes({ group: 'woken', consumer: 'c', max_count: 10, wait_ms: 3000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const r = await own.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'w1', flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    const got = await waiting;
+    expect(got.outcomes.map((o) => o.task_id)).toEqual([r.task_id]);
+    const p = Number(r.task_id!.split('-')[0]);
+    expect(asked[0]).toHaveLength(own.config.cluster.partitions); // the first read: every partition
+    expect(asked[asked.length - 1]).toEqual([p]); // woken by the ring: its partition only
+    outcomes.readNew = readNew;
+  } finally {
+    s.reset();
+    await own.close();
+  }
+});
