@@ -306,13 +306,10 @@ export class Gateway {
 
   /** The enqueue script failed: had it started the task, the task goes back unconsumed (a release by its nonce). */
   async abandonBinding(b: EnqueueBinding, t: NewTask): Promise<void> {
-    try {
-      await this.returnTask(bindingRef(b, t), t.queue);
-    } catch (err) {
-      this.log.warn({ taskId: t.taskId, err: (err as Error).message }, 'could not return a Step whose enqueue failed');
-    } finally {
-      this.slotFree(b.slot);
-    }
+    // The slot is free at once; the return runs until Redis answers (a start that
+    // committed would otherwise hold the task with no slot and no end).
+    this.slotFree(b.slot);
+    await this.settleNowOrLater(`return of ${t.taskId} after a failed enqueue`, () => this.returnTask(bindingRef(b, t), t.queue));
   }
 
   /** The enqueue script started the task in the bound slot: write it to the worker. */
@@ -324,7 +321,7 @@ export class Gateway {
     };
     if (this.deliver(b.slot, t.partition, started, 'sync', now, now)) return;
     // The stream went away: the worker never saw it, so it goes back unconsumed to its owner.
-    await this.returnTask(bindingRef(b, t), t.queue);
+    await this.settleNowOrLater(`return of ${t.taskId} after a failed write`, () => this.returnTask(bindingRef(b, t), t.queue));
   }
 
   private bindIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
@@ -378,8 +375,18 @@ export class Gateway {
     if (this.deliver(slot, ref.partition, started, ref.path, ref.readyAt, now)) return 'taken';
     // The stream went away between binding and writing: the worker never saw
     // the task, so it goes back unconsumed at once (unregister did not see it).
-    const back = await this.store.release({ partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce });
-    if (back.kind === 'released') this.hooks.taskFetchable(ref.partition, queueName(ref.tenant, ref.flowType, ref.stepType), back.readyAt);
+    const attemptRef = { partition: ref.partition, taskId: ref.taskId, attempt: started.attempt, nonce };
+    const queue = queueName(ref.tenant, ref.flowType, ref.stepType);
+    let back;
+    try {
+      back = await this.store.release(attemptRef);
+    } catch (err) {
+      // Still running under this nonce: re-offered now its start would be refused and
+      // the head forgotten. 'gone' drops it; the return, once Redis answers, rings its owner.
+      this.settleLater(`return of ${ref.taskId} after a failed write`, () => this.returnTask(attemptRef, queue), err as Error);
+      return 'gone';
+    }
+    if (back.kind === 'released') this.hooks.taskFetchable(ref.partition, queue, back.readyAt);
     // 'no-slot' hands the ref back to the offering owner, which re-offers it elsewhere.
     return 'no-slot';
   }

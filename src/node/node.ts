@@ -297,8 +297,7 @@ export class ZdNode {
         started: (b, t, deadlineAt, now) => {
           // Placement never sees it, but its flow deadline still needs the owner's timer (a retry may queue it).
           if (t.flowDeadline > 0) this.routing.flowDeadlineSet(t.partition, t.taskId, t.flowDeadline);
-          void this.gateway.startedAtEnqueue(b, t, deadlineAt, now)
-            .catch((err: Error) => this.log.warn({ taskId: t.taskId, err: err.message }, 'returning an undelivered Step failed'));
+          void this.gateway.startedAtEnqueue(b, t, deadlineAt, now);
         },
         release: (b) => this.gateway.releaseBinding(b),
         abandon: (b, t) => this.gateway.abandonBinding(b, t),

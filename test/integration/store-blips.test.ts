@@ -108,3 +108,76 @@ it('gives back a declined task whose return met a Redis error once Redis answers
   other.reset();
   s.reset();
 });
+
+/** Wraps the node store's `name` so that its first call runs `after` once the real call returned (or threw with its reply "lost"). */
+function afterFirst(name: 'enqueueMany' | 'start', after: (args: unknown[]) => Promise<void>, throwAfter: boolean): () => number {
+  const store = t.node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+  const real = store[name]!.bind(store);
+  let calls = 0;
+  store[name] = async (...args: unknown[]) => {
+    const r = await real(...args);
+    if (calls++ === 0) {
+      await after(args);
+      if (throwAfter) throw new Error('Connection is closed.'); // committed, then the reply went missing
+    }
+    return r;
+  };
+  return () => calls;
+}
+
+/** A second slot, of another app worker, that must be offered the task as attempt 1 (returned unconsumed). */
+async function takenUnconsumedBy(taskId: string): Promise<void> {
+  const other = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  await other.nextOf('registered');
+  expect((await other.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: taskId, attempt: 1 });
+  other.reset();
+}
+
+it('gives back a Step started at enqueue whose reply was lost and whose return met a Redis error', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  let id = '';
+  afterFirst('enqueueMany', async (args) => {
+    id = (args[0] as { taskId: string }[])[0]!.taskId;
+  }, true);
+  const releases = failOnce('release');
+  // The script started it in the bound slot; the node heard an error, so the client did too.
+  const err = await t.matching.enqueueStep({ step: step('e1') }).catch((e: Error) => e);
+  expect(err).toBeInstanceOf(Error);
+  // Its slot is free again, and the Step, returned once Redis answers, comes to it unconsumed.
+  expect((await s.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: id, attempt: 1 });
+  s.reset();
+  expect(releases()).toBeGreaterThanOrEqual(2);
+});
+
+it('gives back a Step started at enqueue whose stream went away before the write, when the return met a Redis error', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  afterFirst('enqueueMany', async () => {
+    s.reset();
+    await s.ended;
+    await new Promise((res) => setTimeout(res, 100)); // the node sees the stream end
+  }, false);
+  const releases = failOnce('release');
+  const r = await t.matching.enqueueStep({ step: step('e2') });
+  await takenUnconsumedBy(r.task_id!);
+  expect(releases()).toBeGreaterThanOrEqual(2);
+});
+
+it('gives back an offered Step whose stream went away before the write, when the return met a Redis error', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'), { 'matching.syncMatchWait': '10ms' });
+  const r = await t.matching.enqueueStep({ step: step('o1') }); // queued: the owner's offer starts it
+  await new Promise((res) => setTimeout(res, 100));
+  const s = openSlot(t.worker, registerFrame());
+  afterFirst('start', async () => {
+    s.reset();
+    await s.ended;
+    await new Promise((res) => setTimeout(res, 100));
+  }, false);
+  const releases = failOnce('release');
+  await s.nextOf('registered').catch(() => undefined);
+  await takenUnconsumedBy(r.task_id!);
+  expect(releases()).toBeGreaterThanOrEqual(2);
+});
