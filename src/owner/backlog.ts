@@ -5,6 +5,10 @@
  * finished (so it reads low right after a failover); the oldest age comes from
  * the in-memory heads first, which a new owner loads oldest-first, so it is
  * accurate from the first queued task.
+ *
+ * The same pass looks again for what a lost notice hid: ready entries the
+ * heads do not expect, and attempts or flow deadlines the owner's timers were
+ * never told of (PartitionOwner.rearmTimers).
  */
 import { parseQueueName, type Keys } from '../store/keys';
 import { streamGroups } from '../store/outcomes';
@@ -71,6 +75,7 @@ export class BacklogCounter {
         return [name, { entries, oldest: first.length === 2 ? Number(first[1]) : 0 }] as const;
       }));
       const lag = await this.groupLag(p.partition);
+      await p.rearmTimers();
       // Queues with nothing ready may hold nothing at all: those leave the set of queues.
       const pruned = new Set<string>();
       for (const [name, row] of rows) {
@@ -87,7 +92,7 @@ export class BacklogCounter {
         if (row.entries > 0 && (!q || (q.size === 0 && !q.more && !q.loading))) {
           const heads = q ?? p.queueFor(name);
           heads.more = true;
-          void p.refill(heads);
+          p.refillInBackground(heads);
         }
       }
     } catch (err) {

@@ -36,6 +36,8 @@ export interface PartitionHost {
 const EXPIRY_BATCH = 100;
 /** The inflight score of an attempt without timeouts (Lua's 2^53-1). */
 const NO_DEADLINE = 9007199254740991;
+/** A timer whose Redis work failed (a failover, a dropped connection) runs again this much later. */
+export const TIMER_RETRY_MS = 1000;
 
 export class PartitionOwner {
   readonly queues = new Map<string, QueueHeads>();
@@ -124,7 +126,7 @@ export class PartitionOwner {
       return;
     }
     q.add({ taskId, readyAt });
-    if (q.needsRefill()) void this.refill(q);
+    if (q.needsRefill()) this.refillInBackground(q);
     else if (q.size > 0) this.host.headsAvailable(q);
   }
 
@@ -148,7 +150,15 @@ export class PartitionOwner {
     }
     if (!this.active) return;
     if (q.size > 0) this.host.headsAvailable(q);
-    else if (q.more) void this.refill(q);
+    else if (q.more) this.refillInBackground(q);
+  }
+
+  /** A refill no caller waits for: one that fails (Redis did not answer) runs again shortly. */
+  refillInBackground(q: QueueHeads): void {
+    void this.refill(q).catch((err: Error) => {
+      this.log.warn({ partition: this.partition, queue: q.name, err: err.message }, 'queue refill failed; trying again');
+      this.wakeQueueAt(q, this.clock.now() + TIMER_RETRY_MS);
+    });
   }
 
   private wakeQueueAt(q: QueueHeads, at: number): void {
@@ -158,7 +168,7 @@ export class PartitionOwner {
       if (q.wakeAt !== at) return;
       q.wakeAt = Infinity;
       q.more = true;
-      void this.refill(q).catch((err: Error) => this.log.warn({ err: err.message }, 'queue refill failed'));
+      this.refillInBackground(q);
     });
   }
 
@@ -172,8 +182,22 @@ export class PartitionOwner {
     this.timers.schedule(at, () => {
       if (this.inflightWake !== at) return;
       this.inflightWake = Infinity;
-      void this.expireAttempts().catch((err: Error) => this.log.warn({ err: err.message }, 'attempt expiry failed'));
+      void this.expireAttempts().catch((err: Error) => {
+        // The attempts still due stay in the inflight set: the next run finds them.
+        this.log.warn({ err: err.message }, 'attempt expiry failed; trying again');
+        this.attemptDeadline(this.clock.now() + TIMER_RETRY_MS);
+      });
     });
+  }
+
+  /**
+   * Arms both timers from Redis again. The owner hears of attempts started and
+   * deadlines set on other nodes by doorbells, which a broken link can lose:
+   * the periodic backlog count calls this, so a lost one costs a few seconds.
+   */
+  async rearmTimers(): Promise<void> {
+    if (!this.active) return;
+    await Promise.all([this.armInflight(), this.armDeadlines()]);
   }
 
   private async armInflight(): Promise<void> {
@@ -235,7 +259,10 @@ export class PartitionOwner {
     this.timers.schedule(at, () => {
       if (this.deadlineWake !== at) return;
       this.deadlineWake = Infinity;
-      void this.expireDeadlines().catch((err: Error) => this.log.warn({ err: err.message }, 'deadline expiry failed'));
+      void this.expireDeadlines().catch((err: Error) => {
+        this.log.warn({ err: err.message }, 'deadline expiry failed; trying again');
+        this.flowDeadline(this.clock.now() + TIMER_RETRY_MS);
+      });
     });
   }
 

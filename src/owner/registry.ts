@@ -288,7 +288,7 @@ export class OwnerRegistry implements PartitionHost {
 
   headsAvailable(q: QueueHeads): void {
     if (q.size === 0) {
-      if (q.needsRefill()) void this.partitions.get(q.partition)?.refill(q);
+      if (q.needsRefill()) this.partitions.get(q.partition)?.refillInBackground(q);
       return;
     }
     const key = flowKey(q.tenant, q.flowType);
@@ -356,7 +356,7 @@ export class OwnerRegistry implements PartitionHost {
       line.taken(q, emptied);
       const owner = this.partitions.get(q.partition);
       if (!owner) continue;
-      if (q.needsRefill()) void owner.refill(q);
+      if (q.needsRefill()) owner.refillInBackground(q);
       const offer = {
         partition: q.partition, taskId: ref.taskId, attempt: 0,
         tenant: q.tenant, flowType: q.flowType, stepType: q.stepType, readyAt: ref.readyAt, path: 'queued' as const,

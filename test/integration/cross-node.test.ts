@@ -3,6 +3,8 @@
  * worker connected to the other (the mesh carries the call and its result),
  * routed to the flow's sticky worker there when it has one, and a CancelFlow
  * on one node reaches the running attempt's slot on the other as a Cancel.
+ * Safety does not ride on those notices: an attempt or a flow deadline whose
+ * notice to its owner was lost still times out (DESIGN §11).
  * Two nodes in this process, real gRPC and a real redis-server.
  */
 import { partitionOf } from '../../src/store/keys';
@@ -203,3 +205,42 @@ it("offers a Step again when the other node's slot could not take it, and the wo
   w.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
   expect((await w.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
 });
+
+/** A flow whose partition node `owner` holds. */
+function flowOwnedBy(owner: TestNode, prefix: string): string {
+  const partitions = owner.config.cluster.partitions;
+  for (let i = 0; ; i++) if (owner.node.leases.holds(partitionOf('acme', `${prefix}${i}`, partitions)) !== undefined) return `${prefix}${i}`;
+}
+
+/** Makes `node` drop the doorbells of `kind` it would send its peers, as a broken link does. */
+function dropBells(node: TestNode, kind: pb.DoorbellEvent.Kind): void {
+  const mesh = node.node.mesh as unknown as { ring: (peer: string, e: pb.IDoorbellEvent) => void };
+  const real = mesh.ring.bind(mesh);
+  mesh.ring = (peer, e) => {
+    if (e.kind !== kind) real(peer, e);
+  };
+}
+
+it("times out an attempt on the other node's worker whose start notice to the owner was lost", async () => {
+  dropBells(b, pb.DoorbellEvent.Kind.ATTEMPT);
+  const w = await slotAt(b, 'w-b');
+  const flow = flowOwnedBy(a, 'lost-attempt-');
+  const r = await b.matching.enqueueStep({ step: {
+    tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's',
+    heartbeat_timeout_ms: 300, retry_policy: { max_attempts: 3, initial_interval_ms: 50 },
+  } });
+  expect((await w.nextOf('step_task')).step_task!.attempt).toBe(1);
+  // Silent worker: the owner, which never heard of the attempt, finds it in Redis (backlog count, every 5 s).
+  const w2 = await slotAt(b, 'w-b2');
+  expect((await w2.nextOf('step_task', 8000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 2 });
+}, 15_000);
+
+it('times out a Step enqueued on the other node whose flow deadline notice to the owner was lost', async () => {
+  dropBells(b, pb.DoorbellEvent.Kind.FLOW_DEADLINE);
+  const flow = flowOwnedBy(a, 'lost-deadline-');
+  const r = await b.matching.enqueueStep({ step: {
+    tenant: 'acme', flow_id: flow, flow_type: 'nobody', step_type: 'x', step_execution_id: 's', flow_deadline_ms: Date.now() + 300,
+  } });
+  const outcome = (await a.matching.waitOutcome({ task_id: r.task_id, wait_ms: 8000 })).outcome;
+  expect(outcome?.status).toBe(pb.OutcomeStatus.TIMED_OUT);
+}, 15_000);

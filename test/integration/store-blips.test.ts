@@ -181,3 +181,37 @@ it('gives back an offered Step whose stream went away before the write, when the
   await takenUnconsumedBy(r.task_id!);
   expect(releases()).toBeGreaterThanOrEqual(2);
 });
+
+/** Makes the next call of the owner's `timeout` (a flow deadline's) reject as a dropped connection would. */
+function failTimeoutOnce(): () => number {
+  const store = t.node.store as unknown as { timeout: (...a: unknown[]) => Promise<unknown> };
+  const real = store.timeout.bind(store);
+  let calls = 0;
+  store.timeout = (...args: unknown[]) => (calls++ === 0 ? Promise.reject(new Error('Connection is closed.')) : real(...args));
+  return () => calls;
+}
+
+it('times out an attempt whose first expiry met a Redis error, on the owner timer\'s next run', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const calls = failOnce('fail'); // the owner's expiry is the only caller of fail here
+  const r = await t.matching.enqueueStep({ step: { ...step('ht'), heartbeat_timeout_ms: 300 } });
+  await s.nextOf('step_task');
+  const other = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  await other.nextOf('registered');
+  // Not the backlog count's re-arm (every 5 s): the failed timer runs again by itself.
+  expect((await other.nextOf('step_task', 3000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 2 });
+  expect(calls()).toBeGreaterThanOrEqual(2);
+  other.reset();
+  s.reset();
+});
+
+it('times out a queued Step past its flow deadline when the first timeout met a Redis error', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const calls = failTimeoutOnce();
+  const r = await t.matching.enqueueStep({ step: { ...step('fd'), flow_type: 'nobody', flow_deadline_ms: Date.now() + 300 } });
+  const outcome = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 3000 })).outcome;
+  expect(outcome?.status).toBe(pb.OutcomeStatus.TIMED_OUT);
+  expect(calls()).toBeGreaterThanOrEqual(2);
+});
