@@ -496,14 +496,14 @@ export class Gateway {
     } catch (err) {
       // Whether the call landed is unknown, and the stream ends (the caller's catch):
       // the attempt is recorded once Redis answers, not left running. The ack of a
-      // late success goes nowhere; the worker sees its stream end first.
+      // late success goes nowhere; the worker sees its stream end first. A task
+      // held behind that ack stays held, so the stream's end returns it unconsumed.
       if (!early && slot.attempt?.token === held.token) slot.attempt = undefined;
       this.settleLater(`result of attempt ${held.attempt} of ${held.taskId}`, record, err as Error);
       throw err;
-    } finally {
-      if (early) slot.ackWritten();
     }
-    if (!early) this.finishAttempt(slot, held.token);
+    if (early) slot.ackWritten();
+    else this.finishAttempt(slot, held.token);
   }
 
   /** The worker lacks the type: return the task unconsumed and remember the decline. */

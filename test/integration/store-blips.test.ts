@@ -215,3 +215,29 @@ it('times out a queued Step past its flow deadline when the first timeout met a 
   expect(outcome?.status).toBe(pb.OutcomeStatus.TIMED_OUT);
   expect(calls()).toBeGreaterThanOrEqual(2);
 });
+
+it('returns unconsumed the next Step held behind the ack of a result whose completion met a Redis error', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  // A worker that takes its next task right behind an ack (as the SDK's do): its slot is freed on the result.
+  const s = openSlot(t.worker, registerFrame({ accepts_task_after_ack: true }));
+  await s.nextOf('registered');
+  const once = { ...step('held-1'), retry_policy: { max_attempts: 1 } };
+  const r1 = await t.matching.enqueueStep({ step: once });
+  const t1 = (await s.nextOf('step_task')).step_task!;
+  const r2 = await t.matching.enqueueStep({ step: { ...once, flow_id: 'held-2' } }); // queued behind the busy slot
+  await new Promise((res) => setTimeout(res, 200));
+  const store = t.node.store as unknown as { complete: (...a: unknown[]) => Promise<unknown> };
+  const real = store.complete.bind(store);
+  let calls = 0;
+  store.complete = async (...args: unknown[]) => {
+    if (calls++ > 0) return real(...args);
+    await new Promise((res) => setTimeout(res, 300)); // long enough for the next start to be held behind the ack
+    throw new Error('Command timed out');
+  };
+  s.send({ step_result: { task_token: t1.task_token, output: Buffer.from('done') } });
+  // The stream ends without the held task reaching the worker.
+  await expect(s.nextOf('step_task', 3000)).rejects.toThrow();
+  expect((await t.matching.waitOutcome({ task_id: r1.task_id, wait_ms: 5000 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+  // The next Step, which only ever had a single attempt to spend, was never run: it comes back as attempt 1.
+  await takenUnconsumedBy(r2.task_id!);
+});
