@@ -20,6 +20,7 @@ import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { FailInput, FetchRequest, TaskRef } from './external-validation';
 import type { LongPollGate } from './long-polls';
+import { splitAtBytes } from './response-budget';
 
 export interface ExternalTasksDeps {
   config: Config;
@@ -95,7 +96,10 @@ export class ExternalTasks {
         const { tasks, nextDue } = await this.claimInTurn(r, queues, turnKey, signal);
         if (tasks.length > 0) {
           if (this.hooks.afterClaim) await this.hooks.afterClaim(tasks);
-          return tasks;
+          // Claimed past what one answer can carry: those go back at once, unseen.
+          const [answer, over] = splitAtBytes(tasks, (t) => t.input.length);
+          if (over.length > 0) await this.unlockClaimed(r.workerId, over);
+          return answer;
         }
         if (this.hooks.beforeWait) await this.hooks.beforeWait(round);
         const now = this.d.clock.now();

@@ -26,6 +26,7 @@ import { outcomeGroupHandlers } from './outcome-groups';
 import { outcomeGroupKey } from '../store/outcome-groups';
 import { toNewTask } from './step-spec';
 import { optionalId, requireBytes, requireCount, requireDuration, requireId, requireName } from './validation';
+import { splitAtBytes } from './response-budget';
 
 /** What the service needs from the node. */
 export interface MatchingDeps {
@@ -274,7 +275,15 @@ export function matchingService(d: MatchingDeps) {
               if (found.length === 0) continue; // read on at once: more may follow the foreign entries
             }
           }
-          if (found.length > 0) return { outcomes: found.slice(0, count).map(outcomeToWire) };
+          if (found.length > 0) {
+            // Read past what one answer can carry: the rest go to the next call's claim.
+            const [answer, over] = splitAtBytes(found, (o) => o.output.length + (o.error ? o.error.message.length + o.error.type.length : 0));
+            if (over.length > 0) {
+              await d.outcomes.deliverAgainSoon(group, consumer, over.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!));
+              lastClaim.delete(claimKey);
+            }
+            return { outcomes: answer.map(outcomeToWire) };
+          }
           const left = deadline - d.clock.now();
           if (left <= 0) return { outcomes: [] };
           // Each ring names its partition; the once-a-second look (no ring) reads them all.

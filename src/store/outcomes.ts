@@ -151,6 +151,18 @@ interface BufferCommands {
 
 /** XAUTOCLAIM calls one claim of stale outcomes makes per partition, each scanning up to 10× its COUNT. */
 const CLAIM_SCANS = 4;
+function streamIdsByPartition(ids: { partition: number; streamId: string }[]): Map<number, string[]> {
+  const byPartition = new Map<number, string[]>();
+  for (const { partition, streamId } of ids) {
+    const list = byPartition.get(partition) ?? [];
+    list.push(streamId);
+    byPartition.set(partition, list);
+  }
+  return byPartition;
+}
+
+/** Idle time that makes an entry stale to any claim (a year; XCLAIM IDLE counts back from now). */
+const LONG_IDLE_MS = 365 * 24 * 3600 * 1000;
 /** (group, partition) pairs whose claim cursor a node remembers. */
 const CLAIM_CURSORS = 10_000;
 
@@ -313,13 +325,21 @@ export class OutcomeStore {
   }
 
   /** Acks outcome ids (grouped by partition); returns how many were pending and are now acked. */
+  /**
+   * Entries read for `consumer` that its answer could not carry: marked idle for
+   * long (XCLAIM IDLE, JUSTID so their delivery count stays), so the next claim
+   * of stale outcomes takes them, from the head of each list.
+   */
+  async deliverAgainSoon(group: string, consumer: string, ids: { partition: number; streamId: string }[]): Promise<void> {
+    const byPartition = streamIdsByPartition(ids);
+    await Promise.all([...byPartition].map(([p, list]) => {
+      this.claimCursors.delete(`${group}\0${p}`);
+      return this.redis.xclaim(this.keys.out(p), group, consumer, 0, ...list, 'IDLE', LONG_IDLE_MS, 'JUSTID');
+    }));
+  }
+
   async ack(group: string, ids: { partition: number; streamId: string }[]): Promise<number> {
-    const byPartition = new Map<number, string[]>();
-    for (const { partition, streamId } of ids) {
-      const list = byPartition.get(partition) ?? [];
-      list.push(streamId);
-      byPartition.set(partition, list);
-    }
+    const byPartition = streamIdsByPartition(ids);
     const counts = await Promise.all(
       [...byPartition].map(([p, list]) => this.redis.xack(this.keys.out(p), group, ...list)),
     );

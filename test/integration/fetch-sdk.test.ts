@@ -84,3 +84,23 @@ it('operators list, retry and abandon terminal tasks (SDK and CLI)', async () =>
   expect(again2.code).toBe(1);
   expect(again2.stderr).toMatch(/ZD_TASK_NOT_FOUND/);
 });
+
+it('answers a fetch with what one gRPC message carries and gives the rest of its claim back at once', async () => {
+  const big = Buffer.alloc(900 * 1024, 7);
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) ids.push((await t.matching.enqueueStep({ step: step({ flow_id: `big-${i}`, input: big }) })).task_id!);
+  const a = worker('A');
+  // Ten of them are 9 MB: past the 4 MiB a gRPC client receives by default.
+  const first = await a.fetchAndLock({ topics, maxTasks: 10, lockDurationMs: 60_000, waitMs: 1000 });
+  expect(first.length).toBeGreaterThan(0);
+  expect(first.length).toBeLessThan(10);
+  const states = await Promise.all(ids.map(async (id) => (await t.matching.getTask({ task_id: id })).task!.state));
+  expect(states.filter((s) => s === pb.TaskState.LOCKED)).toHaveLength(first.length);
+  expect(states.filter((s) => s === pb.TaskState.QUEUED)).toHaveLength(10 - first.length);
+  // The rest were never seen, so they are fetchable now, not after the lock's minute.
+  const seen = new Set(first.map((x) => x.taskId));
+  for (let round = 0; round < 10 && seen.size < 10; round++) {
+    for (const x of await a.fetchAndLock({ topics, maxTasks: 10, lockDurationMs: 60_000, waitMs: 1000 })) seen.add(x.taskId);
+  }
+  expect([...seen].sort()).toEqual([...ids].sort());
+});

@@ -2,8 +2,11 @@
  * ConsumeOutcomes never delivers more than max_count: entries it reads are
  * pending for the group, so reading past the budget would strand them until
  * redelivery. Small batches drain every partition without waiting. On one
- * Redis a round of reads over the partitions is one XREADGROUP.
+ * Redis a round of reads over the partitions is one XREADGROUP. A batch stops
+ * short of the 4 MiB a gRPC client receives, and what it read past that comes
+ * with the next call.
  */
+import { Client } from '../../src';
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
@@ -137,5 +140,39 @@ it('a waiting consumer woken by an outcome reads the partition it rang in, not e
   } finally {
     s.reset();
     await own.close();
+  }
+});
+
+it('answers with what one gRPC message carries and delivers the rest with the next calls', async () => {
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const big = Buffer.alloc(900 * 1024, 3);
+  const ids = new Set<string>();
+  for (let i = 0; i < 10; i++) {
+    ids.add((await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } })).task_id!);
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: big } });
+    expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  }
+  s.reset();
+  // The SDK's client, with gRPC's default receive limit: ten such outcomes are 9 MB.
+  const client = new Client({ address: t.node.apiAddress });
+  try {
+    const seen = new Set<string>();
+    let ack: string[] = [];
+    // Not after redeliver_after (30 s): the entries read past the answer come at once.
+    for (let call = 0; call < 10 && seen.size < ids.size; call++) {
+      const got = await client.consumeOutcomes({ group: 'big', consumer: 'c', maxCount: 10, waitMs: 200, ack });
+      expect(got.reduce((n, o) => n + o.output.length, 0)).toBeLessThan(4 * 1024 * 1024);
+      for (const o of got) {
+        if (!ids.has(o.taskId)) continue; // the earlier tests' outcomes, in this new group too
+        seen.add(o.taskId);
+        expect(o.output.length).toBe(big.length);
+      }
+      ack = got.map((o) => o.outcomeId);
+    }
+    expect(seen.size).toBe(ids.size);
+  } finally {
+    client.close();
   }
 });
