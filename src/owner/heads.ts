@@ -194,7 +194,7 @@ export class QueueHeads {
     this.add(ref);
   }
 
-  /** Forgets a ref entirely, as a bug would (the resync's test seam). */
+  /** Forgets a ref in the window (not one out on an offer or held): its task is not ready now. */
   drop(taskId: string): boolean {
     const i = this.refs.findIndex((r, j) => j >= this.start && r?.taskId === taskId);
     if (i < 0) return false;

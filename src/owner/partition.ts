@@ -122,6 +122,9 @@ export class PartitionOwner {
     if (!this.active) return;
     const q = this.queueFor(name);
     if (readyAt > this.clock.now()) {
+      // Not ready before then (a fetch locked it, say): a head of it in the window is
+      // stale, and on a queue no slot stream serves nothing would ever offer it away.
+      if (q.has(taskId)) q.drop(taskId);
       this.wakeQueueAt(q, readyAt);
       return;
     }

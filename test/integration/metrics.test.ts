@@ -4,7 +4,8 @@
  * dispatch and Redis latency histograms, scraped from /metrics over HTTP.
  */
 import http from 'node:http';
-import { pb } from '../../src/wire';
+import { createClient } from 'nice-grpc';
+import { ExternalTaskServiceDefinition, pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -239,4 +240,23 @@ it('drops a queue that holds nothing from its partition\'s set of queues, and ke
   const again = (await s.nextOf('step_task')).step_task!;
   expect(again.step_execution_id).toBe('z');
   s.reset();
+});
+
+it('reads no backlog for a fetch-only queue once a fetch worker took its Step', async () => {
+  await start('20ms'); // no slot stream: the Step goes to its owner's heads after the sync-match wait
+  const external = createClient(ExternalTaskServiceDefinition, t.channel);
+  const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'fx', flow_type: 'order', step_type: 'charge', step_execution_id: 'x' } });
+  await new Promise((res) => setTimeout(res, 300));
+  const topics = [{ tenant: 'acme', flow_type: 'order', step_type: 'charge' }];
+  const { tasks } = await external.fetchAndLock({ worker_id: 'fw', topics, max_tasks: 1, lock_duration_ms: 60_000 });
+  expect(tasks.map((x) => x.task_id)).toEqual([r.task_id]);
+  await external.complete({ task_id: r.task_id, worker_id: 'fw' });
+  await new Promise((res) => setTimeout(res, 300));
+  await countNow();
+  const body = await scrape();
+  const q = { tenant: 'acme', flow_type: 'order', step_type: 'charge' };
+  expect(value(body, 'dexzd_step_task_queue_entries', q) ?? 0).toBe(0);
+  // The owner's heads still held the Step it had queued: the gauge read its age, growing, and the alert fired.
+  expect(value(body, 'dexzd_step_task_queue_oldest_age_seconds', q) ?? 0).toBe(0);
+  expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_worker' })).toBe(0);
 });
