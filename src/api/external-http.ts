@@ -31,6 +31,35 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 type Body = Record<string, unknown>;
 
+/**
+ * The fields each route reads. JSON has no schema to refuse a misspelt field,
+ * and one dropped silently changes what happens: `lock_duration_ms` taken for
+ * an omitted lockDurationMs is a lock of the default 30 s, `retryCount` for
+ * retries a terminal task. So any other field is refused, named.
+ */
+const FIELDS: Record<string, readonly string[]> = {
+  'fetch-and-lock': ['workerId', 'topics', 'maxTasks', 'lockDurationMs', 'waitMs'],
+  complete: ['workerId', 'result', 'idempotencyKey'],
+  failure: ['workerId', 'failure', 'retries', 'retryTimeoutMs'],
+  'extend-lock': ['workerId', 'lockDurationMs'],
+  unlock: ['workerId'],
+};
+const TOPIC_FIELDS = ['tenant', 'flowType', 'stepType'];
+const FAILURE_FIELDS = ['message', 'type'];
+
+function refuseUnknown(where: string, o: unknown, known: readonly string[]): void {
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return; // the field's own check says what it must be
+  for (const k of Object.keys(o)) {
+    if (!known.includes(k)) throw invalidArgument(`${where}${k}`, `is not a field of this request (its fields: ${known.join(', ')})`);
+  }
+}
+
+function refuseUnknownFields(action: string, body: Body): void {
+  refuseUnknown('', body, FIELDS[action]!);
+  if (Array.isArray(body.topics)) body.topics.forEach((t, i) => refuseUnknown(`topics[${i}].`, t, TOPIC_FIELDS));
+  if (action === 'failure') refuseUnknown('failure.', body.failure, FAILURE_FIELDS);
+}
+
 export function lockedTaskToJson(t: ClaimedTask) {
   return {
     taskId: t.taskId, topic: { tenant: t.tenant, flowType: t.flowType, stepType: t.stepType }, flowId: t.flowId,
@@ -146,6 +175,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     const principal = opts.auth ? opts.auth.authenticate('worker', req.headers.authorization) : UNRESTRICTED;
     const body = await readBody(req, limit);
     state.bodyRead = true;
+    refuseUnknownFields(action, body);
 
     if (action === 'fetch-and-lock') {
       const r = parseFetch('http', body, c);

@@ -114,6 +114,37 @@ it.each<[string, Record<string, unknown>, string]>([
   expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.QUEUED);
 });
 
+it('refuses a field a route does not read, named, and changes nothing', async () => {
+  const fields = (f: string) => `is not a field of this request (its fields: ${f})`;
+  const id = await enqueued();
+  // A misspelt lock duration would have been a lock of the default 30 s.
+  expect(await curl(FETCH, { workerId: 'A', topics: [topic], lock_duration_ms: 300_000 })).toMatchObject({ status: 400, body: {
+    code: 'ZD_INVALID_ARGUMENT', message: `lock_duration_ms: ${fields('workerId, topics, maxTasks, lockDurationMs, waitMs')}`,
+  } });
+  expect(await curl(FETCH, { workerId: 'A', topics: [{ ...topic, flow_type: 'order' }] })).toMatchObject({ status: 400, body: {
+    message: `topics[0].flow_type: ${fields('tenant, flowType, stepType')}`,
+  } });
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.QUEUED);
+  await fetchOne();
+  const path = (route: string) => `/v1/external-tasks/${id}/${route}`;
+  // A misspelt retry count would have made the task terminal.
+  expect(await curl(path('failure'), { workerId: 'A', retryCount: 3 })).toMatchObject({ status: 400, body: {
+    message: `retryCount: ${fields('workerId, failure, retries, retryTimeoutMs')}`,
+  } });
+  expect(await curl(path('failure'), { workerId: 'A', failure: { message: 'x', kind: 'y' }, retries: 1 })).toMatchObject({ status: 400, body: {
+    message: `failure.kind: ${fields('message, type')}`,
+  } });
+  expect(await curl(path('extend-lock'), { workerId: 'A', lockDuration: 600_000 })).toMatchObject({ status: 400, body: {
+    message: `lockDuration: ${fields('workerId, lockDurationMs')}`,
+  } });
+  expect(await curl(path('complete'), { workerId: 'A', output: 'aGk=' })).toMatchObject({ status: 400, body: {
+    message: `output: ${fields('workerId, result, idempotencyKey')}`,
+  } });
+  expect(await curl(path('unlock'), { workerId: 'A', force: true })).toMatchObject({ status: 400, body: { message: `force: ${fields('workerId')}` } });
+  // Still locked by A: no failure, extension, completion or unlock landed.
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.LOCKED);
+});
+
 it('refuses bad JSON, oversized bodies, bad base64, unknown routes and other methods', async () => {
   const badJson = await curl(FETCH, undefined, { raw: '{"workerId": "A",' });
   expect(badJson.status).toBe(400);

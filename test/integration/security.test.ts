@@ -218,7 +218,7 @@ describe('tenant isolation: a token of acme cannot act for globex', () => {
     await expectCode(external().extendLock({ task_id, worker_id: 'b', lock_duration_ms: 1000 }, wA), Status.NOT_FOUND, 'ZD_TASK_NOT_FOUND');
     await expectCode(external().unlock({ task_id, worker_id: 'b' }, wA), Status.NOT_FOUND, 'ZD_TASK_NOT_FOUND');
     for (const route of ['complete', 'failure', 'extend-lock', 'unlock']) {
-      const r = await http(`/v1/external-tasks/${task_id}/${route}`, { workerId: 'b', retries: 0 }, TOK.workerA);
+      const r = await http(`/v1/external-tasks/${task_id}/${route}`, route === 'failure' ? { workerId: 'b', retries: 0 } : { workerId: 'b' }, TOK.workerA);
       expect([route, r.status, r.body.code]).toEqual([route, 404, 'ZD_TASK_NOT_FOUND']);
     }
     // untouched: still locked by b, who completes it
