@@ -13,6 +13,7 @@ import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { taskBuilder } from '../helpers/store';
 import { HINT_TTL_MS } from '../../src/gateway/fetch-hints';
+import { partitionOf as partitionOfFlow } from '../../src/store/keys';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -529,6 +530,28 @@ describe('the claim and the flow deadline', () => {
     expect(await stateOf(queued)).toBe(pb.TaskState.QUEUED);
     const h = await redis.command('HGET', t.node.keys.task(partitionOf(relocked), relocked), 'lockExpiries');
     expect(h ?? '0').toBe('0');
+  });
+});
+
+describe('the claim and the flow deadline, in numbers', () => {
+  it('claims the fetchable task behind a run of tasks past their flow deadline, and says when to look again', async () => {
+    await boot();
+    const partitions = t.config.cluster.partitions;
+    const p = partitionOfFlow('acme', 'late-0', partitions);
+    // Twenty tasks of one partition whose deadlines pass, ahead of one without a deadline.
+    const flows: string[] = [];
+    for (let i = 0; flows.length < 21; i++) if (partitionOfFlow('acme', `late-${i}`, partitions) === p) flows.push(`late-${i}`);
+    for (const f of flows.slice(0, 20)) await enqueued({ flow_id: f, flow_deadline_ms: Date.now() + 60_000 });
+    const free = await enqueued({ flow_id: flows[20]! });
+    const store = t.node.externalTasks!.store;
+    // As if the clock were past the deadlines and the owner's timer had not run yet.
+    const later = Date.now() + 120_000;
+    const first = await store.lock(p, ['acme:order:charge'], 'B', 1000, 1, 5, later);
+    expect(first.tasks.map((x) => x.taskId)).toEqual([free]);
+    // Nothing fetchable is left: not "due now" (a waiting fetch would look again every 25 ms).
+    const again = await store.lock(p, ['acme:order:charge'], 'B', 1000, 1, 5, later);
+    expect(again.tasks).toEqual([]);
+    expect(again.nextDue).toBeGreaterThan(later);
   });
 });
 

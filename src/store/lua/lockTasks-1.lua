@@ -19,47 +19,69 @@ local tag, now, worker = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local lockMs, left, maxExpiries = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local lockUntil = now + lockMs
 local claimed, terminal = {}, {}
+-- Entries one call looks at per queue, past the ones it claims or removes: tasks past
+-- their flow deadline wait in place for the owner's timer, and must not hide the
+-- fetchable ones behind them.
+local SKIP_MAX = 256
+-- Queues whose due entries this call saw to the end: whatever of them is left is
+-- not fetchable now (a late task), so only their future entries say when to look again.
+local seenAll = {}
 for i = 7, #ARGV do
   if left <= 0 then break end
   local queue = ARGV[i]
   local q = tag .. 'q:' .. queue
-  -- a few extra entries in case some are stale; the rest wait for the next fetch
-  for _, taskId in ipairs(redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', 0, left + 16)) do
-    if left <= 0 then break end
-    local taskKey = tag .. 't:' .. taskId
-    -- One read for the check and the claim's reply: almost every entry read is claimed.
-    local t = redis.call('HMGET', taskKey, 'state', 'readyAt', 'lockUntil', 'spec', 'input', 'fetchRetries', 'attempt')
-    local ok = false
-    -- Past its flow deadline: not claimed, and no lock expiry counted (as
-    -- includes/start.lua); the owner's deadline timer ends it TIMED_OUT.
-    local dl = t[1] and string.match(t[4] or legacySpec(taskKey), SPEC_DEADLINE)
-    local late = dl and dl ~= '0' and dl ~= '' and (tonumber(dl) or 0) > 0 and tonumber(dl) <= now
-    if not t[1] or t[1] == 'terminal' then
-      redis.call('ZREM', q, taskId)
-    elseif late then
-      ok = false
-    elseif t[1] == 'queued' then
-      ok = (tonumber(t[2]) or 0) <= now
-    elseif t[1] == 'locked' and (tonumber(t[3]) or 0) <= now then
-      ok = countLockExpiry(tag, taskKey, taskId, queue, now)
-      if not ok then terminal[#terminal + 1] = taskId end
-    end
-    if ok then
-      redis.call('HSET', taskKey, 'state', 'locked', 'lockWorker', worker, 'worker', worker,
-        'lockUntil', lockUntil, 'lockMs', lockMs, 'maxExpiries', maxExpiries)
-      redis.call('ZADD', q, lockUntil, taskId)
-      local flowId, seid = string.match(t[4] or legacySpec(taskKey), SPEC_FLOW_SEID)
-      claimed[#claimed + 1] = {taskId, queue, flowId, seid, t[5], tostring(lockUntil), t[6] or '0', t[7]}
-      left = left - 1
+  local skipped = 0
+  while left > 0 and skipped < SKIP_MAX do
+    -- a few extra entries in case some are stale; claimed and removed ones leave the
+    -- range, so the next page starts after the entries left in place
+    local ids = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', skipped, left + 16)
+    if #ids == 0 then seenAll[i] = true break end
+    for _, taskId in ipairs(ids) do
+      if left <= 0 then break end
+      local taskKey = tag .. 't:' .. taskId
+      -- One read for the check and the claim's reply: almost every entry read is claimed.
+      local t = redis.call('HMGET', taskKey, 'state', 'readyAt', 'lockUntil', 'spec', 'input', 'fetchRetries', 'attempt')
+      local ok, gone = false, false
+      -- Past its flow deadline: not claimed, and no lock expiry counted (as
+      -- includes/start.lua); the owner's deadline timer ends it TIMED_OUT.
+      local dl = t[1] and string.match(t[4] or legacySpec(taskKey), SPEC_DEADLINE)
+      local late = dl and dl ~= '0' and dl ~= '' and (tonumber(dl) or 0) > 0 and tonumber(dl) <= now
+      if not t[1] or t[1] == 'terminal' then
+        redis.call('ZREM', q, taskId)
+        gone = true
+      elseif late then
+        ok = false
+      elseif t[1] == 'queued' then
+        ok = (tonumber(t[2]) or 0) <= now
+      elseif t[1] == 'locked' and (tonumber(t[3]) or 0) <= now then
+        ok = countLockExpiry(tag, taskKey, taskId, queue, now)
+        if not ok then
+          terminal[#terminal + 1] = taskId
+          gone = true
+        end
+      end
+      if ok then
+        redis.call('HSET', taskKey, 'state', 'locked', 'lockWorker', worker, 'worker', worker,
+          'lockUntil', lockUntil, 'lockMs', lockMs, 'maxExpiries', maxExpiries)
+        redis.call('ZADD', q, lockUntil, taskId)
+        local flowId, seid = string.match(t[4] or legacySpec(taskKey), SPEC_FLOW_SEID)
+        claimed[#claimed + 1] = {taskId, queue, flowId, seid, t[5], tostring(lockUntil), t[6] or '0', t[7]}
+        left = left - 1
+      elseif not gone then
+        skipped = skipped + 1
+      end
     end
   end
 end
--- The lowest score left in these queues: at or before now, something due is left (the
--- claim stopped at its count, or passed too many stale entries); later, nothing is due
+-- The lowest score left in these queues: at or before now, something due may be left (the
+-- claim stopped at its count, or passed too many late entries); later, nothing is due
 -- before it (the node may skip these queues until then, src/gateway/fetch-hints.ts).
 local nextDue = ''
 for i = 7, #ARGV do
-  local first = redis.call('ZRANGE', tag .. 'q:' .. ARGV[i], 0, 0, 'WITHSCORES')
+  local q = tag .. 'q:' .. ARGV[i]
+  local first
+  if seenAll[i] then first = redis.call('ZRANGEBYSCORE', q, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  else first = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES') end
   if first[2] and (nextDue == '' or tonumber(first[2]) < tonumber(nextDue)) then nextDue = first[2] end
 end
 return {claimed, nextDue, terminal}
