@@ -34,10 +34,12 @@ for i = 7, #ARGV do
   while left > 0 and skipped < SKIP_MAX do
     -- a few extra entries in case some are stale; claimed and removed ones leave the
     -- range, so the next page starts after the entries left in place
-    local ids = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', skipped, left + 16)
-    if #ids == 0 then seenAll[i] = true break end
+    local page = left + 16
+    local ids = redis.call('ZRANGEBYSCORE', q, '-inf', now, 'LIMIT', skipped, page)
+    local read = 0
     for _, taskId in ipairs(ids) do
       if left <= 0 then break end
+      read = read + 1
       local taskKey = tag .. 't:' .. taskId
       -- One read for the check and the claim's reply: almost every entry read is claimed.
       local t = redis.call('HMGET', taskKey, 'state', 'readyAt', 'lockUntil', 'spec', 'input', 'fetchRetries', 'attempt')
@@ -70,6 +72,11 @@ for i = 7, #ARGV do
       elseif not gone then
         skipped = skipped + 1
       end
+    end
+    -- A short page read to its end was the last of the due entries: no read to find that out.
+    if #ids < page and read == #ids then
+      seenAll[i] = true
+      break
     end
   end
 end
