@@ -183,7 +183,12 @@ export class Gateway {
     this.hooks.capacityChanged();
     const rpc = slot.rpc;
     slot.rpc = undefined;
-    if (rpc && !rpc.settled) rpc.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} went away while running rpc ${rpc.rpcName}` });
+    if (rpc && !rpc.settled) {
+      // A half-close without its result: the worker is stopping and did not run it (as a
+      // held Step goes back unconsumed). A reset may have run it: the caller hears so.
+      if (graceful) this.returnRpc(rpc);
+      else rpc.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} went away while running rpc ${rpc.rpcName}` });
+    }
     const held = slot.attempt;
     slot.attempt = undefined;
     if (!held) return;
@@ -517,7 +522,7 @@ export class Gateway {
       if (unknown) this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpc.rpcName, slot.reg.appWorkerId), true);
       slot.rpc = undefined;
       this.slotFree(slot);
-      this.placeRpc(rpc);
+      this.returnRpc(rpc);
       return;
     }
     const held = this.heldBy(slot, msg.task_token ?? '');
@@ -603,7 +608,7 @@ export class Gateway {
         },
       };
       const onAbort = () => call.settle({ kind: 'unavailable', reason: 'the caller went away' });
-      call.timer = setTimeout(() => call.settle({ kind: 'unavailable', reason: 'no worker took it' }), Math.max(0, req.deadline - now));
+      this.armDispatchDeadline(call);
       // When the sticky window closes, any other idle slot may take it. Closed by the
       // timer, not by reading the clock: a timer may fire a little before the clock
       // shows its time, and the call would then be held again with nothing to wake it.
@@ -629,6 +634,22 @@ export class Gateway {
     const slot = this.pickRpcSlot(call);
     if (slot) this.runRpc(slot, call);
     else this.rpcWaiters.add(flowKey(call.tenant, call.flowType), call);
+  }
+
+  /** An RPC a slot gave back unrun: another slot may take it, until the call's dispatch deadline again. */
+  private returnRpc(call: RpcCall): void {
+    if (this.clock.now() >= call.deadline) {
+      call.settle({ kind: 'unavailable', reason: 'no worker took it' });
+      return;
+    }
+    this.armDispatchDeadline(call);
+    this.placeRpc(call);
+  }
+
+  /** matching.dispatchWait (or the caller's deadline) bounds finding a worker: UNAVAILABLE past it. */
+  private armDispatchDeadline(call: RpcCall): void {
+    clearTimeout(call.timer);
+    call.timer = setTimeout(() => call.settle({ kind: 'unavailable', reason: 'no worker took it' }), Math.max(0, call.deadline - this.clock.now()));
   }
 
   private stickyHolds(call: RpcCall, appWorkerId: string): boolean {

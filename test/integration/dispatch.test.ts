@@ -400,6 +400,21 @@ describe('RPCs', () => {
     expect((await a.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
   });
 
+  it('gives a declined call the rest of matching.dispatchWait to find a worker, not the caller budget', async () => {
+    const a = await slot('A');
+    const b = await slot('B');
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 'pack', step_execution_id: 's' } });
+    const [busy] = await frameFrom([a, b], 'step_task'); // one of them busy for the rest of the test
+    const other = busy === a ? b : a;
+    const since = Date.now();
+    const call = rpc({ timeout_ms: DISPATCH_WAIT + 4000 }).catch((e: unknown) => e);
+    const f = (await other.nextOf('rpc_task')).rpc_task!;
+    other.send({ decline: { task_token: f.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    // Not taken again (the busy worker stays busy): UNAVAILABLE once the dispatch window ends.
+    expect(((await call) as ClientError).code).toBe(Status.UNAVAILABLE);
+    expect(Date.now() - since).toBeLessThan(DISPATCH_WAIT + 1000);
+  });
+
   it('never waits past the caller budget', async () => {
     const since = Date.now();
     const err = await rpc({ timeout_ms: 200 }).catch((e: unknown) => e);

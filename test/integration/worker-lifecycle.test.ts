@@ -364,6 +364,35 @@ describe('stop() against the real server', () => {
     expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: taskId, attempt: 1 });
   });
 
+  it('does not run an RPC that reaches a half-closed stream; the node gives it to another worker', async () => {
+    const t = await node();
+    const tp = await tap(t);
+    const ran: string[] = [];
+    const { w } = worker(tp.address, {}, {
+      flowTypes: { order: { steps: { charge: () => 'ok' }, rpcs: { status: () => void ran.push('A') } } },
+    });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const passHalfClose = tp.holdHalfCloses();
+    const stopping = w.stop();
+    await waitFor(() => tp.frames.some((f) => f.kind === 'half-close-held'));
+    const c = client(t.node.apiAddress);
+    const call = c.invokeRpc({ tenant: 'acme', flowId: 'f-rpc', flowType: 'order', rpcName: 'status', input: 'q' }, { timeoutMs: 8000 });
+    await waitFor(() => tp.frames.some((f) => f.kind === 'rpc_task'), { description: 'the RPC written to the stopping stream' });
+    passHalfClose();
+    await stopping;
+    expect(ran).toEqual([]);
+    // The caller still waits (matching.dispatchWait), and the next worker of the flow type runs it.
+    const s = rawSlot(t, { app_worker_id: 'next' });
+    await s.nextOf('registered');
+    const task = (await s.nextOf('rpc_task')).rpc_task!;
+    expect(task.rpc_name).toBe('status');
+    s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from next') } });
+    const r = await call;
+    expect(r.output.toString()).toBe('from next');
+    expect(r.appWorkerId).toBe('next');
+  });
+
   it('after stopDrainTimeout aborts the handler, resets its stream, and the attempt fails through the retry policy', async () => {
     const t = await node();
     const started = held();
