@@ -182,19 +182,26 @@ export class CapacityView {
     return undefined;
   }
 
-  /** Peers with a connected worker of the flow type, those with idle slots first. */
-  /** A peer with an idle slot (RPC-only or shared) of a worker of the flow type, if any. */
-  idleNodeFor(tenant: string, flowType: string): string | undefined {
+  /**
+   * A peer with an idle slot (RPC-only or shared) of a worker of the flow type, if any;
+   * with `rpcName`, of a worker that has not declined it.
+   */
+  idleNodeFor(tenant: string, flowType: string, rpcName?: string): string | undefined {
     for (const [node, c] of this.nodes) {
       for (const w of c.workers.values()) {
         if (w.tenant !== tenant || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
+        if (rpcName !== undefined && c.declined.has(declineKey(tenant, flowType, rpcName, w.app_worker_id ?? ''))) continue;
         if ((w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0) > 0) return node;
       }
     }
     return undefined;
   }
 
-  nodesFor(tenant: string, flowType: string): string[] {
+  /**
+   * Peers with a connected worker of the flow type, those with idle slots first; with
+   * `rpcName`, only peers where some worker of it has not declined that name.
+   */
+  nodesFor(tenant: string, flowType: string, rpcName?: string): string[] {
     const key = flowKey(tenant, flowType);
     const withIdle: string[] = [];
     const rest: string[] = [];
@@ -207,6 +214,7 @@ export class CapacityView {
         idle += (w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0);
       }
       if (!any && !c.connected.has(key)) continue;
+      if (rpcName !== undefined && this.allDeclinedOn(c, tenant, flowType, rpcName)) continue;
       (idle > 0 ? withIdle : rest).push(node);
     }
     return [...withIdle, ...rest];

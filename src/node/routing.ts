@@ -224,22 +224,26 @@ export class Routing {
       if (node) return node;
     }
     if (this.gateway.hasIdleRpcSlot(r.tenant, r.flowType, r.rpcName)) return this.nodeId;
-    const idlePeer = this.view.idleNodeFor(r.tenant, r.flowType);
+    const idlePeer = this.view.idleNodeFor(r.tenant, r.flowType, r.rpcName);
     if (idlePeer) return idlePeer;
     if (this.gateway.hasConnected(r.tenant, r.flowType)) return this.nodeId;
-    return this.view.nodesFor(r.tenant, r.flowType)[0] ?? this.nodeId;
+    return this.view.nodesFor(r.tenant, r.flowType, r.rpcName)[0] ?? this.nodeId;
   }
 
   async invokeRpc(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
-    const node = this.rpcNode(r);
-    if (node !== this.nodeId) return this.runOn(node, r, signal);
-    const local = await this.runLocal(r, signal);
-    // Only the workers here lack the name (NOT_FOUND is answered at once): a peer's may have it.
-    if (local.kind === 'not-found') {
-      const peer = this.view.nodesFor(r.tenant, r.flowType)[0];
-      if (peer) return this.runOn(peer, r, signal);
+    let node = this.rpcNode(r);
+    // NOT_FOUND from a node means its workers lack the name (answered at once, and what
+    // the view said of declines may be behind): another node's may have it.
+    const tried = new Set<string>();
+    for (;;) {
+      const s = node === this.nodeId ? await this.runLocal(r, signal) : await this.runOn(node, r, signal);
+      if (s.kind !== 'not-found' || signal.aborted) return s;
+      tried.add(node);
+      const here = this.gateway.hasConnected(r.tenant, r.flowType) ? [this.nodeId] : [];
+      const next = [...here, ...this.view.nodesFor(r.tenant, r.flowType, r.rpcName)].find((n) => !tried.has(n));
+      if (!next) return s;
+      node = next;
     }
-    return local;
   }
 
   private async runOn(node: string, r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {

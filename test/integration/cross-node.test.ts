@@ -7,6 +7,7 @@
  * notice to its owner was lost still times out (DESIGN §11).
  * Two nodes in this process, real gRPC and a real redis-server.
  */
+import { ClientError, Status } from 'nice-grpc';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -244,3 +245,25 @@ it('times out a Step enqueued on the other node whose flow deadline notice to th
   const outcome = (await a.matching.waitOutcome({ task_id: r.task_id, wait_ms: 8000 })).outcome;
   expect(outcome?.status).toBe(pb.OutcomeStatus.TIMED_OUT);
 }, 15_000);
+
+it('runs an InvokeRpc on a busy worker that has the name, not NOT_FOUND for the peer whose idle worker declined it', async () => {
+  const wb = await slotAt(b, 'w-b');
+  // w-b lacks the name: the only worker anywhere, so NOT_FOUND is right this once.
+  const first = b.matching.invokeRpc({ tenant: 'acme', flow_id: 'r0', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 2000 })
+    .catch((e: ClientError) => e.code);
+  wb.send({ decline: { task_token: (await wb.nextOf('rpc_task')).rpc_task!.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  expect(await first).toBe(Status.NOT_FOUND);
+  // w-a has it, and is busy with a Step when the call comes.
+  const wa = await slotAt(a, 'w-a');
+  await a.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+  const step = (await wa.nextOf('step_task')).step_task!;
+  await waitFor(() => a.node.view.presence('acme', 'w-b', 'order', 'status') === 'absent' && a.node.view.idleNodeFor('acme', 'order') === 'n-b',
+    { timeoutMs: 5000, description: "a sees b's idle slot and its decline" });
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'r1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 5000 });
+  await new Promise((r) => setTimeout(r, 300));
+  wa.send({ step_result: { task_token: step.task_token, output: Buffer.from('ok') } });
+  await wa.nextOf('result_ack');
+  const task = (await wa.nextOf('rpc_task', 3000)).rpc_task!;
+  wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
+  expect((await call).app_worker_id).toBe('w-a');
+});
