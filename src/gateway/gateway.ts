@@ -34,6 +34,11 @@ export interface GatewayHooks {
   outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** Idle/busy slots, workers or declines changed: peers should get a new snapshot (coalesced). */
   capacityChanged(): void;
+  /**
+   * A sticky RPC's window closed with no slot free here: a peer with an idle slot
+   * for it runs it (its answer settles the call). False when none advertises one.
+   */
+  rpcToIdlePeer?(call: RpcCall, signal: AbortSignal): boolean;
 }
 
 export interface GatewayOptions {
@@ -616,6 +621,12 @@ export class Gateway {
         call.stickyUntil = 0;
         if (!call.settled && this.rpcWaiters.has(call)) {
           this.rpcWaiters.remove(call);
+          // Its sticky worker is still busy and nothing here is free: any worker of the flow
+          // type may take it now (DESIGN §4), and a peer's idle one should, not the window's end.
+          if (req.sticky && !this.pickRpcSlot(call) && this.hooks.rpcToIdlePeer?.(call, signal)) {
+            clearTimeout(call.timer);
+            return;
+          }
           this.placeRpc(call);
         }
       }, Math.max(0, call.stickyUntil - now));

@@ -179,6 +179,7 @@ export class ZdNode {
       attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
       outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       capacityChanged: () => this.mesh.capacityChanged(),
+      rpcToIdlePeer: (call, signal) => this.routing.rpcToIdlePeer(call, signal),
     }, this.metrics, this.clock, this.log);
     this.mesh = new Mesh(this.nodeId, this.membership, {
       offer: (ref) => this.gateway.offer(ref),

@@ -14,7 +14,7 @@ import { zdError } from '../errors';
 import type { FetchBell } from '../gateway/fetch-bell';
 import type { Gateway } from '../gateway/gateway';
 import type { OutcomeBell } from '../gateway/outcome-bell';
-import type { RpcSettlement } from '../gateway/slot';
+import type { RpcCall, RpcSettlement } from '../gateway/slot';
 import type { OwnerRegistry } from '../owner/registry';
 import type { CancelledAttempt } from '../store/task-store';
 import type { Keys } from '../store/keys';
@@ -244,6 +244,18 @@ export class Routing {
       if (!next) return s;
       node = next;
     }
+  }
+
+  /** A call waiting here runs on a peer that advertises an idle slot for it, if any (Gateway's hook). */
+  rpcToIdlePeer(call: RpcCall, signal: AbortSignal): boolean {
+    const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName);
+    if (!peer || peer === this.nodeId) return false;
+    const now = this.clock.now();
+    void this.runOn(peer, {
+      tenant: call.tenant, flowId: call.flowId, flowType: call.flowType, rpcName: call.rpcName, input: call.input,
+      sticky: '', waitMs: Math.max(0, call.deadline - now), runMs: Math.max(0, call.runDeadline - now),
+    }, signal).then((s) => call.settle(s));
+    return true;
   }
 
   private async runOn(node: string, r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
