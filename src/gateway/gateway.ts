@@ -92,6 +92,8 @@ export class Gateway {
   private readonly noncePrefix = randomBytes(4).toString('hex');
   private nonceSeq = 0;
   private pingTimer: NodeJS.Timeout | undefined;
+  /** Idle streams are swept four times per matching.pingInterval (at least 50 ms apart). */
+  private readonly pingSweepMs: number;
   private draining = false;
   /** The node is stopping: background store retries end (the owners fail its attempts once it has left). */
   private stopped = false;
@@ -117,7 +119,8 @@ export class Gateway {
         set.add(key);
       },
     });
-    this.pingTimer = setInterval(() => this.pingIdle(), Math.max(50, Math.floor(opts.pingIntervalMs / 4)));
+    this.pingSweepMs = Math.max(50, Math.floor(opts.pingIntervalMs / 4));
+    this.pingTimer = setInterval(() => this.pingIdle(), this.pingSweepMs);
     this.pingTimer.unref();
   }
 
@@ -932,7 +935,8 @@ export class Gateway {
   private pingIdle(): void {
     const now = this.clock.now();
     for (const slot of this.slots.values()) {
-      if (slot.state === 'idle' && now - slot.lastSentAt >= this.opts.pingIntervalMs) slot.send({ ping: { sent_at_ms: now } }, now);
+      // One sweep early rather than up to one late: no idle gap exceeds the interval.
+      if (slot.state === 'idle' && now - slot.lastSentAt >= this.opts.pingIntervalMs - this.pingSweepMs) slot.send({ ping: { sent_at_ms: now } }, now);
     }
   }
 }

@@ -440,8 +440,9 @@ describe('liveness and attempt timeouts', () => {
       expect((await s.next(1000)).frame).toBe('ping');
       times.push(Date.now());
     }
+    // Each once three quarters of the interval have passed (so none is late): 150 ms, less the clocks' rounding.
     for (let i = 1; i < times.length; i++) {
-      expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(150);
+      expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(140);
       expect(times[i]! - times[i - 1]!).toBeLessThan(450);
     }
     const c = client(t.node.apiAddress);
@@ -470,9 +471,10 @@ describe('liveness and attempt timeouts', () => {
     const to = tp.frames.findIndex((f) => f.kind === 'step_result');
     const during = tp.frames.slice(from, to);
     const pongs = during.filter((f) => f.dir === 'up' && f.kind === 'pong');
-    expect(pongs.length).toBeGreaterThanOrEqual(4);
-    expect(pongs.length).toBeLessThanOrEqual(7);
-    for (let i = 1; i < pongs.length; i++) expect(pongs[i]!.at - pongs[i - 1]!.at).toBeGreaterThanOrEqual(60);
+    // Every 75-100 ms (three quarters of the interval at least: no gap over it) through 650 ms.
+    expect(pongs.length).toBeGreaterThanOrEqual(5);
+    expect(pongs.length).toBeLessThanOrEqual(9);
+    for (let i = 1; i < pongs.length; i++) expect(pongs[i]!.at - pongs[i - 1]!.at).toBeGreaterThanOrEqual(50);
     expect(during.some((f) => f.kind === 'ping')).toBe(false);
   });
 

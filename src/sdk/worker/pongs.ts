@@ -1,8 +1,9 @@
 /**
  * Pongs of a worker's running tasks (DESIGN §5: a stream never looks idle to
  * a proxy while its task runs) from one timer, not one per task: the running
- * tasks are swept four times per interval, and each gets a Pong once its
- * interval has passed since it started or last ponged.
+ * tasks are swept four times per interval, and each gets a Pong once three
+ * quarters of it have passed since it started or last ponged, so that no gap
+ * is longer than the interval (a proxy's idle timeout is set just above it).
  */
 export interface Ponging {
   pong(now: number): void;
@@ -12,16 +13,25 @@ export class PongSweep {
   private readonly due = new Map<Ponging, number>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(readonly intervalMs: number) {}
+  private readonly sweepMs: number;
+
+  constructor(readonly intervalMs: number) {
+    this.sweepMs = Math.max(1, Math.floor(intervalMs / 4));
+  }
+
+  /** When a task that ponged (or started) at `now` is due again: one sweep early, never late. */
+  private dueAfter(now: number): number {
+    return now + this.intervalMs - this.sweepMs;
+  }
 
   get running(): number {
     return this.due.size;
   }
 
   add(task: Ponging): void {
-    this.due.set(task, Date.now() + this.intervalMs);
+    this.due.set(task, this.dueAfter(Date.now()));
     if (this.timer) return;
-    this.timer = setInterval(() => this.sweep(), Math.max(1, Math.floor(this.intervalMs / 4)));
+    this.timer = setInterval(() => this.sweep(), this.sweepMs);
     this.timer.unref();
   }
 
@@ -40,7 +50,7 @@ export class PongSweep {
     const now = Date.now();
     for (const [task, at] of this.due) {
       if (at > now) continue;
-      this.due.set(task, now + this.intervalMs);
+      this.due.set(task, this.dueAfter(now));
       task.pong(now);
     }
   }

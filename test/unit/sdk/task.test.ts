@@ -43,20 +43,39 @@ describe('PongSweep', () => {
     sweep.add(b);
     sweep.add(c);
     expect(jest.getTimerCount()).toBe(1);
-    jest.advanceTimersByTime(500); // a's interval has passed, not b's or c's
+    jest.advanceTimersByTime(500); // a is due (at 750), not b or c (at 1 250)
     expect(pongs).toEqual(['a']);
     sweep.delete(c);
-    jest.advanceTimersByTime(1000);
-    expect(pongs).toEqual(['a', 'b', 'a']);
+    jest.advanceTimersByTime(1000); // b at 1 250 and 2 000, a at 1 500
+    expect(pongs).toEqual(['a', 'b', 'a', 'b']);
     sweep.delete(a);
     sweep.delete(b);
     expect(sweep.running).toBe(0);
     jest.advanceTimersByTime(250);
     expect(jest.getTimerCount()).toBe(0);
-    expect(pongs).toEqual(['a', 'b', 'a']);
+    expect(pongs).toEqual(['a', 'b', 'a', 'b']);
     sweep.add(c); // and starts again
     jest.advanceTimersByTime(1000);
-    expect(pongs).toEqual(['a', 'b', 'a', 'c']);
+    expect(pongs).toEqual(['a', 'b', 'a', 'b', 'c']);
+  });
+
+  it('never leaves a running task more than the interval without a Pong, whenever it started', () => {
+    jest.useFakeTimers();
+    const sweep = new PongSweep(20_000);
+    const gaps: number[] = [];
+    const started = Date.now();
+    sweep.add({ pong: () => undefined }); // keeps the sweep's phase fixed
+    // Tasks starting at every offset within a sweep period, and their gaps over a few minutes.
+    for (let offset = 0; offset < 5000; offset += 250) {
+      jest.setSystemTime(started + offset);
+      let last = Date.now();
+      sweep.add({ pong: (now: number) => { gaps.push(now - last); last = now; } });
+      jest.advanceTimersByTime(1); // the next offset starts later
+    }
+    jest.advanceTimersByTime(180_000);
+    expect(gaps.length).toBeGreaterThan(100);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(20_000);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10_000);
   });
 });
 
