@@ -25,8 +25,11 @@ export interface GatewayHooks {
   capacityAvailable(tenant: string, flowType: string, appWorkerId: string): void;
   /** The app worker stopped taking work on this node (drains, or its last stream went). */
   workerUnavailable(tenant: string, appWorkerId: string): void;
-  /** Back in its queue (retry, return); `flowDeadline` (0 = none) for its owner to re-arm, its timer may have passed it by while the task ran. */
-  taskReady(partition: number, queue: string, taskId: string, readyAt: number, flowDeadline?: number): void;
+  /**
+   * Back in its queue (retry, return); `flowDeadline` (0 = none) for its owner to re-arm, its timer may have
+   * passed it by while the task ran; `sticky`, a retry's sticky worker, for its sticky phase once ready.
+   */
+  taskReady(partition: number, queue: string, taskId: string, readyAt: number, flowDeadline?: number, sticky?: string): void;
   /** Back in its queue where its owner already knows (an offer answered no-slot): only fetches of its topic need telling. */
   taskFetchable(partition: number, queue: string, readyAt: number): void;
   /** An attempt started; its owner arms the deadline timer. */
@@ -858,7 +861,7 @@ export class Gateway {
   }
 
   private afterFail(r: Awaited<ReturnType<TaskStore['fail']>>, partition: number, taskId: string, queue: string): void {
-    if (r.kind === 'retry') this.hooks.taskReady(partition, queue, taskId, r.readyAt, r.flowDeadline);
+    if (r.kind === 'retry') this.hooks.taskReady(partition, queue, taskId, r.readyAt, r.flowDeadline, r.sticky);
     else if (r.kind === 'terminal') this.hooks.outcomeWritten(partition, taskId, r.status);
   }
 

@@ -170,9 +170,9 @@ export class ZdNode {
     }, this.store, {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
       workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
-      taskReady: (p, queue, taskId, readyAt, flowDeadline = 0) => {
+      taskReady: (p, queue, taskId, readyAt, flowDeadline = 0, sticky = '') => {
         this.routing.taskFetchable(queue, readyAt, p); // a returned or retried Step is fetchable too
-        this.routing.taskReady(p, queue, taskId, readyAt);
+        this.routing.taskReady(p, queue, taskId, readyAt, sticky);
         if (flowDeadline > 0) this.routing.flowDeadlineSet(p, taskId, flowDeadline);
       },
       taskFetchable: (p, queue, readyAt) => this.routing.taskFetchable(queue, readyAt, p),

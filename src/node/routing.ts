@@ -109,11 +109,12 @@ export class Routing {
     else this.mesh.ring(owner, { kind: Kind.FLOW_DEADLINE, partition: p, task_id: taskId, at_ms: deadline });
   }
 
-  taskReady(p: number, queue: string, taskId: string, readyAt: number): void {
+  /** `sticky`: the worker a retry's sticky phase offers it to once ready ('' = none). */
+  taskReady(p: number, queue: string, taskId: string, readyAt: number, sticky = ''): void {
     const owner = this.ownerNodeOf(p);
-    const event = { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt };
+    const event = { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky };
     if (owner !== this.nodeId) this.mesh.ring(owner, event);
-    else if (!this.owner.taskReady(p, queue, taskId, readyAt)) this.forwardReady(p, event, this.nodeId);
+    else if (!this.owner.taskReady(p, queue, taskId, readyAt, sticky)) this.forwardReady(p, event, this.nodeId);
   }
 
   attemptStarted(p: number, deadlineAt: number): void {
@@ -151,7 +152,7 @@ export class Routing {
         case Kind.READY: {
           const taken = e.fresh
             ? this.owner.taskEnqueued(p, e.queue ?? '', e.task_id ?? '', at, e.sticky_worker_id ?? '')
-            : this.owner.taskReady(p, e.queue ?? '', e.task_id ?? '', at);
+            : this.owner.taskReady(p, e.queue ?? '', e.task_id ?? '', at, e.sticky_worker_id ?? '');
           if (!taken) this.forwardReady(p, e, from);
           break;
         }

@@ -4,6 +4,7 @@
  * node died. Owner-initiated scripts carry the lease token and are refused
  * once the lease has moved; the partition then stops doing work.
  */
+import { LRUCache } from 'lru-cache';
 import type { HeldLease, UnloadCause } from '../cluster/leases';
 import type { Keys } from '../store/keys';
 import { parseQueueName } from '../store/keys';
@@ -12,7 +13,7 @@ import type { RedisClient } from '../store/redis';
 import type { CancelledAttempt, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
-import { HEADS_WINDOW, QueueHeads, type BusyQueues } from './heads';
+import { HEADS_WINDOW, QueueHeads, type BusyQueues, type HeadRef } from './heads';
 import { Timers } from './timers';
 
 /** What a partition needs from the node around it. */
@@ -31,6 +32,8 @@ export interface PartitionHost {
   cancelAttempt(a: CancelledAttempt, reason: string): void;
   /** An attempt the owner ended went back to its queue for a retry: fetches of its topic may take it too. */
   taskRequeued(partition: number, queue: string, readyAt: number): void;
+  /** A head ready now with a sticky worker: its sticky phase (placement) instead of the window. */
+  placeSticky(q: QueueHeads, ref: HeadRef, sticky: string): void;
 }
 
 const EXPIRY_BATCH = 100;
@@ -38,6 +41,12 @@ const EXPIRY_BATCH = 100;
 const NO_DEADLINE = 9007199254740991;
 /** A timer whose Redis work failed (a failover, a dropped connection) runs again this much later. */
 export const TIMER_RETRY_MS = 1000;
+/**
+ * Delayed Steps and retries whose sticky worker this owner remembers until they are
+ * ready. Only affinity rides on it: an evicted entry, or a new owner after a
+ * handover, offers the Step to any worker.
+ */
+const STICKY_AT_READY_ENTRIES = 10_000;
 
 export class PartitionOwner {
   readonly queues = new Map<string, QueueHeads>();
@@ -45,6 +54,7 @@ export class PartitionOwner {
   private inflightWake = Infinity;
   private deadlineWake = Infinity;
   private state: 'loading' | 'active' | 'unloaded' = 'loading';
+  private readonly stickyAtReady = new LRUCache<string, string>({ max: STICKY_AT_READY_ENTRIES });
 
   constructor(
     readonly lease: HeldLease,
@@ -117,15 +127,23 @@ export class PartitionOwner {
     return true;
   }
 
-  /** A task of queue `name` is ready at `readyAt` (enqueue, retry, release). */
-  taskReady(name: string, taskId: string, readyAt: number): void {
+  /**
+   * A task of queue `name` is ready at `readyAt` (enqueue, retry, release). With a
+   * `sticky` worker it is offered to that worker first (DESIGN §4), now or once ready.
+   */
+  taskReady(name: string, taskId: string, readyAt: number, sticky = ''): void {
     if (!this.active) return;
     const q = this.queueFor(name);
     if (readyAt > this.clock.now()) {
       // Not ready before then (a fetch locked it, say): a head of it in the window is
       // stale, and on a queue no slot stream serves nothing would ever offer it away.
       if (q.has(taskId)) q.drop(taskId);
+      if (sticky) this.stickyAtReady.set(taskId, sticky);
       this.wakeQueueAt(q, readyAt);
+      return;
+    }
+    if (sticky && !q.has(taskId)) {
+      this.host.placeSticky(q, { taskId, readyAt }, sticky);
       return;
     }
     q.add({ taskId, readyAt });
@@ -137,6 +155,7 @@ export class PartitionOwner {
   async refill(q: QueueHeads): Promise<void> {
     if (q.loading || !this.active) return;
     q.loading = true;
+    const sticky: [HeadRef, string][] = [];
     try {
       const now = this.clock.now();
       const key = this.keys.queue(this.partition, q.name);
@@ -145,13 +164,23 @@ export class PartitionOwner {
         this.redis.zrangebyscore(key, `(${now}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1),
       ]);
       const refs = [];
-      for (let i = 0; i + 1 < ready.length; i += 2) refs.push({ taskId: ready[i]!, readyAt: Number(ready[i + 1]) });
-      q.fill(refs, refs.length >= HEADS_WINDOW);
+      for (let i = 0; i + 1 < ready.length; i += 2) {
+        const ref = { taskId: ready[i]!, readyAt: Number(ready[i + 1]) };
+        // A delayed Step or retry with a sticky worker, ready now: its sticky phase, not the window.
+        const worker = this.stickyAtReady.size > 0 && !q.has(ref.taskId) ? this.stickyAtReady.get(ref.taskId) : undefined;
+        if (worker === undefined) refs.push(ref);
+        else sticky.push([ref, worker]);
+      }
+      q.fill(refs, ready.length / 2 >= HEADS_WINDOW);
       if (next.length === 2) this.wakeQueueAt(q, Number(next[1]));
     } finally {
       q.loading = false;
     }
     if (!this.active) return;
+    for (const [ref, worker] of sticky) {
+      this.stickyAtReady.delete(ref.taskId);
+      this.host.placeSticky(q, ref, worker);
+    }
     if (q.size > 0) this.host.headsAvailable(q);
     else if (q.more) this.refillInBackground(q);
   }
@@ -246,7 +275,7 @@ export class PartitionOwner {
       if (where.streamId && where.nodeId) this.host.cancelAttempt({ taskId, attempt: Number(attempt), nonce, ...where }, message);
     }
     if (r.kind === 'retry' && queue) {
-      this.taskReady(queue, taskId, r.readyAt);
+      this.taskReady(queue, taskId, r.readyAt, r.sticky);
       this.host.taskRequeued(this.partition, queue, r.readyAt);
       this.flowDeadline(r.flowDeadline); // its timer may have found the task running and passed on
     }

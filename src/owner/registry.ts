@@ -10,7 +10,7 @@ import type { CancelledAttempt, OutcomeStatusName, TaskStore } from '../store/ta
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { Dispatcher, OfferResult } from './dispatcher';
-import { BusyQueues, type QueueHeads } from './heads';
+import { BusyQueues, type HeadRef, type QueueHeads } from './heads';
 import { PartitionOwner, type PartitionHost } from './partition';
 import { Placement } from './placement';
 import { ReadyQueues } from './ready-queues';
@@ -176,22 +176,23 @@ export class OwnerRegistry implements PartitionHost {
 
   // ---- notifications -------------------------------------------------------
 
-  /** A task became ready in a partition (enqueue, retry, release). False when not owned here. */
-  taskReady(partition: number, queue: string, taskId: string, readyAt: number): boolean {
+  /** A task became ready in a partition (enqueue, retry, release), with its sticky worker if any. False when not owned here. */
+  taskReady(partition: number, queue: string, taskId: string, readyAt: number, sticky = ''): boolean {
     const owner = this.partitions.get(partition);
     if (!owner) return false;
-    owner.taskReady(queue, taskId, readyAt);
+    owner.taskReady(queue, taskId, readyAt, sticky);
     return true;
   }
 
   /**
    * A new Step was enqueued: ready now, it goes through the sticky and
-   * sync-match phases; delayed, it waits for its readyAt in the queue.
+   * sync-match phases; delayed, it waits for its readyAt in the queue, and
+   * its sticky phase comes then.
    */
   taskEnqueued(partition: number, queue: string, taskId: string, readyAt: number, sticky: string): boolean {
     const owner = this.partitions.get(partition);
     if (!owner) return false;
-    if (readyAt > this.clock.now() || !owner.active) return this.taskReady(partition, queue, taskId, readyAt);
+    if (readyAt > this.clock.now() || !owner.active) return this.taskReady(partition, queue, taskId, readyAt, sticky);
     this.placement.place(owner.queueFor(queue), { taskId, readyAt }, sticky);
     return true;
   }
@@ -285,6 +286,11 @@ export class OwnerRegistry implements PartitionHost {
   }
 
   // ---- PartitionHost -------------------------------------------------------
+
+  /** A head that becomes ready with a sticky worker (a delayed Step, a retry) goes through the sticky phase. */
+  placeSticky(q: QueueHeads, ref: HeadRef, sticky: string): void {
+    this.placement.place(q, ref, sticky);
+  }
 
   headsAvailable(q: QueueHeads): void {
     if (q.size === 0) {

@@ -86,7 +86,8 @@ export interface FailureInfo {
 export type OutcomeStatusName = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 
 export type FailResult =
-  | { kind: 'retry'; readyAt: number; attempt: number; flowDeadline: number }
+  /** `sticky`: the flow's sticky worker (the request's, else the remembered one), '' for none. */
+  | { kind: 'retry'; readyAt: number; attempt: number; flowDeadline: number; sticky: string }
   | { kind: 'terminal'; outcomeId: string; status: 'FAILED' | 'TIMED_OUT' }
   | Refusal;
 
@@ -319,7 +320,9 @@ export class TaskStore {
       f.retryAfterMs, now, this.retention, leaseToken,
     ));
     const code = Number(r[0]);
-    if (code === 1) return { kind: 'retry', readyAt: Number(r[1]), attempt: Number(r[2]), flowDeadline: Number(r[3] ?? 0) };
+    if (code === 1) {
+      return { kind: 'retry', readyAt: Number(r[1]), attempt: Number(r[2]), flowDeadline: Number(r[3] ?? 0), sticky: String(r[4] ?? '') };
+    }
     if (code === 2) return { kind: 'terminal', outcomeId: String(r[1]), status: String(r[2]) === 'TIMED_OUT' ? 'TIMED_OUT' : 'FAILED' };
     return refusalOf(r);
   }

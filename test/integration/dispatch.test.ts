@@ -179,6 +179,38 @@ describe('sticky phase', () => {
     expect((await take(x)).task_id).toBe(id);
     await nothing(y, 300);
   });
+
+  describe('for a Step that becomes ready later (a delayed enqueue, a retry)', () => {
+    it('offers a delayed Step to the sticky worker its request names, over an idle other', async () => {
+      const a = await slot('A');
+      const b = await slot('B');
+      const id = await enqueue({ flow_id: 'd1', sticky_worker_id: 'B', ready_at_ms: Date.now() + 300 });
+      await nothing(a, 600);
+      expect((await take(b)).task_id).toBe(id);
+    });
+
+    it('waits for the busy remembered sticky worker of a delayed Step, not the idle other', async () => {
+      const a = await slot('A');
+      const long = await stickyAndBusy(a); // A: f1's sticky worker, busy
+      const b = await slot('B');
+      const id = await enqueue({ step_execution_id: 'later', ready_at_ms: Date.now() + 200 });
+      await nothing(b, 200 + STICKY_WAIT / 2);
+      await complete(a, long);
+      expect((await take(a)).task_id).toBe(id);
+    });
+
+    it('offers a retry to the sticky worker first, over an idle other', async () => {
+      const a = await slot('A');
+      const b = await slot('B');
+      const id = await enqueue({ flow_id: 'r1', sticky_worker_id: 'B', retry_policy: { max_attempts: 3, initial_interval_ms: 200 } });
+      const first = await take(b);
+      expect(first).toMatchObject({ task_id: id, attempt: 1 });
+      b.send({ step_result: { task_token: first.task_token, failure: { message: 'try again', type: 'Flaky' } } });
+      await b.nextOf('result_ack');
+      await nothing(a, 600);
+      expect(await take(b)).toMatchObject({ task_id: id, attempt: 2 });
+    });
+  });
 });
 
 describe('sync-match and the durable queue', () => {

@@ -228,6 +228,25 @@ describe('retry backoff', () => {
   });
 });
 
+describe('a retry\'s sticky worker', () => {
+  it('is the request\'s sticky worker, else the one the flow remembers, else none', async () => {
+    const now = Date.now();
+    const failure = { message: 'again', type: 'Io', nonRetryable: false, retryAfterMs: 0 };
+    const named = newTask({ stickyWorkerId: 'w-named' });
+    const remembered = newTask();
+    const none = newTask();
+    await fx.client.set(fx.keys.sticky(remembered.partition, remembered.tenant, remembered.flowId), 'w-remembered');
+    const sticky: string[] = [];
+    for (const t of [named, remembered, none]) {
+      await fx.store.enqueue(t, now);
+      await fx.store.start(t.partition, t.taskId, 1, testSlot, 'n1', now);
+      const r = await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, failure, now);
+      sticky.push(r.kind === 'retry' ? r.sticky : r.kind);
+    }
+    expect(sticky).toEqual(['w-named', 'w-remembered', '']);
+  });
+});
+
 describe('a failure that ends the task', () => {
   it('says which outcome it wrote: FAILED past maxAttempts, TIMED_OUT when the retry would pass the flow deadline', async () => {
     const now = Date.now();
@@ -264,7 +283,7 @@ describe('a task enqueued before the spec was packed', () => {
       .toEqual({ kind: 'extended', deadlineAt: now + 4000 });
     expect(await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' },
       { message: 'again', type: 'Io', nonRetryable: false, retryAfterMs: 0 }, now + 1000))
-      .toEqual({ kind: 'retry', readyAt: now + 1001, attempt: 2, flowDeadline: t.flowDeadline });
+      .toEqual({ kind: 'retry', readyAt: now + 1001, attempt: 2, flowDeadline: t.flowDeadline, sticky: '' });
     expect(await fx.store.start(t.partition, t.taskId, 2, testSlot, 'n2', now + 1001)).toMatchObject({ attempt: 2, flowId: t.flowId });
     expect(await fx.store.release({ partition: t.partition, taskId: t.taskId, attempt: 2, nonce: 'n2' })).toEqual({ kind: 'released', readyAt: now + 1001, flowDeadline: t.flowDeadline });
     expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBe(String(t.flowDeadline));

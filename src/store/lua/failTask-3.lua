@@ -5,7 +5,9 @@
   ARGV[8]  retry-after hint (ms, 0 = policy)  ARGV[9] now  ARGV[10] outcomes.retention (ms)
   ARGV[11] lease token "<node>:<epoch>" the caller owns, or "" when a gateway fails its own slot's
            attempt (owner-initiated expiries are refused once the lease has moved)
-  Returns: {1, readyAt, nextAttempt, flowDeadline (0 = none)} retry scheduled | {2, outcomeId, status} the outcome written:
+  Returns: {1, readyAt, nextAttempt, flowDeadline (0 = none), sticky} retry scheduled (sticky: the flow's
+           sticky worker, the request's else the remembered one, for the retry's sticky phase) |
+           {2, outcomeId, status} the outcome written:
            FAILED, or TIMED_OUT when the retry would start past the flow deadline | {-1} | {-2} |
            {-4, status} | {-5} lease moved
 ]]
@@ -50,4 +52,9 @@ redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', attempt + 1, 'readyAt'
 redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
 redis.call('SADD', tag .. 'queues', queue)
 if deadline > 0 then redis.call('ZADD', tag .. 'deadlines', deadline, taskId) end
-return {1, readyAt, attempt + 1, string.format('%d', deadline)}
+local sticky = string.match(t[T_SPEC], SPEC_STICKY)
+if sticky == '' then
+  local _, _, tenant, flowId = string.match(t[T_SPEC], SPEC_OUTCOME)
+  sticky = redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
+end
+return {1, readyAt, attempt + 1, string.format('%d', deadline), sticky}

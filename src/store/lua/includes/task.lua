@@ -27,6 +27,8 @@ local SPEC_START = '^([^\30]*)\30([^\30]*)\30([^\30]*)\30'
 -- deadline, enqueuedAt, tenant, flowId, flowType, stepType, seid
 local SPEC_OUTCOME =
   '^[^\30]*\30[^\30]*\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30([^\30]*)\30'
+-- sticky (the request's sticky worker, the last value)
+local SPEC_STICKY = '([^\30]*)$'
 -- flowId, seid
 local SPEC_FLOW_SEID =
   '^[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30[^\30]*\30([^\30]*)\30[^\30]*\30[^\30]*\30([^\30]*)\30'
