@@ -89,6 +89,7 @@ export class ZdNode {
   internalAddress = '';
   /** Its first waiter and its last leaving change what peers send us: a fresh capacity snapshot tells them. */
   private readonly bell = new OutcomeBell(() => this.mesh.capacityChanged());
+  /** NOT_SERVING until the node has joined the cluster (the library starts at SERVING): probes must not pass before. */
   private readonly health = HealthState();
   private server: Server | undefined;
   private metricsServer: http.Server | undefined;
@@ -115,6 +116,7 @@ export class ZdNode {
   // ---- end auth/tls ----
 
   private constructor(readonly config: Config, opts: NodeOptions) {
+    this.health.setStatus('unhealthy');
     this.log = opts.logger;
     this.clock = opts.clock ?? systemClock;
     // ---- auth/tls (issue 7) ----
