@@ -16,8 +16,13 @@
 local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, tenant, flowId, spec, input, start)
   if redis.call('EXISTS', taskKey, tag .. 'done:' .. taskId) > 0 then
     if redis.call('EXISTS', taskKey) == 0 then return 2, '', '' end
-    local st = redis.call('HMGET', taskKey, 'state', 'queue', 'readyAt')
+    local st = redis.call('HMGET', taskKey, 'state', 'queue', 'readyAt', 'nonce')
     if st[1] == 'queued' then return 0, st[2], st[3] end
+    -- This very enqueue ran before and started the task in the bound slot: its reply was
+    -- lost to a dropped connection and the client sent the call again. The same answer.
+    if start and st[1] == 'running' and st[4] == start[5] then
+      return 1, redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or '', redis.call('ZSCORE', tag .. 'inflight', taskId) or '9007199254740991'
+    end
     return 0, '', ''
   end
   local sticky = redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''

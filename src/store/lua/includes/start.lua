@@ -20,7 +20,14 @@ local function startOne(tag, taskId, attempt, worker, slot, node, boot, nonce, n
   if not f[1] then return -1, '', '', '', '' end
   local nowN = tonumber(now)
   local fromLock = f[1] == 'locked' and (tonumber(redis.call('HGET', taskKey, 'lockUntil')) or 0) <= nowN
-  if (f[1] ~= 'queued' and not fromLock) or (attempt ~= '0' and f[2] ~= attempt) then return -2, '', '', '', '' end
+  if (f[1] ~= 'queued' and not fromLock) or (attempt ~= '0' and f[2] ~= attempt) then
+    -- This very start ran before: its reply was lost to a dropped connection and the
+    -- client sent the call again. The same answer, or the slot never gets the task.
+    if f[1] == 'running' and redis.call('HGET', taskKey, 'nonce') == nonce then
+      return 1, f[6], f[5] or legacySpec(taskKey), redis.call('ZSCORE', tag .. 'inflight', taskId) or '9007199254740991', f[2]
+    end
+    return -2, '', '', '', ''
+  end
   if not fromLock and tonumber(f[3]) > nowN then return -3, '', '', '', '' end
   local spec = f[5] or legacySpec(taskKey)
   local mt, ht, dl = string.match(spec, SPEC_START)
