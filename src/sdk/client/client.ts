@@ -9,6 +9,7 @@ import {
   authMetadata, createSdkChannel, mapGrpcError, metadataFor, resolveCredential, toNum, withProtocolVersion, ZdDeadlineExceededError,
   type Credential, type TlsOptions,
 } from '../common';
+import { CallSignal } from '../common/call-signal';
 import { RpcFailedError } from './errors';
 import { EnqueueLane, LaneDeadlineError } from './enqueue-lane';
 import {
@@ -42,6 +43,12 @@ export interface ClientOptions {
 type Stub = GrpcClient<typeof MatchingServiceDefinition>;
 type Grpc = { signal: AbortSignal; metadata: Awaited<ReturnType<typeof authMetadata>> };
 
+/**
+ * invokeRpc's own deadline is the caller's timeout plus this, so the server,
+ * which gives up finding a worker at that timeout, answers UNAVAILABLE first.
+ */
+const RPC_DEADLINE_MARGIN_MS = 1_000;
+
 export class Client {
   private readonly channel: Channel;
   private readonly stub: Stub;
@@ -52,6 +59,8 @@ export class Client {
   /** Sent in the `zd-protocol-version` header of every call. */
   private readonly protocolVersion: number;
   private closed = false;
+  /** Aborted by close(): ends every call in flight. */
+  private readonly closing = new AbortController();
 
   constructor(options: ClientOptions) {
     if (!options.address) throw new TypeError('Client option address: is required');
@@ -136,19 +145,25 @@ export class Client {
   /**
    * Calls an RPC on a worker of the flow type. Throws RpcFailedError when
    * the handler failed, ZdUnavailableError when no worker took it in time,
-   * ZdNotFoundError when no connected worker supports the name.
+   * ZdNotFoundError when no connected worker supports the name. The timeout
+   * (the smaller of `request.timeoutMs` and `opts.timeoutMs`, else the
+   * client's default) bounds the server's search for a worker too.
    */
   async invokeRpc(request: InvokeRpcRequest, opts: CallOptions = {}): Promise<RpcResponse> {
-    const callOpts = { ...opts, timeoutMs: opts.timeoutMs ?? request.timeoutMs };
-    const res = await this.call('invokeRpc', (o) => this.stub.invokeRpc(toInvokeRpc(request), o), callOpts);
+    const timeoutMs = Math.min(request.timeoutMs || Infinity, opts.timeoutMs || Infinity);
+    const budget = Number.isFinite(timeoutMs) ? timeoutMs : this.defaultTimeoutMs;
+    const req = toInvokeRpc({ ...request, timeoutMs: budget });
+    const callOpts = { ...opts, timeoutMs: budget + RPC_DEADLINE_MARGIN_MS };
+    const res = await this.call('invokeRpc', (o) => this.stub.invokeRpc(req, o), callOpts);
     if (res.result === 'failure') throw new RpcFailedError(fromFailure(res.failure)!, res.app_worker_id);
     return { output: Buffer.from(res.output ?? new Uint8Array(0)), appWorkerId: res.app_worker_id };
   }
 
-  /** Closes the channel; idempotent. Calls made afterwards fail. */
+  /** Ends the calls in flight (they reject: the client is closed) and closes the channel; idempotent. Calls made afterwards fail. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     this.lane.close();
     this.channel.close();
   }
@@ -169,29 +184,21 @@ export class Client {
 
   /**
    * Adds credentials, the protocol version header and a timeout (nice-grpc
-   * has no deadline of its own) and maps errors.
+   * has no deadline of its own), ends with close(), and maps errors.
    */
   private async call<T>(method: string, fn: (o: Grpc) => Promise<T>, opts: CallOptions = {}, waitMs = 0): Promise<T> {
     if (this.closed) throw new Error(`${method}: the client is closed`);
     const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs + waitMs;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onAbort = () => controller.abort(opts.signal?.reason);
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const call = new CallSignal(timeoutMs, [this.closing.signal, opts.signal]);
     try {
       const metadata = withProtocolVersion(await authMetadata(this.credential), this.protocolVersion);
-      return await fn({ signal: controller.signal, metadata });
+      return await fn({ signal: call.signal, metadata });
     } catch (err) {
-      if (timedOut) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
+      if (call.timedOut) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
+      if (call.cause === this.closing.signal) throw new Error(`${method}: the client is closed`, { cause: err });
       throw mapGrpcError(err);
     } finally {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
+      call.dispose();
     }
   }
 }

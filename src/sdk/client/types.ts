@@ -174,7 +174,12 @@ export interface InvokeRpcRequest {
   rpcName: string;
   input?: Payload;
   stickyWorkerId?: string;
-  /** The caller's deadline for the whole call. @default the client's defaultTimeoutMs */
+  /**
+   * The caller's budget for the whole call, sent to the server, which stops
+   * looking for a worker at it (or at matching.dispatchWait if sooner) with
+   * UNAVAILABLE. `CallOptions.timeoutMs` counts the same way; the smaller wins.
+   * @default the client's defaultTimeoutMs
+   */
   timeoutMs?: number;
 }
 

@@ -3,11 +3,13 @@
  * and operators' client of OperatorService (terminal tasks). camelCase in and
  * out; refused mutations throw the named verdict errors of ./errors.
  */
-import { createClient, type Channel, type Client as GrpcClient, type Metadata } from 'nice-grpc';
+import { createClient, Status, type Channel, type Client as GrpcClient, type Metadata } from 'nice-grpc';
 import { ExternalTaskServiceDefinition, OperatorServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
 import {
-  authMetadata, createSdkChannel, fromEpochMs, toBuffer, toBytes, toNum, withProtocolVersion, type Credential, type Payload, type TlsOptions,
+  authMetadata, createSdkChannel, fromEpochMs, toBuffer, toBytes, toNum, withProtocolVersion, ZdDeadlineExceededError,
+  type Credential, type Payload, type TlsOptions,
 } from '../common';
+import { CallSignal } from '../common/call-signal';
 import { mapFetchError } from './errors';
 import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, Topic } from './types';
 
@@ -43,8 +45,10 @@ abstract class BaseClient {
   protected readonly channel: Channel;
   private readonly credential: Credential | undefined;
   private readonly defaultTimeoutMs: number;
+  /** Aborted by close(): ends every call in flight, so a closed FetchClient's long poll locks nothing. */
+  private readonly closing = new AbortController();
 
-  constructor(options: BaseOptions, what: string) {
+  constructor(options: BaseOptions, private readonly what: string) {
     if (!options.address) throw new TypeError(`${what} option address: is required`);
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
     if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`${what} option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
@@ -52,21 +56,38 @@ abstract class BaseClient {
     this.channel = createSdkChannel(options.address, options.tls);
   }
 
-  protected async call<T>(fn: (o: { signal: AbortSignal; metadata: Metadata }) => Promise<T>, opts: FetchCallOptions = {}, waitMs = 0): Promise<T> {
-    const signal = AbortSignal.any([
-      AbortSignal.timeout((opts.timeoutMs ?? this.defaultTimeoutMs) + waitMs),
-      ...(opts.signal ? [opts.signal] : []),
-    ]);
-    const metadata = withProtocolVersion(await authMetadata(this.credential), PROTOCOL_VERSION);
+  /**
+   * Adds credentials, the protocol version header and a timeout (a
+   * ZdDeadlineExceededError past it, as Client calls), ends with close(), and
+   * maps errors. A caller's abort rejects with its reason, unmapped.
+   */
+  protected async call<T>(
+    method: string, fn: (o: { signal: AbortSignal; metadata: Metadata }) => Promise<T>, opts: FetchCallOptions = {}, waitMs = 0,
+  ): Promise<T> {
+    if (this.closing.signal.aborted) throw this.closedError(method);
+    const timeoutMs = (opts.timeoutMs ?? this.defaultTimeoutMs) + waitMs;
+    const call = new CallSignal(timeoutMs, [this.closing.signal, opts.signal]);
     try {
-      return await fn({ signal, metadata });
+      const metadata = withProtocolVersion(await authMetadata(this.credential), PROTOCOL_VERSION);
+      return await fn({ signal: call.signal, metadata });
     } catch (err) {
+      if (call.timedOut) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
+      if (call.cause === this.closing.signal) throw this.closedError(method, err);
       throw mapFetchError(err);
+    } finally {
+      call.dispose();
     }
   }
 
+  /** Ends the calls in flight (they reject: the client is closed) and closes the channel; idempotent. Calls made afterwards fail. */
   close(): void {
+    if (this.closing.signal.aborted) return;
+    this.closing.abort();
     this.channel.close();
+  }
+
+  private closedError(method: string, cause?: unknown): Error {
+    return new Error(`${this.what}.${method}: the client is closed`, { cause });
   }
 }
 
@@ -88,7 +109,7 @@ export class FetchClient extends BaseClient {
       wait_ms: options.waitMs ?? 0, topics: options.topics.map((t) => ({ tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType })),
     };
     // an omitted wait is the server's fetch.wait (≤ fetch.maxWait, 60s by default): allow for it
-    const res = await this.call((o) => this.stub.fetchAndLock(req, o), opts, options.waitMs || 60_000);
+    const res = await this.call('fetchAndLock', (o) => this.stub.fetchAndLock(req, o), opts, options.waitMs || 60_000);
     return (res.tasks ?? []).map(fromLocked);
   }
 
@@ -98,7 +119,7 @@ export class FetchClient extends BaseClient {
    */
   async complete(taskId: string, options: { result?: Payload; idempotencyKey?: string } = {}, opts?: FetchCallOptions): Promise<void> {
     const has = options.result !== undefined;
-    await this.call((o) => this.stub.complete({
+    await this.call('complete', (o) => this.stub.complete({
       task_id: taskId, worker_id: this.workerId, has_result: has, result: has ? toBytes(options.result) : new Uint8Array(),
       idempotency_key: options.idempotencyKey ?? '',
     }, o), opts);
@@ -106,7 +127,7 @@ export class FetchClient extends BaseClient {
 
   /** Reports a failure on the fetch budget (never a step attempt). Returns whether the task turned terminal. */
   async fail(taskId: string, options: FailOptions, opts?: FetchCallOptions): Promise<boolean> {
-    const res = await this.call((o) => this.stub.fail({
+    const res = await this.call('fail', (o) => this.stub.fail({
       task_id: taskId, worker_id: this.workerId, failure: { message: options.message ?? '', type: options.type ?? '' },
       retries: options.retries, retry_timeout_ms: options.retryTimeoutMs ?? 0,
     }, o), opts);
@@ -115,13 +136,13 @@ export class FetchClient extends BaseClient {
 
   /** Extends this worker's live lock to now + lockDurationMs (0 = the server's default); returns the new lockUntil. */
   async extendLock(taskId: string, lockDurationMs = 0, opts?: FetchCallOptions): Promise<Date> {
-    const res = await this.call((o) => this.stub.extendLock({ task_id: taskId, worker_id: this.workerId, lock_duration_ms: lockDurationMs }, o), opts);
+    const res = await this.call('extendLock', (o) => this.stub.extendLock({ task_id: taskId, worker_id: this.workerId, lock_duration_ms: lockDurationMs }, o), opts);
     return new Date(toNum(res.lock_until_ms));
   }
 
   /** Gives the lock back: the task is fetchable again at once. */
   async unlock(taskId: string, opts?: FetchCallOptions): Promise<void> {
-    await this.call((o) => this.stub.unlock({ task_id: taskId, worker_id: this.workerId }, o), opts);
+    await this.call('unlock', (o) => this.stub.unlock({ task_id: taskId, worker_id: this.workerId }, o), opts);
   }
 }
 
@@ -137,7 +158,7 @@ export class TerminalTasksClient extends BaseClient {
   }
 
   async list(tenant: string, filter: { flowType?: string; stepType?: string; limit?: number } = {}, opts?: FetchCallOptions): Promise<TerminalTask[]> {
-    const res = await this.call((o) => this.stub.listTerminalTasks({
+    const res = await this.call('list', (o) => this.stub.listTerminalTasks({
       tenant, flow_type: filter.flowType ?? '', step_type: filter.stepType ?? '', limit: filter.limit ?? 0,
     }, o), opts);
     return (res.tasks ?? []).map((t) => ({
@@ -150,12 +171,12 @@ export class TerminalTasksClient extends BaseClient {
 
   /** Queued again with `retries` fetch retries (0 = unset) and no lock expiries. */
   async retry(taskId: string, retries = 0, opts?: FetchCallOptions): Promise<void> {
-    await this.call((o) => this.stub.retryTerminalTask({ task_id: taskId, retries }, o), opts);
+    await this.call('retry', (o) => this.stub.retryTerminalTask({ task_id: taskId, retries }, o), opts);
   }
 
   /** Ends the task with a FAILED outcome carrying the reason; returns the outcome id. */
   async abandon(taskId: string, reason = '', opts?: FetchCallOptions): Promise<string> {
-    const res = await this.call((o) => this.stub.abandonTerminalTask({ task_id: taskId, reason }, o), opts);
+    const res = await this.call('abandon', (o) => this.stub.abandonTerminalTask({ task_id: taskId, reason }, o), opts);
     return res.outcome_id ?? '';
   }
 }

@@ -54,6 +54,6 @@ export interface TerminalTask {
 
 export interface FetchCallOptions {
   signal?: AbortSignal;
-  /** Overrides the client's defaultTimeoutMs (long polls add their wait to it). */
+  /** Overrides the client's defaultTimeoutMs (long polls add their wait to it); past it the call rejects with ZdDeadlineExceededError. */
   timeoutMs?: number;
 }

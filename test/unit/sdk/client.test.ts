@@ -11,6 +11,9 @@ function resultOf(s: pb.IStepSpec, created: boolean): pb.IEnqueueStepResponse {
   return { task_id: `id-${s.step_execution_id}`, created, partition: created ? 5 : 1 };
 }
 
+/** The timeout_ms of the last InvokeRpc the fakes saw. */
+let rpcTimeoutMs: number | undefined;
+
 /** The methods but the enqueues, which each fake brings. */
 const rest = {
   getTask: unimplemented,
@@ -31,6 +34,7 @@ const rest = {
   listOutcomeGroups: unimplemented,
   dropOutcomeGroup: unimplemented,
   async invokeRpc(req: pb.InvokeRpcRequest) {
+    rpcTimeoutMs = Number(req.timeout_ms);
     if (req.rpc_name === 'busy') throw new ServerError(Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc busy within 10000 ms');
     if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true }, app_worker_id: 'w1' };
     return { output: Buffer.concat([Buffer.from('echo:'), req.input]), app_worker_id: 'w1' };
@@ -198,6 +202,29 @@ describe('Client', () => {
     const err = await client.invokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'bad' }).catch((e) => e);
     expect(err).toBeInstanceOf(RpcFailedError);
     expect(err).toMatchObject({ message: 'nope', type: 'Bad', nonRetryable: true, appWorkerId: 'w1' });
+  });
+
+  it('sends invokeRpc\'s effective timeout to the server: the smaller one given, else the default', async () => {
+    const rpc = { tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'get' };
+    await client.invokeRpc({ ...rpc, timeoutMs: 5000 }, { timeoutMs: 700 });
+    expect(rpcTimeoutMs).toBe(700);
+    await client.invokeRpc({ ...rpc, timeoutMs: 600 }, { timeoutMs: 5000 });
+    expect(rpcTimeoutMs).toBe(600);
+    await client.invokeRpc(rpc);
+    expect(rpcTimeoutMs).toBe(2000);
+  });
+
+  it('close() ends the calls in flight', async () => {
+    const c = new Client({ address, defaultTimeoutMs: 10_000 });
+    const pending = c.waitOutcome('slow', { waitMs: 5000 }).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const closedAt = Date.now();
+    c.close();
+    const err = await pending;
+    expect(Date.now() - closedAt).toBeLessThan(2000);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe('waitOutcome: the client is closed');
+    await expect(c.getTask('x')).rejects.toThrow('getTask: the client is closed');
   });
 
   it('acks and cancels', async () => {
