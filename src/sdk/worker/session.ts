@@ -12,7 +12,7 @@ import type { CompiledWorkerOptions } from './options';
 import { Outbox } from './outbox';
 import type { PongSweep } from './pongs';
 import type { ReadinessTracker } from './readiness';
-import { TaskRun, type TaskPhase } from './task';
+import { TaskRun, type Invoke, type TaskPhase } from './task';
 import type { SlotKindName } from './types';
 
 export type WorkerClient = Client<typeof WorkerTaskServiceDefinition>;
@@ -48,6 +48,8 @@ const SLOT_KIND: Record<SlotKindName, pb.SlotKind> = {
 export class Session {
   registered = false;
   reconnectRequested = false;
+  private registeredAt = 0;
+  private unregisteredAt = 0;
   /**
    * The worker refused this stream's Registered (a cap below the task
    * limit): the stream half-closes instead of resetting, so a task the
@@ -61,6 +63,12 @@ export class Session {
   private task: TaskRun | null = null;
 
   constructor(private readonly kind: SlotKindName, private readonly host: SlotHost) {}
+
+  /** How long the stream stayed registered, in ms (so far, while it still is); 0 if it never was. */
+  get registeredMs(): number {
+    if (!this.registered) return 0;
+    return (this.unregisteredAt || Date.now()) - this.registeredAt;
+  }
 
   get phase(): SlotPhase {
     if (!this.registered) return 'connecting';
@@ -91,7 +99,10 @@ export class Session {
     } finally {
       clearTimeout(this.unansweredTimer);
       this.outbox.end();
-      if (this.registered) this.host.readiness.unregistered(this.kind);
+      if (this.registered) {
+        this.unregisteredAt = Date.now();
+        this.host.readiness.unregistered(this.kind);
+      }
       // A handler whose stream is gone cannot deliver its result; stop it and
       // wait, so a reconnect never runs more tasks than the slot count.
       const task = this.task;
@@ -181,6 +192,7 @@ export class Session {
       return;
     }
     this.registered = true;
+    this.registeredAt = Date.now();
     this.host.readiness.registered(this.kind);
     if (this.closing) this.outbox.end();
   }
@@ -212,7 +224,8 @@ export class Session {
     }
     const handler = lookup(lookup(this.host.options.flowTypes, t.flow_type)?.steps, t.step_type);
     if (!handler) return this.decline(t.task_token, labels);
-    this.begin(new TaskRun(t.task_token, 'step', labels, this.io(), (task, heartbeat) => handler(new StepTaskContext(t, task, heartbeat))));
+    const invoke: Invoke = (task, heartbeat) => handler(new StepTaskContext(t, task, heartbeat));
+    this.begin(new TaskRun(t.task_token, 'step', labels, this.io(), invoke, toNum(t.heartbeat_timeout_ms)));
   }
 
   private onRpcTask(t: pb.RpcTask): void {

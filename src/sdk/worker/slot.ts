@@ -1,8 +1,9 @@
 /**
  * One execution slot: a loop of stream sessions. Reconnects at once after a
- * server-directed Reconnect, otherwise with exponential backoff and jitter.
- * Permanent rejections are reported to readiness and retried (unless the
- * worker was told to stop on them).
+ * server-directed Reconnect, otherwise with exponential backoff and jitter;
+ * the backoff starts over only after a stream that stayed registered for
+ * STABLE_STREAM_MS. Permanent rejections are reported to readiness and
+ * retried (unless the worker was told to stop on them).
  */
 import { delay, isAbortError } from 'abort-controller-x';
 import { ClientError, Status } from 'nice-grpc';
@@ -18,6 +19,13 @@ export const PERMANENT_STATUSES: ReadonlySet<Status> = new Set([
   Status.PERMISSION_DENIED,
   Status.RESOURCE_EXHAUSTED,
 ]);
+
+/**
+ * How long a stream must stay registered to reset the reconnect backoff. A
+ * node that registers streams and drops them at once (overloaded, broken)
+ * would otherwise have every slot of a fleet redial it every 50–100 ms.
+ */
+export const STABLE_STREAM_MS = 5_000;
 
 export class Slot {
   private session: Session | null = null;
@@ -41,7 +49,7 @@ export class Slot {
         error = err;
       }
       this.session = null;
-      if (session.registered) attempt = 0;
+      if (session.registeredMs >= STABLE_STREAM_MS) attempt = 0;
       if (this.host.stopping) return;
       if (error === null && session.reconnectRequested) {
         // A draining node asks all its idle streams at once: spread them over the

@@ -6,6 +6,7 @@
 import { pb } from '../../wire';
 import { toBytes, type Payload, type SdkLogger } from '../common';
 import { toFailure } from './failure';
+import { HeartbeatThrottle, heartbeatIntervalMs } from './heartbeats';
 import { PongSweep } from './pongs';
 import type { HandlerResult } from './types';
 
@@ -45,6 +46,8 @@ export class TaskRun {
   private aborted = false;
   private cancelled = false;
   private abandoned = false;
+  /** Created on a handler's first heartbeat: most never send one. */
+  private heartbeats: HeartbeatThrottle | undefined;
   private resolveAck!: (ack: pb.IResultAck | null) => void;
   private readonly ack = new Promise<pb.IResultAck | null>((r) => (this.resolveAck = r));
 
@@ -55,6 +58,8 @@ export class TaskRun {
     private readonly labels: Record<string, unknown>,
     private readonly io: TaskIo,
     invoke: Invoke,
+    /** The attempt's heartbeat timeout (StepTask.heartbeat_timeout_ms; 0 = none): it sets the heartbeat throttle. */
+    private readonly heartbeatTimeoutMs = 0,
   ) {
     this.done = this.run(invoke);
   }
@@ -74,9 +79,12 @@ export class TaskRun {
     this.controller?.abort(reason);
   }
 
+  /** Throttled (heartbeats.ts): at most one frame per a third of the heartbeat timeout, the latest details last. */
   heartbeat(details?: Payload): void {
     if (this.phase !== 'running') return;
-    this.io.send({ heartbeat: { task_token: this.token, details: toBytes(details) } }, 'heartbeat');
+    this.heartbeats ??= new HeartbeatThrottle(heartbeatIntervalMs(this.heartbeatTimeoutMs),
+      (d) => this.io.send({ heartbeat: { task_token: this.token, details: d } }, 'heartbeat'));
+    this.heartbeats.beat(toBytes(details));
   }
 
   /** The server cancelled the attempt: the handler may still return; its result will be refused. */
@@ -88,6 +96,7 @@ export class TaskRun {
   /** The stream is gone or being reset: abort the handler, stop waiting for an ack, send nothing. */
   abandon(reason: unknown): void {
     this.abandoned = true;
+    this.heartbeats?.stop();
     this.abort(reason);
     this.resolveAck(null);
   }
@@ -111,6 +120,7 @@ export class TaskRun {
       result = { task_token: this.token, failure: toFailure(err) };
     } finally {
       pongs.delete(this);
+      this.heartbeats?.stop();
     }
     if (this.abandoned) return this.finish();
     this.phase = 'flushing';

@@ -13,7 +13,11 @@ export interface TaskContextBase {
    * forced stop passes `stopDrainTimeout`. Long handlers should honour it.
    */
   readonly signal: AbortSignal;
-  /** Sends a Heartbeat frame (coalesced: only the latest pending one is sent). */
+  /**
+   * Records progress and keeps the attempt alive. Call it as often as you
+   * like: the first goes at once, then at most one Heartbeat frame per third
+   * of the heartbeat timeout (per second without one), carrying the latest details.
+   */
   heartbeat(details?: Payload): void;
 }
 

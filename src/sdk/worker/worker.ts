@@ -57,7 +57,8 @@ export class Worker {
   /**
    * Opens the slot streams and runs until stopped: resolves once stop()
    * completes, rejects with a startup error (protocol mismatch, a cap below
-   * the task limit) or, with `stopOnPermanentStreamRejection`, a
+   * the task limit, a TLS file it cannot read; waitPullRegistered() rejects
+   * with it too) or, with `stopOnPermanentStreamRejection`, a
    * PullRegistrationError — each after draining. Idempotent.
    */
   start(): Promise<void> {
@@ -95,6 +96,19 @@ export class Worker {
   private async run(): Promise<void> {
     if (this.stateValue !== 'idle') throw new WorkerStoppedError('start() was called after stop()');
     this.stateValue = 'running';
+    try {
+      this.openSlots();
+    } catch (err) {
+      // An unreadable tls.ca, say: a startup error like any other, so readiness
+      // waiters reject with it and the state ends 'failed'.
+      this.fail(err);
+    }
+    await Promise.all(this.loops); // they end only once stop began
+    await this.stop();
+    if (this.fatal) throw this.fatal;
+  }
+
+  private openSlots(): void {
     this.channel = createSdkChannel(this.options.address, this.options.tls);
     const client = createClient(WorkerTaskServiceDefinition, this.channel);
     const host = this.host(client);
@@ -105,9 +119,6 @@ export class Worker {
       slots: this.slots.length,
       reservedRpcTasks: this.options.reservedRpcTasks,
     });
-    await Promise.all(this.loops); // they end only once stop began
-    await this.stop();
-    if (this.fatal) throw this.fatal;
   }
 
   private async drainAndClose(): Promise<void> {

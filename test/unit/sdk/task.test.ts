@@ -156,3 +156,54 @@ describe('TaskRun', () => {
     await task.done;
   });
 });
+
+describe('TaskRun heartbeats', () => {
+  afterEach(() => jest.useRealTimers());
+
+  /** A running task with the heartbeat timeout, its heartbeat function, its sent frames' details and a finish. */
+  function running(heartbeatTimeoutMs: number) {
+    const sent: pb.IWorkerFrame[] = [];
+    let beat!: (d?: string) => void;
+    let finish!: () => void;
+    const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() },
+      (_t, heartbeat) => new Promise<string>((r) => {
+        beat = heartbeat;
+        finish = () => r('x');
+      }), heartbeatTimeoutMs);
+    const details = () => sent.filter((f) => f.heartbeat).map((f) => Buffer.from(f.heartbeat!.details!).toString());
+    return { task, beat: (d?: string) => beat(d), finish: () => finish(), details };
+  }
+
+  it('sends the first at once, then one per third of the timeout, carrying the latest details', () => {
+    jest.useFakeTimers();
+    const r = running(3000);
+    for (let i = 1; i <= 500; i++) r.beat(`${i}`);
+    expect(r.details()).toEqual(['1']);
+    jest.advanceTimersByTime(999);
+    expect(r.details()).toEqual(['1']);
+    jest.advanceTimersByTime(1);
+    expect(r.details()).toEqual(['1', '500']);
+    jest.advanceTimersByTime(5000);
+    expect(r.details()).toEqual(['1', '500']); // nothing held: nothing sent
+    r.beat('late');
+    expect(r.details()).toEqual(['1', '500', 'late']); // an interval passed: at once
+    r.task.abandon(new Error('x'));
+  });
+
+  it('sends at most one a second without a heartbeat timeout, and nothing held once the handler returned', async () => {
+    jest.useFakeTimers();
+    const r = running(0);
+    r.beat('a');
+    r.beat('b');
+    jest.advanceTimersByTime(1000);
+    expect(r.details()).toEqual(['a', 'b']);
+    r.beat('c');
+    r.finish();
+    await Promise.resolve();
+    await Promise.resolve();
+    jest.advanceTimersByTime(5000);
+    expect(r.details()).toEqual(['a', 'b']);
+    expect(jest.getTimerCount()).toBe(0);
+    r.task.abandon(new Error('x'));
+  });
+});

@@ -278,6 +278,17 @@ describe('Worker streams', () => {
     expect(await wait).toBe(err);
   });
 
+  it('fails start, readiness waiters and the state with the cause when setup throws (an unreadable tls.ca)', async () => {
+    const w = make({ tls: { ca: '/nonexistent/ca.pem' } });
+    const wait = w.waitPullRegistered().catch((e: unknown) => e);
+    const err = await w.start().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ENOENT' });
+    const pending = new Promise((r) => setTimeout(() => r('still pending after 3 s'), 3000).unref());
+    expect(await Promise.race([wait, pending])).toBe(err);
+    expect(w.state).toBe('failed');
+    await expect(w.waitPullRegistered()).rejects.toBe(err); // a later waiter too
+  });
+
   it('records permanent rejections, retries, and clears them on registration', async () => {
     await server.stop();
     let rejectRpcOnly = true;
