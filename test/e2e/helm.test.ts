@@ -2,7 +2,8 @@
  * The Helm chart (deploy/helm/zdmatch), rendered and checked without a
  * cluster by the real helm 4 (fetched from npm, integrity pinned; see
  * test/helpers/tools.ts): `helm lint --strict`, `helm template` with the
- * default values and with a Redis Cluster values file, every object
+ * README's minimal values (Redis and tokens from Secrets; the defaults alone
+ * name neither, so they do not render) and with a Redis Cluster values file, every object
  * validated against the Kubernetes and prometheus-operator schemas, and the
  * rendered config.yaml loaded by zdmatch's own config loader.
  */
@@ -17,6 +18,7 @@ import { helmBinary, run, runOk } from '../helpers/tools';
 
 const CHART = path.join(REPO_ROOT, 'deploy', 'helm', 'zdmatch');
 const CLUSTER_VALUES = path.join(CHART, 'ci', 'redis-cluster-values.yaml');
+const MINIMAL_VALUES = path.join(CHART, 'ci', 'minimal-values.yaml');
 const MONITORING = ['--api-versions', 'monitoring.coreos.com/v1'];
 
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
@@ -51,13 +53,13 @@ function loadRenderedConfig(objs: K8sObject[], env: NodeJS.ProcessEnv) {
   }
 }
 
-it('passes helm lint --strict with the default and the Redis Cluster values', () => {
-  runOk(helm, ['lint', '--strict', CHART]);
+it('passes helm lint --strict with the minimal and the Redis Cluster values', () => {
+  runOk(helm, ['lint', '--strict', CHART, '-f', MINIMAL_VALUES]);
   runOk(helm, ['lint', '--strict', CHART, '-f', CLUSTER_VALUES]);
 });
 
 describe.each([
-  ['default values', [] as string[]],
+  ['minimal values', ['-f', MINIMAL_VALUES]],
   ['Redis Cluster values', ['-f', CLUSTER_VALUES]],
 ])('helm template with %s', (_label, valuesArgs) => {
   let objs: K8sObject[];
@@ -69,11 +71,14 @@ describe.each([
     const results = validate(objs);
     expect(results.filter((r) => r.errors)).toEqual([]);
     const kinds = new Set(objs.map((o) => o.kind));
-    for (const k of ['Deployment', 'Service', 'ConfigMap', 'Secret', 'PodDisruptionBudget', 'ServiceMonitor', 'PrometheusRule']) expect(kinds).toContain(k);
+    // the minimal values take Redis and the tokens from existing Secrets: the chart renders none of its own
+    const secrets = valuesArgs[1] === MINIMAL_VALUES ? [] : ['Secret'];
+    for (const k of ['Deployment', 'Service', 'ConfigMap', ...secrets, 'PodDisruptionBudget', 'ServiceMonitor', 'PrometheusRule']) expect(kinds).toContain(k);
   });
 
   it('renders every config key into a config.yaml that zdmatch loads', () => {
-    const env = { ZD_CLUSTER_NODE_ID: 'zdmatch-abc', ZD_INTERNAL_ADVERTISE: '10.0.0.7:8803', ...(valuesArgs.length ? {} : { ZD_REDIS_URL: 'redis://redis:6379' }) };
+    // the minimal values' redis.existingSecret holds the URL
+    const env = { ZD_CLUSTER_NODE_ID: 'zdmatch-abc', ZD_INTERNAL_ADVERTISE: '10.0.0.7:8803', ...(valuesArgs[1] === MINIMAL_VALUES ? { ZD_REDIS_URL: 'redis://redis:6379' } : {}) };
     const { raw, config } = loadRenderedConfig(objs, env);
     const missing = Object.entries(schema).flatMap(([section, keys]) =>
       Object.keys(keys).filter((key) => !(section in raw && key in raw[section]!)).map((key) => `${section}.${key}`));
@@ -90,7 +95,7 @@ describe.each([
     const cm = find(objs, 'ConfigMap').find((o) => o.data?.['config.yaml'])!;
     const drainSeconds = parseDuration(YAML.parse(cm.data['config.yaml']).drain.timeout) / 1000;
     const preStop = Number(c.lifecycle.preStop.exec.command[1]);
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(drainSeconds + preStop);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(preStop + drainSeconds + 10); // the node force-exits 10 s past drain.timeout
     expect(c.readinessProbe.grpc.port).toBe(8801);
     expect(c.startupProbe.grpc.port).toBe(8801);
     expect(c.livenessProbe.httpGet.path).toBe('/healthz');
@@ -133,20 +138,20 @@ it('keeps Redis secrets out of the ConfigMap and mounts bearer tokens from a Sec
   expect(config.auth.workerTokensFile).toBe('/etc/zdmatch/auth/worker-tokens.yaml');
   const secret = find(objs, 'Secret', 'rel-zdmatch-auth')[0]!;
   expect(YAML.parse(secret.stringData['worker-tokens.yaml']).tokens[0].tenants).toEqual(['acme']);
-  const withUrl = template('rel', ['--set', 'redis.url=redis://:s3cret@redis:6379']);
+  const withUrl = template('rel', ['--set', 'redis.url=redis://:s3cret@redis:6379', '--set', 'auth.enabled=false']);
   const cm = find(withUrl, 'ConfigMap', 'rel-zdmatch')[0]!;
   expect(cm.data['config.yaml']).not.toContain('s3cret');
   expect(find(withUrl, 'Secret', 'rel-zdmatch-redis')[0]!.stringData['redis-url']).toContain('s3cret');
   // Without the monitoring API, no prometheus-operator objects.
-  expect(template('rel', []).filter((o) => o.apiVersion.startsWith('monitoring.coreos.com'))).toEqual([]);
+  expect(template('rel', ['-f', MINIMAL_VALUES]).filter((o) => o.apiVersion.startsWith('monitoring.coreos.com'))).toEqual([]);
 });
 
 it('refuses values that cannot work', () => {
-  const bad = (args: string[]) => run(helm, ['template', 'x', CHART, ...args]);
+  const bad = (args: string[]) => run(helm, ['template', 'x', CHART, '-f', MINIMAL_VALUES, ...args]);
   const grace = bad(['--set', 'terminationGracePeriodSeconds=20']);
   expect(grace.status).not.toBe(0);
-  expect(grace.stderr).toContain('must exceed preStop.sleepSeconds + config.drain.timeout');
-  expect(bad(['--set', 'redis.url=']).stderr).toContain('redis: set redis.url');
+  expect(grace.stderr).toContain('must be at least preStop.sleepSeconds + config.drain.timeout + 10');
+  expect(run(helm, ['template', 'x', CHART, '--set', 'auth.enabled=false']).stderr).toContain('redis: set redis.url'); // the defaults name no Redis
   expect(bad(['--set', 'config.matching.bogus=1']).stderr).toMatch(/bogus/); // values.schema.json
   expect(bad(['--set', 'config.matching.dispatchWait=soon']).status).not.toBe(0);
 });

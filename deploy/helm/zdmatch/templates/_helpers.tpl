@@ -65,9 +65,14 @@ app.kubernetes.io/part-of: zdmatch
 {{- default (printf "%s-auth" (include "zdmatch.fullname" .)) .Values.auth.existingSecret }}
 {{- end }}
 
-{{/* Does the chart (or existingSecret) supply redis.url / redis.password? */}}
+{{/*
+Does the chart (or existingSecret) supply redis.url / redis.password? In
+Cluster or Sentinel mode an existingSecret holds the password only: a URL
+from it would make the node refuse two Redis modes.
+*/}}
 {{- define "zdmatch.redisHasUrl" -}}
-{{- if or .Values.redis.existingSecret .Values.redis.url }}true{{ end }}
+{{- $r := .Values.redis }}
+{{- if or $r.url (and $r.existingSecret (not $r.clusterNodes) (not $r.sentinels)) }}true{{ end }}
 {{- end }}
 {{- define "zdmatch.redisHasPassword" -}}
 {{- if or .Values.redis.existingSecret .Values.redis.password }}true{{ end }}
@@ -86,6 +91,11 @@ ZD_INTERNAL_ADVERTISE).
 {{- if and (not $r.url) (not $r.existingSecret) (not $r.clusterNodes) (not $r.sentinels) }}
 {{- fail "redis: set redis.url, redis.existingSecret, redis.clusterNodes or redis.sentinels (Redis is external; see the chart README)" }}
 {{- end }}
+{{- $modes := 0 }}
+{{- range (list $r.url $r.clusterNodes $r.sentinels) }}{{ if . }}{{ $modes = add1 $modes }}{{ end }}{{ end }}
+{{- if gt $modes 1 }}
+{{- fail (printf "redis: set only one of redis.url, redis.clusterNodes, redis.sentinels (url %q, %d clusterNodes, %d sentinels); the node refuses more than one" $r.url (len $r.clusterNodes) (len $r.sentinels)) }}
+{{- end }}
 {{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "sentinelName" $r.sentinelName "password" "" "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
 {{- $a := .Values.auth }}
 {{- $auth := dict "enabled" $a.enabled "workerTokensFile" "" "clientTokensFile" "" "reloadInterval" $a.reloadInterval }}
@@ -93,7 +103,7 @@ ZD_INTERNAL_ADVERTISE).
 {{- if or $a.workerTokens $a.existingSecret }}{{ $_ := set $auth "workerTokensFile" "/etc/zdmatch/auth/worker-tokens.yaml" }}{{ end }}
 {{- if or $a.clientTokens $a.existingSecret }}{{ $_ := set $auth "clientTokensFile" "/etc/zdmatch/auth/client-tokens.yaml" }}{{ end }}
 {{- if and (not $auth.workerTokensFile) (not $auth.clientTokensFile) }}
-{{- fail "auth.enabled: set auth.workerTokens, auth.clientTokens or auth.existingSecret" }}
+{{- fail "auth.enabled is true (the default): set auth.existingSecret (a Secret with keys worker-tokens.yaml and client-tokens.yaml), or auth.workerTokens / auth.clientTokens; docs/security.md \"Tokens files\". To run without auth on a private network (a trial), set auth.enabled=false explicitly" }}
 {{- end }}
 {{- end }}
 {{- $_ := set $c "auth" $auth }}

@@ -1,0 +1,194 @@
+/**
+ * The chart's defaults and refusals (deploy/helm/zdmatch), rendered by the
+ * pinned helm: auth on unless turned off explicitly, Redis in exactly one
+ * mode, a grace period that outlasts the node's forced exit, and the README's
+ * install commands render as written. Each rendered pod's env (Secrets
+ * resolved from the render) and config.yaml are loaded by zdmatch's own
+ * config loader, so a value set that renders also boots.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { loadConfig } from '../../src/config';
+import { REPO_ROOT } from '../helpers/node-process';
+import { helmBinary, run } from '../helpers/tools';
+
+const CHART = path.join(REPO_ROOT, 'deploy', 'helm', 'zdmatch');
+const REDIS = ['--set', 'redis.url=redis://redis:6379'];
+const NO_AUTH = ['--set', 'auth.enabled=false'];
+const TOKENS = ['--set', 'auth.existingSecret=zdmatch-tokens'];
+
+type K8sObject = { kind: string; metadata: { name: string }; [k: string]: any };
+
+let helm: string;
+beforeAll(() => {
+  helm = helmBinary();
+}, 150_000);
+
+function render(args: string[]): { ok: boolean; stderr: string; objs: K8sObject[] } {
+  const r = run(helm, ['template', 'zdmatch', CHART, '--namespace', 'zd', ...args]);
+  const objs = r.status === 0 ? YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o && o.kind) : [];
+  return { ok: r.status === 0, stderr: r.stderr, objs };
+}
+
+function rendered(args: string[]): K8sObject[] {
+  const r = render(args);
+  if (!r.ok) throw new Error(`helm template ${args.join(' ')} failed: ${r.stderr}`);
+  return r.objs;
+}
+
+/** The container's env as the kubelet would set it: literals, and keys of the Secrets the chart rendered. */
+function podEnv(objs: K8sObject[]): Record<string, string> {
+  const c = objs.find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0];
+  const env: Record<string, string> = { ZD_CLUSTER_NODE_ID: 'zdmatch-0', ZD_INTERNAL_ADVERTISE: '10.0.0.7:8803' };
+  for (const e of c.env as { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[]) {
+    const ref = e.valueFrom?.secretKeyRef;
+    if (ref) {
+      const secret = objs.find((o) => o.kind === 'Secret' && o.metadata.name === ref.name);
+      const v = secret?.stringData?.[ref.key];
+      if (v !== undefined) env[e.name] = v;
+    } else if (e.value !== undefined && !e.value.includes('$(')) {
+      env[e.name] = e.value;
+    }
+  }
+  return env;
+}
+
+/** Loads the rendered config.yaml with the pod's env, as `zdmatch serve` would. */
+function boot(objs: K8sObject[], extraEnv: Record<string, string> = {}) {
+  const cm = objs.find((o) => o.kind === 'ConfigMap' && o.data?.['config.yaml'])!;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-helm-guards-'));
+  try {
+    const file = path.join(dir, 'config.yaml');
+    fs.writeFileSync(file, cm.data['config.yaml']);
+    return loadConfig({ file, env: { ...podEnv(objs), ...extraEnv }, args: [] });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The `helm install` commands of the chart README, as argument lists for `helm template`. */
+function readmeInstalls(): string[][] {
+  const text = fs.readFileSync(path.join(CHART, 'README.md'), 'utf8');
+  const out: string[][] = [];
+  for (const block of text.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    const lines = block[1]!.split('\n').map((l) => l.replace(/\s+#.*$/, '')).join('\n').replace(/\\\n/g, ' ').split('\n');
+    for (const line of lines) {
+      const m = /^\s*helm install \S+ deploy\/helm\/zdmatch\b(.*)$/.exec(line);
+      if (!m) continue;
+      const words = m[1]!.trim().split(/\s+/).filter(Boolean);
+      const args: string[] = [];
+      for (let i = 0; i < words.length; i++) {
+        if (words[i] === '-n' || words[i] === '--namespace') i++;
+        else if (words[i] !== '--create-namespace') args.push(words[i]!);
+      }
+      out.push(args);
+    }
+  }
+  return out;
+}
+
+describe('auth', () => {
+  it('is on by default, as in the node (src/config/schema.ts) and docs/security.md', () => {
+    const values = YAML.parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8'));
+    expect(values.auth.enabled).toBe(true);
+  });
+
+  it('refuses to render with auth on and no tokens, naming the values to set', () => {
+    const r = render(REDIS);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('auth.existingSecret');
+    expect(r.stderr).toContain('auth.enabled=false');
+  });
+
+  it('mounts the tokens Secret and points both token files at it', () => {
+    const objs = rendered([...REDIS, ...TOKENS]);
+    const config = boot(objs);
+    expect(config.auth.enabled).toBe(true);
+    expect(config.auth.workerTokensFile).toBe('/etc/zdmatch/auth/worker-tokens.yaml');
+    expect(config.auth.clientTokensFile).toBe('/etc/zdmatch/auth/client-tokens.yaml');
+    const pod = objs.find((o) => o.kind === 'Deployment')!.spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: 'auth', secret: { secretName: 'zdmatch-tokens' } });
+  });
+
+  it('turns off only when set to false explicitly', () => {
+    expect(boot(rendered([...REDIS, ...NO_AUTH])).auth.enabled).toBe(false);
+  });
+});
+
+describe('redis', () => {
+  it('has no URL by default, so the README\'s clusterNodes and sentinels values boot', () => {
+    const values = YAML.parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8'));
+    expect(values.redis.url).toBe('');
+    const cluster = rendered([...NO_AUTH, '--set', 'redis.clusterNodes={r-0:6379,r-1:6379}', '--set', 'redis.password=pw']);
+    expect(podEnv(cluster).ZD_REDIS_URL).toBeUndefined();
+    expect(boot(cluster).redis.clusterNodes).toHaveLength(2);
+    const sentinel = rendered([...NO_AUTH, '--set', 'redis.sentinels={s-0:26379}']);
+    expect(boot(sentinel).redis.sentinels).toHaveLength(1);
+  });
+
+  it('does not pass a URL from redis.existingSecret in Cluster or Sentinel mode (the Secret then holds the password)', () => {
+    const objs = rendered([...NO_AUTH, '--set', 'redis.clusterNodes={r-0:6379}', '--set', 'redis.existingSecret=redis-cluster']);
+    const c = objs.find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0];
+    const names = (c.env as { name: string }[]).map((e) => e.name);
+    expect(names).not.toContain('ZD_REDIS_URL');
+    expect(names).toContain('ZD_REDIS_PASSWORD');
+  });
+
+  it.each([
+    ['url and clusterNodes', [...REDIS, '--set', 'redis.clusterNodes={r-0:6379}']],
+    ['url and sentinels', [...REDIS, '--set', 'redis.sentinels={s-0:26379}']],
+    ['clusterNodes and sentinels', ['--set', 'redis.clusterNodes={r-0:6379}', '--set', 'redis.sentinels={s-0:26379}']],
+  ])('refuses %s together', (_label, args) => {
+    const r = render([...NO_AUTH, ...args]);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('set only one of redis.url, redis.clusterNodes, redis.sentinels');
+  });
+});
+
+describe('drain timing', () => {
+  // The node force-exits drain.timeout + 10 s after SIGTERM (src/cli/serve.ts FORCE_GRACE_MS), which
+  // comes after the preStop sleep: the kubelet's SIGKILL must not come first.
+  it('requires terminationGracePeriodSeconds >= preStop + drain.timeout + 10', () => {
+    const base = [...REDIS, ...NO_AUTH, '--set', 'preStop.sleepSeconds=5', '--set', 'config.drain.timeout=30s'];
+    const short = render([...base, '--set', 'terminationGracePeriodSeconds=44']);
+    expect(short.ok).toBe(false);
+    expect(short.stderr).toContain('must be at least preStop.sleepSeconds + config.drain.timeout + 10');
+    const enough = rendered([...base, '--set', 'terminationGracePeriodSeconds=45']);
+    expect(enough.find((o) => o.kind === 'Deployment')!.spec.template.spec.terminationGracePeriodSeconds).toBe(45);
+  });
+});
+
+describe('probes', () => {
+  // The kubelet's gRPC probes speak cleartext only: with TLS the chart probes /readyz, as the README says.
+  it('use gRPC health on the API port, or /readyz on the metrics port with TLS', () => {
+    const container = (args: string[]) => rendered([...REDIS, ...NO_AUTH, ...args]).find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0];
+    const plain = container([]);
+    expect(plain.readinessProbe.grpc.port).toBe(8801);
+    const tls = container(['--set', 'tls.enabled=true', '--set', 'tls.existingSecret=zdmatch-tls']);
+    for (const probe of [tls.readinessProbe, tls.startupProbe]) expect(probe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    expect(tls.readinessProbe.grpc).toBeUndefined();
+    const readme = fs.readFileSync(path.join(CHART, 'README.md'), 'utf8');
+    expect(readme).toMatch(/`tls\.enabled`[^|]*`\/readyz`/);
+  });
+});
+
+describe('the chart README', () => {
+  it('has an install with the tokens Secret and a trial install with auth off, both of which render and boot', () => {
+    const installs = readmeInstalls();
+    const withAuth = installs.filter((a) => !a.includes('auth.enabled=false'));
+    const trial = installs.filter((a) => a.includes('auth.enabled=false'));
+    expect(withAuth.length).toBeGreaterThan(0);
+    expect(trial.length).toBeGreaterThan(0);
+    for (const args of withAuth) {
+      expect(args.join(' ')).toMatch(/auth\.existingSecret=/);
+      const objs = rendered(args);
+      // redis.existingSecret is created beforehand (the README's kubectl line): give its URL as the kubelet would
+      const config = boot(objs, { ZD_REDIS_URL: 'redis://redis:6379' });
+      expect(config.auth.enabled).toBe(true);
+      expect(config.auth.clientTokensFile).not.toBe('');
+    }
+    for (const args of trial) expect(boot(rendered(args), { ZD_REDIS_URL: 'redis://redis:6379' }).auth.enabled).toBe(false);
+  });
+});
