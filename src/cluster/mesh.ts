@@ -9,7 +9,7 @@
  */
 import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { ClientError, createChannel, createClient, createServer, Status, type Channel, type Server } from 'nice-grpc';
-import type { Metrics } from '../metrics/registry';
+import { doorbellKindLabel, type Metrics } from '../metrics/registry';
 import type { OfferRef, OfferResult } from '../owner/dispatcher';
 import type { Logger } from '../util/logger';
 import { pb, PeerServiceDefinition } from '../wire';
@@ -388,7 +388,7 @@ export class Mesh {
       else this.unaryDoorbell(peer, req);
     }
     this.pendingBells.clear();
-    for (const [kind, n] of kinds) this.metrics?.meshDoorbellEvents.inc({ kind: BELL_KINDS[kind] ?? 'unknown' }, n);
+    for (const [kind, n] of kinds) this.metrics?.meshDoorbellEvents.inc({ kind: doorbellKindLabel(kind) }, n);
   }
 
   async close(): Promise<void> {
@@ -417,13 +417,6 @@ export class Mesh {
     }
   }
 }
-
-const BELL_KINDS: Record<number, string> = {
-  [pb.DoorbellEvent.Kind.READY]: 'ready',
-  [pb.DoorbellEvent.Kind.OUTCOME]: 'outcome',
-  [pb.DoorbellEvent.Kind.ATTEMPT]: 'attempt',
-  [pb.DoorbellEvent.Kind.FLOW_DEADLINE]: 'flow_deadline',
-};
 
 const RESULTS: Record<OfferResult, pb.OfferResult> = {
   taken: pb.OfferResult.TAKEN,

@@ -3,6 +3,7 @@
  * published interface. Labels are bounded: no task or flow ids.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { pb } from '../wire';
 
 export interface BacklogRow {
   tenant: string;
@@ -35,6 +36,51 @@ export interface MetricSources {
  * that waited behind it.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
+
+/*
+ * Every value the one label of each counter below can take. createMetrics()
+ * exports each of those series at 0 from the start: a series that first
+ * appears at 1 has no increase to show, so `increase(...) > 0` alerts and
+ * rate() panels would miss its first event (the first lost lease, the first
+ * UNAVAILABLE). Where the wire contract enumerates the values they come from
+ * it; the others name the values of a type in a layer above this one (metrics
+ * imports none of those), and test/unit/metrics-initial-series.test.ts holds
+ * each list equal to its type at compile time.
+ */
+
+/** The names of a generated enum, without its 0 (`*_UNSPECIFIED`) value. */
+function enumNames(e: object): string[] {
+  return Object.entries(e).filter(([, v]) => typeof v === 'number' && v !== 0).map(([k]) => k);
+}
+
+/** `dexzd_cluster_lease_changes_total{event}`: `acquired`, then each UnloadCause of cluster/leases.ts. */
+export const LEASE_CHANGE_EVENTS = ['acquired', 'lease-lost', 'membership', 'shutdown'] as const;
+/** `dexzd_matching_rpcs_total{result}`: the kinds of gateway/slot.ts RpcSettlement. */
+export const RPC_RESULTS = ['result', 'unavailable', 'not-found'] as const;
+/** `dexzd_matching_offers_total{result}`: owner/dispatcher.ts OfferResult, and `error` for an offer that threw. */
+export const OFFER_RESULTS = ['taken', 'no-slot', 'gone', 'error'] as const;
+/** `dexzd_step_tasks_enqueued_total{result}`: store/task-store.ts EnqueueResult. */
+export const ENQUEUE_RESULTS = ['created', 'exists', 'ended'] as const;
+/** `dexzd_matching_returned_attempts_total{reason}`: the reasons DESIGN §10 publishes. */
+export const RETURNED_ATTEMPT_REASONS = ['unknown_type', 'drain_no_output', 'write_failed', 'legacy_no_capacity'] as const;
+/** `dexzd_mesh_messages_total{message}`: the calls cluster/mesh.ts makes to peers. */
+export const MESH_MESSAGES = ['offer', 'offer_batch', 'invoke_rpc', 'cancel_attempts', 'capacity', 'doorbell'] as const;
+/** `dexzd_outcomes_total{status}`: the wire's OutcomeStatus names (store/task-store.ts OutcomeStatusName). */
+export const OUTCOME_STATUSES: readonly string[] = enumNames(pb.OutcomeStatus);
+/** `dexzd_mesh_doorbell_events_total{kind}`: the wire's DoorbellEvent.Kind names, lower case. */
+export const DOORBELL_KINDS: readonly string[] = enumNames(pb.DoorbellEvent.Kind).map((k) => k.toLowerCase());
+
+/** The `kind` label of a doorbell event kind: its wire name in lower case (`unknown` for a value this build lacks). */
+export function doorbellKindLabel(kind: number): string {
+  const name = pb.DoorbellEvent.Kind[kind];
+  return kind !== 0 && name ? name.toLowerCase() : 'unknown';
+}
+
+/** `counter` with a series at 0 for each of `values` of its one label. */
+function startAtZero<T extends string>(counter: Counter<T>, label: T, values: readonly string[]): Counter<T> {
+  for (const v of values) counter.inc({ [label]: v } as Partial<Record<T, string>>, 0);
+  return counter;
+}
 
 export function createMetrics(opts: MetricSources = {}) {
   const registry = new Registry();
@@ -101,14 +147,14 @@ export function createMetrics(opts: MetricSources = {}) {
         for (const [group, n] of opts.consumerLag()) this.set({ group }, n);
       },
     }),
-    offers: new Counter({ name: 'dexzd_matching_offers_total', help: 'Offers of ready tasks to gateways, by result', labelNames: ['result'], registers: r }),
-    meshMessages: new Counter({
+    offers: startAtZero(new Counter({ name: 'dexzd_matching_offers_total', help: 'Offers of ready tasks to gateways, by result', labelNames: ['result'], registers: r }), 'result', OFFER_RESULTS),
+    meshMessages: startAtZero(new Counter({
       name: 'dexzd_mesh_messages_total', help: 'Calls this node made to peers, by message (offers of one turn to one peer share an offer_batch call)',
       labelNames: ['message'], registers: r,
-    }),
-    meshDoorbellEvents: new Counter({
+    }), 'message', MESH_MESSAGES),
+    meshDoorbellEvents: startAtZero(new Counter({
       name: 'dexzd_mesh_doorbell_events_total', help: 'Notices this node sent to peers in doorbell calls, by kind', labelNames: ['kind'], registers: r,
-    }),
+    }), 'kind', DOORBELL_KINDS),
     redisLatency: new Histogram({
       name: 'dexzd_redis_command_seconds', help: 'Latency of the task scripts and Redis calls of the matching path',
       labelNames: ['command'], buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 0.5], registers: r,
@@ -119,7 +165,7 @@ export function createMetrics(opts: MetricSources = {}) {
         if (opts.queuedInMemory) this.set(opts.queuedInMemory());
       },
     }),
-    rpcs: new Counter({ name: 'dexzd_matching_rpcs_total', help: 'InvokeRpc calls by result', labelNames: ['result'], registers: r }),
+    rpcs: startAtZero(new Counter({ name: 'dexzd_matching_rpcs_total', help: 'InvokeRpc calls by result', labelNames: ['result'], registers: r }), 'result', RPC_RESULTS),
     unservedQueues: new Gauge({
       name: 'dexzd_matching_unserved_task_queues', help: 'Queues with backlog that no connected worker can serve', labelNames: ['reason'], registers: r,
       collect() {
@@ -132,7 +178,10 @@ export function createMetrics(opts: MetricSources = {}) {
     headsRestored: new Counter({ name: 'dexzd_matching_heads_restored_refs_total', help: 'Queued tasks the periodic resync found matching had lost (should stay 0)', registers: r }),
     headsIncompleteScans: new Counter({ name: 'dexzd_matching_heads_incomplete_scans_total', help: 'Heads resync scans that did not finish', registers: r }),
     incompleteSeeks: new Counter({ name: 'dexzd_step_task_queue_incomplete_seeks_total', help: 'Searches for the next queued task that passed too many deleted or stale entries', registers: r }),
-    returnedAttempts: new Counter({ name: 'dexzd_matching_returned_attempts_total', help: 'Attempts returned without consuming a retry', labelNames: ['reason'], registers: r }),
+    returnedAttempts: startAtZero(
+      new Counter({ name: 'dexzd_matching_returned_attempts_total', help: 'Attempts returned without consuming a retry', labelNames: ['reason'], registers: r }),
+      'reason', RETURNED_ATTEMPT_REASONS,
+    ),
     reserveDeclines: new Counter({ name: 'dexzd_matching_reserve_declined_tasks_total', help: 'Deprecated, kept for compatibility; always zero', registers: r }),
     streams: new Gauge({ name: 'dexzd_gateway_streams', help: 'Registered worker streams on this node', labelNames: ['kind'], registers: r }),
     dispatchLatency: new Histogram({
@@ -140,9 +189,15 @@ export function createMetrics(opts: MetricSources = {}) {
       labelNames: ['path'], buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30], registers: r,
     }),
     ownedPartitions: new Gauge({ name: 'dexzd_cluster_owned_partitions', help: 'Partitions whose lease this node holds', registers: r }),
-    leaseChanges: new Counter({ name: 'dexzd_cluster_lease_changes_total', help: 'Partition leases acquired and given up', labelNames: ['event'], registers: r }),
-    tasksEnqueued: new Counter({ name: 'dexzd_step_tasks_enqueued_total', help: 'Steps accepted by EnqueueStep(s)', labelNames: ['result'], registers: r }),
-    outcomes: new Counter({ name: 'dexzd_outcomes_total', help: 'Outcomes written by this node', labelNames: ['status'], registers: r }),
+    leaseChanges: startAtZero(
+      new Counter({ name: 'dexzd_cluster_lease_changes_total', help: 'Partition leases acquired and given up', labelNames: ['event'], registers: r }),
+      'event', LEASE_CHANGE_EVENTS,
+    ),
+    tasksEnqueued: startAtZero(
+      new Counter({ name: 'dexzd_step_tasks_enqueued_total', help: 'Steps accepted by EnqueueStep(s)', labelNames: ['result'], registers: r }),
+      'result', ENQUEUE_RESULTS,
+    ),
+    outcomes: startAtZero(new Counter({ name: 'dexzd_outcomes_total', help: 'Outcomes written by this node', labelNames: ['status'], registers: r }), 'status', OUTCOME_STATUSES),
   };
 }
 

@@ -43,6 +43,10 @@ it('wakes a fetch waiting on one node when another node enqueues its topic', asy
   const got = await fetching;
   expect(got.tasks.map((x) => x.task_id)).toEqual([r.task_id]);
   expect(Date.now() - started).toBeLessThan(WAIT / 2);
+  // b's notice is counted as what it is, for the mesh panel of the dashboard.
+  const sent = (await b.node.metrics.registry.getSingleMetric('dexzd_mesh_doorbell_events_total')!.get()).values;
+  expect(sent.find((v) => v.labels.kind === 'fetch')?.value).toBeGreaterThanOrEqual(1);
+  expect(sent.find((v) => v.labels.kind === 'unknown')?.value ?? 0).toBe(0);
 });
 
 it('does not miss an enqueue made on the other node before it heard of the waiting fetch', async () => {

@@ -119,7 +119,7 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' })).toBe(1);
   expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'enqueueTasks' })).toBe(1);
   expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'startTasks' })).toBeUndefined();
-  expect(value(body, 'dexzd_matching_offers_total', { result: 'taken' })).toBeUndefined();
+  expect(value(body, 'dexzd_matching_offers_total', { result: 'taken' })).toBe(0); // exported at 0 from the start
   // The slot is busy: the next Step is enqueued alone, then offered and started once the slot frees.
   await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
