@@ -55,6 +55,10 @@ const LOAD_RETRY_MS = 1000;
 export const OFFER_SETTLE_MS = 1000;
 const RESOLVED = Promise.resolve();
 
+/** The first pause of a flow type's offers after one failed, and the longest (doubling between). */
+const OFFER_ERROR_PAUSE_MS = 100;
+const OFFER_ERROR_PAUSE_MAX_MS = 1000;
+
 export class OwnerRegistry implements PartitionHost {
   private readonly partitions = new Map<number, PartitionOwner>();
   /** Queues with heads in memory, by (tenant, flowType). */
@@ -63,6 +67,8 @@ export class OwnerRegistry implements PartitionHost {
   /** The queues with ready heads of each flow type, oldest head first. */
   private readonly ready = new Map<string, ReadyQueues>();
   private readonly pumpScheduled = new Set<string>();
+  /** Flow types whose pump waits after failed offers (pauseAfterError). */
+  private readonly pumpBackoff = new Map<string, { until: number; delayMs: number }>();
   private dispatcher: Dispatcher | undefined;
   private readonly timers: Timers;
   private sweepRetry: TimerHandle | undefined;
@@ -349,6 +355,7 @@ export class OwnerRegistry implements PartitionHost {
     const line = this.ready.get(key);
     const d = this.dispatcher;
     if (!line || !d) return;
+    if ((this.pumpBackoff.get(key)?.until ?? 0) > this.clock.now()) return; // its timer pumps again
     const emptied = () => this.hooks.backlogChanged();
     for (;;) {
       const q = line.oldest(emptied);
@@ -369,13 +376,33 @@ export class OwnerRegistry implements PartitionHost {
       };
       this.offersOut.sent(q.partition);
       d.offer(node, offer, owner.lease.epoch).then(
-        (result) => this.settle(q, ref, result),
+        (result) => {
+          this.pumpBackoff.delete(key);
+          this.settle(q, ref, result);
+        },
         (err: Error) => {
           this.log.warn({ taskId: ref.taskId, err: err.message }, 'offer failed');
+          this.pauseAfterError(key);
           this.settle(q, ref, 'no-slot');
         },
       );
     }
+  }
+
+  /**
+   * An offer failed (Redis refused the start: OOM, READONLY, BUSY, or a peer's call
+   * broke). Redis answers those at once, and the slot is idle again at once: the
+   * pump would offer the same head again in a loop. The flow type's pump waits
+   * instead, from OFFER_ERROR_PAUSE_MS doubling to OFFER_ERROR_PAUSE_MAX_MS, until
+   * an offer settles again.
+   */
+  private pauseAfterError(key: string): void {
+    const prev = this.pumpBackoff.get(key);
+    const delayMs = prev ? Math.min(prev.delayMs * 2, OFFER_ERROR_PAUSE_MAX_MS) : OFFER_ERROR_PAUSE_MS;
+    if (prev && prev.until > this.clock.now()) return;
+    const until = this.clock.now() + delayMs;
+    this.pumpBackoff.set(key, { until, delayMs });
+    setTimeout(() => this.schedulePump(key), delayMs).unref();
   }
 
   private settle(q: QueueHeads, ref: { taskId: string; readyAt: number }, result: OfferResult): void {
