@@ -12,36 +12,15 @@ import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useNodePair } from '../helpers/node-pair';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
+const pair = useNodePair(redis, 'xnode');
+const slotAt = pair.slotAt;
 let a: TestNode;
 let b: TestNode;
-const slots: RawSlot[] = [];
-
-beforeEach(async () => {
-  const prefix = uniquePrefix('xnode');
-  const config = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms' };
-  [a, b] = await Promise.all([
-    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-a' }),
-    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-b' }),
-  ]);
-  const partitions = a.config.cluster.partitions;
-  await waitFor(() => a.node.leases.heldPartitions().length === partitions / 2 && b.node.leases.heldPartitions().length === partitions / 2,
-    { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
-});
-afterEach(async () => {
-  for (const s of slots.splice(0)) s.reset();
-  await Promise.all([a.close(), b.close()]);
-});
-
-async function slotAt(node: TestNode, appWorkerId: string): Promise<RawSlot> {
-  const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId }));
-  slots.push(s);
-  await s.nextOf('registered');
-  return s;
-}
+beforeEach(() => ({ a, b } = pair));
 
 const seesWorker = (node: TestNode, appWorkerId: string) =>
   waitFor(() => node.node.view.nodeOfWorker('acme', appWorkerId) !== undefined, { timeoutMs: 5000, description: `the peer sees ${appWorkerId}` });
@@ -146,7 +125,6 @@ describe('clocks that disagree', () => {
   let owner: TestNode;
   let late: TestNode;
   beforeEach(async () => {
-    await Promise.all([a.close(), b.close()]);
     const prefix = uniquePrefix('skew');
     const config = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms' };
     [owner, late] = await Promise.all([
@@ -154,12 +132,11 @@ describe('clocks that disagree', () => {
       // this node's clock runs 300 ms behind the owner's
       startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-late' }, { clock: { now: () => Date.now() - 300 } }),
     ]);
-    a = owner;
-    b = late; // closed by the outer afterEach
     const partitions = owner.config.cluster.partitions;
     await waitFor(() => owner.node.leases.heldPartitions().length === partitions / 2 && late.node.leases.heldPartitions().length === partitions / 2,
       { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
   });
+  afterEach(() => Promise.all([owner.close(), late.close()]));
 
   it("starts a delayed Step the owner finds ready on a node whose clock is behind", async () => {
     const w = await slotAt(late, 'w-late');

@@ -6,44 +6,20 @@
  * Two nodes in this process, real gRPC and a real redis-server.
  */
 import { partitionOf } from '../../src/store/keys';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useNodePair } from '../helpers/node-pair';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const STICKY_WAIT = 300;
-let a: TestNode;
-let b: TestNode;
-const slots: RawSlot[] = [];
-
-beforeEach(async () => {
-  const prefix = uniquePrefix('rpcsticky');
-  const config = {
-    'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms',
-    'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.dispatchWait': '3000ms',
-  };
-  [a, b] = await Promise.all([
-    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-a' }),
-    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-b' }),
-  ]);
-});
-afterEach(async () => {
-  for (const s of slots.splice(0)) s.reset();
-  await Promise.all([a.close(), b.close()]);
-});
-
-async function slotAt(node: TestNode, appWorkerId: string): Promise<RawSlot> {
-  const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId }));
-  slots.push(s);
-  await s.nextOf('registered');
-  return s;
-}
+const pair = useNodePair(redis, 'rpcsticky', { 'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.dispatchWait': '3000ms' });
+const slotAt = pair.slotAt;
 
 it.each([
   ['remembered', false],
   ['named in the request', true],
 ])('runs an RPC on a peer\'s idle worker once the window of its busy sticky worker (%s) closes', async (_how, inRequest) => {
+  const { a, b } = pair;
   const wa = await slotAt(a, 'w-a');
   await a.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
   await wa.nextOf('step_task'); // w-a stays busy

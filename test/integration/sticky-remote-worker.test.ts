@@ -8,35 +8,18 @@
  */
 import { partitionOf } from '../../src/store/keys';
 import type { pb } from '../../src/wire';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis } from '../helpers/redis';
+import type { TestNode } from '../helpers/node';
+import { useNodePair } from '../helpers/node-pair';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const STICKY_WAIT = 4000;
+const pair = useNodePair(redis, 'stickyremote', { 'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.syncMatchWait': '200ms' }, ['n-owner', 'n-gateway']);
+const slotAt = pair.slotAt;
 let owner: TestNode;
 let gateway: TestNode;
-const slots: RawSlot[] = [];
-
-beforeEach(async () => {
-  const prefix = uniquePrefix('stickyremote');
-  const config = {
-    'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms',
-    'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.syncMatchWait': '200ms',
-  };
-  [owner, gateway] = await Promise.all([
-    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-owner' }),
-    startTestNode(redis.url, prefix, { ...config, 'cluster.nodeId': 'n-gateway' }),
-  ]);
-  const partitions = owner.config.cluster.partitions;
-  await waitFor(() => owner.node.leases.heldPartitions().length === partitions / 2 && gateway.node.leases.heldPartitions().length === partitions / 2,
-    { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
-});
-afterEach(async () => {
-  for (const s of slots.splice(0)) s.reset();
-  await Promise.all([owner.close(), gateway.close()]);
-});
+beforeEach(() => ({ a: owner, b: gateway } = pair));
 
 let seq = 0;
 function stepOwnedBy(node: TestNode, over: pb.IStepSpec = {}): pb.IStepSpec {
@@ -46,13 +29,6 @@ function stepOwnedBy(node: TestNode, over: pb.IStepSpec = {}): pb.IStepSpec {
       return { tenant: 'acme', flow_id, flow_type: 'order', step_type: 'charge', step_execution_id: 's', ...over };
     }
   }
-}
-
-async function slotAt(node: TestNode, appWorkerId: string): Promise<RawSlot> {
-  const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId }));
-  slots.push(s);
-  await s.nextOf('registered');
-  return s;
 }
 
 it('stops waiting for a sticky worker of another node once it has gone', async () => {

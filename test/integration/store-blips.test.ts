@@ -19,7 +19,7 @@ const step = (flow: string) => ({
 });
 
 /** Makes the next call of `name` on the node's store reject as a dropped connection would. */
-function failOnce(name: 'complete' | 'fail' | 'heartbeat' | 'release'): () => number {
+function failOnce(name: 'complete' | 'fail' | 'heartbeat' | 'release' | 'timeout'): () => number {
   const store = t.node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
   const real = store[name]!.bind(store);
   let calls = 0;
@@ -182,15 +182,6 @@ it('gives back an offered Step whose stream went away before the write, when the
   expect(releases()).toBeGreaterThanOrEqual(2);
 });
 
-/** Makes the next call of the owner's `timeout` (a flow deadline's) reject as a dropped connection would. */
-function failTimeoutOnce(): () => number {
-  const store = t.node.store as unknown as { timeout: (...a: unknown[]) => Promise<unknown> };
-  const real = store.timeout.bind(store);
-  let calls = 0;
-  store.timeout = (...args: unknown[]) => (calls++ === 0 ? Promise.reject(new Error('Connection is closed.')) : real(...args));
-  return () => calls;
-}
-
 it('times out an attempt whose first expiry met a Redis error, on the owner timer\'s next run', async () => {
   t = await startTestNode(redis.url, uniquePrefix('blip'));
   const s = openSlot(t.worker, registerFrame());
@@ -209,7 +200,7 @@ it('times out an attempt whose first expiry met a Redis error, on the owner time
 
 it('times out a queued Step past its flow deadline when the first timeout met a Redis error', async () => {
   t = await startTestNode(redis.url, uniquePrefix('blip'));
-  const calls = failTimeoutOnce();
+  const calls = failOnce('timeout'); // the owner's flow-deadline pass
   const r = await t.matching.enqueueStep({ step: { ...step('fd'), flow_type: 'nobody', flow_deadline_ms: Date.now() + 300 } });
   const outcome = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 3000 })).outcome;
   expect(outcome?.status).toBe(pb.OutcomeStatus.TIMED_OUT);

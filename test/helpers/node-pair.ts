@@ -1,0 +1,56 @@
+/**
+ * Two nodes on one redis-server, in this process, each holding its half of
+ * the partitions before every test; the raw slots a test opens through
+ * `slotAt` are reset after it, then both nodes close. The cluster timings are
+ * fast ones; `config` adds to them (sticky and dispatch waits, say).
+ */
+import { startTestNode, type TestNode } from './node';
+import { openSlot, registerFrame, type RawSlot } from './raw-slot';
+import { uniquePrefix, type TestRedis } from './redis';
+import { waitFor } from './wait';
+
+export interface NodePair {
+  readonly a: TestNode;
+  readonly b: TestNode;
+  /** A registered raw slot of `appWorkerId` on `node`, reset after the test. */
+  slotAt(node: TestNode, appWorkerId: string): Promise<RawSlot>;
+}
+
+export function useNodePair(redis: TestRedis, label: string, config: Record<string, unknown> = {}, ids: [string, string] = ['n-a', 'n-b']): NodePair {
+  let a: TestNode | undefined;
+  let b: TestNode | undefined;
+  const slots: RawSlot[] = [];
+  beforeEach(async () => {
+    const prefix = uniquePrefix(label);
+    const all = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms', ...config };
+    [a, b] = await Promise.all([
+      startTestNode(redis.url, prefix, { ...all, 'cluster.nodeId': ids[0] }),
+      startTestNode(redis.url, prefix, { ...all, 'cluster.nodeId': ids[1] }),
+    ]);
+    const partitions = a.config.cluster.partitions;
+    await waitFor(() => a!.node.leases.heldPartitions().length === partitions / 2 && b!.node.leases.heldPartitions().length === partitions / 2,
+      { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
+  });
+  afterEach(async () => {
+    for (const s of slots.splice(0)) s.reset();
+    await Promise.all([a?.close(), b?.close()]);
+  });
+  const started = (n: TestNode | undefined): TestNode => {
+    if (!n) throw new Error('useNodePair: the nodes start in beforeEach; use them inside a test');
+    return n;
+  };
+  return {
+    get a() {
+      return started(a);
+    },
+    get b() {
+      return started(b);
+    },
+    async slotAt(node, appWorkerId) {
+      const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId }));
+      slots.push(s);
+      await s.nextOf('registered');
+      return s;
+    },
+  };
+}
