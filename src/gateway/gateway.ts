@@ -675,6 +675,8 @@ export class Gateway {
   }
 
   private eligibleForRpc(slot: Slot, call: RpcCall): boolean {
+    // A stopping worker's streams refuse new work: a call given back by one must not go to the next.
+    if (this.drainingWorkers.has(workerKey(call.tenant, slot.reg.appWorkerId))) return false;
     return !this.isDeclined(call.tenant, call.flowType, call.rpcName, slot.reg.appWorkerId) && !this.stickyHolds(call, slot.reg.appWorkerId);
   }
 

@@ -393,6 +393,32 @@ describe('stop() against the real server', () => {
     expect(r.appWorkerId).toBe('next');
   });
 
+  it('gives an RPC a stopping worker gave back to another worker, not to its next stream', async () => {
+    const t = await node();
+    const tp = await tap(t);
+    const { w } = worker(tp.address, {}, {
+      maxConcurrentTasks: 2, flowTypes: { order: { steps: { charge: () => 'ok' }, rpcs: { status: () => 'from A' } } },
+    });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    await waitFor(() => serverSlots(t).length === 2, { description: "both of the worker's streams" });
+    const passHalfCloses = tp.holdHalfCloses();
+    const stopping = w.stop();
+    await waitFor(() => tp.frames.filter((f) => f.kind === 'half-close-held').length === 2);
+    const call = client(t.node.apiAddress).invokeRpc({ tenant: 'acme', flowId: 'f-rpc2', flowType: 'order', rpcName: 'status', input: 'q' }, { timeoutMs: 8000 });
+    await waitFor(() => tp.frames.some((f) => f.kind === 'rpc_task'), { description: 'the RPC written to a stopping stream' });
+    passHalfCloses();
+    await stopping;
+    // The call waits (matching.dispatchWait) for a worker that is not stopping.
+    const s = rawSlot(t, { app_worker_id: 'next' });
+    await s.nextOf('registered');
+    const task = (await s.nextOf('rpc_task')).rpc_task!;
+    s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from next') } });
+    expect((await call).appWorkerId).toBe('next');
+    // Once: given back, it did not go to the stopping worker's other stream.
+    expect(tp.frames.filter((f) => f.kind === 'rpc_task')).toHaveLength(1);
+  });
+
   it('after stopDrainTimeout aborts the handler, resets its stream, and the attempt fails through the retry policy', async () => {
     const t = await node();
     const started = held();
