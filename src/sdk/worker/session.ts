@@ -39,6 +39,14 @@ export type SlotPhase = 'connecting' | 'idle' | TaskPhase;
 
 /** How long stop() waits for the node to end a half-closed stream it never answered. */
 const UNANSWERED_STOP_GRACE_MS = 2_000;
+/**
+ * The node pings an idle stream every ping interval (Registered.ping_interval_ms).
+ * This many intervals without a frame mean the connection is gone although TCP
+ * says nothing (a frozen node, a load balancer or network that black-holes it):
+ * the stream is reset and the slot reconnects, rather than staying "registered"
+ * on a dead connection while the node writes tasks into it.
+ */
+export const SILENT_PING_INTERVALS = 3;
 
 const SLOT_KIND: Record<SlotKindName, pb.SlotKind> = {
   STEP_AND_RPC: pb.SlotKind.STEP_AND_RPC,
@@ -57,6 +65,8 @@ export class Session {
    */
   private refusedRegistration = false;
   private unansweredTimer: NodeJS.Timeout | undefined;
+  private silenceTimer: NodeJS.Timeout | undefined;
+  private lastFrameAt = 0;
   private readonly outbox = new Outbox<pb.IWorkerFrame>();
   private readonly call = new AbortController();
   private closing = false;
@@ -98,6 +108,7 @@ export class Session {
       for await (const frame of responses) this.onFrame(frame);
     } finally {
       clearTimeout(this.unansweredTimer);
+      clearInterval(this.silenceTimer);
       this.outbox.end();
       if (this.registered) {
         this.unregisteredAt = Date.now();
@@ -135,6 +146,7 @@ export class Session {
   }
 
   private onFrame(frame: pb.ServerFrame): void {
+    this.lastFrameAt = Date.now();
     if (!this.registered && !this.refusedRegistration && frame.frame !== 'registered') {
       throw new Error(`protocol error: expected Registered, got ${frame.frame ?? 'an empty frame'}`);
     }
@@ -195,6 +207,20 @@ export class Session {
     this.registeredAt = Date.now();
     this.host.readiness.registered(this.kind);
     if (this.closing) this.outbox.end();
+    const pingMs = toNum(reg.ping_interval_ms);
+    if (pingMs > 0) {
+      this.silenceTimer = setInterval(() => this.checkSilence(pingMs), pingMs);
+      this.silenceTimer.unref();
+    }
+  }
+
+  /** An idle stream that heard nothing for SILENT_PING_INTERVALS pings is reset (a busy one is not pinged). */
+  private checkSilence(pingMs: number): void {
+    if (this.task || this.closing) return;
+    const silentMs = Date.now() - this.lastFrameAt;
+    if (silentMs <= SILENT_PING_INTERVALS * pingMs) return;
+    this.host.options.logger.warn('slot stream silent past its pings; reconnecting', { slotKind: this.kind, silentMs, pingIntervalMs: pingMs });
+    this.call.abort(new Error(`no frame from the node for ${silentMs} ms (ping interval ${pingMs} ms)`));
   }
 
   /** Tasks we must not run: stopping/reconnecting, or a server that broke the slot contract. */
