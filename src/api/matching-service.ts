@@ -98,7 +98,8 @@ export function matchingService(d: MatchingDeps) {
       results = await d.store.enqueueMany(tasks, now, bound.map((b) => b?.start));
       // Replicated before any worker sees it: a Step starts only once its enqueue is as durable as configured.
       if (c.redis.waitReplicas > 0) {
-        const acked = await waitForReplicas(d.redis, tasks.map((t) => d.keys.task(t.partition, t.taskId)), c.redis.waitReplicas, WAIT_REPLICAS_MS);
+        // On the enqueue connection: WAIT counts the writes of its own connection, and blocks it.
+        const acked = await waitForReplicas(d.store.enqueueRedis, tasks.map((t) => d.keys.task(t.partition, t.taskId)), c.redis.waitReplicas, WAIT_REPLICAS_MS);
         // Fewer replicas than asked for: not acknowledged (a retry finds the Step and rings again).
         if (acked < c.redis.waitReplicas) {
           throw zdError('ZD_STORE_UNAVAILABLE', {

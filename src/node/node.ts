@@ -76,6 +76,8 @@ export class ZdNode {
   readonly bootId = randomBytes(6).toString('hex');
   readonly metrics: Metrics;
   readonly redis: RedisClient;
+  /** Enqueues, on a connection of their own when they WAIT for replicas (redis.waitReplicas). */
+  private readonly enqueueRedis: RedisClient;
   readonly keys: Keys;
   readonly store: TaskStore;
   readonly outcomes: OutcomeStore;
@@ -135,12 +137,17 @@ export class ZdNode {
       peerLinks: () => this.mesh?.linkCounts() ?? { outbound: 0, inbound: 0 },
     });
     this.redis = createRedis(config.redis);
+    // WAIT blocks the connection it is sent on until the replicas answer (up to a second
+    // while one is down): on the shared one, lease renewals and membership heartbeats
+    // queued behind it, and the node lost its leases. Enqueues that WAIT get their own.
+    this.enqueueRedis = config.redis.waitReplicas > 0 ? createRedis(config.redis, { connectionName: 'zdmatch-enqueue' }) : this.redis;
     this.keys = new Keys(config.redis.keyPrefix);
     this.store = new TaskStore(
       this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS,
       (command, seconds) => this.metrics.redisLatency.observe({ command }, seconds),
       // write the newest task layout every live member reads (store/layout.ts)
       () => this.membership.taskLayout(),
+      this.enqueueRedis,
     );
     this.outcomes = new OutcomeStore(this.redis, this.keys, config.cluster.partitions);
     this.membership = new Membership(this.redis, this.keys, {
@@ -443,7 +450,10 @@ export class ZdNode {
     await step('metrics', () => new Promise<void>((resolve) => (this.metricsServer ? this.metricsServer.close(() => resolve()) : resolve())));
     this.gateway.stop();
     this.owner.stop();
-    await step('redis', () => this.redis.quit());
+    await step('redis', async () => {
+      await this.redis.quit();
+      if (this.enqueueRedis !== this.redis) await this.enqueueRedis.quit();
+    });
     this.state = 'stopped';
     this.log.info('node stopped');
   }

@@ -172,6 +172,11 @@ export class TaskStore {
     private readonly observe?: ObserveCall,
     /** The task layout to write at a start (layout.ts): a node passes what every live member reads. */
     private readonly layout: () => number = () => TASK_LAYOUT,
+    /**
+     * Where enqueues go: a connection of their own when they WAIT for replicas
+     * (redis.waitReplicas), since WAIT holds its connection and counts its writes.
+     */
+    readonly enqueueRedis: RedisClient = redis,
   ) {
     // A Cluster script stays in one hash slot: one call per partition there. Node and
     // boot id are arguments a start call shares, so they are part of its group too.
@@ -193,7 +198,7 @@ export class TaskStore {
 
   async enqueue(t: NewTask, now: number): Promise<Enqueued> {
     const key = this.keys.task(t.partition, t.taskId);
-    return enqueued(await this.timed('enqueueTask', this.redis.zdEnqueueTask(key, ...this.taskValues(t, now))));
+    return enqueued(await this.timed('enqueueTask', this.enqueueRedis.zdEnqueueTask(key, ...this.taskValues(t, now))));
   }
 
   /**
@@ -221,7 +226,7 @@ export class TaskStore {
         if (s && s.slot.appWorkerId !== '') args.push(s.slot.appWorkerId, s.slot.streamId, s.slot.nodeId, s.slot.bootId, s.nonce);
         else args.push('');
       }
-      const r = (await this.timed('enqueueTasks', hotScripts.enqueueTasks.call(this.redis, args))) as ScriptReply;
+      const r = (await this.timed('enqueueTasks', hotScripts.enqueueTasks.call(this.enqueueRedis, args))) as ScriptReply;
       idx.forEach((i, k) => {
         if (r.length < 3 * (k + 1)) throw new Error(`enqueueTasks: ${r.length / 3} replies for ${idx.length} tasks`);
         out[i] = enqueued(r.slice(3 * k, 3 * k + 3));

@@ -56,3 +56,19 @@ it('refuses to acknowledge an enqueue that fewer replicas than asked for confirm
   expect((again as { code: Status }).code).toBe(Status.UNAVAILABLE);
   expect(await primary.command('ZCARD', t.node.keys.queue(p, queueName('acme', 'order', 'pack')))).toBe(1);
 });
+
+it('keeps the node\'s other Redis traffic moving while enqueues wait for replicas that are missing', async () => {
+  // waitReplicas 2 with one replica: every enqueue's WAIT runs its full second.
+  t = await startTestNode(primary.url, uniquePrefix('wr'), { 'redis.waitReplicas': 2, 'cluster.leaseTtl': '1500ms' });
+  const enqueues = Array.from({ length: 4 }, (_, i) => t!.matching.enqueueStep({ step: step(10 + i) }).catch(() => undefined));
+  await new Promise((r) => setTimeout(r, 200));
+  // The connection leases, heartbeats, starts and completions use answers at once,
+  // although four WAITs of a second each queue on the enqueue connection.
+  const since = Date.now();
+  await t.node.redis.ping();
+  expect(Date.now() - since).toBeLessThan(200);
+  await Promise.all(enqueues);
+  const lost = (await t.node.metrics.registry.getSingleMetric('dexzd_cluster_lease_changes_total')!.get()).values
+    .find((v) => v.labels.event === 'lease-lost')?.value ?? 0;
+  expect(lost).toBe(0);
+});
