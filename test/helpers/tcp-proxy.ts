@@ -8,7 +8,11 @@ import net from 'node:net';
 
 export interface TcpProxy {
   port: number;
+  /** Stops reading from clients (their writes wait); the target's answers still flow. */
   pause(): void;
+  /** Stops both directions: the peer says nothing either (a frozen node, a black-holing network). */
+  freeze(): void;
+  /** Undoes pause() or freeze(). */
   resume(): void;
   close(): Promise<void>;
 }
@@ -16,13 +20,15 @@ export interface TcpProxy {
 export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   const pairs = new Set<{ client: net.Socket; target: net.Socket }>();
   let paused = false;
+  let frozen = false;
   const server = net.createServer((client) => {
     const target = net.connect(targetPort, '127.0.0.1');
     const pair = { client, target };
     pairs.add(pair);
     client.pipe(target);
     target.pipe(client);
-    if (paused) client.pause();
+    if (paused || frozen) client.pause();
+    if (frozen) target.pause();
     const end = () => {
       pairs.delete(pair);
       client.destroy();
@@ -41,11 +47,26 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
         p.client.pause();
       }
     },
+    freeze() {
+      frozen = true;
+      for (const p of pairs) {
+        p.client.unpipe(p.target);
+        p.target.unpipe(p.client);
+        p.client.pause();
+        p.target.pause();
+      }
+    },
     resume() {
+      const wasFrozen = frozen;
       paused = false;
+      frozen = false;
       for (const p of pairs) {
         p.client.pipe(p.target);
         p.client.resume();
+        if (wasFrozen) {
+          p.target.pipe(p.client);
+          p.target.resume();
+        }
       }
     },
     close: () => {

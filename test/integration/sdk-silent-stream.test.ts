@@ -4,80 +4,29 @@
  * hear a Ping every matching.pingInterval, and after three intervals without
  * a frame it resets them and reconnects, rather than staying "registered" on
  * a dead connection while the node writes tasks into it.
- * A real node behind a proxy that can stop forwarding both ways.
+ * A real node behind a proxy that stops forwarding both ways (tcpProxy freeze).
  */
-import net from 'node:net';
 import { Worker } from '../../src';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { recordingLogger } from '../helpers/sdk';
+import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode | undefined;
 let w: Worker | undefined;
-let freezer: { port: number; freeze(): void; thaw(): void; close(): Promise<void> } | undefined;
+let freezer: TcpProxy | undefined;
 afterEach(async () => {
-  freezer?.thaw();
+  freezer?.resume();
   await w?.stop();
   await freezer?.close();
   await t?.close();
 });
 
-/** Forwards to `port`; freeze() stops both directions of every connection without closing any. */
-async function freezingProxy(port: number) {
-  const pairs = new Set<[net.Socket, net.Socket]>();
-  let frozen = false;
-  const server = net.createServer((client) => {
-    const target = net.connect(port, '127.0.0.1');
-    const pair: [net.Socket, net.Socket] = [client, target];
-    pairs.add(pair);
-    client.pipe(target);
-    target.pipe(client);
-    if (frozen) for (const s of pair) s.pause();
-    const end = () => {
-      pairs.delete(pair);
-      client.destroy();
-      target.destroy();
-    };
-    client.on('error', end).on('close', end);
-    target.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    freeze() {
-      frozen = true;
-      for (const [c, s] of pairs) {
-        c.unpipe(s);
-        s.unpipe(c);
-        c.pause();
-        s.pause();
-      }
-    },
-    thaw() {
-      if (!frozen) return;
-      frozen = false;
-      for (const [c, s] of pairs) {
-        c.pipe(s);
-        s.pipe(c);
-        c.resume();
-        s.resume();
-      }
-    },
-    close: () => {
-      for (const [c, s] of pairs) {
-        c.destroy();
-        s.destroy();
-      }
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 it('resets its idle streams after three silent ping intervals and registers again', async () => {
   t = await startTestNode(redis.url, uniquePrefix('silent'), { 'matching.pingInterval': '300ms' });
-  freezer = await freezingProxy(Number(t.node.apiAddress.split(':')[1]));
+  freezer = await tcpProxy(Number(t.node.apiAddress.split(':')[1]));
   const logger = recordingLogger();
   w = new Worker({
     address: `127.0.0.1:${freezer.port}`, tenant: 'acme', maxConcurrentTasks: 1, reservedRpcTasks: 0, logger,
@@ -88,7 +37,7 @@ it('resets its idle streams after three silent ping intervals and registers agai
   freezer.freeze();
   // Noticed within a few intervals: the stream is reset, the slot has no registered stream.
   await waitFor(() => w!.readiness().queues.every((q) => !q.hasRegisteredStream), { timeoutMs: 3000, description: 'the worker to notice' });
-  freezer.thaw();
+  freezer.resume();
   await w.waitPullRegistered(AbortSignal.timeout(5000));
   const { task_id } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
   expect((await t.matching.waitOutcome({ task_id, wait_ms: 5000 })).outcome?.attempt).toBe(1);
