@@ -4,6 +4,7 @@
  * `slotAt` are reset after it, then both nodes close. The cluster timings are
  * fast ones; `config` adds to them (sticky and dispatch waits, say).
  */
+import type { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from './node';
 import { openSlot, registerFrame, type RawSlot } from './raw-slot';
 import { uniquePrefix, type TestRedis } from './redis';
@@ -12,8 +13,8 @@ import { waitFor } from './wait';
 export interface NodePair {
   readonly a: TestNode;
   readonly b: TestNode;
-  /** A registered raw slot of `appWorkerId` on `node`, reset after the test. */
-  slotAt(node: TestNode, appWorkerId: string): Promise<RawSlot>;
+  /** A registered raw slot of `appWorkerId` on `node` (its Register fields `over`), reset after the test. */
+  slotAt(node: TestNode, appWorkerId: string, over?: Partial<pb.IRegister>): Promise<RawSlot>;
 }
 
 export function useNodePair(redis: TestRedis, label: string, config: Record<string, unknown> = {}, ids: [string, string] = ['n-a', 'n-b']): NodePair {
@@ -46,8 +47,8 @@ export function useNodePair(redis: TestRedis, label: string, config: Record<stri
     get b() {
       return started(b);
     },
-    async slotAt(node, appWorkerId) {
-      const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId }));
+    async slotAt(node, appWorkerId, over = {}) {
+      const s = openSlot(node.worker, registerFrame({ app_worker_id: appWorkerId, ...over }));
       slots.push(s);
       await s.nextOf('registered');
       return s;

@@ -224,7 +224,8 @@ it('times out a Step enqueued on the other node whose flow deadline notice to th
 }, 15_000);
 
 it('runs an InvokeRpc on a busy worker that has the name, not NOT_FOUND for the peer whose idle worker declined it', async () => {
-  const wb = await slotAt(b, 'w-b');
+  // RPC-only: the Step below must go to w-a, whichever node owns it.
+  const wb = await slotAt(b, 'w-b', { slot_kind: pb.SlotKind.RPC_ONLY });
   // w-b lacks the name: the only worker anywhere, so NOT_FOUND is right this once.
   const first = b.matching.invokeRpc({ tenant: 'acme', flow_id: 'r0', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 2000 })
     .catch((e: ClientError) => e.code);
