@@ -111,6 +111,20 @@ function serverSlots(t: TestNode, appWorkerId?: string) {
   return [...slots.values()].filter((s) => appWorkerId === undefined || s.reg.appWorkerId === appWorkerId);
 }
 
+/**
+ * Starts `w` behind the tap and begins its stop with the half-closes of its
+ * `streams` held in the tap: the node still sees idle streams and may write
+ * work to them. `pass()` lets the half-closes through; `stopping` is stop().
+ */
+async function stopWithHalfClosesHeld(w: Worker, tp: WorkerTap, streams = 1): Promise<{ pass: () => void; stopping: Promise<void> }> {
+  void run(w);
+  await w.waitPullRegistered(AbortSignal.timeout(5000));
+  const pass = tp.holdHalfCloses();
+  const stopping = w.stop();
+  await waitFor(() => tp.frames.filter((f) => f.kind === 'half-close-held').length === streams);
+  return { pass, stopping };
+}
+
 const kinds = (frames: TappedFrame[], stream: number) => frames.filter((f) => f.stream === stream).map((f) => `${f.dir}:${f.kind}`);
 
 describe('protocol version check (zd-protocol-version header)', () => {
@@ -343,12 +357,8 @@ describe('stop() against the real server', () => {
     const tp = await tap(t);
     const ran: number[] = [];
     const { w } = worker(tp.address, { charge: (ctx) => void ran.push(ctx.attempt) });
-    void run(w);
-    await w.waitPullRegistered(AbortSignal.timeout(5000));
-    // Hold the worker's half-close in the tap: the node still sees an idle stream and writes a Step to it.
-    const passHalfClose = tp.holdHalfCloses();
-    const stopping = w.stop();
-    await waitFor(() => tp.frames.some((f) => f.kind === 'half-close-held'));
+    // The worker's half-close held in the tap: the node still sees an idle stream and writes a Step to it.
+    const { pass: passHalfClose, stopping } = await stopWithHalfClosesHeld(w, tp);
     const c = client(t.node.apiAddress);
     const { taskId } = await c.enqueueStep(spec());
     await waitFor(() => tp.frames.some((f) => f.kind === 'step_task'), { description: 'the Step written to the stopping stream' });
@@ -371,11 +381,7 @@ describe('stop() against the real server', () => {
     const { w } = worker(tp.address, {}, {
       flowTypes: { order: { steps: { charge: () => 'ok' }, rpcs: { status: () => void ran.push('A') } } },
     });
-    void run(w);
-    await w.waitPullRegistered(AbortSignal.timeout(5000));
-    const passHalfClose = tp.holdHalfCloses();
-    const stopping = w.stop();
-    await waitFor(() => tp.frames.some((f) => f.kind === 'half-close-held'));
+    const { pass: passHalfClose, stopping } = await stopWithHalfClosesHeld(w, tp);
     const c = client(t.node.apiAddress);
     const call = c.invokeRpc({ tenant: 'acme', flowId: 'f-rpc', flowType: 'order', rpcName: 'status', input: 'q' }, { timeoutMs: 8000 });
     await waitFor(() => tp.frames.some((f) => f.kind === 'rpc_task'), { description: 'the RPC written to the stopping stream' });
@@ -399,12 +405,7 @@ describe('stop() against the real server', () => {
     const { w } = worker(tp.address, {}, {
       maxConcurrentTasks: 2, flowTypes: { order: { steps: { charge: () => 'ok' }, rpcs: { status: () => 'from A' } } },
     });
-    void run(w);
-    await w.waitPullRegistered(AbortSignal.timeout(5000));
-    await waitFor(() => serverSlots(t).length === 2, { description: "both of the worker's streams" });
-    const passHalfCloses = tp.holdHalfCloses();
-    const stopping = w.stop();
-    await waitFor(() => tp.frames.filter((f) => f.kind === 'half-close-held').length === 2);
+    const { pass: passHalfCloses, stopping } = await stopWithHalfClosesHeld(w, tp, 2);
     const call = client(t.node.apiAddress).invokeRpc({ tenant: 'acme', flowId: 'f-rpc2', flowType: 'order', rpcName: 'status', input: 'q' }, { timeoutMs: 8000 });
     await waitFor(() => tp.frames.some((f) => f.kind === 'rpc_task'), { description: 'the RPC written to a stopping stream' });
     passHalfCloses();
