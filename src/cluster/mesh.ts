@@ -11,6 +11,7 @@ import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
 import { ClientError, createChannel, createClient, createServer, Status, type Channel, type Server } from 'nice-grpc';
 import { doorbellKindLabel, type Metrics } from '../metrics/registry';
 import type { OfferRef, OfferResult } from '../owner/dispatcher';
+import { boundedSignal } from '../util/bounded-signal';
 import type { Logger } from '../util/logger';
 import { pb, PeerServiceDefinition } from '../wire';
 import type { Membership } from './membership';
@@ -321,8 +322,9 @@ export class Mesh {
     // A peer that stops answering (a network partition, a frozen process) must not hold
     // the caller past the call's own budget: the peer gets it whole, plus a moment to answer.
     const budget = Number(req.timeout_ms ?? 0);
-    const bounded = budget > 0 ? AbortSignal.any([signal, AbortSignal.timeout(budget + RPC_ANSWER_GRACE_MS)]) : signal;
-    return client.invokeRpc(req, { signal: bounded });
+    if (budget <= 0) return client.invokeRpc(req, { signal });
+    const bounded = boundedSignal(signal, budget + RPC_ANSWER_GRACE_MS);
+    return client.invokeRpc(req, { signal: bounded.signal }).finally(bounded.dispose);
   }
 
   cancelAttempts(nodeId: string, attempts: pb.ICancelledAttemptRef[], reason: string): void {

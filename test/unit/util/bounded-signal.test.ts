@@ -1,0 +1,50 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { boundedSignal } from '../../../src/util/bounded-signal';
+
+// A collection between creating the signal and its deadline is what lost the
+// composite's timeout before (nodejs/node#57736); force one.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function abortedWithin(signal: AbortSignal, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    signal.addEventListener('abort', () => { clearTimeout(t); resolve(true); }, { once: true });
+  });
+}
+
+it('aborts at its deadline even when a collection runs in between', async () => {
+  const outer = new AbortController();
+  const { signal } = boundedSignal(outer.signal, 100);
+  const aborted = abortedWithin(signal, 2000);
+  await new Promise((r) => setTimeout(r, 20));
+  gc();
+  expect(await aborted).toBe(true);
+  expect((signal.reason as Error).name).toBe('TimeoutError');
+  expect(outer.signal.aborted).toBe(false);
+});
+
+it('aborts with the outer signal, and its reason, before the deadline', async () => {
+  const outer = new AbortController();
+  const { signal } = boundedSignal(outer.signal, 10_000);
+  const aborted = abortedWithin(signal, 2000);
+  outer.abort(new Error('caller gone'));
+  expect(await aborted).toBe(true);
+  expect((signal.reason as Error).message).toBe('caller gone');
+});
+
+it('is aborted at once when the outer signal already is', () => {
+  const outer = new AbortController();
+  outer.abort(new Error('early'));
+  expect(boundedSignal(outer.signal, 10_000).signal.aborted).toBe(true);
+});
+
+it('stops its timer and its listener when disposed', async () => {
+  const outer = new AbortController();
+  const bounded = boundedSignal(outer.signal, 50);
+  bounded.dispose();
+  const aborted = abortedWithin(bounded.signal, 200);
+  outer.abort();
+  expect(await aborted).toBe(false);
+});
