@@ -221,7 +221,8 @@ export class Gateway {
    * not answer, the call runs again in the background with backoff until it does:
    * nothing else would end that attempt while this node lives (its owner fails the
    * attempts of dead nodes only), so it would stay running with no one to finish it.
-   * The attempt's nonce makes a call that landed the first time a refusal the next.
+   * A call that landed the first time answers the same the next (the scripts keep the
+   * attempt's start nonce with what they wrote), so its hooks run and nothing is lost.
    */
   private async settleNowOrLater(what: string, call: () => Promise<void>): Promise<void> {
     try {

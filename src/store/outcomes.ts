@@ -70,7 +70,12 @@ export function outcomeFromFields(partition: number, streamId: string, f: Record
   };
 }
 
-/** The fields of a done record before its output, in order (store/lua/includes/outcome.lua). */
+/**
+ * The fields of a done record before its output, in order (store/lua/includes/outcome.lua).
+ * `fetchIdem` is the fetch surface's idempotency key, or for a worker stream's
+ * attempt its start nonce behind a \x01 byte (startMark): what lets the same
+ * completion, run again, answer as it did the first time.
+ */
 const DONE_FIELDS = [
   'status', 'outcomeId', 'fetchIdem', 'tenant', 'flowId', 'flowType', 'stepType', 'seid', 'attempt', 'worker',
   'errMsg', 'errType', 'errNR', 'finishedAt', 'enqueuedAt',

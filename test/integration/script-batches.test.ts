@@ -91,10 +91,14 @@ it('sends the completions of one turn as one completeTasks call; a stale nonce r
     expect(done!.output!.toString()).toBe(`out-${i}`);
     expect(await fx.client.get(`${fx.keys.tag(t.partition)}sticky:acme:${t.flowId}`)).toBe('w1');
   }
-  // a second completion of an ended task says so, in a call of its own turn
-  expect(await fx.store.complete({ partition: tasks[0]!.partition, taskId: tasks[0]!.taskId, attempt: 1, nonce: 'nonce-0' }, Buffer.from('again'), now))
+  // another start's completion of an ended task says so, in a call of its own turn
+  expect(await fx.store.complete({ partition: tasks[0]!.partition, taskId: tasks[0]!.taskId, attempt: 1, nonce: 'nonce-x' }, Buffer.from('again'), now))
     .toEqual({ kind: 'ended', status: 'COMPLETED' });
   expect(await scriptCalls()).toBe(2);
+  // the same completion again answers as it did (its reply lost), with its outcome unchanged
+  expect(await fx.store.complete({ partition: tasks[0]!.partition, taskId: tasks[0]!.taskId, attempt: 1, nonce: 'nonce-0' }, Buffer.from('again'), now))
+    .toEqual(results[0]);
+  expect((await fx.store.readDone(tasks[0]!.partition, tasks[0]!.taskId))!.output!.toString()).toBe('out-0');
 });
 
 it('sends a call alone in its turn at once, and splits a turn into calls of at most 8 tasks', async () => {

@@ -9,6 +9,7 @@ import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -61,6 +62,45 @@ it('fails the attempt of a reset stream whose failure met a Redis error once Red
   expect((await again.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 2 });
   expect(calls()).toBeGreaterThanOrEqual(2);
   again.reset();
+});
+
+/** Makes the first call of `name` land in Redis and then reject, as a reply lost to a dropped connection would. */
+function loseReplyOnce(name: 'complete' | 'fail'): () => number {
+  const store = t.node.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+  const real = store[name]!.bind(store);
+  let calls = 0;
+  store[name] = async (...args: unknown[]) => {
+    const result = await real(...args);
+    if (calls++ === 0) throw new Error('Connection is closed.');
+    return result;
+  };
+  return () => calls;
+}
+
+const completedOutcomes = async () =>
+  (await t.node.metrics.registry.getSingleMetric('dexzd_outcomes_total')!.get()).values.find((v) => v.labels.status === 'COMPLETED')?.value;
+
+it('counts and announces a completion whose reply was lost once its call runs again', async () => {
+  const { s, r, task } = await running('lost-c');
+  const calls = loseReplyOnce('complete');
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  // the run again answers as the first run did: the outcome is counted (and its waiters rung) once
+  await waitFor(async () => calls() >= 2 && (await completedOutcomes()) === 1, { timeoutMs: 5000, description: 'the completion counted once' });
+  expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 100 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED });
+  s.reset();
+});
+
+it('schedules the retry of a failure whose reply was lost once, and starts it without waiting for a recount', async () => {
+  const { s, r, task } = await running('lost-f');
+  const calls = loseReplyOnce('fail');
+  s.send({ step_result: { task_token: task.task_token, failure: { message: 'boom', type: 'Io' } } });
+  const again = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  await again.nextOf('registered');
+  // the owner hears of the retry from the run again, not from its backlog count 5 s later
+  expect((await again.nextOf('step_task', 2500)).step_task).toMatchObject({ task_id: r.task_id, attempt: 2 });
+  expect(calls()).toBeGreaterThanOrEqual(2);
+  again.reset();
+  s.reset();
 });
 
 it('gives back a task whose start committed but whose reply was lost', async () => {

@@ -76,7 +76,7 @@ describe('the done record', () => {
 
     const entry = await streamEntry(t.partition, r.outcomeId);
     const done = await fx.store.readDone(t.partition, t.taskId);
-    expect(str(done)).toEqual({ ...str(entry), outcomeId: r.outcomeId, fetchIdem: '' });
+    expect(str(done)).toEqual({ ...str(entry), outcomeId: r.outcomeId, fetchIdem: `\x01${nonce}` });
     expect(str(done)).toMatchObject({
       taskId: t.taskId, tenant: 'acme', flowId: t.flowId, flowType: 'order', stepType: 'charge', seid: t.stepExecutionId,
       status: 'COMPLETED', attempt: '1', worker: 'w1', output: [...output], errMsg: '', errType: '', errNR: '0',
@@ -87,8 +87,8 @@ describe('the done record', () => {
     expect(await fx.client.xlen(fx.keys.out(t.partition))).toBe(0);
     expect(str(await fx.store.readDone(t.partition, t.taskId))).toEqual(str(done));
 
-    // Ended: a late result names the status; a retried enqueue creates nothing.
-    expect(await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, output, now))
+    // Ended: a late result of another start names the status; a retried enqueue creates nothing.
+    expect(await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-other' }, output, now))
       .toEqual({ kind: 'ended', status: 'COMPLETED' });
     expect((await fx.store.enqueue(t, now)).result).toBe('ended');
     expect(await fx.store.readTask(t.partition, t.taskId)).toBeNull();
@@ -262,6 +262,69 @@ describe('a failure that ends the task', () => {
     expect(await fx.store.fail({ partition: late.partition, taskId: late.taskId, attempt: 1, nonce: 'n1' }, failure, now))
       .toMatchObject({ kind: 'terminal', status: 'TIMED_OUT' });
     expect(str(await fx.store.readDone(late.partition, late.taskId))).toMatchObject({ status: 'TIMED_OUT' });
+  });
+});
+
+describe('a result call run again', () => {
+  // Its first run landed but the reply was lost (a dropped connection; the gateway
+  // runs it again, and ioredis re-sends it after a reconnect): it answers as the
+  // first run did, writing nothing more. Another start's late result is refused.
+  const failure = { message: 'again', type: 'Io', nonRetryable: false, retryAfterMs: 0 };
+
+  it('completes: the same outcome, one stream entry', async () => {
+    const t = newTask();
+    const now = Date.now();
+    await fx.store.enqueue(t, now);
+    const nonce = await run(t, now);
+    const a = { partition: t.partition, taskId: t.taskId, attempt: 1, nonce };
+    const first = await fx.store.complete(a, Buffer.from('out'), now);
+    if (first.kind !== 'completed') throw new Error(first.kind);
+    const entries = await fx.client.xlen(fx.keys.out(t.partition));
+    expect(await fx.store.complete(a, Buffer.from('out'), now + 1)).toEqual(first);
+    expect(await fx.client.xlen(fx.keys.out(t.partition))).toBe(entries);
+    expect(await fx.store.complete({ ...a, nonce: 'nonce-2' }, Buffer.from('out'), now)).toEqual({ kind: 'ended', status: 'COMPLETED' });
+    expect(await fx.store.fail(a, failure, now)).toEqual({ kind: 'ended', status: 'COMPLETED' });
+  });
+
+  it('schedules the retry once, and answers the retry it scheduled', async () => {
+    const t = newTask({ maxAttempts: 3, initialInterval: 500, stickyWorkerId: 'w-s' });
+    const now = Date.now();
+    await fx.store.enqueue(t, now);
+    const nonce = await run(t, now);
+    const a = { partition: t.partition, taskId: t.taskId, attempt: 1, nonce };
+    const first = await fx.store.fail(a, failure, now);
+    expect(first).toMatchObject({ kind: 'retry', attempt: 2, readyAt: now + 500, sticky: 'w-s' });
+    expect(await fx.store.fail(a, failure, now + 100)).toEqual(first);
+    expect(await fx.client.zscore(fx.keys.queue(t.partition, t.queue), t.taskId)).toBe(String(now + 500));
+    expect(await fx.client.hget(fx.keys.task(t.partition, t.taskId), 'attempt')).toBe('2');
+    // another start of the same attempt is not the one that failed
+    expect(await fx.store.fail({ ...a, nonce: 'nonce-2' }, failure, now)).toEqual({ kind: 'stale' });
+    // once the retry has started, the old attempt's call is stale
+    expect(await fx.store.start(t.partition, t.taskId, 2, testSlot, 'n2', now + 500)).toMatchObject({ attempt: 2 });
+    expect(await fx.store.fail(a, failure, now + 600)).toEqual({ kind: 'stale' });
+  });
+
+  it('ends the task once, and answers the outcome it wrote', async () => {
+    const t = newTask({ maxAttempts: 1 });
+    const now = Date.now();
+    await fx.store.enqueue(t, now);
+    const nonce = await run(t, now);
+    const a = { partition: t.partition, taskId: t.taskId, attempt: 1, nonce };
+    const first = await fx.store.fail(a, failure, now);
+    expect(first).toMatchObject({ kind: 'terminal', status: 'FAILED' });
+    const entries = await fx.client.xlen(fx.keys.out(t.partition));
+    expect(await fx.store.fail(a, failure, now + 1)).toEqual(first);
+    expect(await fx.client.xlen(fx.keys.out(t.partition))).toBe(entries);
+    expect(await fx.store.complete(a, Buffer.from('late'), now)).toEqual({ kind: 'ended', status: 'FAILED' });
+  });
+
+  it('never takes a fetch idempotency key for a stream attempt\'s nonce', async () => {
+    const t = newTask();
+    const now = Date.now();
+    await fx.store.enqueue(t, now);
+    const nonce = await run(t, now);
+    await fx.store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, Buffer.from('out'), now);
+    expect(await fetchStore.complete(t.partition, t.taskId, 'fw', undefined, nonce, now)).toEqual({ kind: 'refused', verdict: 'terminal' });
   });
 });
 

@@ -10,15 +10,40 @@
            {2, outcomeId, status} the outcome written:
            FAILED, or TIMED_OUT when the retry would start past the flow deadline | {-1} | {-2} |
            {-4, status} | {-5} lease moved
+  The same call run again (its reply was lost, or the client re-sent it after a
+  reconnect) answers as the first did: a retry keeps the failed start's nonce in
+  failNonce, an outcome's done record keeps it too (startMark).
 ]]
 --@include "running"
 --@include "outcome"
 local tag, taskId = ARGV[1], ARGV[2]
 if ARGV[11] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[11] then return {-5} end
-local t = readTask(KEYS[1], 'nonce', 'queue')
-local held = holdsAttempt(t[T_STATE], t[T_ATTEMPT], t[T_OWN], ARGV[3], ARGV[4])
-if held == -1 then return ended(tag, taskId) end
-if held < 0 then return {held} end
+local t = readTask(KEYS[1], 'nonce', 'queue', 'failNonce', 'readyAt')
+local NONCE, QUEUE, FAIL_NONCE, READY_AT = T_OWN, T_OWN + 1, T_OWN + 2, T_OWN + 3
+local mark = startMark(ARGV[4])
+
+-- The retry's sticky worker: the request's, else the one the flow remembers.
+local function retrySticky()
+  local sticky = string.match(t[T_SPEC], SPEC_STICKY)
+  if sticky ~= '' then return sticky end
+  local _, _, tenant, flowId = string.match(t[T_SPEC], SPEC_OUTCOME)
+  return redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
+end
+
+local held = holdsAttempt(t[T_STATE], t[T_ATTEMPT], t[NONCE], ARGV[3], ARGV[4])
+if held == -1 then
+  local status, id, doneMark = readDone(tag, taskId)
+  if not status then return {-1} end
+  if doneMark == mark and (status == 'FAILED' or status == 'TIMED_OUT') then return {2, id, status} end
+  return {-4, status}
+end
+if held < 0 then
+  if t[T_STATE] == 'queued' and t[FAIL_NONCE] == mark and tonumber(t[T_ATTEMPT]) == tonumber(ARGV[3]) + 1 then
+    local deadline = tonumber(string.match(t[T_SPEC], SPEC_DEADLINE)) or 0
+    return {1, tonumber(t[READY_AT]), t[T_ATTEMPT], string.format('%d', deadline), retrySticky()}
+  end
+  return {held}
+end
 local now = tonumber(ARGV[9])
 redis.call('ZREM', KEYS[2], taskId)
 local maxAttempts, initial, coefficient, maxInterval, nonRetryable = string.match(t[T_SPEC], SPEC_RETRY)
@@ -30,7 +55,7 @@ if not terminal and ARGV[6] ~= '' then
   end
 end
 if terminal then
-  local id = writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])
+  local id = writeOutcome(tag, KEYS[1], taskId, t, 'FAILED', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10], mark)
   if not id then return {-1} end
   return {2, id, 'FAILED'}
 end
@@ -41,20 +66,15 @@ end
 local readyAt = now + math.floor(backoff)
 local deadline = tonumber(string.match(t[T_SPEC], SPEC_DEADLINE)) or 0
 if deadline > 0 and readyAt >= deadline then
-  local id = writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10])
+  local id = writeOutcome(tag, KEYS[1], taskId, t, 'TIMED_OUT', '', ARGV[5], ARGV[6], ARGV[7], ARGV[9], ARGV[10], mark)
   if not id then return {-1} end
   return {2, id, 'TIMED_OUT'}
 end
-local queue = t[T_OWN + 1]
+local queue = t[QUEUE]
 clearRunning(KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', attempt + 1, 'readyAt', readyAt,
-  'errMsg', ARGV[5], 'errType', ARGV[6])
+  'errMsg', ARGV[5], 'errType', ARGV[6], 'failNonce', mark)
 redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
 redis.call('SADD', tag .. 'queues', queue)
 if deadline > 0 then redis.call('ZADD', tag .. 'deadlines', deadline, taskId) end
-local sticky = string.match(t[T_SPEC], SPEC_STICKY)
-if sticky == '' then
-  local _, _, tenant, flowId = string.match(t[T_SPEC], SPEC_OUTCOME)
-  sticky = redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
-end
-return {1, readyAt, attempt + 1, string.format('%d', deadline), sticky}
+return {1, readyAt, attempt + 1, string.format('%d', deadline), retrySticky()}

@@ -42,10 +42,18 @@ local function readDone(tag, taskId)
   return string.match(v, '^([^\255]*)\255([^\255]*)\255([^\255]*)\255')
 end
 
+-- What a worker stream's attempt keeps in the done record's fetchIdem slot: its
+-- start nonce behind a control byte, which no fetch idempotency key may hold
+-- (api/validation.ts requireId), so the two can never be taken for each other.
+local function startMark(nonce)
+  return '\1' .. nonce
+end
+
 -- appendOutcome and deleteEnded are the two halves of writeOutcome, for
 -- callers that must do something between them or need the task's tenant and
 -- flowId (completeLocked, includes/complete.lua).
--- `fetchIdem`: the fetch surface's idempotency key, kept on the done record.
+-- `fetchIdem`: the fetch surface's idempotency key, or a stream attempt's startMark,
+-- kept on the done record.
 -- Returns the outcome's stream entry id and what deleteEnded needs: the task's
 -- flow deadline, tenant and flowId.
 local function appendOutcome(tag, taskId, t, status, output, errMsg, errType, errNR, now, retention, fetchIdem)
@@ -75,7 +83,7 @@ end
 -- already has its outcome: a leftover of a script that stopped between its outcome
 -- and its delete (Redis keeps a failing script's earlier writes; completeLocked's
 -- fault point), deleted here. Every task gets exactly one outcome.
-local function writeOutcome(tag, taskKey, taskId, t, status, output, errMsg, errType, errNR, now, retention)
+local function writeOutcome(tag, taskKey, taskId, t, status, output, errMsg, errType, errNR, now, retention, fetchIdem)
   if redis.call('EXISTS', tag .. 'done:' .. taskId) == 1 then
     local deadline, _, tenant, flowId = string.match(t[4], SPEC_OUTCOME)
     redis.call('ZREM', tag .. 'terminal', taskId)
@@ -83,7 +91,7 @@ local function writeOutcome(tag, taskKey, taskId, t, status, output, errMsg, err
     return false
   end
   local id, deadline, tenant, flowId = appendOutcome(tag, taskId, t, status, output, errMsg, errType, errNR, now,
-    retention)
+    retention, fetchIdem)
   deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
   return id
 end
