@@ -22,6 +22,8 @@ export interface LeaseEvents {
   acquired: (lease: HeldLease) => void;
   /** Emitted before the lease is deleted (membership/shutdown) or after it was found lost. */
   unload: (lease: HeldLease, cause: UnloadCause) => void | Promise<void>;
+  /** The lease was deleted (membership/shutdown): another node may take it now. */
+  released: (lease: HeldLease, cause: UnloadCause) => void;
 }
 
 export class LeaseManager extends EventEmitter {
@@ -63,6 +65,17 @@ export class LeaseManager extends EventEmitter {
   setTargets(targets: Set<number>): Promise<void> {
     this.targets = targets;
     return this.tick();
+  }
+
+  /**
+   * A peer released partition `p` for us: acquire it now when it is one of our
+   * targets, instead of at the next retry (up to 500 ms later). False when it
+   * is not a target (our member list may be behind the sender's).
+   */
+  acquireNow(p: number): boolean {
+    if (!this.running || this.stopped || !this.targets.has(p)) return false;
+    if (!this.held.has(p)) void this.acquire(p);
+    return true;
   }
 
   /** One pass: release what left the targets, renew what is held, acquire what is missing. */
@@ -120,7 +133,12 @@ export class LeaseManager extends EventEmitter {
     if (this.held.get(lease.partition) !== lease) return;
     this.held.delete(lease.partition);
     await this.emitUnload(lease, cause);
-    await this.redis.zdReleaseLease(this.keys.lease(lease.partition), lease.token).catch(() => undefined);
+    try {
+      await this.redis.zdReleaseLease(this.keys.lease(lease.partition), lease.token);
+    } catch {
+      return; // it lapses at its TTL instead
+    }
+    this.emit('released', lease, cause);
   }
 
   private async emitUnload(lease: HeldLease, cause: UnloadCause): Promise<void> {

@@ -1126,7 +1126,8 @@ export namespace zdmatch {
                 OUTCOME = 2,
                 ATTEMPT = 3,
                 FLOW_DEADLINE = 4,
-                FETCH = 5
+                FETCH = 5,
+                LEASE_RELEASED = 6
             }
         }
 

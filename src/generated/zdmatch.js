@@ -12617,6 +12617,10 @@ $root.zdmatch = (function() {
                     case 5:
                         m.kind = 5;
                         break;
+                    case "LEASE_RELEASED":
+                    case 6:
+                        m.kind = 6;
+                        break;
                     default:
                         if (typeof d.kind === "number" && (d.kind | 0) === d.kind)
                             m.kind = d.kind;
@@ -12756,6 +12760,7 @@ $root.zdmatch = (function() {
              * @property {number} ATTEMPT=3 ATTEMPT value
              * @property {number} FLOW_DEADLINE=4 FLOW_DEADLINE value
              * @property {number} FETCH=5 FETCH value
+             * @property {number} LEASE_RELEASED=6 LEASE_RELEASED value
              */
             DoorbellEvent.Kind = (function() {
                 var valuesById = $Object.create(null), values = $Object.create(valuesById);
@@ -12765,6 +12770,7 @@ $root.zdmatch = (function() {
                 values[valuesById[3] = "ATTEMPT"] = 3;
                 values[valuesById[4] = "FLOW_DEADLINE"] = 4;
                 values[valuesById[5] = "FETCH"] = 5;
+                values[valuesById[6] = "LEASE_RELEASED"] = 6;
                 return values;
             })();
 

@@ -248,6 +248,10 @@ export class ZdNode {
       // The lease is deleted once this resolves: the partition's offers out settle first.
       return this.owner.unload(lease, cause);
     });
+    // A stopping node's peers learn of it when its mesh link ends (Mesh.linkEnded).
+    this.leases.on('released', (lease, cause) => {
+      if (cause === 'membership') this.routing.leaseReleased(lease.partition);
+    });
     this.membership.on('change', (ids: string[]) => {
       this.view.retainOnly(new Set(ids));
       this.mesh.membersChanged(ids);

@@ -142,6 +142,15 @@ export class Routing {
     }
   }
 
+  /**
+   * We gave up partition `p` because the members changed: its new owner hears at once,
+   * so the partition's heads wait for no lease retry (DESIGN §3: acquire on notice).
+   */
+  leaseReleased(p: number): void {
+    const owner = this.ownerNodeOf(p);
+    if (owner !== this.nodeId) this.mesh.ring(owner, { kind: Kind.LEASE_RELEASED, partition: p });
+  }
+
   /** Doorbells from peers; a READY for a partition we do not own goes on to its lease holder. */
   onDoorbell(events: pb.IDoorbellEvent[], from: string): void {
     for (const e of events) {
@@ -168,6 +177,9 @@ export class Routing {
           break;
         case Kind.FETCH:
           this.fetchBell.ringAt(e.queue ?? '', at);
+          break;
+        case Kind.LEASE_RELEASED:
+          this.leases.acquireNow(p);
           break;
         default:
           break;

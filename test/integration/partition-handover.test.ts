@@ -61,6 +61,28 @@ it('a joining node gets its share and a leaving node hands its share over long b
   for (const l of bShare) expect(a.node.leases.holds(l.partition)).toBeDefined();
 });
 
+it('a joining node acquires each partition its peer gives up when it is told, not at its next lease retry', async () => {
+  const prefix = uniquePrefix('handover');
+  // a sees b within 50 ms of b's first (refused) acquire; b's retry of its missing targets is 500 ms later
+  const fast = (id: string) => ({ ...config(id), 'cluster.heartbeat': '50ms' });
+  const a = await node(prefix, fast('n-a'));
+  await holdsEvery(a);
+  const releasedAt = new Map<number, number>();
+  a.node.leases.on('released', (lease: { partition: number }) => releasedAt.set(lease.partition, Date.now()));
+
+  const b = await node(prefix, fast('n-b'));
+  await splitBetween(a, b);
+  const moved = b.node.leases.heldPartitions().map((l) => l.partition);
+  expect(moved.length).toBeGreaterThan(0);
+  for (const p of moved) {
+    // b set the lease with a PX of the TTL and has not renewed it yet: its remaining TTL dates the acquire
+    const pttl = Number(await redis.command('PTTL', b.node.keys.lease(p)));
+    const acquiredAt = Date.now() - (LEASE_TTL - pttl);
+    expect(releasedAt.has(p)).toBe(true);
+    expect(acquiredAt - releasedAt.get(p)!).toBeLessThan(250);
+  }
+});
+
 it('a leaving node\'s share is taken over when its peers see its mesh link end, not at their next heartbeat', async () => {
   const prefix = uniquePrefix('handover');
   const slow = (id: string) => ({ ...config(id), 'cluster.heartbeat': '4s', 'cluster.nodeTtl': '12s' });
