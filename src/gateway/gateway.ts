@@ -41,7 +41,7 @@ export interface GatewayHooks {
    * A sticky RPC's window closed with no slot free here: a peer with an idle slot
    * for it runs it (its answer settles the call). False when none advertises one.
    */
-  rpcToIdlePeer?(call: RpcCall, signal: AbortSignal): boolean;
+  rpcToIdlePeer?(call: RpcCall): boolean;
 }
 
 export interface GatewayOptions {
@@ -600,7 +600,10 @@ export class Gateway {
    * worker of the flow type declined the name.
    */
   invokeRpc(
-    req: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; deadline: number; runDeadline: number },
+    req: {
+      tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; deadline: number; runDeadline: number;
+      pinned?: boolean;
+    },
     signal: AbortSignal,
   ): Promise<RpcSettlement> {
     return new Promise<RpcSettlement>((resolve) => {
@@ -608,7 +611,7 @@ export class Gateway {
       const call: RpcCall = {
         ...req, token: `rpc.${this.noncePrefix}${(++this.seq).toString(16)}`,
         stickyUntil: req.sticky ? Math.min(req.deadline, now + this.opts.stickyWaitMs) : 0,
-        settled: false,
+        settled: false, signal,
         settle: (r) => {
           if (call.settled) return;
           call.settled = true;
@@ -630,7 +633,7 @@ export class Gateway {
           this.rpcWaiters.remove(call);
           // Its sticky worker is still busy and nothing here is free: any worker of the flow
           // type may take it now (DESIGN §4), and a peer's idle one should, not the window's end.
-          if (req.sticky && !this.pickRpcSlot(call) && this.hooks.rpcToIdlePeer?.(call, signal)) {
+          if (req.sticky && !this.pickRpcSlot(call) && this.hooks.rpcToIdlePeer?.(call)) {
             clearTimeout(call.timer);
             return;
           }
@@ -639,6 +642,22 @@ export class Gateway {
       }, Math.max(0, call.stickyUntil - now));
       signal.addEventListener('abort', onAbort, { once: true });
       this.placeRpc(call);
+    });
+  }
+
+  /**
+   * RPCs of (tenant, flowType) waiting here for a busy slot, oldest first, go to a
+   * peer's slot that just went idle (DESIGN §4: a node with an idle slot), at most
+   * `max` of them: `run` starts one there and says whether it did. A call still
+   * in its sticky window waits for its sticky worker here.
+   */
+  moveWaitingRpcs(tenant: string, flowType: string, max: number, run: (call: RpcCall) => boolean): number {
+    if (this.rpcWaiters.size === 0 || max <= 0) return 0;
+    const now = this.clock.now();
+    return this.rpcWaiters.moveOut(flowKey(tenant, flowType), max, (c) => !c.pinned && c.stickyUntil <= now, (call) => {
+      if (!run(call)) return false;
+      clearTimeout(call.timer); // the peer bounds it now (its dispatch wait is the call's remaining one)
+      return true;
     });
   }
 

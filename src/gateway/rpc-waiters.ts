@@ -33,6 +33,23 @@ export class RpcWaiters {
     if (set.size === 0) this.byFlow.delete(key);
   }
 
+  /**
+   * Offers the waiters of one flow type to `move`, oldest first, until it has taken
+   * `max` of them or declines one (it takes a call by running it elsewhere); the
+   * taken ones leave. Returns how many it took.
+   */
+  moveOut(key: string, max: number, eligible: (c: RpcCall) => boolean, move: (c: RpcCall) => boolean): number {
+    let moved = 0;
+    for (const call of this.byFlow.get(key) ?? []) {
+      if (moved >= max) break;
+      if (call.settled || !eligible(call)) continue;
+      if (!move(call)) break;
+      this.remove(call);
+      moved++;
+    }
+    return moved;
+  }
+
   /** Removes and returns the oldest waiter of these flow types that `eligible` accepts. */
   takeFor(tenant: string, flowTypes: readonly string[], eligible: (c: RpcCall) => boolean): RpcCall | undefined {
     if (this.count === 0) return undefined;

@@ -51,6 +51,10 @@ export interface RpcCall {
   runDeadline: number;
   /** The timer of whichever deadline applies now. */
   timer?: NodeJS.Timeout;
+  /** The caller's: it aborts when the caller goes away, wherever the call runs. */
+  signal: AbortSignal;
+  /** A peer sent it here to run: it does not move on to a third node. */
+  pinned?: boolean;
   settle(r: RpcSettlement): void;
   settled: boolean;
 }

@@ -188,7 +188,7 @@ export class ZdNode {
       attemptStarted: (p, deadlineAt) => this.routing.attemptStarted(p, deadlineAt),
       outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       capacityChanged: () => this.mesh.capacityChanged(),
-      rpcToIdlePeer: (call, signal) => this.routing.rpcToIdlePeer(call, signal),
+      rpcToIdlePeer: (call) => this.routing.rpcToIdlePeer(call),
     }, this.metrics, this.clock, this.log);
     this.mesh = new Mesh(this.nodeId, this.membership, {
       offer: (ref) => this.gateway.offer(ref),
@@ -265,7 +265,7 @@ export class ZdNode {
       this.tlsFiles = {
         cert: fs.readFileSync(c.tls.cert), key: fs.readFileSync(c.tls.key), ...(c.tls.ca ? { ca: fs.readFileSync(c.tls.ca) } : {}),
       };
-      this.mesh.tls = this.tlsFiles;
+      this.mesh.tls = { ...this.tlsFiles, ...(c.tls.peerServerName ? { serverName: c.tls.peerServerName } : {}) };
     }
     // ---- end auth/tls ----
     const server = createServer({

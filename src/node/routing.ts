@@ -210,7 +210,13 @@ export class Routing {
       this.mesh.ring(node, { kind: Kind.OUTCOME, partition: 0, task_id: '' });
     }
     for (const w of update.workers ?? []) {
-      if ((w.idle_step_slots ?? 0) <= 0 || w.draining) continue;
+      if (w.draining) continue;
+      // RPCs waiting here for a busy slot take the peer's idle ones first, as a slot freed here would
+      let idle = (w.idle_step_slots ?? 0) + (w.idle_rpc_slots ?? 0);
+      for (const ft of w.flow_types ?? []) {
+        if (idle > 0) idle -= this.gateway.moveWaitingRpcs(w.tenant ?? '', ft, idle, (call) => this.rpcToIdlePeer(call));
+      }
+      if ((w.idle_step_slots ?? 0) <= 0) continue;
       for (const ft of w.flow_types ?? []) this.owner.capacityAvailable(w.tenant ?? '', ft, w.app_worker_id ?? '');
     }
   }
@@ -260,14 +266,14 @@ export class Routing {
   }
 
   /** A call waiting here runs on a peer that advertises an idle slot for it, if any (Gateway's hook). */
-  rpcToIdlePeer(call: RpcCall, signal: AbortSignal): boolean {
+  rpcToIdlePeer(call: RpcCall): boolean {
     const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName);
     if (!peer || peer === this.nodeId) return false;
     const now = this.clock.now();
     void this.runOn(peer, {
       tenant: call.tenant, flowId: call.flowId, flowType: call.flowType, rpcName: call.rpcName, input: call.input,
       sticky: '', waitMs: Math.max(0, call.deadline - now), runMs: Math.max(0, call.runDeadline - now),
-    }, signal).then((s) => call.settle(s));
+    }, call.signal).then((s) => call.settle(s));
     return true;
   }
 
@@ -290,11 +296,12 @@ export class Routing {
     }
   }
 
-  private runLocal(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
+  /** `pinned`: a peer sent the call here; it waits for our slots, not a third node's. */
+  private runLocal(r: RpcRequest, signal: AbortSignal, pinned = false): Promise<RpcSettlement> {
     return this.gateway.invokeRpc(
       {
         tenant: r.tenant, flowId: r.flowId, flowType: r.flowType, rpcName: r.rpcName, input: r.input, sticky: r.sticky,
-        deadline: this.clock.now() + r.waitMs, runDeadline: this.clock.now() + r.runMs,
+        deadline: this.clock.now() + r.waitMs, runDeadline: this.clock.now() + r.runMs, pinned,
       },
       signal,
     );
@@ -306,7 +313,7 @@ export class Routing {
     const r = await this.runLocal({
       tenant: req.tenant, flowId: req.flow_id, flowType: req.flow_type, rpcName: req.rpc_name,
       input: Buffer.from(req.input ?? []), sticky: req.sticky_worker_id, waitMs: Math.min(runMs, this.rpcLimits.dispatchWaitMs), runMs,
-    }, signal);
+    }, signal, true);
     if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName: req.rpc_name, flowType: req.flow_type });
     if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName: req.rpc_name, waitMs: Number(req.timeout_ms ?? 0), reason: r.reason });
     return r.output

@@ -1,0 +1,64 @@
+/**
+ * An RPC waiting at one node for a busy slot runs on the first idle slot of its
+ * flow type in the cluster (DESIGN §4: a node with an idle slot), not only on
+ * one of the node it waits at: a peer's slot that goes idle later takes it.
+ * Two nodes in this process, real gRPC and a real redis-server.
+ */
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useNodePair } from '../helpers/node-pair';
+import { sleep, waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+const pair = useNodePair(redis, 'rpcmove', { 'matching.dispatchWait': '4000ms', 'matching.stickyWait': '3000ms' });
+const slotAt = pair.slotAt;
+const step = (flow: string) => ({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+
+it('moves an RPC waiting for a busy slot to a peer\'s slot that goes idle later', async () => {
+  const { a, b } = pair;
+  const wa = await slotAt(a, 'w-a');
+  await a.matching.enqueueStep(step('busy-a'));
+  await wa.nextOf('step_task'); // w-a stays busy throughout
+  const wb = await slotAt(b, 'w-b');
+  await a.matching.enqueueStep(step('busy-b'));
+  const held = (await wb.nextOf('step_task')).step_task!;
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000 });
+  await sleep(200); // it waits at a, whose worker is busy
+  expect(a.node.gateway.rpcsWaiting).toBe(1);
+
+  wb.send({ step_result: { task_token: held.task_token, output: Buffer.from('done') } });
+  await wb.nextOf('result_ack');
+  const task = (await wb.nextOf('rpc_task', 2000)).rpc_task!;
+  expect(a.node.gateway.rpcsWaiting).toBe(0);
+  wb.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-b') } });
+  const r = await call;
+  expect(r.app_worker_id).toBe('w-b');
+  expect(Buffer.from(r.output!).toString()).toBe('from w-b');
+});
+
+it('keeps a waiting RPC in its sticky window at its node while its sticky worker there is busy', async () => {
+  const { a, b } = pair;
+  const wa = await slotAt(a, 'w-a');
+  await a.matching.enqueueStep(step('busy-a'));
+  const aHeld = (await wa.nextOf('step_task')).step_task!;
+  const wb = await slotAt(b, 'w-b');
+  await a.matching.enqueueStep(step('busy-b'));
+  const bHeld = (await wb.nextOf('step_task')).step_task!;
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+
+  const call = a.matching.invokeRpc({
+    tenant: 'acme', flow_id: 'f2', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000, sticky_worker_id: 'w-a',
+  });
+  await sleep(200);
+  wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
+  await wb.nextOf('result_ack');
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees b's idle slot" });
+  expect(a.node.gateway.rpcsWaiting).toBe(1); // matching.stickyWait (3 s) has not passed: w-a's, still
+
+  wa.send({ step_result: { task_token: aHeld.task_token, output: Buffer.from('done') } });
+  await wa.nextOf('result_ack');
+  const task = (await wa.nextOf('rpc_task', 2000)).rpc_task!;
+  wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
+  expect((await call).app_worker_id).toBe('w-a');
+});
