@@ -318,6 +318,21 @@ describe('a result call run again', () => {
     expect(await fx.store.complete(a, Buffer.from('late'), now)).toEqual({ kind: 'ended', status: 'FAILED' });
   });
 
+  it('returns a task unconsumed once, and answers the return it made', async () => {
+    const t = newTask({ flowDeadline: Date.now() + 60_000 });
+    const now = Date.now();
+    await fx.store.enqueue(t, now);
+    const nonce = await run(t, now);
+    const a = { partition: t.partition, taskId: t.taskId, attempt: 1, nonce };
+    const first = await fx.store.release(a);
+    expect(first).toEqual({ kind: 'released', readyAt: now, flowDeadline: t.flowDeadline });
+    expect(await fx.store.release(a)).toEqual(first);
+    expect(await fx.store.release({ ...a, nonce: 'nonce-2' })).toEqual({ kind: 'stale' });
+    // started again (the same attempt: a return consumes none), the old start's return is stale
+    expect(await fx.store.start(t.partition, t.taskId, 1, testSlot, 'n-again', now)).toMatchObject({ attempt: 1 });
+    expect(await fx.store.release(a)).toEqual({ kind: 'stale' });
+  });
+
   it('never takes a fetch idempotency key for a stream attempt\'s nonce', async () => {
     const t = newTask();
     const now = Date.now();

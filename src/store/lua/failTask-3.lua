@@ -11,15 +11,15 @@
            FAILED, or TIMED_OUT when the retry would start past the flow deadline | {-1} | {-2} |
            {-4, status} | {-5} lease moved
   The same call run again (its reply was lost, or the client re-sent it after a
-  reconnect) answers as the first did: a retry keeps the failed start's nonce in
-  failNonce, an outcome's done record keeps it too (startMark).
+  reconnect) answers as the first did: a retry keeps the failed start's mark in
+  backNonce, an outcome's done record keeps it too (startMark).
 ]]
 --@include "running"
 --@include "outcome"
 local tag, taskId = ARGV[1], ARGV[2]
 if ARGV[11] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[11] then return {-5} end
-local t = readTask(KEYS[1], 'nonce', 'queue', 'failNonce', 'readyAt')
-local NONCE, QUEUE, FAIL_NONCE, READY_AT = T_OWN, T_OWN + 1, T_OWN + 2, T_OWN + 3
+local t = readTask(KEYS[1], 'nonce', 'queue', 'backNonce', 'readyAt')
+local NONCE, QUEUE, BACK_NONCE, READY_AT = T_OWN, T_OWN + 1, T_OWN + 2, T_OWN + 3
 local mark = startMark(ARGV[4])
 
 -- The retry's sticky worker: the request's, else the one the flow remembers.
@@ -38,7 +38,7 @@ if held == -1 then
   return {-4, status}
 end
 if held < 0 then
-  if t[T_STATE] == 'queued' and t[FAIL_NONCE] == mark and tonumber(t[T_ATTEMPT]) == tonumber(ARGV[3]) + 1 then
+  if t[T_STATE] == 'queued' and t[BACK_NONCE] == mark and tonumber(t[T_ATTEMPT]) == tonumber(ARGV[3]) + 1 then
     local deadline = tonumber(string.match(t[T_SPEC], SPEC_DEADLINE)) or 0
     return {1, tonumber(t[READY_AT]), t[T_ATTEMPT], string.format('%d', deadline), retrySticky()}
   end
@@ -73,7 +73,7 @@ end
 local queue = t[QUEUE]
 clearRunning(KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'queued', 'attempt', attempt + 1, 'readyAt', readyAt,
-  'errMsg', ARGV[5], 'errType', ARGV[6], 'failNonce', mark)
+  'errMsg', ARGV[5], 'errType', ARGV[6], 'backNonce', mark)
 redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
 redis.call('SADD', tag .. 'queues', queue)
 if deadline > 0 then redis.call('ZADD', tag .. 'deadlines', deadline, taskId) end
