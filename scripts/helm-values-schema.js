@@ -72,7 +72,13 @@ const out = {
       enabled: { type: 'boolean' }, workerTokens: str, clientTokens: str, existingSecret: str,
       reloadInterval: describe(schema.auth.reloadInterval),
     }),
-    tls: obj({ enabled: { type: 'boolean' }, existingSecret: str, ca: { type: 'boolean', description: 'mount ca.crt from the Secret as tls.ca (mutual TLS on the peer mesh)' } }),
+    tls: obj({
+      enabled: { type: 'boolean' }, existingSecret: str, ca: { type: 'boolean', description: 'mount ca.crt from the Secret as tls.ca (mutual TLS on the peer mesh)' },
+      peerServerName: {
+        type: 'string', pattern: '^$|^[A-Za-z0-9.-]+$',
+        description: `${schema.tls.peerServerName.doc}; with tls.enabled the chart sets it, by default to the API Service's name (<fullname>.<namespace>.svc)`,
+      },
+    }),
     preStop: obj({ sleepSeconds: { type: 'integer', minimum: 0 } }),
     terminationGracePeriodSeconds: { type: 'integer', minimum: 1 },
     service: obj({ type: { type: 'string', enum: ['ClusterIP', 'NodePort', 'LoadBalancer'] }, annotations: anyObj, http: { type: 'boolean' } }),

@@ -34,6 +34,17 @@ export interface MeshTls {
   cert: Buffer;
   key: Buffer;
   ca?: Buffer;
+  /**
+   * tls.peerServerName: the name every peer's certificate is checked against
+   * (and the calls' :authority). Unset: the host of the address the peer
+   * advertises, which in Kubernetes is a pod IP no shared certificate names.
+   */
+  serverName?: string;
+}
+
+/** Channel options that verify a peer as `t.serverName` rather than as the host it is dialled at. */
+function peerNameOptions(t: MeshTls): Record<string, string> {
+  return t.serverName ? { 'grpc.ssl_target_name_override': t.serverName, 'grpc.default_authority': t.serverName } : {};
 }
 
 type PeerClient = ReturnType<typeof createClient<typeof PeerServiceDefinition>>;
@@ -207,7 +218,7 @@ export class Mesh {
     cur?.channel.close();
     const t = this.tls;
     const channel = t
-      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), NO_CHANNELZ)
+      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), { ...NO_CHANNELZ, ...peerNameOptions(t) })
       : createChannel(m.address, undefined, NO_CHANNELZ);
     const entry: PeerEntry = { address: m.address, channel, client: createClient(PeerServiceDefinition, channel) };
     this.clients.set(nodeId, entry);

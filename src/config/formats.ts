@@ -11,6 +11,12 @@ export function parseDuration(value: unknown): number {
   return typeof parsed === 'number' && Number.isInteger(parsed) && parsed >= 0 ? parsed : NaN;
 }
 
+/** A DNS name (labels of letters, digits and inner hyphens, an optional final dot) or an IPv4 literal. */
+function isHostName(value: string): boolean {
+  if (value.length > 253) return false;
+  return /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?$/.test(value);
+}
+
 let registered = false;
 
 /** Registers the formats the schema uses; idempotent. */
@@ -42,6 +48,16 @@ export function registerFormats(): void {
       // eslint-disable-next-line no-control-regex
       if (typeof value !== 'string' || value.length > 128 || /[\u0000-\u001f\u007f\s]/.test(value)) {
         throw new Error('must be at most 128 characters without spaces or control characters (empty: hostname plus a random suffix)');
+      }
+    },
+  });
+  convict.addFormat({
+    // A name a TLS certificate is checked against (tls.peerServerName): a DNS
+    // name or an IP literal, without port, scheme or wildcard; empty = unset.
+    name: 'host-name',
+    validate(value: unknown) {
+      if (typeof value !== 'string' || (value !== '' && !isHostName(value))) {
+        throw new Error('must be a host name such as zdmatch.zdmatch.svc (no port, scheme or wildcard), or empty');
       }
     },
   });

@@ -31,7 +31,7 @@ export interface Config {
   };
   outcomes: { retention: number; redeliverAfter: number };
   auth: { enabled: boolean; workerTokensFile: string; clientTokensFile: string; reloadInterval: number };
-  tls: { enabled: boolean; cert: string; key: string; ca: string };
+  tls: { enabled: boolean; cert: string; key: string; ca: string; peerServerName: string };
   log: { level: string };
   drain: { timeout: number };
 }

@@ -104,6 +104,10 @@ export const schema = {
       doc: 'PEM CA file: peers must present a certificate it signed (mutual TLS on the peer mesh) and are verified against it',
       format: String, default: '', env: 'ZD_TLS_CA',
     },
+    peerServerName: {
+      doc: 'name the peer mesh checks every peer\'s certificate against (TLS server name and :authority) instead of the host it advertises; empty = that host. For peers that advertise IPs and a certificate that names a DNS name (the Helm chart sets its Service name)',
+      format: 'host-name', default: '', env: 'ZD_TLS_PEER_SERVER_NAME',
+    },
   },
   log: {
     level: { doc: 'log level', format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', env: 'ZD_LOG_LEVEL' },

@@ -4,7 +4,8 @@
  * mode, a grace period that outlasts the node's forced exit, and the README's
  * install commands render as written. Each rendered pod's env (Secrets
  * resolved from the render) and config.yaml are loaded by zdmatch's own
- * config loader, so a value set that renders also boots.
+ * config loader, so a value set that renders also boots. With TLS on, the
+ * nodes verify peers (dialled at pod IPs) against a DNS name.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -171,6 +172,47 @@ describe('probes', () => {
     expect(tls.readinessProbe.grpc).toBeUndefined();
     const readme = fs.readFileSync(path.join(CHART, 'README.md'), 'utf8');
     expect(readme).toMatch(/`tls\.enabled`[^|]*`\/readyz`/);
+  });
+});
+
+describe('mesh TLS', () => {
+  const TLS = ['--set', 'tls.enabled=true', '--set', 'tls.existingSecret=zdmatch-tls', '--set', 'tls.ca=true'];
+  const rawTls = (objs: K8sObject[]) =>
+    YAML.parse(objs.find((o) => o.kind === 'ConfigMap' && o.data?.['config.yaml'])!.data['config.yaml']).tls as Record<string, unknown>;
+
+  // Peers dial each other at their pod IPs (ZD_INTERNAL_ADVERTISE), which the one certificate
+  // in tls.existingSecret cannot name: the nodes must verify peers as a DNS name instead.
+  it('has the nodes verify their peers as the API Service name when TLS is on', () => {
+    const objs = rendered([...REDIS, ...NO_AUTH, ...TLS]);
+    const env = objs.find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    expect(env.find((e) => e.name === 'ZD_INTERNAL_ADVERTISE')!.value).toBe('$(POD_IP):8803');
+    expect(rawTls(objs)).toMatchObject({ enabled: true, ca: '/etc/zdmatch/tls/ca.crt', peerServerName: 'zdmatch.zd.svc' });
+    // the node accepts the rendered name (the TLS files exist only in the pod, so TLS itself stays off here)
+    expect(boot(objs, { ZD_TLS_ENABLED: 'false' }).tls.peerServerName).toBe('zdmatch.zd.svc');
+    expect(objs.some((o) => o.kind === 'Service' && o.metadata.name === 'zdmatch')).toBe(true); // the Service of that name
+  });
+
+  it('derives the name from the release and namespace, and takes tls.peerServerName as given', () => {
+    const r = run(helm, ['template', 'edge', CHART, '--namespace', 'prod', ...REDIS, ...NO_AUTH, ...TLS]);
+    expect(r.status).toBe(0);
+    const objs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o && o.kind);
+    expect(rawTls(objs).peerServerName).toBe('edge-zdmatch.prod.svc');
+    expect(objs.some((o) => o.kind === 'Service' && o.metadata.name === 'edge-zdmatch')).toBe(true);
+    const custom = rendered([...REDIS, ...NO_AUTH, ...TLS, '--set', 'tls.peerServerName=peer.zdmatch-peers.zd.svc']);
+    expect(rawTls(custom).peerServerName).toBe('peer.zdmatch-peers.zd.svc');
+  });
+
+  it('leaves it empty without TLS, and refuses a name with a port', () => {
+    const plain = rendered([...REDIS, ...NO_AUTH]);
+    expect(rawTls(plain)).toMatchObject({ enabled: false, peerServerName: '' });
+    expect(boot(plain).tls.peerServerName).toBe('');
+    const bad = render([...REDIS, ...NO_AUTH, ...TLS, '--set', 'tls.peerServerName=zdmatch.zd.svc:8803']);
+    expect(bad.ok).toBe(false);
+    expect(bad.stderr).toContain('peerServerName');
+  });
+
+  it('is documented in the chart README', () => {
+    expect(fs.readFileSync(path.join(CHART, 'README.md'), 'utf8')).toContain('tls.peerServerName');
   });
 });
 

@@ -57,6 +57,11 @@ app.kubernetes.io/part-of: zdmatch
 {{- end }}
 {{- end }}
 
+{{/* The name nodes verify their peers' certificates against: tls.peerServerName, else the API Service's DNS name. */}}
+{{- define "zdmatch.peerServerName" -}}
+{{- default (printf "%s.%s.svc" (include "zdmatch.fullname" .) .Release.Namespace) .Values.tls.peerServerName }}
+{{- end }}
+
 {{- define "zdmatch.redisSecretName" -}}
 {{- default (printf "%s-redis" (include "zdmatch.fullname" .)) .Values.redis.existingSecret }}
 {{- end }}
@@ -108,12 +113,14 @@ ZD_INTERNAL_ADVERTISE).
 {{- end }}
 {{- $_ := set $c "auth" $auth }}
 {{- $t := .Values.tls }}
-{{- $tls := dict "enabled" $t.enabled "cert" "" "key" "" "ca" "" }}
+{{- $tls := dict "enabled" $t.enabled "cert" "" "key" "" "ca" "" "peerServerName" "" }}
 {{- if $t.enabled }}
 {{- if not $t.existingSecret }}{{ fail "tls.enabled: set tls.existingSecret (a kubernetes.io/tls Secret)" }}{{ end }}
 {{- $_ := set $tls "cert" "/etc/zdmatch/tls/tls.crt" }}
 {{- $_ := set $tls "key" "/etc/zdmatch/tls/tls.key" }}
 {{- if $t.ca }}{{ $_ := set $tls "ca" "/etc/zdmatch/tls/ca.crt" }}{{ end }}
+{{- /* Peers dial pod IPs (ZD_INTERNAL_ADVERTISE) that the one shared certificate cannot name: verify them as a Service name instead. */}}
+{{- $_ := set $tls "peerServerName" (include "zdmatch.peerServerName" .) }}
 {{- end }}
 {{- $_ := set $c "tls" $tls }}
 {{- $_ := set $c.cluster "nodeId" "" }}
