@@ -146,7 +146,11 @@ export class Gateway {
     }
     const slot = new Slot(`${this.opts.nodeId}/${++this.seq}`, reg);
     this.slots.set(slot.id, slot);
-    this.drainingWorkers.delete(workerKey(reg.tenant, reg.appWorkerId));
+    // A new stream of a worker we took for stopping: it is not (a stream half-closed for
+    // another reason), and its idle slots take work again.
+    if (this.drainingWorkers.delete(workerKey(reg.tenant, reg.appWorkerId))) {
+      for (const s of mine ?? []) if (s.state === 'idle') this.indexIdle(s);
+    }
     for (const ft of reg.flowTypes) addTo(this.connected, flowKey(reg.tenant, ft), slot);
     if (mine) mine.add(slot);
     else this.byWorker.set(workerKey(reg.tenant, reg.appWorkerId), new Set([slot]));
@@ -187,8 +191,10 @@ export class Gateway {
       this.forgetDeclines(slot.reg);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
     } else if (graceful && !this.draining && !this.drainingWorkers.has(wk)) {
-      // A half-close from the worker means it is stopping (SDK stop()).
+      // A half-close from the worker means it is stopping (SDK stop()): it starts no
+      // new tasks (DESIGN §5), so none of its slots is offered one from now on.
       this.drainingWorkers.add(wk);
+      for (const s of mine ?? []) this.removeIdle(s);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
     }
     this.hooks.capacityChanged();
@@ -917,14 +923,20 @@ export class Gateway {
       return;
     }
     slot.state = 'idle';
-    const index = slot.reg.kind === 'STEP_AND_RPC' ? this.idleStep : this.idleRpc;
-    for (const ft of slot.reg.flowTypes) addTo(index, flowKey(slot.reg.tenant, ft), slot);
+    const stopping = this.drainingWorkers.has(workerKey(slot.reg.tenant, slot.reg.appWorkerId));
+    if (!stopping) this.indexIdle(slot);
     this.hooks.capacityChanged();
-    if (slot.reg.kind !== 'STEP_AND_RPC') return;
+    if (stopping || slot.reg.kind !== 'STEP_AND_RPC') return;
     for (const ft of slot.reg.flowTypes) {
       if (slot.state !== 'idle') return;
       this.hooks.capacityAvailable(slot.reg.tenant, ft, slot.reg.appWorkerId);
     }
+  }
+
+  /** An idle slot becomes one the matching indexes offer work to. */
+  private indexIdle(slot: Slot): void {
+    const index = slot.reg.kind === 'STEP_AND_RPC' ? this.idleStep : this.idleRpc;
+    for (const ft of slot.reg.flowTypes) addTo(index, flowKey(slot.reg.tenant, ft), slot);
   }
 
   private removeIdle(slot: Slot): void {

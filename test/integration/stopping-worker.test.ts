@@ -1,0 +1,79 @@
+/**
+ * A worker that half-closes a stream is stopping (SDK stop()): it starts no new
+ * tasks (DESIGN §5). Its other slots finish what they run, and are then offered
+ * nothing: a queued Step waits for a worker that is not stopping, instead of
+ * bouncing off the stopping one. A new stream of the same worker id says it was
+ * not stopping after all, and its slots take work again.
+ * One node, real gRPC and a real redis-server.
+ */
+import { pb } from '../../src/wire';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { sleep, waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+const open: RawSlot[] = [];
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('stopping'));
+});
+afterEach(async () => {
+  for (const s of open.splice(0)) s.reset();
+  await t.close();
+});
+
+async function slot(over: Partial<pb.IRegister> = {}): Promise<RawSlot> {
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w1', ...over }));
+  open.push(s);
+  await s.nextOf('registered');
+  return s;
+}
+const enqueue = (flow: string) =>
+  t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+
+/** Two slots of w1, each running a Step; then one of them half-closes (the worker stops). */
+async function stoppingWorker(over: Partial<pb.IRegister> = {}) {
+  const a = await slot(over);
+  const b = await slot();
+  await enqueue('run-a');
+  const fa = (await a.nextOf('step_task')).step_task!;
+  await enqueue('run-b');
+  const fb = (await b.nextOf('step_task')).step_task!;
+  b.send({ step_result: { task_token: fb.task_token, output: Buffer.from('x') } });
+  await b.nextOf('result_ack');
+  b.halfClose();
+  await waitFor(() => t.node.gateway.streamCount === 1, { timeoutMs: 5000, description: "b's stream gone" });
+  return { a, fa };
+}
+
+it.each([
+  ['a task in the ack', { accepts_task_after_ack: true, accepts_task_in_ack: true }],
+  ['a task after the ack', {}],
+])('offers a stopping worker\'s freed slot no queued Step (%s)', async (_how, over) => {
+  const { a, fa } = await stoppingWorker(over);
+  const queued = await enqueue('waiting');
+  await sleep(100);
+  a.send({ step_result: { task_token: fa.task_token, output: Buffer.from('x') } });
+  const ack = (await a.nextOf('result_ack')).result_ack!;
+  expect(ack.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect(ack.next_task).toBeFalsy();
+  await expect(a.nextOf('step_task', 500)).rejects.toThrow();
+  expect((await t.matching.getTask({ task_id: queued.task_id })).task!.attempt).toBe(1);
+
+  // a worker that is not stopping takes it, on its first attempt
+  const w2 = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  open.push(w2);
+  await w2.nextOf('registered');
+  expect((await w2.nextOf('step_task')).step_task).toMatchObject({ task_id: queued.task_id, attempt: 1 });
+});
+
+it('lets a worker taken for stopping take work again when it opens a new stream', async () => {
+  const { a, fa } = await stoppingWorker();
+  a.send({ step_result: { task_token: fa.task_token, output: Buffer.from('x') } });
+  await a.nextOf('result_ack');
+  await slot(); // w1 again: it was not stopping
+  // its old slot is offered work again, as the new one is
+  const tasks = [await enqueue('again-1'), await enqueue('again-2')].map((r) => r.task_id);
+  expect((await a.nextOf('step_task', 3000)).step_task!.task_id).toMatch(new RegExp(`^(${tasks.join('|')})$`));
+});
