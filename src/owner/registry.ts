@@ -401,8 +401,14 @@ export class OwnerRegistry implements PartitionHost {
     const delayMs = prev ? Math.min(prev.delayMs * 2, OFFER_ERROR_PAUSE_MAX_MS) : OFFER_ERROR_PAUSE_MS;
     if (prev && prev.until > this.clock.now()) return;
     const until = this.clock.now() + delayMs;
-    this.pumpBackoff.set(key, { until, delayMs });
-    setTimeout(() => this.schedulePump(key), delayMs).unref();
+    const pause = { until, delayMs };
+    this.pumpBackoff.set(key, pause);
+    // The timer ends the pause, not the clock: a timer may fire a little before the
+    // clock shows its time, and the pump would then find itself paused with no timer left.
+    setTimeout(() => {
+      pause.until = 0;
+      this.schedulePump(key);
+    }, delayMs).unref();
   }
 
   private settle(q: QueueHeads, ref: { taskId: string; readyAt: number }, result: OfferResult): void {
