@@ -10,7 +10,7 @@ import type { Keys } from '../store/keys';
 import { parseQueueName } from '../store/keys';
 import { attemptNode, attemptSlot } from '../store/layout';
 import type { RedisClient } from '../store/redis';
-import type { CancelledAttempt, OutcomeStatusName, TaskStore } from '../store/task-store';
+import type { CancelledAttempt, FailCondition, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { HEADS_WINDOW, QueueHeads, type BusyQueues, type HeadRef } from './heads';
@@ -237,42 +237,55 @@ export class PartitionOwner {
     if (first.length === 2) this.attemptDeadline(Number(first[1]));
   }
 
-  /** Fails attempts past their method or heartbeat deadline; the retry policy runs. */
+  /**
+   * Fails attempts past their method or heartbeat deadline; the retry policy runs.
+   * What this reads can be out of date by the time the fail script runs (a
+   * heartbeat moved the deadline, or the attempt ended and another started): the
+   * script fails an attempt only if it is still due then.
+   */
   private async expireAttempts(): Promise<void> {
     if (!this.active) return;
     const now = this.clock.now();
     const due = await this.redis.zrangebyscore(this.keys.inflight(this.partition), '-inf', now, 'LIMIT', 0, EXPIRY_BATCH);
-    await Promise.all(due.map((id) => this.failAttempt(id, 'attempt timed out', 'timeout')));
+    await Promise.all(due.map((id) => this.failAttempt(id, 'attempt timed out', 'timeout', { kind: 'due' })));
     await this.armInflight();
   }
 
-  /** Fails every running attempt whose node instance is gone (DESIGN §6: within cluster.nodeTtl). */
+  /**
+   * Fails every running attempt whose node instance is gone (DESIGN §6: within
+   * cluster.nodeTtl). The fail script checks that the attempt still runs on that
+   * node instance: another, started on a live node since this read, is left alone.
+   */
   async failDeadNodeAttempts(): Promise<void> {
     if (!this.active) return;
     const ids = await this.redis.zrange(this.keys.inflight(this.partition), 0, -1);
     await Promise.all(ids.map(async (id) => {
       const [run, n, b] = await this.redis.hmget(this.keys.task(this.partition, id), 'run', 'node', 'boot');
       const { node, boot } = attemptNode(run, n, b);
-      if (node && !this.host.isNodeLive(node, boot)) await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost');
+      if (node && !this.host.isNodeLive(node, boot)) {
+        await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost', { kind: 'node-lost', node, boot });
+      }
     }));
   }
 
-  private async failAttempt(taskId: string, message: string, type: string): Promise<void> {
+  /**
+   * Fails the attempt of `taskId` running now, if `condition` still holds when the
+   * fail script runs (it checks; nothing read here decides). A task that no longer
+   * runs loses the inflight entry left of it in the same script, never by a write
+   * of its own here: an attempt started since this read keeps its entry.
+   */
+  private async failAttempt(taskId: string, message: string, type: string, condition: FailCondition): Promise<void> {
     const [attempt, nonce, queue, run, slot, node] = await this.redis.hmget(
       this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue', 'run', 'slot', 'node');
-    if (!attempt || !nonce) {
-      await this.redis.zrem(this.keys.inflight(this.partition), taskId);
-      return;
-    }
+    const ref = { partition: this.partition, taskId, attempt: Number(attempt ?? 0), nonce: nonce ?? '' };
     const r = await this.store.fail(
-      { partition: this.partition, taskId, attempt: Number(attempt), nonce },
-      { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token,
+      ref, { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token, condition,
     );
     // Its worker may still be running it, on a slot that stays busy until told:
     // the retry runs elsewhere meanwhile (a worker lost has no slot left to tell).
     if (type === 'timeout' && (r.kind === 'retry' || r.kind === 'terminal')) {
       const where = attemptSlot(run, slot, node);
-      if (where.streamId && where.nodeId) this.host.cancelAttempt({ taskId, attempt: Number(attempt), nonce, ...where }, message);
+      if (where.streamId && where.nodeId) this.host.cancelAttempt({ taskId, attempt: ref.attempt, nonce: ref.nonce, ...where }, message);
     }
     if (r.kind === 'retry' && queue) {
       this.taskReady(queue, taskId, r.readyAt, r.sticky);

@@ -12,6 +12,8 @@ export enum ScriptCode {
   LockExpired = -7,
   Terminal = -8,
   NotTerminal = -9,
+  /** An owner's reason to fail an attempt no longer holds (failTask-3.lua ARGV[12]). */
+  NotDue = -10,
 }
 
 /**
@@ -43,7 +45,13 @@ export type Refusal =
   | { kind: 'stale' }
   | { kind: 'not-ready' }
   | { kind: 'ended'; status: string }
-  | { kind: 'lease-moved' };
+  | { kind: 'lease-moved' }
+  /**
+   * Only for an owner's failure (TaskStore.fail with a FailCondition): the attempt is
+   * not due for it any more. Its deadline moved (a heartbeat), or it is another
+   * attempt than the one the owner saw (on a live node, or not yet past its deadline).
+   */
+  | { kind: 'not-due' };
 
 export function refusalOf(reply: unknown[]): Refusal {
   const code = Number(reply[0]);
@@ -58,6 +66,8 @@ export function refusalOf(reply: unknown[]): Refusal {
       return { kind: 'ended', status: String(reply[1]) };
     case ScriptCode.LeaseMoved:
       return { kind: 'lease-moved' };
+    case ScriptCode.NotDue:
+      return { kind: 'not-due' };
     default:
       throw new Error(`unexpected script reply code ${code}`);
   }

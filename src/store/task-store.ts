@@ -82,6 +82,23 @@ export interface FailureInfo {
   retryAfterMs: number;
 }
 
+/**
+ * Why an owner fails an attempt, which the fail script checks itself: the owner
+ * found it from reads made before the call, and a heartbeat, or an end and a new
+ * start, may land in between (DESIGN §2: the script is the only commit point).
+ * - `due`: a method or heartbeat timeout; the attempt's inflight deadline has passed.
+ * - `node-lost`: its node instance is gone; the running attempt started there.
+ */
+export type FailCondition =
+  | { kind: 'due' }
+  | { kind: 'node-lost'; node: string; boot: string };
+
+/** A FailCondition as failTask-3.lua's ARGV[12]. */
+function failConditionArg(c: FailCondition | undefined): string {
+  if (!c) return '';
+  return c.kind === 'due' ? 'due' : `lost\x1e${c.node}\x1e${c.boot}`;
+}
+
 /** An outcome's status, as the outcome stream and the done record hold it. */
 export type OutcomeStatusName = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 
@@ -317,12 +334,15 @@ export class TaskStore {
     return out;
   }
 
-  /** `leaseToken` is set for owner-initiated failures (timeouts, dead nodes), '' for a gateway's own slot. */
-  async fail(a: AttemptRef, f: FailureInfo, now: number, leaseToken = ''): Promise<FailResult> {
+  /**
+   * `leaseToken` is set for owner-initiated failures (timeouts, dead nodes), '' for a gateway's own slot.
+   * `condition`: an owner's reason, which the script checks; when it no longer holds, `not-due` and nothing changes.
+   */
+  async fail(a: AttemptRef, f: FailureInfo, now: number, leaseToken = '', condition?: FailCondition): Promise<FailResult> {
     const r = await this.timed('failTask', this.redis.zdFailTask(
       this.keys.task(a.partition, a.taskId), this.keys.inflight(a.partition), this.keys.lease(a.partition),
       this.keys.tag(a.partition), a.taskId, a.attempt, a.nonce, f.message, f.type, f.nonRetryable ? '1' : '0',
-      f.retryAfterMs, now, this.retention, leaseToken,
+      f.retryAfterMs, now, this.retention, leaseToken, failConditionArg(condition),
     ));
     const code = Number(r[0]);
     if (code === 1) {

@@ -5,11 +5,16 @@
   ARGV[8]  retry-after hint (ms, 0 = policy)  ARGV[9] now  ARGV[10] outcomes.retention (ms)
   ARGV[11] lease token "<node>:<epoch>" the caller owns, or "" when a gateway fails its own slot's
            attempt (owner-initiated expiries are refused once the lease has moved)
+  ARGV[12] why an owner fails the attempt, checked here and not by the owner's earlier reads (a
+           heartbeat, or an end and a new start, may land between those reads and this call):
+           "" none (a gateway's own slot) | "due": the attempt's inflight deadline is <= now |
+           "lost\30<node>\30<boot>": the attempt runs on that node instance, which the owner found gone.
+           With a reason, a task that does not run also loses its inflight entry, if one is left.
   Returns: {1, readyAt, nextAttempt, flowDeadline (0 = none), sticky} retry scheduled (sticky: the flow's
            sticky worker, the request's else the remembered one, for the retry's sticky phase) |
            {2, outcomeId, status} the outcome written:
            FAILED, or TIMED_OUT when the retry would start past the flow deadline | {-1} | {-2} |
-           {-4, status} | {-5} lease moved
+           {-4, status} | {-5} lease moved | {-10} the owner's reason (ARGV[12]) no longer holds
   The same call run again (its reply was lost, or the client re-sent it after a
   reconnect) answers as the first did: a retry keeps the failed start's mark in
   backNonce, an outcome's done record keeps it too (startMark).
@@ -30,7 +35,11 @@ local function retrySticky()
   return redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
 end
 
+local why = ARGV[12] or ''
 local held = holdsAttempt(t[T_STATE], t[T_ATTEMPT], t[NONCE], ARGV[3], ARGV[4])
+-- An owner's call for a task that does not run: an inflight entry left of it (a task hash
+-- deleted from outside) goes here, where no start can come in between.
+if held < 0 and why ~= '' and t[T_STATE] ~= 'running' then redis.call('ZREM', KEYS[2], taskId) end
 if held == -1 then
   local status, id, doneMark = readDone(tag, taskId)
   if not status then return {-1} end
@@ -45,6 +54,15 @@ if held < 0 then
   return {held}
 end
 local now = tonumber(ARGV[9])
+if why == 'due' then
+  local at = redis.call('ZSCORE', KEYS[2], taskId)
+  if not at or tonumber(at) > now then return {-10} end
+elseif why ~= '' then
+  local lostNode, lostBoot = string.match(why, '^lost\30([^\30]*)\30([^\30]*)$')
+  local r = redis.call('HMGET', KEYS[1], 'run', 'node', 'boot')
+  local _, node, boot = runningOf(r[1], nil, r[2], r[3], nil)
+  if not lostNode or node ~= lostNode or (boot or '') ~= lostBoot then return {-10} end
+end
 redis.call('ZREM', KEYS[2], taskId)
 local maxAttempts, initial, coefficient, maxInterval, nonRetryable = string.match(t[T_SPEC], SPEC_RETRY)
 local attempt = tonumber(t[T_ATTEMPT])
