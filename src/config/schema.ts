@@ -31,7 +31,7 @@ export const schema = {
     maxQueueLength: { doc: 'longest queue name "<tenant>:<flowType>:<stepType>" (and tenant, step type, app worker id), in characters', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_QUEUE_LENGTH' },
     maxFlowTypes: { doc: 'most flow types in one registration', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_FLOW_TYPES' },
     maxFlowTypeLength: { doc: 'longest registered flow type', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_FLOW_TYPE_LENGTH' },
-    pingInterval: { doc: 'Ping frames on idle worker streams', format: 'duration', default: '20s', env: 'ZD_MATCHING_PING_INTERVAL' },
+    pingInterval: { doc: 'Ping frames on idle worker streams, and HTTP/2 PINGs on every connection (dropped when one is unanswered for as long)', format: 'duration', default: '20s', env: 'ZD_MATCHING_PING_INTERVAL' },
   },
   limits: {
     maxPayloadBytes: { doc: 'largest Step input, output or RPC payload', format: 'positive-int', default: 1048576, env: 'ZD_LIMITS_MAX_PAYLOAD_BYTES' },

@@ -273,6 +273,16 @@ export class ZdNode {
       'grpc.max_concurrent_streams': c.limits.maxStreamsPerConnection,
       // Nothing reads channelz, and grpc-js pays for it on every call and message.
       'grpc.enable_channelz': 0,
+      // A connection that goes silent without closing (a frozen worker, a network that
+      // black-holes it) must not keep its streams: Ping frames go to idle streams only,
+      // and a busy one may say nothing until its result. An HTTP/2 PING every
+      // matching.pingInterval, unanswered for another interval, drops the connection
+      // (grpc-js destroys the session), so its streams end as resets and the attempts
+      // they held fail as worker_lost (DESIGN §6). The grpc-js server sends these
+      // whether or not calls are open, and polices no client pings (no too_many_pings
+      // GOAWAY), so clients' own keepalive settings are not constrained by it.
+      'grpc.keepalive_time_ms': c.matching.pingInterval,
+      'grpc.keepalive_timeout_ms': c.matching.pingInterval,
     })
       .use(errorMiddleware(this.log))
       .use(protocolMiddleware())
