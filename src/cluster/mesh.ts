@@ -8,7 +8,7 @@
  * oneself is a local call.
  */
 import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
-import { ClientError, createChannel, createClient, createServer, Status, type Channel, type Server } from 'nice-grpc';
+import { ClientError, createChannel, createClient, createServer, Metadata, Status, type Channel, type Server } from 'nice-grpc';
 import { doorbellKindLabel, type Metrics } from '../metrics/registry';
 import type { OfferRef, OfferResult } from '../owner/dispatcher';
 import { boundedSignal } from '../util/bounded-signal';
@@ -25,7 +25,8 @@ export interface MeshHandlers {
   capacity(update: pb.ICapacityUpdate): void;
   doorbell(events: pb.IDoorbellEvent[], from: string): void;
   cancelAttempts(attempts: pb.ICancelledAttemptRef[], reason: string): void;
-  invokeRpc(req: pb.InvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse>;
+  /** `dispatchWaitMs`: what the sender left of the call's matching.dispatchWait; undefined from an older peer. */
+  invokeRpc(req: pb.InvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse>;
   capacitySnapshot(): Omit<pb.ICapacityUpdate, 'node_id' | 'seq'>;
 }
 
@@ -54,6 +55,20 @@ const LINK_END_BEAT_MS = 1000;
 
 /** Beyond an RPC's budget, how long a peer that ran it has to send the answer back. */
 const RPC_ANSWER_GRACE_MS = 1000;
+
+/**
+ * InvokeRpc call metadata: how much of the call's matching.dispatchWait is left
+ * when it is handed to a peer (it may have waited here, or at another peer,
+ * first). timeout_ms carries the run budget, which stays whole.
+ */
+export const RPC_DISPATCH_WAIT_HEADER = 'zd-rpc-dispatch-wait-ms';
+
+/** The header's milliseconds; undefined when absent (an older peer) or not a count of them. */
+export function parseDispatchWait(raw: string | Uint8Array | undefined): number | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const text = raw.trim();
+  return /^\d{1,12}$/.test(text) ? Number(text) : undefined;
+}
 
 /**
  * Coalescing delays. Each peer message is a unary call (a new HTTP/2 stream),
@@ -141,7 +156,7 @@ export class Mesh {
         h.cancelAttempts(req.attempts, req.reason);
         return {};
       },
-      invokeRpc: (req: pb.InvokeRpcRequest, ctx) => h.invokeRpc(req, ctx.signal),
+      invokeRpc: (req: pb.InvokeRpcRequest, ctx) => h.invokeRpc(req, ctx.signal, parseDispatchWait(ctx.metadata.get(RPC_DISPATCH_WAIT_HEADER))),
       link: this.linkServer.handler(),
     });
     this.server = server;
@@ -326,16 +341,20 @@ export class Mesh {
       .then((r) => o.resolve(fromWireResult(r.result)), (err: Error) => o.reject(err));
   }
 
-  invokeRpc(nodeId: string, req: pb.IInvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse> {
+  /** `dispatchWaitMs`: what is left of the call's matching.dispatchWait; the peer looks for a worker no longer. */
+  invokeRpc(nodeId: string, req: pb.IInvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse> {
     const client = this.peer(nodeId);
     if (!client) return Promise.reject(new Error(`peer ${nodeId} is not reachable`));
     this.sent('invoke_rpc');
+    const metadata = dispatchWaitMs === undefined
+      ? undefined
+      : Metadata({ [RPC_DISPATCH_WAIT_HEADER]: String(Math.max(0, Math.ceil(dispatchWaitMs))) });
     // A peer that stops answering (a network partition, a frozen process) must not hold
     // the caller past the call's own budget: the peer gets it whole, plus a moment to answer.
     const budget = Number(req.timeout_ms ?? 0);
-    if (budget <= 0) return client.invokeRpc(req, { signal });
+    if (budget <= 0) return client.invokeRpc(req, { signal, metadata });
     const bounded = boundedSignal(signal, budget + RPC_ANSWER_GRACE_MS);
-    return client.invokeRpc(req, { signal: bounded.signal }).finally(bounded.dispose);
+    return client.invokeRpc(req, { signal: bounded.signal, metadata }).finally(bounded.dispose);
   }
 
   cancelAttempts(nodeId: string, attempts: pb.ICancelledAttemptRef[], reason: string): void {

@@ -197,7 +197,7 @@ export class ZdNode {
       cancelAttempts: (attempts, reason) => this.gateway.cancelAttempts(attempts.map((a) => ({
         taskId: a.task_id ?? '', attempt: a.attempt ?? 0, nonce: a.nonce ?? '', streamId: a.stream_id ?? '',
       })), reason),
-      invokeRpc: (req, signal) => this.routing.serveRpc(req, signal),
+      invokeRpc: (req, signal, dispatchWaitMs) => this.routing.serveRpc(req, signal, dispatchWaitMs),
       capacitySnapshot: () => {
         const b = this.owner.backlogSnapshot();
         return {

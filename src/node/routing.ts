@@ -252,15 +252,24 @@ export class Routing {
   async invokeRpc(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
     let node = this.rpcNode(r);
     // NOT_FOUND from a node means its workers lack the name (answered at once, and what
-    // the view said of declines may be behind): another node's may have it.
+    // the view said of declines may be behind): another node's may have it. The call
+    // may have waited at that node first: each next node gets only what is left of
+    // both windows, so dispatchWait bounds the whole search (DESIGN §4), not each hop.
+    const start = this.clock.now();
     const tried = new Set<string>();
+    let hop = r;
     for (;;) {
-      const s = node === this.nodeId ? await this.runLocal(r, signal) : await this.runOn(node, r, signal);
+      const s = node === this.nodeId ? await this.runLocal(hop, signal) : await this.runOn(node, hop, signal);
       if (s.kind !== 'not-found' || signal.aborted) return s;
       tried.add(node);
       const here = this.gateway.hasConnected(r.tenant, r.flowType) ? [this.nodeId] : [];
       const next = [...here, ...this.view.nodesFor(r.tenant, r.flowType, r.rpcName)].find((n) => !tried.has(n));
       if (!next) return s;
+      const elapsed = this.clock.now() - start;
+      // The caller's budget is spent: nothing is left to run it in.
+      if (r.runMs - elapsed <= 0) return { kind: 'unavailable', reason: 'no worker took it' };
+      // A window spent already still lets an idle slot there take it at once (wait 0).
+      hop = { ...r, waitMs: Math.max(0, r.waitMs - elapsed), runMs: r.runMs - elapsed };
       node = next;
     }
   }
@@ -281,9 +290,10 @@ export class Routing {
     try {
       const res = await this.mesh.invokeRpc(node, {
         tenant: r.tenant, flow_id: r.flowId, flow_type: r.flowType, rpc_name: r.rpcName, input: r.input,
-        // the whole call's budget: the peer looks for a worker for at most its dispatchWait of it
+        // the whole call's budget; the header what is left of the dispatch window, which the
+        // peer looks for a worker for at most (an older peer: its own dispatchWait)
         sticky_worker_id: r.sticky, timeout_ms: r.runMs,
-      }, signal);
+      }, signal, r.waitMs);
       return res.output != null && res.failure == null
         ? { kind: 'result', output: Buffer.from(res.output), appWorkerId: res.app_worker_id ?? '' }
         : {
@@ -307,15 +317,20 @@ export class Routing {
     );
   }
 
-  /** A peer routed an RPC here: run it on our slots. */
-  async serveRpc(req: pb.InvokeRpcRequest, signal: AbortSignal): Promise<pb.IInvokeRpcResponse> {
+  /**
+   * A peer routed an RPC here: run it on our slots. `leftMs`: what the sender left of
+   * the call's dispatch window (it may have waited elsewhere first); undefined from an
+   * older peer, which gets our whole dispatchWait as before.
+   */
+  async serveRpc(req: pb.InvokeRpcRequest, signal: AbortSignal, leftMs?: number): Promise<pb.IInvokeRpcResponse> {
     const runMs = Number(req.timeout_ms ?? 0) || this.rpcLimits.maxRunMs;
+    const waitMs = Math.min(runMs, this.rpcLimits.dispatchWaitMs, leftMs ?? Infinity);
     const r = await this.runLocal({
       tenant: req.tenant, flowId: req.flow_id, flowType: req.flow_type, rpcName: req.rpc_name,
-      input: Buffer.from(req.input ?? []), sticky: req.sticky_worker_id, waitMs: Math.min(runMs, this.rpcLimits.dispatchWaitMs), runMs,
+      input: Buffer.from(req.input ?? []), sticky: req.sticky_worker_id, waitMs, runMs,
     }, signal, true);
     if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName: req.rpc_name, flowType: req.flow_type });
-    if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName: req.rpc_name, waitMs: Number(req.timeout_ms ?? 0), reason: r.reason });
+    if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName: req.rpc_name, waitMs, reason: r.reason });
     return r.output
       ? { output: r.output, app_worker_id: r.appWorkerId }
       : { failure: { message: r.failure?.message ?? '', type: r.failure?.type ?? '', non_retryable: r.failure?.nonRetryable ?? false }, app_worker_id: r.appWorkerId };
