@@ -123,6 +123,7 @@ function abortedWithin(signal: AbortSignal, ms: number): Promise<boolean> {
 }
 
 async function handleFrame(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): Promise<void> {
+  gateway.heardFrom(slot);
   switch (f.frame) {
     case 'step_result':
       return gateway.stepResult(slot, f.step_result!);

@@ -13,7 +13,7 @@ export interface Config {
   matching: {
     dispatchWait: number; stickyWait: number; syncMatchWait: number; headsResyncInterval: number;
     maxConcurrentTasksCap: number; maxStreams: number; unsupportedTypeCacheEntries: number;
-    maxQueueLength: number; maxFlowTypes: number; maxFlowTypeLength: number; pingInterval: number;
+    maxQueueLength: number; maxFlowTypes: number; maxFlowTypeLength: number; pingInterval: number; busyStreamSilence: number;
   };
   limits: {
     maxPayloadBytes: number; maxBatch: number; maxWait: number; maxLongPolls: number; maxStreamsPerConnection: number;

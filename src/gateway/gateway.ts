@@ -51,6 +51,8 @@ export interface GatewayOptions {
   maxStreams: number;
   unsupportedTypeCacheEntries: number;
   pingIntervalMs: number;
+  /** matching.busyStreamSilence: a busy stream quiet this long is lost; 0 never. */
+  busyStreamSilenceMs: number;
   maxPayloadBytes: number;
   stickyWaitMs: number;
 }
@@ -95,7 +97,7 @@ export class Gateway {
   private readonly noncePrefix = randomBytes(4).toString('hex');
   private nonceSeq = 0;
   private pingTimer: NodeJS.Timeout | undefined;
-  /** Idle streams are swept four times per matching.pingInterval (at least 50 ms apart). */
+  /** Streams are swept four times per matching.pingInterval or busyStreamSilence, whichever is shorter (at least 50 ms apart). */
   private readonly pingSweepMs: number;
   private draining = false;
   /** The node is stopping: background store retries end (the owners fail its attempts once it has left). */
@@ -122,7 +124,8 @@ export class Gateway {
         set.add(key);
       },
     });
-    this.pingSweepMs = Math.max(50, Math.floor(opts.pingIntervalMs / 4));
+    const silence = opts.busyStreamSilenceMs > 0 ? opts.busyStreamSilenceMs : Infinity;
+    this.pingSweepMs = Math.max(50, Math.floor(Math.min(opts.pingIntervalMs, silence) / 4));
     this.pingTimer = setInterval(() => this.pingIdle(), this.pingSweepMs);
     this.pingTimer.unref();
   }
@@ -174,7 +177,7 @@ export class Gateway {
    * consuming the attempt; a reset or a lost connection fails it (the worker
    * may have run it) and the retry policy runs.
    */
-  async unregister(slot: Slot, graceful: boolean): Promise<void> {
+  async unregister(slot: Slot, graceful: boolean, lostBecause = 'stream reset mid-task'): Promise<void> {
     if (slot.state === 'closed') return;
     this.removeIdle(slot);
     slot.state = 'closed';
@@ -216,7 +219,7 @@ export class Gateway {
     const settle = returned
       ? () => this.returnTask(ref, held.queue)
       : async () => {
-        const r = await this.store.fail(ref, { message: 'worker lost: stream reset mid-task', type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
+        const r = await this.store.fail(ref, { message: `worker lost: ${lostBecause}`, type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
         this.afterFail(r, held.partition, held.taskId, held.queue);
       };
     await this.settleNowOrLater(`attempt ${held.attempt} of ${held.taskId}`, settle);
@@ -969,12 +972,30 @@ export class Gateway {
     for (const k of this.declined.keys()) if (k.startsWith(`${reg.tenant}\0`) && k.endsWith(suffix)) this.declined.delete(k);
   }
 
+  /** A frame came in on the stream: the worker behind it is alive. */
+  heardFrom(slot: Slot): void {
+    slot.lastHeardAt = this.clock.now();
+  }
+
   private pingIdle(): void {
     const now = this.clock.now();
+    const silence = this.opts.busyStreamSilenceMs;
     for (const slot of this.slots.values()) {
       // One sweep early rather than up to one late: no idle gap exceeds the interval.
       if (slot.state === 'idle' && now - slot.lastSentAt >= this.opts.pingIntervalMs - this.pingSweepMs) slot.send({ ping: { sent_at_ms: now } }, now);
+      // A worker Pongs while it runs a task (DESIGN §5). The node's HTTP/2 PINGs catch a
+      // connection gone silent, but not behind a proxy that answers them itself (an
+      // HTTP/2 load balancer): there only the worker's own frames show it is alive.
+      else if (silence > 0 && slot.state === 'busy' && (slot.attempt || slot.rpc)
+        && now - Math.max(slot.lastHeardAt, slot.lastSentAt) >= silence) this.lostInSilence(slot, now);
     }
+  }
+
+  private lostInSilence(slot: Slot, now: number): void {
+    const quietMs = now - Math.max(slot.lastHeardAt, slot.lastSentAt);
+    this.log.warn({ stream: slot.id, appWorkerId: slot.reg.appWorkerId, quietMs }, 'busy worker stream silent past matching.busyStreamSilence: worker lost');
+    void this.unregister(slot, false, `no frame for ${quietMs} ms on a busy stream (matching.busyStreamSilence)`)
+      .catch((err: Error) => this.log.warn({ err: err.message }, 'unregister failed'));
   }
 }
 

@@ -68,6 +68,8 @@ export class Slot {
   attempt: HeldAttempt | undefined;
   rpc: RpcCall | undefined;
   lastSentAt = 0;
+  /** When the worker last sent a frame on this stream (Gateway.heardFrom). */
+  lastHeardAt = 0;
   readonly out = new Channel<pb.IServerFrame>();
   private slotState: SlotState = 'idle';
   /** Results whose ack is not written yet on a slot freed early: task frames wait behind them. */

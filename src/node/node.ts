@@ -175,6 +175,7 @@ export class ZdNode {
       maxConcurrentTasksCap: config.matching.maxConcurrentTasksCap, maxStreams: config.matching.maxStreams,
       unsupportedTypeCacheEntries: config.matching.unsupportedTypeCacheEntries,
       pingIntervalMs: config.matching.pingInterval, maxPayloadBytes: config.limits.maxPayloadBytes,
+      busyStreamSilenceMs: config.matching.busyStreamSilence,
       stickyWaitMs: config.matching.stickyWait,
     }, this.store, {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),

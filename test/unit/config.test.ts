@@ -37,7 +37,7 @@ describe('defaults', () => {
     expect(c.matching).toEqual({
       dispatchWait: 10000, stickyWait: 5000, syncMatchWait: 200, headsResyncInterval: 300000,
       maxConcurrentTasksCap: 256, maxStreams: 100000, unsupportedTypeCacheEntries: 10000,
-      maxQueueLength: 256, maxFlowTypes: 256, maxFlowTypeLength: 256, pingInterval: 20000,
+      maxQueueLength: 256, maxFlowTypes: 256, maxFlowTypeLength: 256, pingInterval: 20000, busyStreamSilence: 60000,
     });
     expect(c.cluster).toMatchObject({ partitions: 64, heartbeat: 2000, nodeTtl: 10000, leaseTtl: 10000 });
     expect(c.redis.keyPrefix).toBe('zd');
