@@ -242,15 +242,20 @@ export class ExternalTasks {
       }
     }
     const peeks = await Promise.all(asked.map(async ({ p, queue }) => ({ p, queue, score: await this.d.store.firstScore(p, queue) })));
-    const due = new Map<number, { queues: string[]; oldest: number }>();
+    const due = new Map<number, { queues: string[]; scores: number[]; oldest: number }>();
     for (const { p, queue, score } of peeks) {
       if (score === undefined || score > now) {
         hints.quiet(queue, p, mark, now, score ?? Infinity);
         if (score !== undefined) nextDue = Math.min(nextDue, score);
         continue;
       }
-      const e = due.get(p) ?? { queues: [], oldest: score };
-      e.queues.push(queue);
+      const e = due.get(p) ?? { queues: [], scores: [], oldest: score };
+      // Oldest queue first: the claim script takes what is due queue by queue, in the order given, so
+      // a backlog of the topic named first would keep an older task of another topic waiting behind it.
+      const at = e.scores.findIndex((s) => s > score);
+      const i = at < 0 ? e.scores.length : at;
+      e.queues.splice(i, 0, queue);
+      e.scores.splice(i, 0, score);
       e.oldest = Math.min(e.oldest, score);
       due.set(p, e);
     }
@@ -258,7 +263,17 @@ export class ExternalTasks {
     for (const [p, e] of [...due].sort((a, b) => a[1].oldest - b[1].oldest)) {
       const left = r.maxTasks - tasks.length;
       if (left <= 0) break;
-      const res = await this.d.store.lock(p, e.queues, r.workerId, r.lockMs, left, this.c.fetch.maxLockExpiries, this.d.clock.now());
+      let res: Awaited<ReturnType<FetchStore['lock']>>;
+      try {
+        res = await this.d.store.lock(p, e.queues, r.workerId, r.lockMs, left, this.c.fetch.maxLockExpiries, this.d.clock.now());
+      } catch (err) {
+        // Nothing claimed yet: the fetch fails. Tasks already claimed in other partitions are locked in
+        // this worker's name: thrown away with the error, they would sit out a lock nobody holds and
+        // count a lock expiry when claimed again. Answer them; this partition is looked at next time.
+        if (tasks.length === 0) throw err;
+        this.d.log.warn({ partition: p, claimed: tasks.length, err: (err as Error).message }, 'fetch claim failed in a partition: answering what was claimed');
+        break;
+      }
       nextDue = Math.min(nextDue, res.nextDue);
       // Nothing due left there: the claims behind this one need not look (claimInTurn).
       const after = this.d.clock.now();
