@@ -104,3 +104,14 @@ it('answers a fetch with what one gRPC message carries and gives the rest of its
   }
   expect([...seen].sort()).toEqual([...ids].sort());
 });
+
+it('complete with result null, as from plain JavaScript or JSON, is no result: the outcome carries the input', async () => {
+  const a = worker('A');
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id;
+  await a.fetchAndLock({ topics, waitMs: 1000 });
+  // Typed callers cannot pass null; `"result": null` over HTTP means "no result" (docs/fetch.md), and so here.
+  await a.complete(id, { result: null as unknown as undefined });
+  const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 2000 })).outcome!;
+  expect(o.status).toBe(pb.OutcomeStatus.COMPLETED);
+  expect(Buffer.from(o.output!).toString()).toBe('in');
+});

@@ -118,7 +118,7 @@ export class FetchClient extends BaseClient {
    * Pass an `idempotencyKey` to make a retried completion (a lost reply) answer success.
    */
   async complete(taskId: string, options: { result?: Payload; idempotencyKey?: string } = {}, opts?: FetchCallOptions): Promise<void> {
-    const has = options.result !== undefined;
+    const has = options.result != null; // null too: plain JavaScript, or JSON passed through, means no result
     await this.call('complete', (o) => this.stub.complete({
       task_id: taskId, worker_id: this.workerId, has_result: has, result: has ? toBytes(options.result) : new Uint8Array(),
       idempotency_key: options.idempotencyKey ?? '',
