@@ -14,7 +14,7 @@ import type { Metrics } from '../metrics/registry';
 import type { Keys } from '../store/keys';
 import { parseQueueName, partitionOf, partitionOfTaskId } from '../store/keys';
 import { OutcomeStore, outcomeFromFields, parseOutcomeId } from '../store/outcomes';
-import { waitForReplicas, type RedisClient } from '../store/redis';
+import { connectionEpoch, waitForReplicas, type RedisClient } from '../store/redis';
 import type { CancelledAttempt, NewTask, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import { pb } from '../wire';
@@ -94,12 +94,22 @@ export function matchingService(d: MatchingDeps) {
     const starts = d.enqueueStarts;
     const bound = starts ? tasks.map((t) => starts.bind(t, now)) : [];
     let results;
+    // Taken before the write is sent: see below.
+    const epoch = connectionEpoch(d.store.enqueueRedis);
     try {
       results = await d.store.enqueueMany(tasks, now, bound.map((b) => b?.start));
       // Replicated before any worker sees it: a Step starts only once its enqueue is as durable as configured.
       if (c.redis.waitReplicas > 0) {
         // On the enqueue connection: WAIT counts the writes of its own connection, and blocks it.
         const acked = await waitForReplicas(d.store.enqueueRedis, tasks.map((t) => d.keys.task(t.partition, t.taskId)), c.redis.waitReplicas, WAIT_REPLICAS_MS);
+        // A WAIT that ioredis sent (again) on a newer connection than the write's counted
+        // no write of ours: after a failover the write may be on the old primary only.
+        // Not acknowledged; the retry is idempotent and WAITs on the connection it writes on.
+        if (connectionEpoch(d.store.enqueueRedis) !== epoch) {
+          throw zdError('ZD_STORE_UNAVAILABLE', {
+            reason: 'the connection to Redis was re-established between the enqueue and its WAIT for redis.waitReplicas replicas',
+          });
+        }
         // Fewer replicas than asked for: not acknowledged (a retry finds the Step and rings again).
         if (acked < c.redis.waitReplicas) {
           throw zdError('ZD_STORE_UNAVAILABLE', {

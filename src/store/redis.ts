@@ -57,7 +57,43 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
     client = new Redis(settings.url, common);
   }
   defineScripts(client);
+  countCloses(client);
   return client;
+}
+
+/**
+ * How often each client's connection closed (connectionEpoch). ioredis sends
+ * the commands in flight when a connection closes again on the next one
+ * (autoResendUnfulfilledCommands), and holds commands sent while it reconnects
+ * for the next one (the offline queue): a WAIT can so run on a newer connection
+ * than the write's, and there it confirms what that connection's server had
+ * (a new primary's own stream, which its replicas have at once), not the write,
+ * which went to the old connection's primary (after a Sentinel failover that
+ * CLIENT KILLs the old primary's clients and resyncs it: the write is gone).
+ */
+const closes = new WeakMap<RedisClient, { n: number }>();
+
+function countCloses(client: RedisClient): { n: number } {
+  let c = closes.get(client);
+  if (!c) {
+    const counter = { n: 0 };
+    // 'close' is emitted before ioredis starts the next connection (and so before it sends anything there).
+    client.on('close', () => counter.n++);
+    closes.set(client, counter);
+    c = counter;
+  }
+  return c;
+}
+
+/**
+ * A mark of the client's connection: taken before a write and again after its
+ * WAIT, equal only when both went over one connection. A Cluster client counts
+ * its own closes only: its node connections never reconnect (ioredis gives them
+ * no retryStrategy), so a WAIT on a node connection that closed fails rather
+ * than runs again on a new one.
+ */
+export function connectionEpoch(redis: RedisClient): number {
+  return countCloses(redis).n;
 }
 
 /**
@@ -65,7 +101,8 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
  * `timeoutMs`; the fewest any primary involved reached. WAIT counts the writes of
  * the connection it is sent on, and a Cluster client would send it to a random
  * primary: there it goes to each primary that holds one of the keys, on the
- * connection that wrote them.
+ * connection that wrote them. Whether the write and the WAIT went over one
+ * connection at all is the caller's to check (connectionEpoch).
  */
 export async function waitForReplicas(redis: RedisClient, keys: string[], replicas: number, timeoutMs: number): Promise<number> {
   if (!(redis instanceof Cluster)) return Number(await redis.wait(replicas, timeoutMs));
