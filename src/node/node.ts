@@ -28,7 +28,7 @@ import { createMetrics, type Metrics } from '../metrics/registry';
 import { OwnerRegistry } from '../owner/registry';
 import { Keys } from '../store/keys';
 import { OutcomeStore } from '../store/outcomes';
-import { createRedis, type RedisClient } from '../store/redis';
+import { createRedis, logRedisErrors, type RedisClient } from '../store/redis';
 import { TaskStore, type NewTask, type OutcomeStatusName } from '../store/task-store';
 import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
@@ -141,6 +141,8 @@ export class ZdNode {
     // while one is down): on the shared one, lease renewals and membership heartbeats
     // queued behind it, and the node lost its leases. Enqueues that WAIT get their own.
     this.enqueueRedis = config.redis.waitReplicas > 0 ? createRedis(config.redis, { connectionName: 'zdmatch-enqueue' }) : this.redis;
+    logRedisErrors(this.redis, this.log, 'main');
+    if (this.enqueueRedis !== this.redis) logRedisErrors(this.enqueueRedis, this.log, 'enqueue');
     this.keys = new Keys(config.redis.keyPrefix);
     this.store = new TaskStore(
       this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS,

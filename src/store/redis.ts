@@ -6,6 +6,7 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../util/logger';
 import { defineScripts } from './scripts';
 
 export type RedisClient = Redis | Cluster;
@@ -59,6 +60,26 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   defineScripts(client);
   countCloses(client);
   return client;
+}
+
+/**
+ * A client's errors in the node's log, at most one line per `everyMs` (with how
+ * many it left out): with no listener ioredis prints every failed reconnect to
+ * stderr as "Unhandled error event", a line per retry while Redis is away.
+ */
+export function logRedisErrors(client: RedisClient, log: Logger, connection: string, everyMs = 10_000): void {
+  let last = -Infinity;
+  let leftOut = 0;
+  client.on('error', (err: Error) => {
+    const now = Date.now();
+    if (now - last < everyMs) {
+      leftOut++;
+      return;
+    }
+    log.warn({ connection, err: err.message, leftOut }, 'redis connection error');
+    last = now;
+    leftOut = 0;
+  });
 }
 
 /**
