@@ -94,20 +94,23 @@ export function matchingService(d: MatchingDeps) {
     const starts = d.enqueueStarts;
     const bound = starts ? tasks.map((t) => starts.bind(t, now)) : [];
     let results;
+    const waits = c.redis.waitReplicas > 0;
+    const keys = waits ? tasks.map((t) => d.keys.task(t.partition, t.taskId)) : [];
     // Taken before the write is sent: see below.
-    const epoch = connectionEpoch(d.store.enqueueRedis);
+    const epoch = waits ? connectionEpoch(d.store.enqueueRedis, keys) : '';
     try {
       results = await d.store.enqueueMany(tasks, now, bound.map((b) => b?.start));
       // Replicated before any worker sees it: a Step starts only once its enqueue is as durable as configured.
-      if (c.redis.waitReplicas > 0) {
+      if (waits) {
         // On the enqueue connection: WAIT counts the writes of its own connection, and blocks it.
-        const acked = await waitForReplicas(d.store.enqueueRedis, tasks.map((t) => d.keys.task(t.partition, t.taskId)), c.redis.waitReplicas, WAIT_REPLICAS_MS);
-        // A WAIT that ioredis sent (again) on a newer connection than the write's counted
-        // no write of ours: after a failover the write may be on the old primary only.
-        // Not acknowledged; the retry is idempotent and WAITs on the connection it writes on.
-        if (connectionEpoch(d.store.enqueueRedis) !== epoch) {
+        const acked = await waitForReplicas(d.store.enqueueRedis, keys, c.redis.waitReplicas, WAIT_REPLICAS_MS);
+        // A WAIT that ioredis sent (again) on a newer connection than the write's, or to a
+        // primary its slot moved to since, counted no write of ours: after a failover the
+        // write may be on the old primary only. Not acknowledged; the retry is idempotent
+        // and WAITs on the connection it writes on.
+        if (connectionEpoch(d.store.enqueueRedis, keys) !== epoch) {
           throw zdError('ZD_STORE_UNAVAILABLE', {
-            reason: 'the connection to Redis was re-established between the enqueue and its WAIT for redis.waitReplicas replicas',
+            reason: 'the connection to Redis changed (re-established, or the slot moved to another primary) between the enqueue and its WAIT for redis.waitReplicas replicas',
           });
         }
         // Fewer replicas than asked for: not acknowledged (a retry finds the Step and rings again).

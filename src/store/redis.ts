@@ -106,15 +106,35 @@ function countCloses(client: RedisClient): { n: number } {
   return c;
 }
 
+/** Ids of a Cluster client's node connections: a connection ioredis replaced is another connection. */
+const nodeIds = new WeakMap<object, number>();
+let lastNodeId = 0;
+
+function idOf(node: object): number {
+  let id = nodeIds.get(node);
+  if (id === undefined) nodeIds.set(node, (id = ++lastNodeId));
+  return id;
+}
+
 /**
- * A mark of the client's connection: taken before a write and again after its
- * WAIT, equal only when both went over one connection. A Cluster client counts
- * its own closes only: its node connections never reconnect (ioredis gives them
- * no retryStrategy), so a WAIT on a node connection that closed fails rather
- * than runs again on a new one.
+ * A mark of the connections that carry writes to `keys`: taken before a write
+ * and again after its WAIT, equal only when both went over the same ones. For
+ * one Redis (or Sentinel), the client's count of closes. A Cluster client's node
+ * connections never reconnect (ioredis gives them no retryStrategy, so a WAIT on
+ * one that closed fails), but a slot can move to another primary between the
+ * write and the WAIT (a failover, a resharding, a MOVED seen by another call):
+ * the WAIT would go to the new owner, which had none of the write. So the mark
+ * names each key's primary and the connection to it as well.
  */
-export function connectionEpoch(redis: RedisClient): number {
-  return countCloses(redis).n;
+export function connectionEpoch(redis: RedisClient, keys: readonly string[] = []): string {
+  const closes = String(countCloses(redis).n);
+  if (!(redis instanceof Cluster)) return closes;
+  const byAddress = new Map(redis.nodes('master').map((n) => [`${n.options.host}:${n.options.port}`, n]));
+  const owners = new Set(keys.map((k) => redis.slots[calculateSlot(k)]?.[0] ?? '-'));
+  return [closes, ...[...owners].sort().map((a) => {
+    const node = byAddress.get(a);
+    return `${a}#${node ? idOf(node) : 0}`;
+  })].join(' ');
 }
 
 /**

@@ -7,6 +7,7 @@ import { Cluster } from 'ioredis';
 import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
+import { connectionEpoch, createRedis } from '../../src/store/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
@@ -127,6 +128,40 @@ describe('redis.waitReplicas on a Redis Cluster', () => {
       expect(err).toBeInstanceOf(ClientError);
       expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
       expect((err as ClientError).details).toContain('redis.waitReplicas');
+    }
+  }, 60_000);
+
+  // Last: it fails primary 0 over to its replica.
+  it('marks a write\'s connection as changed once its slot moves to another primary, so its WAIT is not trusted', async () => {
+    const client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+    try {
+      let key = '';
+      for (let p = 0; !key; p++) {
+        const k = `zd:{${p}}:probe`;
+        if (!((await sendCommand(cluster.nodes[0]!.port, ['GET', k])) instanceof Error)) key = k;
+      }
+      await client.set(key, 'written'); // the slot map is loaded, the key is on primary 0
+      const before = connectionEpoch(client, [key]);
+      expect(connectionEpoch(client, [key])).toBe(before); // the same connections: the same mark
+
+      // A failover between an enqueue's write and its WAIT: the WAIT would go to the new
+      // primary, which confirms what it has, not the write (its replica has that at once).
+      const replica = cluster.replicas[0]!;
+      expect(await sendCommand(replica.port, ['CLUSTER', 'FAILOVER'])).toBe('OK');
+      for (const until = Date.now() + 20_000; ;) {
+        if (/role:master/.test(String(await sendCommand(replica.port, ['INFO', 'replication'])))) break;
+        if (Date.now() > until) throw new Error('the replica did not take over');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // The client learns it as clients do: a MOVED on its next call there.
+      for (const until = Date.now() + 10_000; client.slots[Number(await client.cluster('KEYSLOT', key))]?.[0] !== `127.0.0.1:${replica.port}`;) {
+        expect(await client.get(key)).toBe('written');
+        if (Date.now() > until) throw new Error('the client never saw the slot move');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(connectionEpoch(client, [key])).not.toBe(before);
+    } finally {
+      client.disconnect();
     }
   }, 60_000);
 });
