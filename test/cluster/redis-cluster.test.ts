@@ -133,7 +133,7 @@ describe('redis.waitReplicas on a Redis Cluster', () => {
 
   // Last: it fails primary 0 over to its replica.
   it('marks a write\'s connection as changed once its slot moves to another primary, so its WAIT is not trusted', async () => {
-    const client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+    const client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' }) as Cluster;
     try {
       let key = '';
       for (let p = 0; !key; p++) {

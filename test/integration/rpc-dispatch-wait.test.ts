@@ -40,6 +40,15 @@ async function bothBusy() {
   return { wa, aHeld, wb, bHeld };
 }
 
+/** The call ends UNAVAILABLE about one dispatchWait after `since`: the window, not a second one at the peer. */
+async function expectUnavailableInWindow(call: Promise<unknown>, since: number): Promise<void> {
+  const err = await call;
+  const took = Date.now() - since;
+  expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
+  expect(took).toBeGreaterThanOrEqual(DISPATCH_WAIT - 50);
+  expect(took).toBeLessThan(DISPATCH_WAIT + SLACK);
+}
+
 it('answers UNAVAILABLE within dispatchWait when the call waited here, was declined, and went on to a busy peer', async () => {
   const { a, b } = pair;
   const { wa, aHeld } = await bothBusy();
@@ -52,11 +61,7 @@ it('answers UNAVAILABLE within dispatchWait when the call waited here, was decli
   // w-a lacks the name: a has no other worker, so the call goes on to b (NOT_FOUND here), where w-b stays busy.
   wa.send({ decline: { task_token: (await wa.nextOf('rpc_task', 2000)).rpc_task!.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
   await waitFor(() => b.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waits at b' });
-  const err = await call;
-  const took = Date.now() - since;
-  expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
-  expect(took).toBeGreaterThanOrEqual(DISPATCH_WAIT - 50);
-  expect(took).toBeLessThan(DISPATCH_WAIT + SLACK);
+  await expectUnavailableInWindow(call, since);
 });
 
 it('answers UNAVAILABLE within dispatchWait when a waiting call moved to a peer\'s idle slot that gave it back', async () => {
@@ -73,11 +78,7 @@ it('answers UNAVAILABLE within dispatchWait when a waiting call moved to a peer\
   expect(a.node.gateway.rpcsWaiting).toBe(0);
   wb.halfClose();
   await waitFor(() => b.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waits at b' });
-  const err = await call;
-  const took = Date.now() - since;
-  expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
-  expect(took).toBeGreaterThanOrEqual(DISPATCH_WAIT - 50);
-  expect(took).toBeLessThan(DISPATCH_WAIT + SLACK);
+  await expectUnavailableInWindow(call, since);
 });
 
 it('keeps the caller budget whole for a call that reached the peer late in its dispatch window', async () => {
