@@ -126,7 +126,7 @@ export class Gateway {
     });
     const silence = opts.busyStreamSilenceMs > 0 ? opts.busyStreamSilenceMs : Infinity;
     this.pingSweepMs = Math.max(50, Math.floor(Math.min(opts.pingIntervalMs, silence) / 4));
-    this.pingTimer = setInterval(() => this.pingIdle(), this.pingSweepMs);
+    this.pingTimer = setInterval(() => this.sweepStreams(), this.pingSweepMs);
     this.pingTimer.unref();
   }
 
@@ -977,7 +977,8 @@ export class Gateway {
     slot.lastHeardAt = this.clock.now();
   }
 
-  private pingIdle(): void {
+  /** Pings idle streams that are due one; finds busy ones silent too long. */
+  private sweepStreams(): void {
     const now = this.clock.now();
     const silence = this.opts.busyStreamSilenceMs;
     for (const slot of this.slots.values()) {
