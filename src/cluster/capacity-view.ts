@@ -5,7 +5,7 @@
  * peer's next snapshot corrects it, and a wrong guess only costs a no-slot.
  */
 import type { Presence } from '../owner/dispatcher';
-import type { pb } from '../wire';
+import { rpcDeclineType, type pb } from '../wire';
 
 interface NodeCapacity {
   seq: number;
@@ -190,7 +190,7 @@ export class CapacityView {
     for (const [node, c] of this.nodes) {
       for (const w of c.workers.values()) {
         if (w.tenant !== tenant || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
-        if (rpcName !== undefined && c.declined.has(declineKey(tenant, flowType, rpcName, w.app_worker_id ?? ''))) continue;
+        if (rpcName !== undefined && c.declined.has(declineKey(tenant, flowType, rpcDeclineType(rpcName), w.app_worker_id ?? ''))) continue;
         if ((w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0) > 0) return node;
       }
     }
@@ -214,18 +214,19 @@ export class CapacityView {
         idle += (w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0);
       }
       if (!any && !c.connected.has(key)) continue;
-      if (rpcName !== undefined && this.allDeclinedOn(c, tenant, flowType, rpcName)) continue;
+      if (rpcName !== undefined && this.allDeclinedOn(c, tenant, flowType, rpcDeclineType(rpcName))) continue;
       (idle > 0 ? withIdle : rest).push(node);
     }
     return [...withIdle, ...rest];
   }
 
-  private allDeclinedOn(c: NodeCapacity, tenant: string, flowType: string, stepType: string): boolean {
+  /** `type`: a Step type, or rpcDeclineType(name). */
+  private allDeclinedOn(c: NodeCapacity, tenant: string, flowType: string, type: string): boolean {
     let any = false;
     for (const w of c.workers.values()) {
       if (w.tenant !== tenant || !(w.flow_types ?? []).includes(flowType)) continue;
       any = true;
-      if (!c.declined.has(declineKey(tenant, flowType, stepType, w.app_worker_id ?? ''))) return false;
+      if (!c.declined.has(declineKey(tenant, flowType, type, w.app_worker_id ?? ''))) return false;
     }
     return any;
   }

@@ -13,7 +13,7 @@ import { queueName } from '../store/keys';
 import type { EnqueueStart, NewTask, OutcomeStatusName, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
-import { FAILURE_LIMITS, pb, PROTOCOL_VERSION } from '../wire';
+import { FAILURE_LIMITS, pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import { RpcWaiters } from './rpc-waiters';
 import { Slot, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
@@ -269,7 +269,7 @@ export class Gateway {
   presence(tenant: string, appWorkerId: string, flowType: string, type: string, rpc = false): Presence {
     const mine = this.byWorker.get(workerKey(tenant, appWorkerId));
     if (!mine || this.drainingWorkers.has(workerKey(tenant, appWorkerId))) return 'absent';
-    if (this.isDeclined(tenant, flowType, type, appWorkerId)) return 'absent';
+    if (this.isDeclined(tenant, flowType, rpc ? rpcType(type) : type, appWorkerId)) return 'absent';
     let any = false;
     for (const slot of mine) {
       if (slot.reg.tenant !== tenant || !slot.reg.flowTypes.includes(flowType) || slot.state === 'closed') continue;
@@ -289,7 +289,7 @@ export class Gateway {
   hasIdleRpcSlot(tenant: string, flowType: string, rpcName: string): boolean {
     const key = flowKey(tenant, flowType);
     for (const set of [this.idleRpc.get(key), this.idleStep.get(key)]) {
-      for (const slot of set ?? []) if (!this.isDeclined(tenant, flowType, rpcName, slot.reg.appWorkerId)) return true;
+      for (const slot of set ?? []) if (!this.isDeclined(tenant, flowType, rpcType(rpcName), slot.reg.appWorkerId)) return true;
     }
     return false;
   }
@@ -540,7 +540,7 @@ export class Gateway {
       // capacity decline just sends the call on to another slot.
       const unknown = msg.reason !== pb.DeclineReason.NO_CAPACITY;
       this.metrics.returnedAttempts.inc({ reason: unknown ? 'unknown_type' : 'legacy_no_capacity' });
-      if (unknown) this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpc.rpcName, slot.reg.appWorkerId), true);
+      if (unknown) this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpcType(rpc.rpcName), slot.reg.appWorkerId), true);
       slot.rpc = undefined;
       this.slotFree(slot);
       this.returnRpc(rpc);
@@ -706,7 +706,7 @@ export class Gateway {
   private eligibleForRpc(slot: Slot, call: RpcCall): boolean {
     // A stopping worker's streams refuse new work: a call given back by one must not go to the next.
     if (this.drainingWorkers.has(workerKey(call.tenant, slot.reg.appWorkerId))) return false;
-    return !this.isDeclined(call.tenant, call.flowType, call.rpcName, slot.reg.appWorkerId) && !this.stickyHolds(call, slot.reg.appWorkerId);
+    return !this.isDeclined(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId) && !this.stickyHolds(call, slot.reg.appWorkerId);
   }
 
   private pickRpcSlot(call: RpcCall): Slot | undefined {
@@ -721,7 +721,7 @@ export class Gateway {
   private allDeclined(call: RpcCall): boolean {
     const slots = this.connected.get(flowKey(call.tenant, call.flowType));
     if (!slots || slots.size === 0) return false;
-    for (const slot of slots) if (!this.isDeclined(call.tenant, call.flowType, call.rpcName, slot.reg.appWorkerId)) return false;
+    for (const slot of slots) if (!this.isDeclined(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId)) return false;
     return true;
   }
 
@@ -815,6 +815,7 @@ export class Gateway {
     // A type declined again after its eviction is in both; advertise it once.
     const keys = new Set(this.declined.keys());
     for (const set of this.evictedDeclines.values()) for (const k of set) keys.add(k);
+    // An RPC name goes out as rpcDeclineType(name), as the cache holds it: peers tell the kinds apart.
     for (const k of keys) {
       const [tenant = '', flowType = '', type = '', appWorkerId = ''] = k.split('\0');
       declined.push({ tenant, flow_type: flowType, type, app_worker_id: appWorkerId });
@@ -1016,6 +1017,7 @@ function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
   if (set?.delete(value) && set.size === 0) map.delete(key);
 }
 
+/** A decline cache key; `type` is a Step type, or rpcDeclineType(name) for an RPC. */
 function declineKey(tenant: string, flowType: string, type: string, appWorkerId: string): string {
   return `${tenant}\0${flowType}\0${type}\0${appWorkerId}`;
 }

@@ -13,6 +13,14 @@ export import pb = zdmatch.v1;
 export const PROTOCOL_VERSION = 4;
 
 /** What a Failure may hold: longer ones are refused (never cut short), so the SDKs keep within them. */
+/**
+ * A decline's `type` (the gateway's cache, DeclinedType on the mesh) for an RPC
+ * name: Step types and RPC names are separate namespaces in a worker (its
+ * `steps` and `rpcs`), so lacking the RPC `refund` says nothing of the Step
+ * `refund`. No valid name contains ':' (api/validation.ts).
+ */
+export const rpcDeclineType = (rpcName: string) => `rpc:${rpcName}`;
+
 export const FAILURE_LIMITS = { messageChars: 4096, typeChars: 256, retryAfterMs: 365 * 86_400_000 } as const;
 
 const W = 'zdmatch.v1.WorkerTaskService';
