@@ -1,4 +1,12 @@
 /** Reconnect backoff: exponential with jitter over the upper half of the window. */
+
+/**
+ * The longest delay a Node.js timer holds (2^31 - 1 ms, about 24.8 days). A
+ * longer one, Infinity included, fires after 1 ms (TimeoutOverflowWarning): a
+ * duration option past it must be refused, or "wait very long" becomes "do not wait".
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface BackoffOptions {
   /** First delay ceiling in ms. @default 100 */
   initialMs?: number;
@@ -21,7 +29,9 @@ export function backoffMs(attempt: number, opts: BackoffOptions = {}, random: ()
 export function backoffProblem(opts: BackoffOptions): { field: keyof BackoffOptions; reason: string } | undefined {
   const { initialMs = 100, coefficient = 2, maxMs = 10_000 } = opts;
   if (!(Number.isFinite(initialMs) && initialMs > 0)) return { field: 'initialMs', reason: `must be a number of ms > 0, got ${initialMs}` };
+  if (initialMs > MAX_TIMER_MS) return { field: 'initialMs', reason: `must be at most ${MAX_TIMER_MS} ms (what a timer holds), got ${initialMs}` };
   if (!(Number.isFinite(coefficient) && coefficient >= 1)) return { field: 'coefficient', reason: `must be a number ≥ 1, got ${coefficient}` };
   if (!(Number.isFinite(maxMs) && maxMs >= initialMs)) return { field: 'maxMs', reason: `must be a number of ms ≥ initialMs (${initialMs}), got ${maxMs}` };
+  if (maxMs > MAX_TIMER_MS) return { field: 'maxMs', reason: `must be at most ${MAX_TIMER_MS} ms (what a timer holds), got ${maxMs}` };
   return undefined;
 }

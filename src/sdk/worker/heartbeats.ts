@@ -6,6 +6,8 @@
  * a held one at the end of it, carrying the latest details.
  */
 
+import { MAX_TIMER_MS } from '../common';
+
 /** A third of the heartbeat timeout: two frames may be late or lost before the attempt times out. */
 const INTERVALS_PER_TIMEOUT = 3;
 /**
@@ -16,7 +18,8 @@ export const UNTIMED_HEARTBEAT_INTERVAL_MS = 1_000;
 
 /** The least time between two Heartbeat frames of a task with this heartbeat timeout (0 = none). */
 export function heartbeatIntervalMs(heartbeatTimeoutMs: number): number {
-  return heartbeatTimeoutMs > 0 ? heartbeatTimeoutMs / INTERVALS_PER_TIMEOUT : UNTIMED_HEARTBEAT_INTERVAL_MS;
+  // Never past what a timer holds: a longer delay fires after 1 ms, and the throttle with it.
+  return heartbeatTimeoutMs > 0 ? Math.min(heartbeatTimeoutMs / INTERVALS_PER_TIMEOUT, MAX_TIMER_MS) : UNTIMED_HEARTBEAT_INTERVAL_MS;
 }
 
 export class HeartbeatThrottle {

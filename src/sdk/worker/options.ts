@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { PROTOCOL_VERSION } from '../../wire';
-import { backoffProblem, consoleLogger, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
+import { backoffProblem, consoleLogger, MAX_TIMER_MS, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
 import { PONG_INTERVAL_MS } from './task';
 import type { FlowTypeHandlers, SlotKindName } from './types';
 
@@ -38,7 +38,7 @@ export interface WorkerOptions {
    * @default 1 when maxConcurrentTasks ≥ 2, else 0 (with one warning)
    */
   reservedRpcTasks?: number;
-  /** How long stop() lets running handlers finish before aborting them, in ms. @default 30000 */
+  /** How long stop() lets running handlers finish before aborting them, in ms (at most 2^31 - 1). @default 30000 */
   stopDrainTimeout?: number;
   /**
    * Make start() reject with a PullRegistrationError on the first permanent
@@ -126,8 +126,10 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
   }
 
   const stopDrainTimeout = options.stopDrainTimeout ?? 30_000;
-  if (typeof stopDrainTimeout !== 'number' || !(stopDrainTimeout >= 0)) {
-    fail('stopDrainTimeout', `must be a number of ms ≥ 0, got ${stopDrainTimeout}`);
+  // Past MAX_TIMER_MS (Infinity included) the drain timer would fire at once, and
+  // stop() abort every running handler instead of waiting for it.
+  if (typeof stopDrainTimeout !== 'number' || !(stopDrainTimeout >= 0 && stopDrainTimeout <= MAX_TIMER_MS)) {
+    fail('stopDrainTimeout', `must be a number of ms in [0, ${MAX_TIMER_MS}], got ${stopDrainTimeout}`);
   }
 
   // A NaN or negative delay would turn reconnects into a hot loop against the node.

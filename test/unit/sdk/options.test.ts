@@ -71,6 +71,25 @@ describe('worker options', () => {
     expect(() => compileWorkerOptions(base({ reconnectBackoff }))).toThrow(field);
   });
 
+  // A Node.js timer holds at most 2^31 - 1 ms; a longer delay (Infinity too) fires after 1 ms.
+  // stopDrainTimeout: Infinity ("wait for my handlers") aborted every running handler at once
+  // and spent its attempt (worker_lost); a huge backoff reconnected in a hot loop.
+  it.each([Infinity, 2 ** 31, 40 * 86_400_000, -1, NaN])('rejects a stopDrainTimeout a timer cannot hold: %p', (stopDrainTimeout) => {
+    expect(() => compileWorkerOptions(base({ stopDrainTimeout }))).toThrow(/stopDrainTimeout/);
+  });
+
+  it('accepts a stopDrainTimeout up to 2^31 - 1 ms', () => {
+    expect(compileWorkerOptions(base({ stopDrainTimeout: 2 ** 31 - 1 })).stopDrainTimeout).toBe(2 ** 31 - 1);
+    expect(compileWorkerOptions(base({ stopDrainTimeout: 0 })).stopDrainTimeout).toBe(0);
+  });
+
+  it.each<[string, object]>([
+    ['reconnectBackoff.maxMs', { maxMs: 2 ** 31 }],
+    ['reconnectBackoff.initialMs', { initialMs: 3e9, maxMs: 4e9 }],
+  ])('rejects a reconnect backoff a timer cannot hold: %s of %j', (field, reconnectBackoff) => {
+    expect(() => compileWorkerOptions(base({ reconnectBackoff }))).toThrow(field);
+  });
+
   it('requires address, tenant and at least one flow type', () => {
     expect(() => compileWorkerOptions(base({ address: '' }))).toThrow(/address/);
     expect(() => compileWorkerOptions(base({ tenant: '' }))).toThrow(/tenant/);

@@ -190,6 +190,19 @@ describe('TaskRun heartbeats', () => {
     r.task.abandon(new Error('x'));
   });
 
+  // A heartbeat timeout over 3 × (2^31 - 1) ms (the node allows up to 366 days): a timer that long
+  // fires after 1 ms, so the throttle sent a Heartbeat (a Redis script call) about every millisecond.
+  it('keeps throttling with a heartbeat timeout whose third a timer cannot hold', async () => {
+    const r = running(300 * 86_400_000);
+    r.beat('a');
+    r.beat('b');
+    await new Promise((res) => setTimeout(res, 50)); // real timers: the overflow is Node's
+    r.beat('c');
+    await new Promise((res) => setTimeout(res, 50));
+    expect(r.details()).toEqual(['a']);
+    r.task.abandon(new Error('x'));
+  });
+
   it('sends at most one a second without a heartbeat timeout, and nothing held once the handler returned', async () => {
     jest.useFakeTimers();
     const r = running(0);
