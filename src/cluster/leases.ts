@@ -10,6 +10,9 @@ import type { RedisClient } from '../store/redis';
 import type { Keys } from '../store/keys';
 import type { Logger } from '../util/logger';
 
+/** How soon a target held by another node is tried again, at the latest. */
+const RETRY_MS = 500;
+
 export type UnloadCause = 'lease-lost' | 'membership' | 'shutdown';
 
 export interface HeldLease {
@@ -28,6 +31,8 @@ export interface LeaseEvents {
 
 export class LeaseManager extends EventEmitter {
   private readonly held = new Map<number, HeldLease>();
+  /** When the lease that refused a target's acquire runs out (Date.now() ms), unless its holder renews it. */
+  private readonly freeAt = new Map<number, number>();
   private targets = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
@@ -50,14 +55,33 @@ export class LeaseManager extends EventEmitter {
     this.loop();
   }
 
+  /**
+   * Arms the next pass, from now: every tick re-arms it when it ends, so a tick run
+   * out of turn (setTargets, leaseMoved) moves the next renewal on and, with a target
+   * it could not acquire, brings the retry forward. Left to the timer armed before
+   * (TTL/3 away when nothing was missing then), a partition whose dead holder's
+   * lease ran out meanwhile stayed unowned for up to a third of the TTL more.
+   */
   private loop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     if (!this.running) return;
-    const pending = [...this.targets].some((p) => !this.held.has(p));
-    // Renew every third of the TTL; retry missing targets sooner.
+    // Renew every third of the TTL; retry missing targets sooner: when the lease
+    // that holds one off runs out (its PTTL, as the refused acquire read it), at
+    // the latest after RETRY_MS.
     const every = Math.max(5, Math.floor(this.leaseTtlMs / 3));
+    let delay = every;
+    const now = Date.now();
+    for (const p of this.targets) {
+      if (this.held.has(p)) continue;
+      delay = Math.min(delay, RETRY_MS);
+      const freeAt = this.freeAt.get(p);
+      if (freeAt !== undefined && freeAt > now) delay = Math.min(delay, freeAt - now + 1);
+    }
     this.timer = setTimeout(() => {
-      void this.tick().finally(() => this.loop());
-    }, pending ? Math.min(every, 500) : every);
+      this.timer = undefined;
+      void this.tick();
+    }, delay);
     this.timer.unref();
   }
 
@@ -83,6 +107,7 @@ export class LeaseManager extends EventEmitter {
     if (this.ticking) return this.ticking.then(() => this.tick());
     this.ticking = this.doTick().finally(() => {
       this.ticking = undefined;
+      this.loop();
     });
     return this.ticking;
   }
@@ -98,9 +123,17 @@ export class LeaseManager extends EventEmitter {
   }
 
   private async acquire(p: number): Promise<void> {
+    this.freeAt.delete(p);
     try {
-      const r = (await this.redis.zdAcquireLease(this.keys.lease(p), this.keys.epoch(p), this.nodeId, this.leaseTtlMs)) as [number, string];
-      if (Number(r[0]) !== 1 || this.held.has(p)) return;
+      const r = (await this.redis.zdAcquireLease(this.keys.lease(p), this.keys.epoch(p), this.nodeId, this.leaseTtlMs)) as [number, string, number?];
+      if (Number(r[0]) !== 1) {
+        // Held by another node: its lease runs out within PTTL ms of Redis reading it, so
+        // by PTTL ms from the answer at the latest (unless its holder renews it).
+        const pttl = Number(r[2] ?? -1);
+        if (pttl >= 0) this.freeAt.set(p, Date.now() + pttl);
+        return;
+      }
+      if (this.held.has(p)) return;
       const epoch = Number(r[1]);
       const lease = { partition: p, epoch, token: `${this.nodeId}:${epoch}` };
       if (!this.targets.has(p) || this.stopped) {

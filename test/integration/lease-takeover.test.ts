@@ -1,0 +1,59 @@
+/**
+ * A partition whose owner died stays unowned until that node's lease runs out
+ * (DESIGN §3: SET NX PX cluster.leaseTtl); the node it moves to must take it
+ * then, not up to a third of the TTL later at a lease poll it armed before it
+ * knew of the move. The membership change (setTargets) is typically seen just
+ * before the dead node's lease runs out when cluster.nodeTtl equals
+ * cluster.leaseTtl (the defaults): its acquire is refused, and the retry has to
+ * come when the lease is free. Real redis-server; the dead node's lease is set
+ * as it left it.
+ */
+import { LeaseManager } from '../../src/cluster/leases';
+import { Keys } from '../../src/store/keys';
+import { createRedis, type RedisClient } from '../../src/store/redis';
+import { createLogger } from '../../src/util/logger';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+const TTL = 3000; // polls every 1 s while it holds every target
+let client: RedisClient;
+let m: LeaseManager | undefined;
+beforeAll(() => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+});
+afterEach(() => m?.stop());
+afterAll(async () => {
+  await client.quit();
+});
+
+it("takes a dead holder's partition as soon as its lease runs out, not at the next lease poll", async () => {
+  const keys = new Keys(uniquePrefix('takeover'));
+  const left = 300;
+  await client.set(keys.lease(0), 'n-dead:7', 'PX', left);
+  m = new LeaseManager(client, keys, 'n-survivor', TTL, createLogger('silent'));
+  m.start(); // nothing to acquire yet: its next pass is a third of the TTL away
+  const movedAt = Date.now();
+  await m.setTargets(new Set([0])); // the dead node's lease still lives
+  expect(m.holds(0)).toBeUndefined();
+
+  await waitFor(() => m!.holds(0), { timeoutMs: TTL, intervalMs: 5, description: 'the survivor holds partition 0' });
+  const takenAfter = Date.now() - movedAt;
+  expect(takenAfter).toBeGreaterThanOrEqual(left - 50);
+  expect(takenAfter).toBeLessThan(left + 150);
+  expect(m.holds(0)).toMatchObject({ token: 'n-survivor:1' });
+});
+
+it('still retries a target held by a live node (whose lease is renewed) every half second at the latest', async () => {
+  const keys = new Keys(uniquePrefix('takeover'));
+  await client.set(keys.lease(0), 'n-live:3', 'PX', TTL);
+  m = new LeaseManager(client, keys, 'n-other', TTL, createLogger('silent'));
+  m.start();
+  await m.setTargets(new Set([0]));
+  expect(m.holds(0)).toBeUndefined();
+  // the holder gives it up (as a node leaving does, whose notice got lost)
+  await client.del(keys.lease(0));
+  const freedAt = Date.now();
+  await waitFor(() => m!.holds(0), { timeoutMs: TTL, intervalMs: 5, description: 'the other node holds partition 0' });
+  expect(Date.now() - freedAt).toBeLessThan(650);
+});
