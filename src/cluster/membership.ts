@@ -36,6 +36,11 @@ export class Membership extends EventEmitter {
   private ids: readonly string[] = [];
   private layout = OLDEST_TASK_LAYOUT;
   private timer: NodeJS.Timeout | undefined;
+  /** Reads the members again when the oldest score among them turns nodeTtl old (armExpiry). */
+  private expiryTimer: NodeJS.Timeout | undefined;
+  /** Refreshes started, and the newest one applied: an older read that answers later is not applied. */
+  private refreshes = 0;
+  private applied = 0;
   private stopped = false;
 
   constructor(
@@ -86,6 +91,7 @@ export class Membership extends EventEmitter {
   }
 
   private async refresh(now: number): Promise<void> {
+    const seq = ++this.refreshes;
     const raw = await this.redis.zrangebyscore(this.keys.members(), now - this.opts.nodeTtlMs, '+inf', 'WITHSCORES');
     const next = new Map<string, MemberInfo>();
     const ids: string[] = [];
@@ -98,6 +104,9 @@ export class Membership extends EventEmitter {
         taskLayout: layoutSaid(layout, boot),
       });
     });
+    // A heartbeat's read and an expiry check's may overlap: the newer one's members stand.
+    if (seq < this.applied) return;
+    this.applied = seq;
     const changed = next.size !== this.members.size || [...next.keys()].some((id) => {
       const old = this.members.get(id);
       return !old || old.bootId !== next.get(id)!.bootId;
@@ -109,7 +118,34 @@ export class Membership extends EventEmitter {
     const sorted = [...next.keys()].sort();
     // Kept while the members stay the same: routing memoizes partition owners by its identity.
     if (sorted.join('\0') !== this.ids.join('\0')) this.ids = Object.freeze(sorted);
+    this.armExpiry();
     if (changed) this.emit('change', this.liveIds());
+  }
+
+  /**
+   * A member is live while its score is younger than nodeTtl (DESIGN §3), and the
+   * attempts of a dead one fail within nodeTtl (§6): its death is read when its
+   * score turns that old, not at this node's next heartbeat after that (up to
+   * cluster.heartbeat later). A live member's next heartbeat, read by our next
+   * beat, moves the check on before it fires, unless nodeTtl is close to the
+   * heartbeat.
+   */
+  private armExpiry(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    if (this.stopped) return;
+    let first = Infinity;
+    for (const m of this.members.values()) {
+      // Past its score + nodeTtl it no longer matches the live read (score >= now - nodeTtl).
+      if (m.nodeId !== this.opts.nodeId) first = Math.min(first, m.lastHeartbeat + this.opts.nodeTtlMs + 1);
+    }
+    if (!Number.isFinite(first)) return;
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      if (this.stopped) return;
+      this.refresh(this.clock.now()).catch((err: Error) => this.log.warn({ err: err.message }, 'membership read failed'));
+    }, Math.max(1, first - this.clock.now()));
+    this.expiryTimer.unref();
   }
 
   /**
@@ -144,12 +180,14 @@ export class Membership extends EventEmitter {
   async leave(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     await this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined);
   }
 
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
   }
 }
 
