@@ -10,6 +10,7 @@ import {
   type Credential, type TlsOptions,
 } from '../common';
 import { CallSignal } from '../common/call-signal';
+import { checkDuration, timerDelayMs } from '../common/durations';
 import { RpcFailedError } from './errors';
 import { EnqueueLane, LaneDeadlineError } from './enqueue-lane';
 import {
@@ -31,7 +32,10 @@ export interface ClientOptions {
   credential?: Credential;
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
   tls?: TlsOptions | boolean;
-  /** Timeout of a call that sets none; long polls add their wait to it. @default 30000 */
+  /**
+   * Timeout of a call that sets none, in ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js
+   * timer holds). Long polls add their wait to it. @default 30000
+   */
   defaultTimeoutMs?: number;
   /**
    * @internal Not part of the public API and not documented: lets tests of
@@ -64,8 +68,8 @@ export class Client {
 
   constructor(options: ClientOptions) {
     if (!options.address) throw new TypeError('Client option address: is required');
-    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
-    if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`Client option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
+    // Past MAX_TIMER_MS (Infinity included) every call's timer would fire after 1 ms.
+    this.defaultTimeoutMs = checkDuration('Client', 'defaultTimeoutMs', options.defaultTimeoutMs ?? 30_000, { zero: false });
     this.credential = options.credential;
     this.protocolVersion = options._internal?.protocolVersion ?? PROTOCOL_VERSION;
     this.channel = createSdkChannel(options.address, options.tls);
@@ -80,7 +84,7 @@ export class Client {
   }
 
   async enqueueSteps(specs: StepSpec[], opts?: CallOptions): Promise<EnqueueResult[]> {
-    const results = await this.enqueue('enqueueSteps', specs.map(toStepSpec), opts);
+    const results = await this.enqueue('enqueueSteps', specs.map((s, i) => toStepSpec(s, `steps[${i}]`)), opts);
     return results.map(fromEnqueue);
   }
 
@@ -92,14 +96,15 @@ export class Client {
 
   /** Long-polls one task's outcome; null when the wait ended without one. */
   async waitOutcome(taskId: string, options: { waitMs?: number } = {}, opts?: CallOptions): Promise<Outcome | null> {
-    const waitMs = options.waitMs ?? 0;
+    const waitMs = checkDuration('waitOutcome', 'waitMs', options.waitMs ?? 0, { zero: true });
     const res = await this.call('waitOutcome', (o) => this.stub.waitOutcome({ task_id: taskId, wait_ms: waitMs }, o), opts, waitMs);
     return res.outcome ? fromOutcome(res.outcome) : null;
   }
 
   async consumeOutcomes(options: ConsumeOutcomesOptions, opts?: CallOptions): Promise<Outcome[]> {
+    const waitMs = checkDuration('consumeOutcomes', 'waitMs', options.waitMs ?? 0, { zero: true });
     const req = toConsumeRequest(options);
-    const res = await this.call('consumeOutcomes', (o) => this.stub.consumeOutcomes(req, o), opts, options.waitMs ?? 0);
+    const res = await this.call('consumeOutcomes', (o) => this.stub.consumeOutcomes(req, o), opts, waitMs);
     return res.outcomes.map(fromOutcome);
   }
 
@@ -147,13 +152,18 @@ export class Client {
    * the handler failed, ZdUnavailableError when no worker took it in time,
    * ZdNotFoundError when no connected worker supports the name. The timeout
    * (the smaller of `request.timeoutMs` and `opts.timeoutMs`, else the
-   * client's default) bounds the server's search for a worker too.
+   * client's default) bounds the server's search for a worker too. Here a
+   * timeout of 0 is unset, as in the request sent.
    */
   async invokeRpc(request: InvokeRpcRequest, opts: CallOptions = {}): Promise<RpcResponse> {
-    const timeoutMs = Math.min(request.timeoutMs || Infinity, opts.timeoutMs || Infinity);
-    const budget = Number.isFinite(timeoutMs) ? timeoutMs : this.defaultTimeoutMs;
+    const given = [
+      checkDuration('invokeRpc', 'request.timeoutMs', request.timeoutMs, { zero: true }),
+      checkDuration('invokeRpc', 'timeoutMs', opts.timeoutMs, { zero: true }),
+    ].filter((ms): ms is number => ms !== undefined && ms > 0);
+    const budget = given.length > 0 ? Math.min(...given) : this.defaultTimeoutMs;
     const req = toInvokeRpc({ ...request, timeoutMs: budget });
-    const callOpts = { ...opts, timeoutMs: budget + RPC_DEADLINE_MARGIN_MS };
+    // The margin may not take a budget near MAX_TIMER_MS past what a timer holds.
+    const callOpts = { ...opts, timeoutMs: timerDelayMs(budget + RPC_DEADLINE_MARGIN_MS) };
     const res = await this.call('invokeRpc', (o) => this.stub.invokeRpc(req, o), callOpts);
     if (res.result === 'failure') throw new RpcFailedError(fromFailure(res.failure)!, res.app_worker_id);
     return { output: Buffer.from(res.output ?? new Uint8Array(0)), appWorkerId: res.app_worker_id };
@@ -171,7 +181,7 @@ export class Client {
   /** `call` for the enqueue lane, which keeps the deadlines itself (enqueue-lane.ts). */
   private async enqueue(method: string, steps: pb.IStepSpec[], opts: CallOptions = {}): Promise<pb.IEnqueueStepResponse[]> {
     if (this.closed) throw new Error(`${method}: the client is closed`);
-    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
+    const timeoutMs = checkDuration(method, 'timeoutMs', opts.timeoutMs, { zero: false }) ?? this.defaultTimeoutMs;
     try {
       const token = await resolveCredential(this.credential);
       const metadata = () => withProtocolVersion(metadataFor(token), this.protocolVersion);
@@ -188,7 +198,9 @@ export class Client {
    */
   private async call<T>(method: string, fn: (o: Grpc) => Promise<T>, opts: CallOptions = {}, waitMs = 0): Promise<T> {
     if (this.closed) throw new Error(`${method}: the client is closed`);
-    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs + waitMs;
+    // A given timeout is the whole call's; the default gets the long poll's wait added, capped at
+    // what a timer holds (each is at most MAX_TIMER_MS, their sum need not be).
+    const timeoutMs = checkDuration(method, 'timeoutMs', opts.timeoutMs, { zero: false }) ?? timerDelayMs(this.defaultTimeoutMs + waitMs);
     const call = new CallSignal(timeoutMs, [this.closing.signal, opts.signal]);
     try {
       const metadata = withProtocolVersion(await authMetadata(this.credential), this.protocolVersion);

@@ -22,6 +22,7 @@
 import { ClientError, Status, type Client as GrpcClient, type Metadata } from 'nice-grpc';
 import { MatchingServiceDefinition, type pb } from '../../wire';
 import { Channel } from '../../util/channel';
+import { timerDelayMs } from '../common/durations';
 
 type Stub = GrpcClient<typeof MatchingServiceDefinition>;
 type Results = pb.IEnqueueStepResponse[];
@@ -131,7 +132,9 @@ export class EnqueueLane {
   private armDeadlineTimer(at: number): void {
     this.clearDeadlineTimer();
     this.deadlineTimerAt = at;
-    this.deadlineTimer = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
+    // Never past what a timer holds (a longer one fires after 1 ms); fired early, expire() fails
+    // only the enqueues whose deadline passed and arms it again for the rest.
+    this.deadlineTimer = setTimeout(() => this.expire(), timerDelayMs(Math.max(0, at - Date.now())));
   }
 
   private clearDeadlineTimer(): void {

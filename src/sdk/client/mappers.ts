@@ -1,23 +1,32 @@
 /** The one place that maps Client types to and from the proto messages. */
 import { pb } from '../../wire';
 import { fromEpochMs, toBuffer, toBytes, toEpochMs, toNum } from '../common';
+import { checkDuration, type DurationBounds } from '../common/durations';
 import type {
   ClusterInfo, EnqueueResult, FailureInfo, InvokeRpcRequest, Outcome, OutcomeGroupInfo, OutcomeStatus, QueueInfo, RetryPolicy,
   StepSpec, TaskInfo, TaskState, ConsumeOutcomesOptions,
 } from './types';
 
-export function toRetryPolicy(p: RetryPolicy | undefined): pb.IRetryPolicy | undefined {
+/**
+ * A duration the server bounds itself (0 = unset): a finite number ≥ 0, else a TypeError naming
+ * it — protobufjs would send Infinity and NaN as 0 and a negative as a huge number.
+ */
+const SERVER_BOUNDED: DurationBounds = { zero: true, timer: false };
+const wireMs = (what: string, field: string, value: number | undefined): number => checkDuration(what, field, value ?? 0, SERVER_BOUNDED);
+
+export function toRetryPolicy(p: RetryPolicy | undefined, where = 'retryPolicy'): pb.IRetryPolicy | undefined {
   if (!p) return undefined;
   return {
     max_attempts: p.maxAttempts ?? 0,
-    initial_interval_ms: p.initialIntervalMs ?? 0,
+    initial_interval_ms: wireMs('StepSpec', `${where}.initialIntervalMs`, p.initialIntervalMs),
     backoff_coefficient: p.backoffCoefficient ?? 0,
-    max_interval_ms: p.maxIntervalMs ?? 0,
+    max_interval_ms: wireMs('StepSpec', `${where}.maxIntervalMs`, p.maxIntervalMs),
     non_retryable: p.nonRetryable ?? [],
   };
 }
 
-export function toStepSpec(s: StepSpec): pb.IStepSpec {
+/** `where` names the Step in errors: `step`, or `steps[i]` for one of a batch. */
+export function toStepSpec(s: StepSpec, where = 'step'): pb.IStepSpec {
   return {
     tenant: s.tenant,
     flow_id: s.flowId,
@@ -27,9 +36,9 @@ export function toStepSpec(s: StepSpec): pb.IStepSpec {
     input: toBytes(s.input),
     ready_at_ms: toEpochMs(s.readyAt),
     flow_deadline_ms: toEpochMs(s.flowDeadline),
-    method_timeout_ms: s.methodTimeoutMs ?? 0,
-    heartbeat_timeout_ms: s.heartbeatTimeoutMs ?? 0,
-    retry_policy: toRetryPolicy(s.retryPolicy),
+    method_timeout_ms: wireMs('StepSpec', `${where}.methodTimeoutMs`, s.methodTimeoutMs),
+    heartbeat_timeout_ms: wireMs('StepSpec', `${where}.heartbeatTimeoutMs`, s.heartbeatTimeoutMs),
+    retry_policy: toRetryPolicy(s.retryPolicy, `${where}.retryPolicy`),
     sticky_worker_id: s.stickyWorkerId ?? '',
   };
 }
@@ -42,7 +51,7 @@ export function toConsumeRequest(o: ConsumeOutcomesOptions): pb.IConsumeOutcomes
     max_count: o.maxCount ?? 0,
     wait_ms: o.waitMs ?? 0,
     ack: o.ack ?? [],
-    redeliver_after_ms: o.redeliverAfterMs ?? 0,
+    redeliver_after_ms: wireMs('consumeOutcomes', 'redeliverAfterMs', o.redeliverAfterMs),
   };
 }
 

@@ -105,7 +105,7 @@ export interface ConsumeOutcomesOptions {
   consumer: string;
   /** @default the server's */
   maxCount?: number;
-  /** How long to wait for outcomes. @default 0 (answer at once) */
+  /** How long to wait for outcomes, in ms (at most the server's limits.maxWait). @default 0 (answer at once) */
   waitMs?: number;
   /** Outcome ids to ack before reading. */
   ack?: string[];
@@ -178,6 +178,7 @@ export interface InvokeRpcRequest {
    * The caller's budget for the whole call, sent to the server, which stops
    * looking for a worker at it (or at matching.dispatchWait if sooner) with
    * UNAVAILABLE. `CallOptions.timeoutMs` counts the same way; the smaller wins.
+   * In ms, at most 2^31 - 1 (MAX_TIMER_MS); 0 = unset.
    * @default the client's defaultTimeoutMs
    */
   timeoutMs?: number;
@@ -191,6 +192,10 @@ export interface RpcResponse {
 /** Per-call options, the last argument of every Client method. */
 export interface CallOptions {
   signal?: AbortSignal;
-  /** @default the client's defaultTimeoutMs (plus the wait of long polls) */
+  /**
+   * The whole call's timeout in ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js timer
+   * holds), else the call rejects with a TypeError naming it. (invokeRpc: 0 = unset.)
+   * @default the client's defaultTimeoutMs (plus the wait of long polls)
+   */
   timeoutMs?: number;
 }

@@ -10,6 +10,7 @@ import {
   type Credential, type Payload, type TlsOptions,
 } from '../common';
 import { CallSignal } from '../common/call-signal';
+import { checkDuration, timerDelayMs, type DurationBounds } from '../common/durations';
 import { mapFetchError } from './errors';
 import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, Topic } from './types';
 
@@ -23,9 +24,17 @@ interface BaseOptions {
   credential?: Credential;
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
   tls?: TlsOptions | boolean;
-  /** Timeout of a call; long polls add their wait to it. @default 30000 */
+  /**
+   * Timeout of a call, in ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js timer holds).
+   * Long polls add their wait to it. @default 30000
+   */
   defaultTimeoutMs?: number;
 }
+
+/** A long poll's wait: the SDK's timer allows for it, so it must be one a timer holds. */
+const WAIT: DurationBounds = { zero: true };
+/** A lock duration or retry timeout (0 = the server's default): the server bounds it, not a timer of ours. */
+const SERVER_BOUNDED: DurationBounds = { zero: true, timer: false };
 
 export interface FetchClientOptions extends BaseOptions {
   /** This worker's id: its locks are held in this name. */
@@ -50,8 +59,8 @@ abstract class BaseClient {
 
   constructor(options: BaseOptions, private readonly what: string) {
     if (!options.address) throw new TypeError(`${what} option address: is required`);
-    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
-    if (!(this.defaultTimeoutMs > 0)) throw new TypeError(`${what} option defaultTimeoutMs: must be > 0, got ${options.defaultTimeoutMs}`);
+    // Past MAX_TIMER_MS (Infinity included) every call's timer would fire after 1 ms.
+    this.defaultTimeoutMs = checkDuration(what, 'defaultTimeoutMs', options.defaultTimeoutMs ?? 30_000, { zero: false });
     this.credential = options.credential;
     this.channel = createSdkChannel(options.address, options.tls);
   }
@@ -65,7 +74,9 @@ abstract class BaseClient {
     method: string, fn: (o: { signal: AbortSignal; metadata: Metadata }) => Promise<T>, opts: FetchCallOptions = {}, waitMs = 0,
   ): Promise<T> {
     if (this.closing.signal.aborted) throw this.closedError(method);
-    const timeoutMs = (opts.timeoutMs ?? this.defaultTimeoutMs) + waitMs;
+    const own = checkDuration(`${this.what}.${method}`, 'timeoutMs', opts.timeoutMs, { zero: false }) ?? this.defaultTimeoutMs;
+    // Each is at most MAX_TIMER_MS; their sum need not be.
+    const timeoutMs = timerDelayMs(own + waitMs);
     const call = new CallSignal(timeoutMs, [this.closing.signal, opts.signal]);
     try {
       const metadata = withProtocolVersion(await authMetadata(this.credential), PROTOCOL_VERSION);
@@ -104,12 +115,14 @@ export class FetchClient extends BaseClient {
 
   /** Claims up to maxTasks tasks of the topics, long-polling up to waitMs; [] when the wait ends empty. */
   async fetchAndLock(options: FetchOptions, opts?: FetchCallOptions): Promise<LockedTask[]> {
+    const waitMs = checkDuration('FetchClient.fetchAndLock', 'waitMs', options.waitMs ?? 0, WAIT);
+    const lockDurationMs = checkDuration('FetchClient.fetchAndLock', 'lockDurationMs', options.lockDurationMs ?? 0, SERVER_BOUNDED);
     const req: pb.IFetchAndLockRequest = {
-      worker_id: this.workerId, max_tasks: options.maxTasks ?? 0, lock_duration_ms: options.lockDurationMs ?? 0,
-      wait_ms: options.waitMs ?? 0, topics: options.topics.map((t) => ({ tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType })),
+      worker_id: this.workerId, max_tasks: options.maxTasks ?? 0, lock_duration_ms: lockDurationMs,
+      wait_ms: waitMs, topics: options.topics.map((t) => ({ tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType })),
     };
     // an omitted wait is the server's fetch.wait (≤ fetch.maxWait, 60s by default): allow for it
-    const res = await this.call('fetchAndLock', (o) => this.stub.fetchAndLock(req, o), opts, options.waitMs || 60_000);
+    const res = await this.call('fetchAndLock', (o) => this.stub.fetchAndLock(req, o), opts, waitMs || 60_000);
     return (res.tasks ?? []).map(fromLocked);
   }
 
@@ -127,15 +140,17 @@ export class FetchClient extends BaseClient {
 
   /** Reports a failure on the fetch budget (never a step attempt). Returns whether the task turned terminal. */
   async fail(taskId: string, options: FailOptions, opts?: FetchCallOptions): Promise<boolean> {
+    const retryTimeoutMs = checkDuration('FetchClient.fail', 'retryTimeoutMs', options.retryTimeoutMs ?? 0, SERVER_BOUNDED);
     const res = await this.call('fail', (o) => this.stub.fail({
       task_id: taskId, worker_id: this.workerId, failure: { message: options.message ?? '', type: options.type ?? '' },
-      retries: options.retries, retry_timeout_ms: options.retryTimeoutMs ?? 0,
+      retries: options.retries, retry_timeout_ms: retryTimeoutMs,
     }, o), opts);
     return res.terminal ?? false;
   }
 
   /** Extends this worker's live lock to now + lockDurationMs (0 = the server's default); returns the new lockUntil. */
   async extendLock(taskId: string, lockDurationMs = 0, opts?: FetchCallOptions): Promise<Date> {
+    checkDuration('FetchClient.extendLock', 'lockDurationMs', lockDurationMs, SERVER_BOUNDED);
     const res = await this.call('extendLock', (o) => this.stub.extendLock({ task_id: taskId, worker_id: this.workerId, lock_duration_ms: lockDurationMs }, o), opts);
     return new Date(toNum(res.lock_until_ms));
   }

@@ -13,7 +13,7 @@ export interface FetchOptions {
   maxTasks?: number;
   /** 0/omitted = the server's fetch.lockDuration; over fetch.maxLockDuration is rejected. */
   lockDurationMs?: number;
-  /** Long-poll wait; 0/omitted = the server's fetch.wait; over fetch.maxWait is rejected. */
+  /** Long-poll wait in ms; 0/omitted = the server's fetch.wait; over fetch.maxWait is rejected (past 2^31 - 1, by the SDK). */
   waitMs?: number;
 }
 
@@ -54,6 +54,9 @@ export interface TerminalTask {
 
 export interface FetchCallOptions {
   signal?: AbortSignal;
-  /** Overrides the client's defaultTimeoutMs (long polls add their wait to it); past it the call rejects with ZdDeadlineExceededError. */
+  /**
+   * Overrides the client's defaultTimeoutMs (long polls add their wait to it); past it the call rejects with
+   * ZdDeadlineExceededError. In ms, > 0 and at most 2^31 - 1 (MAX_TIMER_MS), else a TypeError naming it.
+   */
   timeoutMs?: number;
 }

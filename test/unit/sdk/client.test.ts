@@ -1,9 +1,10 @@
 /** The Client against a hand-written MatchingService on a real nice-grpc server. */
 import { createServer, ServerError, Status, type CallContext, type Server } from 'nice-grpc';
 import { MatchingServiceDefinition, pb, PROTOCOL_VERSION } from '../../../src/wire';
-import { Client, RpcFailedError, ZdDeadlineExceededError, ZdInvalidArgumentError, ZdUnavailableError } from '../../../src';
+import { Client, MAX_TIMER_MS, RpcFailedError, ZdDeadlineExceededError, ZdInvalidArgumentError, ZdUnavailableError } from '../../../src';
 
 const never = () => new Promise<never>(() => {});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const unimplemented = async (): Promise<never> => { throw new ServerError(Status.UNIMPLEMENTED, 'not in this fake'); };
 
 /** What a fake answers for one Step: a single one names its field `step`, as the unary EnqueueStep does. */
@@ -20,6 +21,7 @@ const rest = {
   async waitOutcome(req: pb.WaitOutcomeRequest) {
     if (req.task_id === 'slow') return never();
     if (req.task_id === 'none') return {};
+    if (req.task_id === 'later') await sleep(100);
     return { outcome: { task_id: req.task_id, status: pb.OutcomeStatus.COMPLETED, output: Buffer.from('ok') } };
   },
   consumeOutcomes: unimplemented,
@@ -36,6 +38,7 @@ const rest = {
   async invokeRpc(req: pb.InvokeRpcRequest) {
     rpcTimeoutMs = Number(req.timeout_ms);
     if (req.rpc_name === 'busy') throw new ServerError(Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc busy within 10000 ms');
+    if (req.rpc_name === 'later') await sleep(100);
     if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true }, app_worker_id: 'w1' };
     return { output: Buffer.concat([Buffer.from('echo:'), req.input]), app_worker_id: 'w1' };
   },
@@ -225,6 +228,80 @@ describe('Client', () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toBe('waitOutcome: the client is closed');
     await expect(c.getTask('x')).rejects.toThrow('getTask: the client is closed');
+  });
+
+  // A Node.js timer holds at most 2^31 - 1 ms (MAX_TIMER_MS); a longer one, Infinity too, fires after 1 ms.
+  describe('timeouts a timer cannot hold', () => {
+    const step = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'big' };
+    const rpc = { tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'later' };
+
+    it.each([Infinity, 2 ** 31, 40 * 86_400_000, 0, -1, NaN])('refuses a defaultTimeoutMs of %p, naming it', (defaultTimeoutMs) => {
+      expect(() => new Client({ address, defaultTimeoutMs })).toThrow(/defaultTimeoutMs/);
+    });
+
+    it('waits out a long poll with a defaultTimeoutMs of MAX_TIMER_MS (its wait added to it is still a timer it holds)', async () => {
+      const c = new Client({ address, defaultTimeoutMs: MAX_TIMER_MS });
+      try {
+        // Was: MAX_TIMER_MS + waitMs armed as is, so the call timed out after 1 ms.
+        expect(await c.waitOutcome('later', { waitMs: 10_000 })).toMatchObject({ taskId: 'later', status: 'COMPLETED' });
+        expect(await c.waitOutcome('later')).toMatchObject({ taskId: 'later' });
+        expect((await c.invokeRpc({ ...rpc, input: 'a' })).output.toString()).toBe('echo:a');
+        expect(rpcTimeoutMs).toBe(MAX_TIMER_MS);
+        expect((await c.enqueueStep(step)).taskId).toBe('id-big');
+      } finally {
+        c.close();
+      }
+    });
+
+    it('waits out calls whose own timeout is MAX_TIMER_MS', async () => {
+      expect(await client.waitOutcome('later', { waitMs: 10 }, { timeoutMs: MAX_TIMER_MS })).toMatchObject({ taskId: 'later' });
+      // invokeRpc's deadline is its budget plus a margin: was past what a timer holds.
+      expect((await client.invokeRpc({ ...rpc, input: 'b', timeoutMs: MAX_TIMER_MS })).output.toString()).toBe('echo:b');
+      expect(rpcTimeoutMs).toBe(MAX_TIMER_MS);
+      expect((await client.invokeRpc({ ...rpc, input: 'c' }, { timeoutMs: MAX_TIMER_MS })).output.toString()).toBe('echo:c');
+      expect((await client.enqueueStep(step, { timeoutMs: MAX_TIMER_MS })).taskId).toBe('id-big');
+    });
+
+    it.each([Infinity, 2 ** 31, -1, NaN])('refuses a per-call timeoutMs of %p, naming the method and option', async (timeoutMs) => {
+      await expect(client.waitOutcome('later', {}, { timeoutMs })).rejects.toThrow(/waitOutcome option timeoutMs/);
+      await expect(client.ackOutcomes('g', ['1-0'], { timeoutMs })).rejects.toThrow(/ackOutcomes option timeoutMs/);
+      await expect(client.enqueueStep(step, { timeoutMs })).rejects.toThrow(/enqueueStep option timeoutMs/);
+      await expect(client.enqueueSteps([step], { timeoutMs })).rejects.toThrow(/enqueueSteps option timeoutMs/);
+      await expect(client.invokeRpc(rpc, { timeoutMs })).rejects.toThrow(/invokeRpc option timeoutMs/);
+      await expect(client.invokeRpc({ ...rpc, timeoutMs })).rejects.toThrow(/invokeRpc option request\.timeoutMs/);
+      const err = await client.getTask('x', { timeoutMs }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TypeError);
+    });
+
+    it('refuses a per-call timeoutMs of 0 (it timed the call out at once), but for invokeRpc, where 0 is unset', async () => {
+      await expect(client.waitOutcome('later', {}, { timeoutMs: 0 })).rejects.toThrow(/waitOutcome option timeoutMs/);
+      await expect(client.enqueueStep(step, { timeoutMs: 0 })).rejects.toThrow(/enqueueStep option timeoutMs/);
+      expect((await client.invokeRpc({ ...rpc, input: 'd', timeoutMs: 0 }, { timeoutMs: 0 })).output.toString()).toBe('echo:d');
+      expect(rpcTimeoutMs).toBe(2000);
+    });
+
+    it.each([Infinity, 2 ** 31, -1, NaN])('refuses a waitMs of %p, naming it', async (waitMs) => {
+      await expect(client.waitOutcome('later', { waitMs })).rejects.toThrow(/waitOutcome option waitMs/);
+      await expect(client.consumeOutcomes({ group: 'g', consumer: 'c', waitMs })).rejects.toThrow(/consumeOutcomes option waitMs/);
+    });
+
+    it('never arms the enqueue lane’s timer past what a timer holds', () => {
+      const realSetTimeout = global.setTimeout;
+      const delays: number[] = [];
+      const spy = jest.spyOn(global, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+        delays.push(ms ?? 0);
+        return realSetTimeout(fn, 0).unref();
+      }) as typeof setTimeout);
+      try {
+        const lane = (client as unknown as { lane: { armDeadlineTimer(at: number): void; clearDeadlineTimer(): void } }).lane;
+        lane.armDeadlineTimer(Date.now() + 10 * MAX_TIMER_MS);
+        lane.clearDeadlineTimer();
+      } finally {
+        spy.mockRestore();
+      }
+      expect(delays).toHaveLength(1);
+      expect(delays[0]).toBeLessThanOrEqual(MAX_TIMER_MS);
+    });
   });
 
   it('acks and cancels', async () => {

@@ -26,6 +26,18 @@ describe('client mappers', () => {
     expect(toNum(decoded.ready_at_ms)).toBe(readyAt.getTime());
   });
 
+  // Infinity and NaN go out as 0 ("none", "the server's default"), a negative as a huge uint64: refused, naming the field.
+  it.each([Infinity, NaN, -1])('refuses a Step duration of %p, naming the field', (ms) => {
+    const s = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' };
+    expect(() => toStepSpec({ ...s, methodTimeoutMs: ms })).toThrow(/step\.methodTimeoutMs/);
+    expect(() => toStepSpec({ ...s, heartbeatTimeoutMs: ms })).toThrow(/step\.heartbeatTimeoutMs/);
+    expect(() => toStepSpec({ ...s, retryPolicy: { initialIntervalMs: ms } })).toThrow(/step\.retryPolicy\.initialIntervalMs/);
+    expect(() => toStepSpec({ ...s, retryPolicy: { maxIntervalMs: ms } })).toThrow(/step\.retryPolicy\.maxIntervalMs/);
+    expect(() => toConsumeRequest({ group: 'g', consumer: 'c', redeliverAfterMs: ms })).toThrow(/redeliverAfterMs/);
+    // Durations the server bounds itself (up to a year) go out as given.
+    expect(toStepSpec({ ...s, methodTimeoutMs: 2 ** 32 }).method_timeout_ms).toBe(2 ** 32);
+  });
+
   it('omits optional fields as proto zero values', () => {
     const step = toStepSpec({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' });
     expect(step).toMatchObject({ ready_at_ms: 0, flow_deadline_ms: 0, method_timeout_ms: 0, sticky_worker_id: '', retry_policy: undefined });
