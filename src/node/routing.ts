@@ -83,11 +83,13 @@ export class Routing {
   }
 
   /**
-   * A READY notice reached a node that does not own the partition (the lease
-   * moved under it): hand it to the lease holder Redis names, unless that is
-   * the sender or nobody (the next owner reads Redis when it loads).
+   * A notice for the owner (READY, ATTEMPT, FLOW_DEADLINE) reached a node that does
+   * not own the partition (the lease moved under it, or the sender's member list is
+   * behind): hand it to the lease holder Redis names, unless that is the sender or
+   * nobody (the next owner reads Redis when it loads). Dropped, an attempt deadline
+   * or a flow deadline fired only when the owner's 5-s backlog count re-armed it.
    */
-  private forwardReady(p: number, event: pb.IDoorbellEvent, from: string): void {
+  private forwardToOwner(p: number, event: pb.IDoorbellEvent, from: string): void {
     this.redis.get(this.keys.lease(p)).then((lease) => {
       const holder = lease ? lease.slice(0, lease.lastIndexOf(':')) : '';
       if (holder && holder !== this.nodeId && holder !== from) this.mesh.ring(holder, event);
@@ -98,15 +100,16 @@ export class Routing {
     const owner = this.ownerNodeOf(p);
     const event = { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky, fresh: true };
     if (owner !== this.nodeId) this.mesh.ring(owner, event);
-    else if (!this.owner.taskEnqueued(p, queue, taskId, readyAt, sticky)) this.forwardReady(p, event, this.nodeId);
+    else if (!this.owner.taskEnqueued(p, queue, taskId, readyAt, sticky)) this.forwardToOwner(p, event, this.nodeId);
     if (flowDeadline > 0) this.flowDeadlineSet(p, taskId, flowDeadline);
   }
 
   /** A flow deadline was set on a Step of partition p: its owner arms the timer. */
   flowDeadlineSet(p: number, taskId: string, deadline: number): void {
     const owner = this.ownerNodeOf(p);
-    if (owner === this.nodeId) this.owner.flowDeadlineSet(p, deadline);
-    else this.mesh.ring(owner, { kind: Kind.FLOW_DEADLINE, partition: p, task_id: taskId, at_ms: deadline });
+    const event = { kind: Kind.FLOW_DEADLINE, partition: p, task_id: taskId, at_ms: deadline };
+    if (owner !== this.nodeId) this.mesh.ring(owner, event);
+    else if (!this.owner.flowDeadlineSet(p, deadline)) this.forwardToOwner(p, event, this.nodeId);
   }
 
   /** `sticky`: the worker a retry's sticky phase offers it to once ready ('' = none). */
@@ -114,15 +117,16 @@ export class Routing {
     const owner = this.ownerNodeOf(p);
     const event = { kind: Kind.READY, partition: p, task_id: taskId, queue, at_ms: readyAt, sticky_worker_id: sticky };
     if (owner !== this.nodeId) this.mesh.ring(owner, event);
-    else if (!this.owner.taskReady(p, queue, taskId, readyAt, sticky)) this.forwardReady(p, event, this.nodeId);
+    else if (!this.owner.taskReady(p, queue, taskId, readyAt, sticky)) this.forwardToOwner(p, event, this.nodeId);
   }
 
   attemptStarted(p: number, deadlineAt: number): void {
     // No method or heartbeat timeout: the owner has nothing to arm.
     if (deadlineAt >= Number.MAX_SAFE_INTEGER) return;
     const owner = this.ownerNodeOf(p);
-    if (owner === this.nodeId) this.owner.attemptStarted(p, deadlineAt);
-    else this.mesh.ring(owner, { kind: Kind.ATTEMPT, partition: p, at_ms: deadlineAt });
+    const event = { kind: Kind.ATTEMPT, partition: p, at_ms: deadlineAt };
+    if (owner !== this.nodeId) this.mesh.ring(owner, event);
+    else if (!this.owner.attemptStarted(p, deadlineAt)) this.forwardToOwner(p, event, this.nodeId);
   }
 
   /** Our waiters, and the peers that have waiters (most outcomes have none elsewhere). */
@@ -151,7 +155,7 @@ export class Routing {
     if (owner !== this.nodeId) this.mesh.ring(owner, { kind: Kind.LEASE_RELEASED, partition: p });
   }
 
-  /** Doorbells from peers; a READY for a partition we do not own goes on to its lease holder. */
+  /** Doorbells from peers; a READY, ATTEMPT or FLOW_DEADLINE for a partition we do not own goes on to its lease holder. */
   onDoorbell(events: pb.IDoorbellEvent[], from: string): void {
     for (const e of events) {
       const p = e.partition ?? 0;
@@ -162,14 +166,14 @@ export class Routing {
           const taken = e.fresh
             ? this.owner.taskEnqueued(p, e.queue ?? '', e.task_id ?? '', at, e.sticky_worker_id ?? '')
             : this.owner.taskReady(p, e.queue ?? '', e.task_id ?? '', at, e.sticky_worker_id ?? '');
-          if (!taken) this.forwardReady(p, e, from);
+          if (!taken) this.forwardToOwner(p, e, from);
           break;
         }
         case Kind.ATTEMPT:
-          this.owner.attemptStarted(p, at);
+          if (!this.owner.attemptStarted(p, at)) this.forwardToOwner(p, e, from);
           break;
         case Kind.FLOW_DEADLINE:
-          this.owner.flowDeadlineSet(p, at);
+          if (!this.owner.flowDeadlineSet(p, at)) this.forwardToOwner(p, e, from);
           break;
         case Kind.OUTCOME:
           if (e.task_id) this.bell.ring(p, e.task_id);

@@ -251,12 +251,18 @@ export class OwnerRegistry implements PartitionHost {
     return false;
   }
 
-  attemptStarted(partition: number, deadlineAt: number): void {
-    this.partitions.get(partition)?.attemptDeadline(deadlineAt);
+  /** An attempt's deadline: the partition's timer fires by then. False when the partition is not owned here. */
+  attemptStarted(partition: number, deadlineAt: number): boolean {
+    const owner = this.partitions.get(partition);
+    owner?.attemptDeadline(deadlineAt);
+    return owner !== undefined;
   }
 
-  flowDeadlineSet(partition: number, deadline: number): void {
-    this.partitions.get(partition)?.flowDeadline(deadline);
+  /** A flow deadline: the partition's timer fires by then. False when the partition is not owned here. */
+  flowDeadlineSet(partition: number, deadline: number): boolean {
+    const owner = this.partitions.get(partition);
+    owner?.flowDeadline(deadline);
+    return owner !== undefined;
   }
 
   /**
@@ -298,9 +304,17 @@ export class OwnerRegistry implements PartitionHost {
     this.placement.place(q, ref, sticky);
   }
 
+  /**
+   * Heads of `q` can be offered. Only the queue object its partition's current owner
+   * here holds counts: a placement offer that bounces after the partition was given
+   * up hands back the old one (placement.ts toHeads), and were it kept, once the
+   * partition came back here the old and the new queue would both offer each task.
+   */
   headsAvailable(q: QueueHeads): void {
+    const owner = this.partitions.get(q.partition);
+    if (owner?.queues.get(q.name) !== q) return;
     if (q.size === 0) {
-      if (q.needsRefill()) this.partitions.get(q.partition)?.refillInBackground(q);
+      if (q.needsRefill()) owner.refillInBackground(q);
       return;
     }
     const key = flowKey(q.tenant, q.flowType);
@@ -415,7 +429,7 @@ export class OwnerRegistry implements PartitionHost {
     this.offersOut.settled(q.partition);
     if (result === 'no-slot') {
       q.unshift(ref);
-      if (this.partitions.get(q.partition)?.queues.get(q.name) === q) this.headsAvailable(q);
+      this.headsAvailable(q); // only while q is still its partition's queue here
       return;
     }
     q.settle(ref.taskId);
