@@ -39,6 +39,14 @@ export class LeaseManager extends EventEmitter {
   /** stop() or releaseAll() ran: nothing acquired from now on is kept. */
   private stopped = false;
   private ticking: Promise<void> | undefined;
+  /**
+   * Partitions being given up (unload, then the lease deleted), with the release's
+   * promise. A release waits up to OFFER_SETTLE_MS for the partition's offers out:
+   * the renewal pass must not wait with it, or the gap between renewals grows by
+   * that much (at a TTL of 1.5 s, past the whole TTL, and every other lease lapses).
+   * A partition in here is not acquired until its release has finished.
+   */
+  private readonly releasing = new Map<number, Promise<void>>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -98,28 +106,47 @@ export class LeaseManager extends EventEmitter {
    */
   acquireNow(p: number): boolean {
     if (!this.running || this.stopped || !this.targets.has(p)) return false;
-    if (!this.held.has(p)) void this.acquire(p);
+    if (!this.held.has(p) && !this.releasing.has(p)) void this.acquire(p);
     return true;
   }
 
-  /** One pass: release what left the targets, renew what is held, acquire what is missing. */
+  /**
+   * One pass: release what left the targets, renew what is held, acquire what is
+   * missing. The next pass waits for this one's renewals and acquires, not for its
+   * releases; the promise returned resolves once those releases have finished too.
+   */
   tick(): Promise<void> {
     if (this.ticking) return this.ticking.then(() => this.tick());
-    this.ticking = this.doTick().finally(() => {
+    const releases: Promise<void>[] = [];
+    this.ticking = this.doTick(releases).finally(() => {
       this.ticking = undefined;
       this.loop();
     });
-    return this.ticking;
+    return this.ticking.then(() => Promise.all(releases)).then(() => undefined);
   }
 
-  private async doTick(): Promise<void> {
+  private async doTick(releases: Promise<void>[]): Promise<void> {
     const work: Promise<void>[] = [];
     for (const lease of [...this.held.values()]) {
-      if (!this.targets.has(lease.partition)) work.push(this.release(lease, 'membership'));
+      if (!this.targets.has(lease.partition)) releases.push(this.releaseApart(lease, 'membership'));
       else work.push(this.renew(lease));
     }
-    for (const p of this.targets) if (!this.held.has(p)) work.push(this.acquire(p));
+    for (const p of this.targets) if (!this.held.has(p) && !this.releasing.has(p)) work.push(this.acquire(p));
     await Promise.all(work);
+  }
+
+  /**
+   * Releases a lease outside the renewal pass (see `releasing`). Once it has
+   * finished, a partition that became a target again meanwhile is acquired at once.
+   */
+  private releaseApart(lease: HeldLease, cause: UnloadCause): Promise<void> {
+    const p = lease.partition;
+    const done = this.release(lease, cause).finally(() => {
+      if (this.releasing.get(p) === done) this.releasing.delete(p);
+      if (this.running && !this.stopped && this.targets.has(p) && !this.held.has(p) && !this.releasing.has(p)) void this.acquire(p);
+    });
+    this.releasing.set(p, done);
+    return done;
   }
 
   private async acquire(p: number): Promise<void> {
@@ -184,7 +211,11 @@ export class LeaseManager extends EventEmitter {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.ticking) await this.ticking.catch(() => undefined);
-    await Promise.all([...this.held.values()].map((l) => this.release(l, 'shutdown')));
+    await Promise.all([
+      ...[...this.held.values()].map((l) => this.release(l, 'shutdown')),
+      // membership releases still waiting for their offers: the node must not go before they end
+      ...this.releasing.values(),
+    ]);
   }
 
   stop(): void {
