@@ -22,7 +22,7 @@ import type { Logger } from '../util/logger';
 import { authorizeFetch, authorizeTask } from './external-service';
 import type { ExternalTasks } from './external-tasks';
 import {
-  idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf,
+  idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf, type TaskRef,
 } from './external-validation';
 
 const PREFIX = '/v1/external-tasks/';
@@ -79,6 +79,9 @@ function base64Field(field: string, value: unknown): Buffer | undefined {
   return Buffer.from(value, 'base64');
 }
 
+/** The request stream failed before its end: the caller reset or closed the connection mid-body. Nobody to answer. */
+class CallerGone extends Error {}
+
 function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -95,7 +98,7 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
       chunks.push(chunk);
     });
     req.on('error', (err) => {
-      if (!failed) reject(err);
+      if (!failed) reject(new CallerGone((err as Error).message));
       failed = true;
     });
     req.on('end', () => {
@@ -150,6 +153,37 @@ export interface ExternalHttpOptions {
   tls?: { cert: Buffer; key: Buffer };
 }
 
+type TaskCall = (surface: ExternalTasks, ref: TaskRef, workerId: string) => Promise<unknown>;
+
+/** Validates the body of a task route; returns the call it makes (nothing runs until the task is authorised). */
+function parseTaskRoute(action: string, body: Body, c: Config): TaskCall {
+  switch (action) {
+    case 'complete': {
+      const result = resultOf('http', base64Field('result', body.result), c);
+      const key = idempotencyKeyOf('http', body.idempotencyKey);
+      return async (surface, ref, workerId) => {
+        await surface.complete(ref, workerId, result, key);
+        return {};
+      };
+    }
+    case 'failure': {
+      const failure = body.failure === undefined || body.failure === null ? {} : body.failure;
+      if (typeof failure !== 'object' || Array.isArray(failure)) throw invalidArgument('failure', 'must be an object {message, type}');
+      const f = parseFail('http', failure as { message?: unknown; type?: unknown }, body.retries, body.retryTimeoutMs);
+      return async (surface, ref, workerId) => ({ terminal: await surface.fail(ref, workerId, f) });
+    }
+    case 'extend-lock': {
+      const lockMs = lockDurationOf('http', body.lockDurationMs, c);
+      return async (surface, ref, workerId) => ({ lockUntilMs: await surface.extendLock(ref, workerId, lockMs) });
+    }
+    default:
+      return async (surface, ref, workerId) => {
+        await surface.unlock(ref, workerId);
+        return {};
+      };
+  }
+}
+
 export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logger, opts: ExternalHttpOptions = {}) {
   const limit = bodyLimit(c);
 
@@ -188,31 +222,12 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     }
     const ref = taskRefOf('http', taskId, c);
     const workerId = workerIdOf('http', body.workerId, c);
+    // Every field is checked before the task's tenant is: checked after, a bad field would answer
+    // INVALID_ARGUMENT for a task id that does not exist and TASK_NOT_FOUND for one of another
+    // tenant, telling a foreign worker which ids exist (docs/security.md). gRPC checks in this order too.
+    const run = parseTaskRoute(action, body, c);
     await authorizeTask(principal, surface, ref);
-    switch (action) {
-      case 'complete': {
-        const result = resultOf('http', base64Field('result', body.result), c);
-        await surface.complete(ref, workerId, result, idempotencyKeyOf('http', body.idempotencyKey));
-        await sendJson(res, 200, {});
-        return;
-      }
-      case 'failure': {
-        const failure = body.failure === undefined || body.failure === null ? {} : body.failure;
-        if (typeof failure !== 'object' || Array.isArray(failure)) throw invalidArgument('failure', 'must be an object {message, type}');
-        const f = parseFail('http', failure as { message?: unknown; type?: unknown }, body.retries, body.retryTimeoutMs);
-        await sendJson(res, 200, { terminal: await surface.fail(ref, workerId, f) });
-        return;
-      }
-      case 'extend-lock': {
-        const lockUntil = await surface.extendLock(ref, workerId, lockDurationOf('http', body.lockDurationMs, c));
-        await sendJson(res, 200, { lockUntilMs: lockUntil });
-        return;
-      }
-      default: {
-        await surface.unlock(ref, workerId);
-        await sendJson(res, 200, {});
-      }
-    }
+    await sendJson(res, 200, await run(surface, ref, workerId));
   }
 
   return (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -223,6 +238,12 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     });
     const state = { bodyRead: false };
     route(req, res, ac.signal, state).catch((err: unknown) => {
+      if (err instanceof CallerGone) {
+        // A client that goes away mid-body is no fault of ours (and no ERROR any client could make us log).
+        log.debug({ url: req.url, err: err.message }, 'HTTP caller went away before its body ended');
+        res.destroy();
+        return;
+      }
       let e: ZdError;
       if (err instanceof ZdError) {
         e = err;
@@ -230,7 +251,6 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
         log.error({ url: req.url, err: err instanceof Error ? err.stack : String(err) }, 'unexpected error in HTTP handler');
         e = zdError('ZD_INTERNAL');
       }
-      // A refused body is not read to its end: close the connection after answering.
       // A body not read to its end (refused early, or too large): close the connection after answering.
       void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), !state.bodyRead && req.readableEnded === false);
     });

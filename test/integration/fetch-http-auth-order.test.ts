@@ -1,0 +1,119 @@
+/**
+ * The HTTP/JSON fetch routes with auth on, against a real node and
+ * redis-server: the answers a foreign tenant's worker gets must not tell it
+ * which task ids exist (docs/security.md: "a task of a tenant the token does
+ * not cover answers ZD_TASK_NOT_FOUND, so task ids cannot be probed"), and a
+ * caller that goes away mid-body is no server error.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Metadata, createChannel, createClient } from 'nice-grpc';
+import { loadConfig } from '../../src/config';
+import { ZdNode } from '../../src/node/node';
+import { MatchingServiceDefinition, pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { sleep } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+const TOK = {
+  workerA: 'worker-acme-0123456789', workerB: 'worker-globex-0123456789', clientB: 'client-globex-0123456789',
+};
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-http-auth-'));
+const logs: Record<string, unknown>[] = [];
+let node: ZdNode;
+let channel: ReturnType<typeof createChannel>;
+const md = (token: string) => ({ metadata: Metadata({ authorization: `Bearer ${token}` }) });
+
+beforeAll(async () => {
+  const workers = path.join(dir, 'workers.yaml');
+  const clients = path.join(dir, 'clients.yaml');
+  fs.writeFileSync(workers, `tokens:\n  - { token: "${TOK.workerA}", tenants: [acme] }\n  - { token: "${TOK.workerB}", tenants: [globex] }\n`);
+  fs.writeFileSync(clients, `tokens:\n  - { token: "${TOK.clientB}", tenants: [globex] }\n`);
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('httpauth'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
+      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
+      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '1s',
+      'auth.enabled': true, 'auth.workerTokensFile': workers, 'auth.clientTokensFile': clients, 'limits.maxPayloadBytes': 1024,
+    },
+  });
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
+  channel = createChannel(node.apiAddress);
+});
+afterAll(async () => {
+  channel?.close();
+  await node?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const matching = () => createClient(MatchingServiceDefinition, channel);
+
+async function http(pathname: string, body: unknown, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`http://${node.httpAddress}${pathname}`, {
+    method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+it('answers a bad field the same for a foreign task as for a missing one: task ids cannot be probed', async () => {
+  const { task_id } = await matching().enqueueStep({
+    step: { tenant: 'globex', flow_id: 'probe', flow_type: 'order', step_type: 'charge', step_execution_id: 's1', input: Buffer.from('in') },
+  }, md(TOK.clientB));
+  const fetched = await http('/v1/external-tasks/fetch-and-lock', { workerId: 'b', topics: [{ tenant: 'globex', flowType: 'order', stepType: 'charge' }], waitMs: 2000 }, TOK.workerB);
+  expect((fetched.body.tasks as { taskId: string }[]).map((x) => x.taskId)).toEqual([task_id]);
+  const missing = '3-0123456789abcdef01234567';
+  const cases: [string, Record<string, unknown>][] = [
+    ['extend-lock', { workerId: 'b', lockDurationMs: 600_001 }],
+    ['complete', { workerId: 'b', result: 'not base64!' }],
+    ['complete', { workerId: 'b', result: Buffer.alloc(1025).toString('base64') }],
+    ['complete', { workerId: 'b', idempotencyKey: 'bad\u0001key' }],
+    ['failure', { workerId: 'b', retries: -1 }],
+    ['failure', { workerId: 'b', failure: { message: 42 }, retries: 1 }],
+    ['failure', { workerId: 'b', failure: 'oops', retries: 1 }],
+  ];
+  const answers = [];
+  for (const [route, body] of cases) {
+    const foreign = await http(`/v1/external-tasks/${task_id}/${route}`, body, TOK.workerA);
+    const none = await http(`/v1/external-tasks/${missing}/${route}`, body, TOK.workerA);
+    answers.push({ route, fields: Object.keys(body).join(','), foreign: [foreign.status, foreign.body.code], missing: [none.status, none.body.code] });
+  }
+  // One answer for both (the field's error, as the gRPC surface gives): whether the foreign id exists stays unknown.
+  expect(answers.filter((a) => a.foreign[0] !== a.missing[0] || a.foreign[1] !== a.missing[1])).toEqual([]);
+  expect(answers.every((a) => a.foreign[0] === 400 && a.foreign[1] === 'ZD_INVALID_ARGUMENT')).toBe(true);
+  // Nothing changed: still locked by b, who completes it.
+  expect((await matching().getTask({ task_id }, md(TOK.clientB))).task?.state).toBe(pb.TaskState.LOCKED);
+  expect((await http(`/v1/external-tasks/${task_id}/complete`, { workerId: 'b' }, TOK.workerB)).status).toBe(200);
+});
+
+it('a caller that goes away in the middle of its body is no server error (no ERROR log), and the node serves on', async () => {
+  const [host, port] = node.httpAddress.split(':');
+  for (let i = 0; i < 3; i++) {
+    await new Promise<void>((resolve, reject) => {
+      const s = net.connect(Number(port), host, () => {
+        s.write(`POST /v1/external-tasks/fetch-and-lock HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOK.workerA}\r\n`
+          + 'content-type: application/json\r\ncontent-length: 1000\r\n\r\n{"workerId": "a", ');
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 100);
+      });
+      s.on('error', reject);
+    });
+  }
+  await sleep(300); // the server sees the resets
+  const errors = logs.filter((l) => Number(l.level) >= 50);
+  expect(errors.map((l) => l.msg)).toEqual([]);
+  const r = await http('/v1/external-tasks/fetch-and-lock', { workerId: 'a', topics: [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }], waitMs: 1 }, TOK.workerA);
+  expect([r.status, r.body]).toEqual([200, { tasks: [] }]);
+});
