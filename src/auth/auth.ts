@@ -17,7 +17,10 @@ import type { CallContext, ServerMiddlewareCall } from 'nice-grpc';
 import type { Config } from '../config';
 import { zdError } from '../errors';
 import type { Logger } from '../util/logger';
-import { covers, TokenFile, UNRESTRICTED, type Principal, type TokenKind } from './tokens';
+import { covers, MAX_TOKEN_CHARS, TokenFile, UNRESTRICTED, type Principal, type TokenKind } from './tokens';
+
+/** `Bearer <token>`: the token is what a tokens file may hold (tokens.ts). */
+const BEARER = new RegExp(`^Bearer\\s+([\\x21-\\x7e]{1,${MAX_TOKEN_CHARS}})\\s*$`, 'i');
 
 export { covers, UNRESTRICTED, type Principal, type TokenKind } from './tokens';
 
@@ -77,7 +80,7 @@ export class Auth {
   /** The principal of an `authorization` header value, for a surface taking `kind` tokens. */
   authenticate(kind: TokenKind, header: string | undefined): Principal {
     if (!this.enabled) return UNRESTRICTED;
-    const m = header === undefined ? null : /^Bearer\s+(\S{1,4096})\s*$/i.exec(header);
+    const m = header === undefined ? null : BEARER.exec(header);
     if (!m) throw zdError('ZD_UNAUTHENTICATED', { reason: 'a bearer token is required (authorization: Bearer <token>)' });
     const token = m[1]!;
     const p = this.files[kind].lookup(token);

@@ -41,6 +41,8 @@ export function covers(p: Principal, tenant: string): boolean {
 }
 
 const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
+/** The longest bearer token a call can present (auth.ts reads at most this many characters). */
+export const MAX_TOKEN_CHARS = 4096;
 const TENANT = /^(\*|[A-Za-z0-9_][A-Za-z0-9_.\-]*)$/;
 
 /** Parses a tokens file; throws an Error naming the entry and field. */
@@ -62,7 +64,11 @@ export function parseTokensFile(text: string, kind: TokenKind): Map<string, Prin
       if (!/^[0-9a-fA-F]{64}$/.test(e.sha256)) throw new Error(`${at}.sha256: must be 64 hex digits`);
       digest = e.sha256.toLowerCase();
     } else if (typeof e.token === 'string' && e.sha256 === undefined) {
+      // A token travels as `authorization: Bearer <token>`, which carries 1 to 4096 visible ASCII characters
+      // (auth.ts): any other token could never authenticate, so the file is wrong, not the callers.
       if (e.token.length < 16) throw new Error(`${at}.token: must be at least 16 characters`);
+      if (e.token.length > MAX_TOKEN_CHARS) throw new Error(`${at}.token: must be at most ${MAX_TOKEN_CHARS} characters`);
+      if (!/^[\x21-\x7e]+$/.test(e.token)) throw new Error(`${at}.token: must be visible ASCII characters only (no spaces)`);
       digest = sha256(e.token);
     } else {
       throw new Error(`${at}: needs exactly one of "token" or "sha256"`);

@@ -1,0 +1,54 @@
+/**
+ * Tokens files (docs/security.md): an entry that could never authenticate is
+ * a broken file, named by entry and field, not a silently dead credential.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Auth } from '../../../src/auth/auth';
+import { parseTokensFile } from '../../../src/auth/tokens';
+import { loadConfig } from '../../../src/config';
+import { createLogger } from '../../../src/util/logger';
+
+const file = (token: string) => `tokens:\n  - { name: e, token: ${JSON.stringify(token)}, tenants: [acme] }\n`;
+
+it.each([
+  ['a space', 'has a space in the middle-0123456789', 'tokens[0].token: must be visible ASCII characters only'],
+  ['a tab', 'tab\there-0123456789abcdef', 'tokens[0].token: must be visible ASCII characters only'],
+  ['a non-ASCII letter', 'café-0123456789abcdef', 'tokens[0].token: must be visible ASCII characters only'],
+  ['more than 4096 characters', 'x'.repeat(4097), 'tokens[0].token: must be at most 4096 characters'],
+  ['fewer than 16 characters', 'short', 'tokens[0].token: must be at least 16 characters'],
+])('refuses a token with %s, naming the entry', (_what, token, message) => {
+  expect(() => parseTokensFile(file(token), 'client')).toThrow(message);
+});
+
+it('accepts the longest and the most varied token a bearer header carries', () => {
+  const longest = 'y'.repeat(4096);
+  const punctuated = '!"#$%&\'()*+,-./0123456789:;<=>?@[\\]^_`{|}~';
+  for (const token of [longest, punctuated]) {
+    const parsed = parseTokensFile(file(token), 'client');
+    expect([...parsed.keys()]).toEqual([createHash('sha256').update(token).digest('hex')]);
+  }
+});
+
+it('authenticates a bearer token of 4096 characters and refuses one of 4097 or with non-ASCII', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-tokens-'));
+  const longest = 'z'.repeat(4096);
+  fs.writeFileSync(path.join(dir, 'clients.yaml'), file(longest));
+  fs.writeFileSync(path.join(dir, 'workers.yaml'), 'tokens: []\n');
+  const config = loadConfig({
+    env: {},
+    overrides: { 'auth.enabled': true, 'auth.clientTokensFile': path.join(dir, 'clients.yaml'), 'auth.workerTokensFile': path.join(dir, 'workers.yaml') },
+  });
+  const auth = new Auth(config, createLogger('silent'));
+  try {
+    auth.start();
+    expect(auth.authenticate('client', `Bearer ${longest}`).name).toBe('e');
+    expect(() => auth.authenticate('client', `Bearer ${longest}z`)).toThrow('ZD_UNAUTHENTICATED');
+    expect(() => auth.authenticate('client', 'Bearer café-0123456789abcdef')).toThrow('ZD_UNAUTHENTICATED');
+  } finally {
+    auth.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
