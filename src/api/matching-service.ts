@@ -219,10 +219,13 @@ export function matchingService(d: MatchingDeps) {
       const principal = principalOf(ctx);
       const { taskId, partition } = taskRef(req.task_id);
       const waitMs = requireDuration('wait_ms', req.wait_ms, c.limits.maxWait);
-      requireTaskTenant(principal, await tenantOfTask(principal, partition, taskId), taskId);
+      // The gate comes before the tenant check: a full gate must answer a foreign task id as it answers a
+      // missing one (both TOO_MANY_LONG_POLLS), or the difference tells which ids exist.
       const release = d.longPolls?.enter(waitMs);
-      const sub = d.bell.subscribe(taskId, ctx.signal);
+      let sub: ReturnType<OutcomeBell['subscribe']> | undefined;
       try {
+        requireTaskTenant(principal, await tenantOfTask(principal, partition, taskId), taskId);
+        sub = d.bell.subscribe(taskId, ctx.signal);
         const deadline = d.clock.now() + waitMs;
         for (;;) {
           let done = await d.store.readDone(partition, taskId);
@@ -242,7 +245,7 @@ export function matchingService(d: MatchingDeps) {
           await sub.wait(Math.min(left, 1000));
         }
       } finally {
-        sub.close();
+        sub?.close();
         release?.();
       }
     },
@@ -286,7 +289,12 @@ export function matchingService(d: MatchingDeps) {
             if (others.length > 0) {
               await d.outcomes.ack(group, others.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!));
               found = found.filter((o) => o.tenant === tenant);
-              if (found.length === 0) continue; // read on at once: more may follow the foreign entries
+              // Read on at once (more may follow the foreign entries), but not past the caller's wait: a long
+              // foreign backlog is skipped over several calls, each answering empty at its deadline.
+              if (found.length === 0) {
+                if (d.clock.now() >= deadline) return { outcomes: [] };
+                continue;
+              }
             }
           }
           if (found.length > 0) {
