@@ -64,7 +64,7 @@ async function failure(call: Promise<unknown>): Promise<ClientError> {
 /** Enqueues one Step per flow id and completes each through the fetch surface, in order. */
 async function completeSteps(tenant: string, flowIds: string[], client: string, worker: string): Promise<string[]> {
   const { results } = await matching().enqueueSteps({ steps: flowIds.map((f) => step(tenant, f)) }, md(client));
-  const ids = results.map((r) => r.task_id);
+  const ids = results.map((r) => String(r.task_id));
   const pending = new Set(ids);
   while (pending.size > 0) {
     const { tasks } = await external().fetchAndLock({
