@@ -166,7 +166,22 @@ export class Membership extends EventEmitter {
     return [...this.members.values()];
   }
 
-  /** Whether the node instance (id + boot) that started an attempt still runs. */
+  /**
+   * Whether the node instance that started an attempt is gone, by Redis now and
+   * not by the members last read: a node that joined (or restarted) since this
+   * node's last heartbeat is live there and not yet here, and may already run
+   * attempts. Only a score older than nodeTtl, or another boot, says gone.
+   */
+  async isGone(nodeId: string, bootId: string): Promise<boolean> {
+    if (this.isLive(nodeId, bootId)) return false;
+    const [score, boot] = await Promise.all([
+      this.redis.zscore(this.keys.members(), nodeId),
+      this.redis.hget(this.keys.node(nodeId), 'boot'),
+    ]);
+    return score === null || Number(score) < this.clock.now() - this.opts.nodeTtlMs || boot !== bootId;
+  }
+
+  /** Whether the node instance (id + boot) that started an attempt still runs, by the members last read. */
   isLive(nodeId: string, bootId: string): boolean {
     const m = this.members.get(nodeId);
     return m !== undefined && m.bootId === bootId;

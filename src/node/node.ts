@@ -158,7 +158,7 @@ export class ZdNode {
     }, this.clock, this.log);
     this.leases = new LeaseManager(this.redis, this.keys, this.nodeId, config.cluster.leaseTtl, this.log);
     this.owner = new OwnerRegistry(this.redis, this.keys, this.store, {
-      isNodeLive: (id, boot) => this.membership.isLive(id, boot),
+      isNodeGone: (id, boot) => this.membership.isGone(id, boot),
       leaseMoved: () => void this.leases.tick(),
       outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       headsRestored: (n) => this.metrics.headsRestored.inc(n),
@@ -383,6 +383,9 @@ export class ZdNode {
    * worker is checked by the enqueue script itself.
    */
   private mayStartAtEnqueue(t: NewTask): boolean {
+    // Not before this node has read itself among the members (its first heartbeat, or again after
+    // heartbeats that stalled past nodeTtl): an owner would take the attempt for a dead node's.
+    if (!this.membership.isLive(this.nodeId, this.bootId)) return false;
     if (!this.owner.mayStartAtEnqueue(t.partition, t.queue, t.tenant, t.flowType)) return false;
     const owned = this.leases.holds(t.partition) !== undefined;
     const peers = this.membership.liveIds().filter((id) => id !== this.nodeId);

@@ -20,8 +20,8 @@ import { Timers } from './timers';
 export interface PartitionHost {
   /** Heads of `q` became available to offer. */
   headsAvailable(q: QueueHeads): void;
-  /** Whether the node instance that started an attempt still runs. */
-  isNodeLive(nodeId: string, bootId: string): boolean;
+  /** Whether the node instance that started an attempt is gone, as Redis says now (Membership.isGone). */
+  isNodeGone(nodeId: string, bootId: string): Promise<boolean>;
   /** An owner-initiated script found the lease gone. */
   leaseMoved(partition: number): void;
   /** An outcome was written (doorbell for outcome waiters). */
@@ -259,10 +259,15 @@ export class PartitionOwner {
   async failDeadNodeAttempts(): Promise<void> {
     if (!this.active) return;
     const ids = await this.redis.zrange(this.keys.inflight(this.partition), 0, -1);
+    // One look per node instance, however many of its attempts this partition holds.
+    const gone = new Map<string, Promise<boolean>>();
     await Promise.all(ids.map(async (id) => {
       const [run, n, b] = await this.redis.hmget(this.keys.task(this.partition, id), 'run', 'node', 'boot');
       const { node, boot } = attemptNode(run, n, b);
-      if (node && !this.host.isNodeLive(node, boot)) {
+      if (!node) return;
+      const instance = `${node}\0${boot}`;
+      if (!gone.has(instance)) gone.set(instance, this.host.isNodeGone(node, boot));
+      if (await gone.get(instance)) {
         await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost', { kind: 'node-lost', node, boot });
       }
     }));

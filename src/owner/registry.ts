@@ -29,7 +29,7 @@ export interface MatchingWaits {
 }
 
 export interface OwnerHooks {
-  isNodeLive(nodeId: string, bootId: string): boolean;
+  isNodeGone(nodeId: string, bootId: string): Promise<boolean>;
   leaseMoved(partition: number): void;
   outcomeWritten(partition: number, taskId: string, status: OutcomeStatusName, count?: number): void;
   /** The resync restored refs matching had lost (a bug: counted and logged). */
@@ -324,8 +324,8 @@ export class OwnerRegistry implements PartitionHost {
     this.schedulePump(key);
   }
 
-  isNodeLive(nodeId: string, bootId: string): boolean {
-    return this.hooks.isNodeLive(nodeId, bootId);
+  isNodeGone(nodeId: string, bootId: string): Promise<boolean> {
+    return this.hooks.isNodeGone(nodeId, bootId);
   }
 
   cancelAttempt(a: CancelledAttempt, reason: string): void {
