@@ -1,2 +1,3 @@
 export { loadConfig, ConfigError, type Config, type LoadOptions } from './load';
 export { parseDuration } from './formats';
+export { configWarnings } from './warnings';

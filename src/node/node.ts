@@ -11,7 +11,7 @@ import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-serv
 import { ServerReflection, ServerReflectionService } from 'nice-grpc-server-reflection';
 import path from 'node:path';
 import type http from 'node:http';
-import type { Config } from '../config';
+import { configWarnings, type Config } from '../config';
 import { errorMiddleware } from '../api/error-middleware';
 import { protocolMiddleware } from '../api/protocol-middleware';
 import { matchingService } from '../api/matching-service';
@@ -239,6 +239,7 @@ export class ZdNode {
 
   private async boot(): Promise<void> {
     const c = this.config;
+    for (const warning of configWarnings(c)) this.log.warn({ config: true }, warning);
     await this.checkPartitionCount();
     this.leases.on('acquired', (lease) => {
       this.metrics.leaseChanges.inc({ event: 'acquired' });

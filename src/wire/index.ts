@@ -21,6 +21,9 @@ export const PROTOCOL_VERSION = 4;
  */
 export const rpcDeclineType = (rpcName: string) => `rpc:${rpcName}`;
 
+/** DESIGN §5: a worker sends a Pong this often while a task runs (the SDK's PONG_INTERVAL_MS). */
+export const WORKER_PONG_INTERVAL_MS = 20_000;
+
 export const FAILURE_LIMITS = { messageChars: 4096, typeChars: 256, retryAfterMs: 365 * 86_400_000 } as const;
 
 const W = 'zdmatch.v1.WorkerTaskService';

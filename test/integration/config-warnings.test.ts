@@ -1,0 +1,58 @@
+/**
+ * Configs that boot but work against themselves are said at startup, as one
+ * WARN each naming the keys: a busy-stream silence that healthy workers'
+ * Pongs cannot beat, and leases that outlive nodeTtl.
+ */
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { configWarnings, loadConfig } from '../../src/config';
+import { ZdNode } from '../../src/node/node';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+
+const configOf = (over: Record<string, unknown>) => loadConfig({
+  env: {},
+  overrides: {
+    'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('cfgwarn'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
+    'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4, 'auth.enabled': false, ...over,
+  },
+});
+
+it('warns of nothing with the defaults', () => {
+  expect(configWarnings(loadConfig({ env: {} }))).toEqual([]);
+});
+
+it.each([
+  [{ 'matching.busyStreamSilence': '20s' }, 'matching.busyStreamSilence (20000ms)'],
+  [{ 'matching.busyStreamSilence': '5s' }, 'matching.busyStreamSilence (5000ms)'],
+  [{ 'cluster.leaseTtl': '15s', 'cluster.nodeTtl': '10s' }, 'cluster.leaseTtl (15000ms) is longer than cluster.nodeTtl (10000ms)'],
+])('warns of %j', (over, text) => {
+  const warnings = configWarnings(loadConfig({ env: {}, overrides: over }));
+  expect(warnings).toEqual([expect.stringContaining(text)]);
+});
+
+it('leaves a silence past the Pong interval, or off, and leases as long as nodeTtl alone', () => {
+  for (const over of [{ 'matching.busyStreamSilence': '21s' }, { 'matching.busyStreamSilence': 0 }, { 'cluster.leaseTtl': '10s', 'cluster.nodeTtl': '10s' }]) {
+    expect(configWarnings(loadConfig({ env: {}, overrides: over }))).toEqual([]);
+  }
+});
+
+it('logs each warning once at startup', async () => {
+  const lines: { level: number; msg: string }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as { level: number; msg: string });
+      cb();
+    },
+  });
+  const node = await ZdNode.start(configOf({ 'matching.busyStreamSilence': '10s', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '2s', 'cluster.heartbeat': '200ms' }), {
+    logger: pino({ level: 'info' }, sink),
+  });
+  try {
+    const warned = lines.filter((l) => l.level === 40 && /^(matching\.busyStreamSilence|cluster\.leaseTtl) /.test(l.msg)).map((l) => l.msg.split(' ')[0]);
+    expect(warned.sort()).toEqual(['cluster.leaseTtl', 'matching.busyStreamSilence']);
+  } finally {
+    await node.close();
+  }
+});
