@@ -5,62 +5,31 @@
  * not cover answers ZD_TASK_NOT_FOUND, so task ids cannot be probed"), and a
  * caller that goes away mid-body is no server error.
  */
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import { Metadata, createChannel, createClient } from 'nice-grpc';
-import { loadConfig } from '../../src/config';
-import { ZdNode } from '../../src/node/node';
+import { createClient } from 'nice-grpc';
 import { MatchingServiceDefinition, pb } from '../../src/wire';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { bearer as md, startAuthNode, type AuthNode } from '../helpers/auth-node';
+import { useEmbeddedRedis } from '../helpers/redis';
 import { sleep } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const TOK = {
   workerA: 'worker-acme-0123456789', workerB: 'worker-globex-0123456789', clientB: 'client-globex-0123456789',
 };
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-http-auth-'));
-const logs: Record<string, unknown>[] = [];
-let node: ZdNode;
-let channel: ReturnType<typeof createChannel>;
-const md = (token: string) => ({ metadata: Metadata({ authorization: `Bearer ${token}` }) });
+let t: AuthNode;
 
 beforeAll(async () => {
-  const workers = path.join(dir, 'workers.yaml');
-  const clients = path.join(dir, 'clients.yaml');
-  fs.writeFileSync(workers, `tokens:\n  - { token: "${TOK.workerA}", tenants: [acme] }\n  - { token: "${TOK.workerB}", tenants: [globex] }\n`);
-  fs.writeFileSync(clients, `tokens:\n  - { token: "${TOK.clientB}", tenants: [globex] }\n`);
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('httpauth'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
-      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '1s',
-      'auth.enabled': true, 'auth.workerTokensFile': workers, 'auth.clientTokensFile': clients, 'limits.maxPayloadBytes': 1024,
-    },
-  });
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
-  node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
-  channel = createChannel(node.apiAddress);
+  t = await startAuthNode(redis.url, 'httpauth', {
+    workers: [{ token: TOK.workerA, tenants: ['acme'] }, { token: TOK.workerB, tenants: ['globex'] }],
+    clients: [{ token: TOK.clientB, tenants: ['globex'] }],
+  }, { 'limits.maxPayloadBytes': 1024 });
 });
-afterAll(async () => {
-  channel?.close();
-  await node?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => t?.close());
 
-const matching = () => createClient(MatchingServiceDefinition, channel);
+const matching = () => createClient(MatchingServiceDefinition, t.channel);
 
 async function http(pathname: string, body: unknown, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`http://${node.httpAddress}${pathname}`, {
+  const res = await fetch(`http://${t.node.httpAddress}${pathname}`, {
     method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -97,7 +66,7 @@ it('answers a bad field the same for a foreign task as for a missing one: task i
 });
 
 it('a caller that goes away in the middle of its body is no server error (no ERROR log), and the node serves on', async () => {
-  const [host, port] = node.httpAddress.split(':');
+  const [host, port] = t.node.httpAddress.split(':');
   for (let i = 0; i < 3; i++) {
     await new Promise<void>((resolve, reject) => {
       const s = net.connect(Number(port), host, () => {
@@ -112,7 +81,7 @@ it('a caller that goes away in the middle of its body is no server error (no ERR
     });
   }
   await sleep(300); // the server sees the resets
-  const errors = logs.filter((l) => Number(l.level) >= 50);
+  const errors = t.logs.filter((l) => Number(l.level) >= 50);
   expect(errors.map((l) => l.msg)).toEqual([]);
   const r = await http('/v1/external-tasks/fetch-and-lock', { workerId: 'a', topics: [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }], waitMs: 1 }, TOK.workerA);
   expect([r.status, r.body]).toEqual([200, { tasks: [] }]);

@@ -5,15 +5,10 @@
  * tenant's outcome group skipping another tenant's backlog still answers at
  * its wait_ms instead of reading the whole backlog in one call.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
-import { loadConfig } from '../../src/config';
-import { ZdNode } from '../../src/node/node';
-import { createLogger } from '../../src/util/logger';
+import { ClientError, Status, createClient } from 'nice-grpc';
 import { ExternalTaskServiceDefinition, MatchingServiceDefinition, type pb } from '../../src/wire';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { bearer as md, startAuthNode, type AuthNode } from '../helpers/auth-node';
+import { useEmbeddedRedis } from '../helpers/redis';
 import { sleep } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -21,36 +16,18 @@ const TOK = {
   clientA: 'client-acme-0123456789', clientB: 'client-globex-0123456789',
   workerA: 'worker-acme-0123456789', workerB: 'worker-globex-0123456789',
 };
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-outcome-auth-'));
-let node: ZdNode;
-let channel: ReturnType<typeof createChannel>;
-const md = (token: string) => ({ metadata: Metadata({ authorization: `Bearer ${token}` }) });
+let t: AuthNode;
 
 beforeAll(async () => {
-  const workers = path.join(dir, 'workers.yaml');
-  const clients = path.join(dir, 'clients.yaml');
-  fs.writeFileSync(workers, `tokens:\n  - { token: "${TOK.workerA}", tenants: [acme] }\n  - { token: "${TOK.workerB}", tenants: [globex] }\n`);
-  fs.writeFileSync(clients, `tokens:\n  - { token: "${TOK.clientA}", tenants: [acme] }\n  - { token: "${TOK.clientB}", tenants: [globex] }\n`);
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('outauth'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 1,
-      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '1s',
-      'auth.enabled': true, 'auth.workerTokensFile': workers, 'auth.clientTokensFile': clients, 'limits.maxLongPolls': 1,
-    },
-  });
-  node = await ZdNode.start(config, { logger: createLogger('silent') });
-  channel = createChannel(node.apiAddress);
+  t = await startAuthNode(redis.url, 'outauth', {
+    workers: [{ token: TOK.workerA, tenants: ['acme'] }, { token: TOK.workerB, tenants: ['globex'] }],
+    clients: [{ token: TOK.clientA, tenants: ['acme'] }, { token: TOK.clientB, tenants: ['globex'] }],
+  }, { 'cluster.partitions': 1, 'limits.maxLongPolls': 1 });
 });
-afterAll(async () => {
-  channel?.close();
-  await node?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => t?.close());
 
-const matching = () => createClient(MatchingServiceDefinition, channel);
-const external = () => createClient(ExternalTaskServiceDefinition, channel);
+const matching = () => createClient(MatchingServiceDefinition, t.channel);
+const external = () => createClient(ExternalTaskServiceDefinition, t.channel);
 const step = (tenant: string, flowId: string): pb.IStepSpec => ({
   tenant, flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 's1', input: Buffer.from('in'),
 });

@@ -1,0 +1,75 @@
+/**
+ * A node in this process with auth on: tokens files written to a temporary
+ * folder from `tokens` (each entry's token in plain text, bound to tenants),
+ * its log lines collected as parsed JSON, and a channel to its API.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Metadata, createChannel } from 'nice-grpc';
+import { loadConfig } from '../../src/config';
+import { ZdNode } from '../../src/node/node';
+import { uniquePrefix } from './redis';
+
+export interface TokenEntry {
+  token: string;
+  tenants?: string[];
+  operator?: boolean;
+}
+
+export interface AuthNode {
+  node: ZdNode;
+  channel: ReturnType<typeof createChannel>;
+  /** Every log line so far. */
+  logs: Record<string, unknown>[];
+  /** The folder of the tokens files (workers.yaml, clients.yaml). */
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** Call options that send `token` as the bearer token. */
+export const bearer = (token: string) => ({ metadata: Metadata({ authorization: `Bearer ${token}` }) });
+
+function tokensFile(entries: TokenEntry[]): string {
+  const lines = entries.map((e) => `  - ${JSON.stringify({ token: e.token, ...(e.tenants ? { tenants: e.tenants } : {}), ...(e.operator ? { operator: true } : {}) })}`);
+  return entries.length === 0 ? 'tokens: []\n' : `tokens:\n${lines.join('\n')}\n`;
+}
+
+export async function startAuthNode(
+  redisUrl: string, label: string, tokens: { workers: TokenEntry[]; clients: TokenEntry[] }, overrides: Record<string, unknown> = {},
+): Promise<AuthNode> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `zd-${label}-`));
+  const workers = path.join(dir, 'workers.yaml');
+  const clients = path.join(dir, 'clients.yaml');
+  fs.writeFileSync(workers, tokensFile(tokens.workers));
+  fs.writeFileSync(clients, tokensFile(tokens.clients));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      'redis.url': redisUrl, 'redis.keyPrefix': uniquePrefix(label), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
+      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
+      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '1s',
+      'auth.enabled': true, 'auth.workerTokensFile': workers, 'auth.clientTokensFile': clients,
+      ...overrides,
+    },
+  });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
+  const channel = createChannel(node.apiAddress);
+  return {
+    node, channel, logs, dir,
+    async close() {
+      channel.close();
+      await node.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
