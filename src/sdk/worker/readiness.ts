@@ -1,8 +1,8 @@
 /**
- * Readiness per DESIGN §5: ready once every required slot kind has had a
- * registered stream; after that it stays ready through reconnects and busy
- * slots, and is false only while some kind has no registered stream *and* a
- * permanent error. A successful registration clears that kind's error.
+ * Readiness per DESIGN §5: ready once every required slot kind has a
+ * registered stream at the same time; after that it stays ready through
+ * reconnects and busy slots, and is false only while some kind has no
+ * registered stream *and* a permanent error. A successful registration clears that kind's error.
  */
 import type { ClientError } from 'nice-grpc';
 import { PullRegistrationError, WorkerStoppedError } from './errors';
@@ -22,7 +22,6 @@ export interface Readiness {
 
 interface KindState {
   registered: number;
-  everRegistered: boolean;
   lastPermanentError: PullRegistrationError | null;
 }
 
@@ -39,15 +38,16 @@ export class ReadinessTracker {
   private terminal: unknown = null;
 
   constructor(required: readonly SlotKindName[]) {
-    for (const kind of required) this.kinds.set(kind, { registered: 0, everRegistered: false, lastPermanentError: null });
+    for (const kind of required) this.kinds.set(kind, { registered: 0, lastPermanentError: null });
   }
 
   registered(kind: SlotKindName): void {
     const s = this.state(kind);
     s.registered++;
-    s.everRegistered = true;
     s.lastPermanentError = null;
-    if (!this.everReady && [...this.kinds.values()].every((k) => k.everRegistered)) {
+    // Registered now, not once: a kind whose stream dropped before the others
+    // registered (in backoff, say) cannot take its tasks yet.
+    if (!this.everReady && [...this.kinds.values()].every((k) => k.registered > 0)) {
       this.everReady = true;
       this.settle((w) => w.resolve());
     }

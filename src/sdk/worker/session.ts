@@ -4,6 +4,7 @@
  * stream; a task that arrives after that is simply not run, and the server
  * returns it without consuming an attempt.
  */
+import { abortable } from 'abort-controller-x';
 import type { Client } from 'nice-grpc';
 import { pb, type WorkerTaskServiceDefinition } from '../../wire';
 import { authMetadata, SDK_NAME, SDK_VERSION, toNum, withProtocolVersion } from '../common';
@@ -89,7 +90,10 @@ export class Session {
   async run(): Promise<void> {
     const { options, client } = this.host;
     try {
-      const metadata = withProtocolVersion(await authMetadata(options.credential), options.protocolVersion);
+      // A credential function may never answer (a hung token service): the
+      // stream's reset (stop's deadlines, drain's grace) must still end the session.
+      const auth = await abortable(this.call.signal, authMetadata(options.credential));
+      const metadata = withProtocolVersion(auth, options.protocolVersion);
       this.outbox.push({
         register: {
           protocol_version: options.protocolVersion,
@@ -201,6 +205,9 @@ export class Session {
       this.refusedRegistration = true;
       this.closing = true;
       this.outbox.end();
+      // The refusal may have begun stop(), whose drain() armed the unanswered-stream
+      // reset on this stream; but the node answered, and ends the stream itself.
+      clearTimeout(this.unansweredTimer);
       return;
     }
     this.registered = true;
