@@ -193,12 +193,14 @@ export class Gateway {
       this.drainingWorkers.delete(wk);
       this.forgetDeclines(slot.reg);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
+      this.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
     } else if (graceful && !this.draining && !this.drainingWorkers.has(wk)) {
       // A half-close from the worker means it is stopping (SDK stop()): it starts no
       // new tasks (DESIGN §5), so none of its slots is offered one from now on.
       this.drainingWorkers.add(wk);
       for (const s of mine ?? []) this.removeIdle(s);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
+      this.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
     }
     this.hooks.capacityChanged();
     const rpc = slot.rpc;
@@ -636,19 +638,7 @@ export class Gateway {
       // When the sticky window closes, any other idle slot may take it. Closed by the
       // timer, not by reading the clock: a timer may fire a little before the clock
       // shows its time, and the call would then be held again with nothing to wake it.
-      const stickyTimer = setTimeout(() => {
-        call.stickyUntil = 0;
-        if (!call.settled && this.rpcWaiters.has(call)) {
-          this.rpcWaiters.remove(call);
-          // Its sticky worker is still busy and nothing here is free: any worker of the flow
-          // type may take it now (DESIGN §4), and a peer's idle one should, not the window's end.
-          if (req.sticky && !this.pickRpcSlot(call) && this.hooks.rpcToIdlePeer?.(call)) {
-            clearTimeout(call.timer);
-            return;
-          }
-          this.placeRpc(call);
-        }
-      }, Math.max(0, call.stickyUntil - now));
+      const stickyTimer = setTimeout(() => this.endStickyWindow(call), Math.max(0, call.stickyUntil - now));
       signal.addEventListener('abort', onAbort, { once: true });
       this.placeRpc(call);
     });
@@ -668,6 +658,29 @@ export class Gateway {
       clearTimeout(call.timer); // the peer bounds it now (its dispatch wait is the call's remaining one)
       return true;
     });
+  }
+
+  /** The sticky phase of a call is over (its window closed, or its sticky worker left): any worker may take it. */
+  private endStickyWindow(call: RpcCall): void {
+    call.stickyUntil = 0;
+    if (call.settled || !this.rpcWaiters.has(call)) return;
+    this.rpcWaiters.remove(call);
+    // Nothing here is free: any worker of the flow type may take it now (DESIGN §4),
+    // and a peer's idle one should, not the dispatch window's end.
+    if (call.sticky && !this.pickRpcSlot(call) && this.hooks.rpcToIdlePeer?.(call)) {
+      clearTimeout(call.timer);
+      return;
+    }
+    this.placeRpc(call);
+  }
+
+  /**
+   * The app worker left (no stream here) or began stopping: RPCs held for it as
+   * their sticky worker skip the rest of the sticky phase at once (DESIGN §4), as
+   * its sticky Steps do; an idle slot here would else sit by until the window closed.
+   */
+  private stickyRpcsMoveOn(tenant: string, appWorkerId: string): void {
+    for (const call of this.rpcWaiters.stickyTo(tenant, appWorkerId)) this.endStickyWindow(call);
   }
 
   /** Puts an RPC on an eligible idle slot, or makes it wait for one. */

@@ -50,6 +50,16 @@ export class RpcWaiters {
     return moved;
   }
 
+  /** The waiters of `tenant` whose sticky worker is `appWorkerId`, oldest first per flow type. */
+  stickyTo(tenant: string, appWorkerId: string): RpcCall[] {
+    const out: RpcCall[] = [];
+    if (this.count === 0) return out;
+    for (const set of this.byFlow.values()) {
+      for (const call of set) if (!call.settled && call.tenant === tenant && call.sticky === appWorkerId) out.push(call);
+    }
+    return out;
+  }
+
   /** Removes and returns the oldest waiter of these flow types that `eligible` accepts. */
   takeFor(tenant: string, flowTypes: readonly string[], eligible: (c: RpcCall) => boolean): RpcCall | undefined {
     if (this.count === 0) return undefined;
