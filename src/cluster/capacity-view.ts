@@ -173,11 +173,18 @@ export class CapacityView {
     return false;
   }
 
-  /** The node holding streams of an app worker, if any. */
-  nodeOfWorker(tenant: string, appWorkerId: string): string | undefined {
+  /**
+   * The node holding streams of an app worker, if any. With `rpc`, only a node where
+   * that worker can run the call: it registers the flow type and has not declined the
+   * name there (a sticky RPC sent to any other would wait out matching.stickyWait).
+   */
+  nodeOfWorker(tenant: string, appWorkerId: string, rpc?: { flowType: string; rpcName: string }): string | undefined {
     for (const [node, c] of this.nodes) {
       const w = c.workers.get(`${tenant}\0${appWorkerId}`);
-      if (w && !w.draining) return node;
+      if (!w || w.draining) continue;
+      if (rpc && (!(w.flow_types ?? []).includes(rpc.flowType)
+        || c.declined.has(declineKey(tenant, rpc.flowType, rpcDeclineType(rpc.rpcName), appWorkerId)))) continue;
+      return node;
     }
     return undefined;
   }

@@ -243,7 +243,8 @@ export class Routing {
   private rpcNode(r: RpcRequest): string {
     if (r.sticky) {
       if (this.gateway.presence(r.tenant, r.sticky, r.flowType, r.rpcName, true) !== 'absent') return this.nodeId;
-      const node = this.view.nodeOfWorker(r.tenant, r.sticky);
+      // Only where the sticky worker can run it: one that lacks it there is skipped at once (DESIGN §4).
+      const node = this.view.nodeOfWorker(r.tenant, r.sticky, { flowType: r.flowType, rpcName: r.rpcName });
       if (node) return node;
     }
     if (this.gateway.hasIdleRpcSlot(r.tenant, r.flowType, r.rpcName)) return this.nodeId;
@@ -255,6 +256,13 @@ export class Routing {
 
   async invokeRpc(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
     let node = this.rpcNode(r);
+    // No worker of the flow type here, and every one the peers advertise declined the
+    // name: the named error at once (DESIGN §4), not UNAVAILABLE after waiting here for
+    // a worker that is not coming.
+    if (node === this.nodeId && !this.gateway.hasConnected(r.tenant, r.flowType)
+      && this.view.nodesFor(r.tenant, r.flowType).length > 0 && this.view.nodesFor(r.tenant, r.flowType, r.rpcName).length === 0) {
+      return { kind: 'not-found' };
+    }
     // NOT_FOUND from a node means its workers lack the name (answered at once, and what
     // the view said of declines may be behind): another node's may have it. The call
     // may have waited at that node first: each next node gets only what is left of
