@@ -12,7 +12,12 @@ export interface TcpProxy {
   pause(): void;
   /** Stops both directions: the peer says nothing either (a frozen node, a black-holing network). */
   freeze(): void;
-  /** Undoes pause() or freeze(). */
+  /**
+   * freeze(), and a target that closes meanwhile does not close its client either: the
+   * client hears nothing, not even the close (a network that black-holes the path).
+   */
+  blackhole(): void;
+  /** Undoes pause(), freeze() or blackhole() (a client whose target closed meanwhile is closed now). */
   resume(): void;
   close(): Promise<void>;
 }
@@ -21,6 +26,8 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   const pairs = new Set<{ client: net.Socket; target: net.Socket }>();
   let paused = false;
   let frozen = false;
+  let holed = false;
+  const gone = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const target = net.connect(targetPort, '127.0.0.1');
     const pair = { client, target };
@@ -34,11 +41,17 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
       client.destroy();
       target.destroy();
     };
+    const targetEnded = () => {
+      if (!holed) return end();
+      pairs.delete(pair);
+      target.destroy();
+      gone.add(client);
+    };
     client.on('error', end).on('close', end);
-    target.on('error', end).on('close', end);
+    target.on('error', targetEnded).on('close', targetEnded);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
+  const proxy: TcpProxy = {
     port: (server.address() as net.AddressInfo).port,
     pause() {
       paused = true;
@@ -56,10 +69,17 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
         p.target.pause();
       }
     },
+    blackhole() {
+      proxy.freeze();
+      holed = true;
+    },
     resume() {
       const wasFrozen = frozen;
       paused = false;
       frozen = false;
+      holed = false;
+      for (const c of gone) c.destroy();
+      gone.clear();
       for (const p of pairs) {
         p.client.pipe(p.target);
         p.client.resume();
@@ -70,6 +90,7 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
       }
     },
     close: () => {
+      for (const c of gone) c.destroy();
       for (const p of pairs) {
         p.client.destroy();
         p.target.destroy();
@@ -77,4 +98,5 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return proxy;
 }

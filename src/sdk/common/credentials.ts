@@ -85,12 +85,27 @@ export interface TlsOptions {
 const pem = (v: string | Buffer | undefined): Buffer | null =>
   v === undefined ? null : Buffer.isBuffer(v) ? v : fs.readFileSync(v);
 
-/** A channel to `address`; over TLS when `tls` is set (or the address starts with https://). */
-export function createSdkChannel(address: string, tls: TlsOptions | boolean | undefined): Channel {
-  if (!tls) return createChannel(address, undefined, CHANNEL_OPTIONS);
-  const t = tls === true ? {} : tls;
-  return createChannel(address.replace(/^https?:\/\//, ''), ChannelCredentials.createSsl(pem(t.ca), pem(t.key), pem(t.cert)), CHANNEL_OPTIONS);
-}
+/** How often an SDK channel with calls open PINGs the node, and how long it waits for the answer. */
+export const KEEPALIVE_MS = 30_000;
+const KEEPALIVE_TIMEOUT_MS = 10_000;
 
-/** No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message. */
-const CHANNEL_OPTIONS = { 'grpc.enable_channelz': 0 };
+/**
+ * A channel to `address`; over TLS when `tls` is set (or the address starts with https://).
+ * HTTP/2 keepalive PINGs while calls are open: a connection that goes silent without closing
+ * (a frozen node, a network that black-holes it) fails its streams within keepaliveMs plus
+ * the timeout, rather than when TCP gives up many minutes later. A slot waiting for its
+ * result's ack hears no Pings of the node's to notice it by; the other streams reconnect
+ * on the dead connection until it fails. (A server or balancer that finds the PINGs too
+ * frequent says so, and grpc-js then PINGs less often.)
+ */
+export function createSdkChannel(address: string, tls: TlsOptions | boolean | undefined, keepaliveMs = KEEPALIVE_MS): Channel {
+  const options = {
+    // No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message.
+    'grpc.enable_channelz': 0,
+    'grpc.keepalive_time_ms': keepaliveMs,
+    'grpc.keepalive_timeout_ms': Math.min(KEEPALIVE_TIMEOUT_MS, keepaliveMs),
+  };
+  if (!tls) return createChannel(address, undefined, options);
+  const t = tls === true ? {} : tls;
+  return createChannel(address.replace(/^https?:\/\//, ''), ChannelCredentials.createSsl(pem(t.ca), pem(t.key), pem(t.cert)), options);
+}

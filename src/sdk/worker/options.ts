@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { PROTOCOL_VERSION } from '../../wire';
-import { backoffProblem, consoleLogger, MAX_TIMER_MS, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
+import { backoffProblem, consoleLogger, KEEPALIVE_MS, MAX_TIMER_MS, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
 import { PONG_INTERVAL_MS } from './task';
 import type { FlowTypeHandlers, SlotKindName } from './types';
 
@@ -15,6 +15,8 @@ export interface WorkerInternalOptions {
   protocolVersion?: number;
   /** Pong cadence while a task runs, in ms. @default PONG_INTERVAL_MS (20 s) */
   pongIntervalMs?: number;
+  /** The channel's HTTP/2 keepalive PING interval, in ms. @default KEEPALIVE_MS (30 s) */
+  keepaliveMs?: number;
 }
 
 export interface WorkerOptions {
@@ -78,6 +80,7 @@ export interface CompiledWorkerOptions {
   readonly protocolVersion: number;
   /** Pong cadence while a task runs, in ms. */
   readonly pongIntervalMs: number;
+  readonly keepaliveMs: number;
   /** One entry per slot, in order: the shared slots, then the reserved ones. */
   readonly slotKinds: readonly SlotKindName[];
 }
@@ -139,6 +142,9 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
   const pongIntervalMs = options._internal?.pongIntervalMs ?? PONG_INTERVAL_MS;
   if (!(pongIntervalMs > 0)) fail('_internal.pongIntervalMs', `must be > 0, got ${pongIntervalMs}`);
 
+  const keepaliveMs = options._internal?.keepaliveMs ?? KEEPALIVE_MS;
+  if (!(keepaliveMs > 0)) fail('_internal.keepaliveMs', `must be > 0, got ${keepaliveMs}`);
+
   const slotKinds: SlotKindName[] = [
     ...Array<SlotKindName>(limit - reserve).fill('STEP_AND_RPC'),
     ...Array<SlotKindName>(reserve).fill('RPC_ONLY'),
@@ -158,6 +164,7 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     reconnectBackoff: options.reconnectBackoff ?? {},
     protocolVersion: options._internal?.protocolVersion ?? PROTOCOL_VERSION,
     pongIntervalMs,
+    keepaliveMs,
     slotKinds,
   };
 }

@@ -109,7 +109,7 @@ export class Worker {
   }
 
   private openSlots(): void {
-    this.channel = createSdkChannel(this.options.address, this.options.tls);
+    this.channel = createSdkChannel(this.options.address, this.options.tls, this.options.keepaliveMs);
     const client = createClient(WorkerTaskServiceDefinition, this.channel);
     const host = this.host(client);
     this.slots = this.options.slotKinds.map((kind, i) => new Slot(i, kind, host));
