@@ -27,15 +27,28 @@ local function verdictOf(tag, taskId, state, lockWorker, lockUntil, workerId, no
   return V_LOCK_EXPIRED
 end
 
-local function lockVerdict(tag, taskKey, taskId, workerId, now)
-  local f = redis.call('HMGET', taskKey, 'state', 'lockWorker', 'lockUntil')
-  return verdictOf(tag, taskId, f[1], f[2], f[3], workerId, now)
-end
-
 -- Ends a task that already has its outcome: out of its queue and the terminal set,
 -- deleted (see deleteEnded).
 local function finishEnded(tag, taskKey, taskId, queue, deadline, tenant, flowId)
   if queue then redis.call('ZREM', tag .. 'q:' .. queue, taskId) end
   redis.call('ZREM', tag .. 'terminal', taskId)
   deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
+end
+
+-- verdictOf for Fail, ExtendLock and Unlock. A task that has its outcome already is the
+-- leftover of a completion that stopped before its delete (completeLocked): it has ended,
+-- so TERMINAL, as a Complete without its key answers; a success would queue it for more
+-- work or make a COMPLETED task terminal. The lock holder's call finishes the delete.
+local function lockVerdict(tag, taskKey, taskId, workerId, now)
+  local f = redis.call('HMGET', taskKey, 'state', 'lockWorker', 'lockUntil')
+  local v = verdictOf(tag, taskId, f[1], f[2], f[3], workerId, now)
+  if f[1] and redis.call('EXISTS', tag .. 'done:' .. taskId) == 1 then
+    if v == 1 then
+      local t = readTask(taskKey, 'queue')
+      local deadline, _, tenant, flowId = string.match(t[T_SPEC], SPEC_OUTCOME)
+      finishEnded(tag, taskKey, taskId, t[T_OWN], deadline, tenant, flowId)
+    end
+    return V_TERMINAL
+  end
+  return v
 end
