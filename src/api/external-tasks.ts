@@ -283,7 +283,14 @@ export class ExternalTasks {
         // The stream path's owner learns when this lock lapses (DESIGN §4: an expired lock is a head again).
         this.d.taskReady(p, t.queue, t.taskId, t.lockUntil);
       }
-      if (res.terminal.length > 0) this.d.log.warn({ partition: p, taskIds: res.terminal }, 'fetch tasks turned terminal: lock expired too often');
+      if (res.terminal.length > 0) {
+        this.d.log.warn({ partition: p, taskIds: res.terminal.map((x) => x.taskId) }, 'fetch tasks turned terminal: lock expired too often');
+        // Its lapsed lock made each of them a head of the owner's again. Terminal, it is no backlog (DESIGN §6):
+        // a notice of a time to come makes the owner drop the head (and look at the queue again then). Without
+        // one, on a queue no slot serves, nothing offers it away and it counts as a queued Step for ever.
+        const later = this.d.clock.now() + r.lockMs;
+        for (const x of res.terminal) this.d.taskReady(p, x.queue, x.taskId, later);
+      }
     }
     return { tasks, nextDue };
   }

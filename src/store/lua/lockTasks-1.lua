@@ -11,7 +11,8 @@
   Returns: {claimed, nextDue, terminalIds} where claimed is a list of
            {taskId, queue, flowId, seid, input, lockUntil, fetchRetries, attempt},
            nextDue the lowest score left in these queues ("" = none; at or before now
-           when something due is left), and terminalIds the tasks that turned terminal here.
+           when something due is left), and terminalIds the tasks that turned terminal here,
+           each as {taskId, queue}.
 ]]
 --@include "locked"
 --@include "task"
@@ -58,7 +59,7 @@ for i = 7, #ARGV do
       elseif t[1] == 'locked' and (tonumber(t[3]) or 0) <= now then
         ok = countLockExpiry(tag, taskKey, taskId, queue, now)
         if not ok then
-          terminal[#terminal + 1] = taskId
+          terminal[#terminal + 1] = {taskId, queue}
           gone = true
         end
       end
