@@ -152,6 +152,9 @@ export class ExternalTasks {
   async extendLock(ref: TaskRef, workerId: string, lockMs: number): Promise<number> {
     const r = await this.d.store.extend(ref.partition, ref.taskId, workerId, lockMs, this.d.clock.now());
     if (r.kind === 'refused') throw verdictError(ref.taskId, r.verdict);
+    // The owner was told when the fetch's lock lapses; a shorter lock lapses sooner, and an expired lock
+    // is a slot's head again at once (DESIGN §4), not at the owner's next backlog pass.
+    this.d.taskReady(ref.partition, r.queue, ref.taskId, r.lockUntil);
     return r.lockUntil;
   }
 
