@@ -112,9 +112,9 @@ export function operatorService(surface: ExternalTasks, c: Config) {
   return {
     async listTerminalTasks(req: pb.ListTerminalTasksRequest, ctx: CallContext): Promise<pb.IListTerminalTasksResponse> {
       requireOperator(ctx, 'ListTerminalTasks');
-      const tenant = requireName('tenant', req.tenant, m.maxQueueLength);
-      const flowType = req.flow_type ? requireName('flow_type', req.flow_type, m.maxFlowTypeLength) : '';
-      const stepType = req.step_type ? requireName('step_type', req.step_type, m.maxQueueLength) : '';
+      const tenant = requireName('tenant', req.tenant, m.maxQueueLength, 'matching.maxQueueLength');
+      const flowType = req.flow_type ? requireName('flow_type', req.flow_type, m.maxFlowTypeLength, 'matching.maxFlowTypeLength') : '';
+      const stepType = req.step_type ? requireName('step_type', req.step_type, m.maxQueueLength, 'matching.maxQueueLength') : '';
       const limit = requireCount('limit', req.limit, MAX_LIST, DEFAULT_LIST);
       return { tasks: (await surface.listTerminal(tenant, flowType, stepType, limit)).map(terminalTaskToWire) };
     },

@@ -90,9 +90,9 @@ export function parseFetch(naming: Naming, raw: RawFetch, c: Config): FetchReque
   const m = c.matching;
   const topics = raw.topics.map((t: unknown, i): TopicRef => {
     const o = (t && typeof t === 'object' ? t : {}) as Record<string, unknown>;
-    const tenant = requireName(f(`topics[${i}].tenant`), o.tenant, m.maxQueueLength);
-    const flowType = requireName(f(`topics[${i}].flowType`), o.flowType, m.maxFlowTypeLength);
-    const stepType = requireName(f(`topics[${i}].stepType`), o.stepType, m.maxQueueLength);
+    const tenant = requireName(f(`topics[${i}].tenant`), o.tenant, m.maxQueueLength, 'matching.maxQueueLength');
+    const flowType = requireName(f(`topics[${i}].flowType`), o.flowType, m.maxFlowTypeLength, 'matching.maxFlowTypeLength');
+    const stepType = requireName(f(`topics[${i}].stepType`), o.stepType, m.maxQueueLength, 'matching.maxQueueLength');
     return { tenant, flowType, stepType, queue: requireQueueName(f(`topics[${i}].stepType`), tenant, flowType, stepType, m.maxQueueLength) };
   });
   const x = c.fetch;

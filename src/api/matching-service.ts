@@ -166,7 +166,7 @@ export function matchingService(d: MatchingDeps) {
 
   /** The tenant a ConsumeOutcomes/AckOutcomes call reads for ('' = all), checked against the principal. */
   function outcomeTenant(p: Principal, raw: unknown): string {
-    const tenant = raw ? requireName('tenant', raw, c.matching.maxQueueLength) : '';
+    const tenant = raw ? requireName('tenant', raw, c.matching.maxQueueLength, 'matching.maxQueueLength') : '';
     if (tenant) requireTenant(p, tenant);
     else if (!p.allTenants) throw zdError('ZD_PERMISSION_DENIED', { tenant: '"" (every tenant): set tenant to one the credential covers' });
     return tenant;
@@ -253,8 +253,8 @@ export function matchingService(d: MatchingDeps) {
     async consumeOutcomes(req: pb.ConsumeOutcomesRequest, ctx: CallContext): Promise<pb.IConsumeOutcomesResponse> {
       const principal = principalOf(ctx);
       const tenant = outcomeTenant(principal, req.tenant);
-      const group = outcomeGroupKey(tenant, requireName('group', req.group, c.matching.maxQueueLength));
-      const consumer = requireName('consumer', req.consumer, c.matching.maxQueueLength);
+      const group = outcomeGroupKey(tenant, requireName('group', req.group, c.matching.maxQueueLength, 'matching.maxQueueLength'));
+      const consumer = requireName('consumer', req.consumer, c.matching.maxQueueLength, 'matching.maxQueueLength');
       const count = requireCount('max_count', req.max_count, MAX_CONSUME_COUNT, DEFAULT_CONSUME_COUNT);
       const waitMs = requireDuration('wait_ms', req.wait_ms, c.limits.maxWait);
       const redeliverAfter = requireDuration('redeliver_after_ms', req.redeliver_after_ms) || c.outcomes.redeliverAfter;
@@ -321,7 +321,7 @@ export function matchingService(d: MatchingDeps) {
 
     async ackOutcomes(req: pb.AckOutcomesRequest, ctx: CallContext): Promise<pb.IAckOutcomesResponse> {
       const tenant = outcomeTenant(principalOf(ctx), req.tenant);
-      const group = outcomeGroupKey(tenant, requireName('group', req.group, c.matching.maxQueueLength));
+      const group = outcomeGroupKey(tenant, requireName('group', req.group, c.matching.maxQueueLength, 'matching.maxQueueLength'));
       if (req.outcome_ids.length === 0) throw invalidArgument('outcome_ids', 'must hold at least one id');
       if (req.outcome_ids.length > MAX_CONSUME_COUNT * 10) throw invalidArgument('outcome_ids', `holds more than ${MAX_CONSUME_COUNT * 10} ids`);
       const ids = req.outcome_ids.map((id, i) => {
@@ -333,7 +333,7 @@ export function matchingService(d: MatchingDeps) {
     },
 
     async cancelFlow(req: pb.CancelFlowRequest, ctx: CallContext): Promise<pb.ICancelFlowResponse> {
-      const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength);
+      const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength, 'matching.maxQueueLength');
       const flowId = requireId('flow_id', req.flow_id);
       const reason = optionalId('reason', req.reason, 1024) || 'flow cancelled';
       requireTenant(principalOf(ctx), tenant);
@@ -346,8 +346,8 @@ export function matchingService(d: MatchingDeps) {
     },
 
     async describeQueues(req: pb.DescribeQueuesRequest, ctx: CallContext): Promise<pb.IDescribeQueuesResponse> {
-      const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength);
-      const flowType = req.flow_type ? requireName('flow_type', req.flow_type, c.matching.maxFlowTypeLength) : '';
+      const tenant = requireName('tenant', req.tenant, c.matching.maxQueueLength, 'matching.maxQueueLength');
+      const flowType = req.flow_type ? requireName('flow_type', req.flow_type, c.matching.maxFlowTypeLength, 'matching.maxFlowTypeLength') : '';
       requireTenant(principalOf(ctx), tenant);
       const now = d.clock.now();
       const byQueue = new Map<string, pb.IQueueInfo>();
@@ -407,10 +407,10 @@ export function matchingService(d: MatchingDeps) {
 
     async invokeRpc(req: pb.InvokeRpcRequest, ctx: CallContext): Promise<pb.IInvokeRpcResponse> {
       const m = c.matching;
-      const tenant = requireName('tenant', req.tenant, m.maxQueueLength);
+      const tenant = requireName('tenant', req.tenant, m.maxQueueLength, 'matching.maxQueueLength');
       const flowId = requireId('flow_id', req.flow_id);
-      const flowType = requireName('flow_type', req.flow_type, m.maxFlowTypeLength);
-      const rpcName = requireName('rpc_name', req.rpc_name, m.maxQueueLength);
+      const flowType = requireName('flow_type', req.flow_type, m.maxFlowTypeLength, 'matching.maxFlowTypeLength');
+      const rpcName = requireName('rpc_name', req.rpc_name, m.maxQueueLength, 'matching.maxQueueLength');
       const input = requireBytes('input', req.input, c.limits.maxPayloadBytes);
       const timeout = requireDuration('timeout_ms', req.timeout_ms);
       requireTenant(principalOf(ctx), tenant);

@@ -51,8 +51,8 @@ export function outcomeGroupHandlers(d: OutcomeGroupDeps) {
 
     async dropOutcomeGroup(req: pb.DropOutcomeGroupRequest, ctx: CallContext): Promise<pb.IDropOutcomeGroupResponse> {
       requireOperator(ctx, 'DropOutcomeGroup');
-      const tenant = req.tenant ? requireName('tenant', req.tenant, c.matching.maxQueueLength) : '';
-      const group = requireName('group', req.group, c.matching.maxQueueLength);
+      const tenant = req.tenant ? requireName('tenant', req.tenant, c.matching.maxQueueLength, 'matching.maxQueueLength') : '';
+      const group = requireName('group', req.group, c.matching.maxQueueLength, 'matching.maxQueueLength');
       const name = outcomeGroupKey(tenant, group);
       const label = tenant ? `${group} of tenant ${tenant}` : group;
       const info = (await describeOutcomeGroups(d.redis, d.keys, partitions)).find((g) => g.name === name);

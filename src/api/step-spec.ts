@@ -11,10 +11,10 @@ const MAX_ATTEMPTS = 10_000;
 export function toNewTask(spec: pb.IStepSpec | null | undefined, field: string, c: Config): NewTask {
   if (!spec) throw invalidArgument(field, 'is required');
   const m = c.matching;
-  const tenant = requireName(`${field}.tenant`, spec.tenant, m.maxQueueLength);
+  const tenant = requireName(`${field}.tenant`, spec.tenant, m.maxQueueLength, 'matching.maxQueueLength');
   const flowId = requireId(`${field}.flow_id`, spec.flow_id);
-  const flowType = requireName(`${field}.flow_type`, spec.flow_type, m.maxFlowTypeLength);
-  const stepType = requireName(`${field}.step_type`, spec.step_type, m.maxQueueLength);
+  const flowType = requireName(`${field}.flow_type`, spec.flow_type, m.maxFlowTypeLength, 'matching.maxFlowTypeLength');
+  const stepType = requireName(`${field}.step_type`, spec.step_type, m.maxQueueLength, 'matching.maxQueueLength');
   const stepExecutionId = requireId(`${field}.step_execution_id`, spec.step_execution_id);
   const queue = requireQueueName(`${field}.step_type`, tenant, flowType, stepType, m.maxQueueLength);
   const input = requireBytes(`${field}.input`, spec.input, c.limits.maxPayloadBytes);

@@ -13,9 +13,10 @@ export const MAX_ID_LENGTH = 512;
 const MAX_DURATION_MS = 366 * 86_400_000;
 const MAX_TIMESTAMP_MS = 8_640_000_000_000;
 
-export function requireName(field: string, value: unknown, maxLength: number): string {
+/** A name: required, at most `maxLength` characters (the config key `limitKey` sets it, named in the error). */
+export function requireName(field: string, value: unknown, maxLength: number, limitKey: string): string {
   if (typeof value !== 'string' || value.length === 0) throw invalidArgument(field, 'is required');
-  if (value.length > maxLength) throw invalidArgument(field, `is ${value.length} characters long; the limit is ${maxLength}`);
+  if (value.length > maxLength) throw invalidArgument(field, `is ${value.length} characters long; the limit is ${maxLength} (${limitKey})`);
   if (!NAME.test(value)) throw invalidArgument(field, 'must match [A-Za-z0-9_][A-Za-z0-9_.-]* (letters, digits, "_", ".", "-")');
   return value;
 }

@@ -24,13 +24,13 @@ export function validateRegister(r: pb.IRegister | null | undefined, c: Config):
     throw zdError('ZD_PROTOCOL_MISMATCH', { client: version, server: PROTOCOL_VERSION });
   }
   const requested = r.flow_types ?? [];
-  const tenant = requireName('register.tenant', r.tenant, m.maxQueueLength);
-  const appWorkerId = requireName('register.app_worker_id', r.app_worker_id, m.maxQueueLength);
+  const tenant = requireName('register.tenant', r.tenant, m.maxQueueLength, 'matching.maxQueueLength');
+  const appWorkerId = requireName('register.app_worker_id', r.app_worker_id, m.maxQueueLength, 'matching.maxQueueLength');
   if (requested.length === 0) throw invalidArgument('register.flow_types', 'must name at least one flow type');
   if (requested.length > m.maxFlowTypes) {
     throw invalidArgument('register.flow_types', `has ${requested.length} entries; the limit is ${m.maxFlowTypes} (matching.maxFlowTypes)`);
   }
-  const flowTypes = requested.map((f, i) => requireName(`register.flow_types[${i}]`, f, m.maxFlowTypeLength));
+  const flowTypes = requested.map((f, i) => requireName(`register.flow_types[${i}]`, f, m.maxFlowTypeLength, 'matching.maxFlowTypeLength'));
   let kind: SlotRegistration['kind'];
   if (r.slot_kind === pb.SlotKind.STEP_AND_RPC) kind = 'STEP_AND_RPC';
   else if (r.slot_kind === pb.SlotKind.RPC_ONLY) kind = 'RPC_ONLY';

@@ -130,17 +130,19 @@ describe('reads and outcome methods', () => {
 });
 
 describe('Register', () => {
-  it.each<[string, Partial<pb.IRegister>, string]>([
-    ['tenant over maxQueueLength', { tenant: long(257) }, 'register.tenant'],
-    ['app worker id over maxQueueLength', { app_worker_id: long(257) }, 'register.app_worker_id'],
-    ['app worker id with a space', { app_worker_id: 'w 1' }, 'register.app_worker_id'],
-    ['flow type over maxFlowTypeLength', { flow_types: ['order', long(257)] }, 'register.flow_types[1]'],
-  ])('%s', async (_name, over, field) => {
+  // An over-long name's error names the config key of its limit too: what an operator would raise.
+  it.each<[string, Partial<pb.IRegister>, string, string]>([
+    ['tenant over maxQueueLength', { tenant: long(257) }, 'register.tenant', '(matching.maxQueueLength)'],
+    ['app worker id over maxQueueLength', { app_worker_id: long(257) }, 'register.app_worker_id', '(matching.maxQueueLength)'],
+    ['app worker id with a space', { app_worker_id: 'w 1' }, 'register.app_worker_id', ''],
+    ['flow type over maxFlowTypeLength', { flow_types: ['order', long(257)] }, 'register.flow_types[1]', '(matching.maxFlowTypeLength)'],
+  ])('%s', async (_name, over, field, limitKey) => {
     const before = await snapshot();
     const slot = openSlot(t.worker, registerFrame(over));
     const err = (await slot.ended) as (Error & { code?: Status; details?: string }) | null;
     expect(err?.code).toBe(Status.INVALID_ARGUMENT);
     expect(err?.details).toContain(field);
+    expect(err?.details).toContain(limitKey);
     expect(t.node.gateway.streamCount).toBe(0);
     expect(await snapshot()).toEqual(before);
   });
