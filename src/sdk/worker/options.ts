@@ -81,6 +81,8 @@ export interface CompiledWorkerOptions {
   /** Pong cadence while a task runs, in ms. */
   readonly pongIntervalMs: number;
   readonly keepaliveMs: number;
+  /** Logged once by start() (a Worker built and never started says nothing). */
+  readonly startWarnings: readonly string[];
   /** One entry per slot, in order: the shared slots, then the reserved ones. */
   readonly slotKinds: readonly SlotKindName[];
 }
@@ -116,10 +118,11 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
   if (!isNonNegativeInt(limit) || limit < 1) fail('maxConcurrentTasks', `must be an integer ≥ 1, got ${limit}`);
 
   let reserve = options.reservedRpcTasks;
+  const startWarnings: string[] = [];
   if (reserve === undefined) {
     reserve = limit >= 2 ? 1 : 0;
     if (limit === 1) {
-      logger.warn(
+      startWarnings.push(
         'maxConcurrentTasks is 1, so no slot is reserved for RPCs: RPCs may wait behind long-running Steps. ' +
           'Set maxConcurrentTasks to at least 2, or set reservedRpcTasks explicitly.',
       );
@@ -166,5 +169,6 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     pongIntervalMs,
     keepaliveMs,
     slotKinds,
+    startWarnings,
   };
 }

@@ -96,6 +96,7 @@ export class Worker {
   private async run(): Promise<void> {
     if (this.stateValue !== 'idle') throw new WorkerStoppedError('start() was called after stop()');
     this.stateValue = 'running';
+    for (const w of this.options.startWarnings) this.options.logger.warn(w);
     try {
       this.openSlots();
     } catch (err) {

@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import { compileWorkerOptions, type WorkerOptions } from '../../../src/sdk/worker/options';
+import { Worker } from '../../../src/sdk/worker';
 import { recordingLogger } from './fake-worker-server';
 
 const base = (o: Partial<WorkerOptions> = {}): WorkerOptions => ({
@@ -32,19 +33,34 @@ describe('worker options', () => {
     expect(logger.lines.filter((l) => l.level === 'warn')).toHaveLength(0);
   });
 
-  it('logs exactly one warning at a limit of 1 with no explicit reserve', () => {
+  it('keeps exactly one start warning at a limit of 1 with no explicit reserve, and logs nothing itself', () => {
     const logger = recordingLogger();
     const c = compileWorkerOptions(base({ maxConcurrentTasks: 1, logger }));
     expect(c.reservedRpcTasks).toBe(0);
-    const warns = logger.lines.filter((l) => l.level === 'warn');
-    expect(warns).toHaveLength(1);
-    expect(warns[0]!.msg).toMatch(/RPCs may wait/);
+    expect(c.startWarnings).toEqual([expect.stringMatching(/RPCs may wait/)]);
+    expect(logger.lines).toHaveLength(0);
   });
 
-  it('does not warn at a limit of 1 with an explicit reserve of 0', () => {
+  it('has no start warning at a limit of 1 with an explicit reserve of 0', () => {
     const logger = recordingLogger();
-    compileWorkerOptions(base({ maxConcurrentTasks: 1, reservedRpcTasks: 0, logger }));
+    expect(compileWorkerOptions(base({ maxConcurrentTasks: 1, reservedRpcTasks: 0, logger })).startWarnings).toEqual([]);
     expect(logger.lines).toHaveLength(0);
+  });
+
+  it('logs the warning when the Worker starts, once, and not when it is only built', async () => {
+    const logger = recordingLogger();
+    const worker = new Worker({
+      address: '127.0.0.1:1', tenant: 't', maxConcurrentTasks: 1, logger, reconnectBackoff: { initialMs: 1000, maxMs: 1000 },
+      flowTypes: { order: { steps: { charge: () => 'ok' } } },
+    });
+    const warned = () => logger.lines.filter((l) => l.level === 'warn' && /RPCs may wait/.test(l.msg)).length;
+    expect(warned()).toBe(0);
+    const running = worker.start().catch(() => undefined);
+    void worker.start();
+    expect(warned()).toBe(1);
+    await worker.stop();
+    await running;
+    expect(warned()).toBe(1);
   });
 
   it.each([
