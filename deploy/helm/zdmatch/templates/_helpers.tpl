@@ -45,15 +45,21 @@ app.kubernetes.io/part-of: zdmatch
 {{- last $parts | atoi }}
 {{- end }}
 
-{{/* Whole seconds (rounded up) of a duration such as 30s, 2m, 1500ms or a number of ms. */}}
+{{/*
+Whole seconds (rounded up) of a duration as the node reads it (src/config/formats.ts
+parseDuration) and values.schema.json admits it: a number of ms, or a number
+(decimals allowed) with an optional ms, s, m, h or d, such as 30s, 1.5m, 1500ms.
+A number from a values file arrives as a float (1000000 prints as 1e+06).
+*/}}
 {{- define "zdmatch.seconds" -}}
+{{- $re := "^([0-9]+(\\.[0-9]+)?)\\s*(ms|s|m|h|d)?$" }}
+{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}{{ div (add (int64 .) 999) 1000 }}
+{{- else }}
 {{- $v := toString . | trim }}
-{{- if regexMatch "^[0-9]+ms$" $v }}{{ div (add (trimSuffix "ms" $v | atoi) 999) 1000 }}
-{{- else if regexMatch "^[0-9]+s$" $v }}{{ trimSuffix "s" $v | atoi }}
-{{- else if regexMatch "^[0-9]+m$" $v }}{{ mul (trimSuffix "m" $v | atoi) 60 }}
-{{- else if regexMatch "^[0-9]+h$" $v }}{{ mul (trimSuffix "h" $v | atoi) 3600 }}
-{{- else if regexMatch "^[0-9]+$" $v }}{{ div (add (atoi $v) 999) 1000 }}
-{{- else }}{{ fail (printf "cannot read %q as a duration (use 30s, 2m or 1500ms)" $v) }}
+{{- if not (regexMatch $re $v) }}{{ fail (printf "cannot read %q as a duration (use 30s, 1.5m, 2h or 1500ms)" $v) }}{{ end }}
+{{- $unitMs := dict "" 1 "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 }}
+{{- $ms := round (mulf (float64 (regexReplaceAll $re $v "${1}")) (get $unitMs (regexReplaceAll $re $v "${3}"))) 0 | int64 }}
+{{- div (add $ms 999) 1000 }}
 {{- end }}
 {{- end }}
 
@@ -101,10 +107,18 @@ ZD_INTERNAL_ADVERTISE).
 {{- if gt $modes 1 }}
 {{- fail (printf "redis: set only one of redis.url, redis.clusterNodes, redis.sentinels (url %q, %d clusterNodes, %d sentinels); the node refuses more than one" $r.url (len $r.clusterNodes) (len $r.sentinels)) }}
 {{- end }}
+{{- /* With existingSecret the chart renders no Redis Secret of its own: a url or password beside it would never reach the node. */}}
+{{- if and $r.existingSecret (or $r.url $r.password) }}
+{{- fail "redis: set redis.url / redis.password or redis.existingSecret, not both: with redis.existingSecret the node takes the URL and the password from that Secret only, and the values beside it would be dropped" }}
+{{- end }}
 {{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "sentinelName" $r.sentinelName "password" "" "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
 {{- $a := .Values.auth }}
 {{- $auth := dict "enabled" $a.enabled "workerTokensFile" "" "clientTokensFile" "" "reloadInterval" $a.reloadInterval }}
 {{- if $a.enabled }}
+{{- /* With existingSecret the chart renders no tokens Secret of its own: tokens given beside it would never reach the node. */}}
+{{- if and $a.existingSecret (or $a.workerTokens $a.clientTokens) }}
+{{- fail "auth: set auth.workerTokens / auth.clientTokens or auth.existingSecret, not both: with auth.existingSecret the node reads the tokens files from that Secret only, and the tokens beside it would be dropped" }}
+{{- end }}
 {{- if or $a.workerTokens $a.existingSecret }}{{ $_ := set $auth "workerTokensFile" "/etc/zdmatch/auth/worker-tokens.yaml" }}{{ end }}
 {{- if or $a.clientTokens $a.existingSecret }}{{ $_ := set $auth "clientTokensFile" "/etc/zdmatch/auth/client-tokens.yaml" }}{{ end }}
 {{- if and (not $auth.workerTokensFile) (not $auth.clientTokensFile) }}
