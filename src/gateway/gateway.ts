@@ -620,7 +620,7 @@ export class Gateway {
     return new Promise<RpcSettlement>((resolve) => {
       const now = this.clock.now();
       const call: RpcCall = {
-        ...req, token: `rpc.${this.noncePrefix}${(++this.seq).toString(16)}`,
+        ...req, token: `rpc.${this.noncePrefix}${(++this.seq).toString(16)}`, arrivedAt: now,
         stickyUntil: req.sticky ? Math.min(req.deadline, now + this.opts.stickyWaitMs) : 0,
         settled: false, signal,
         settle: (r) => {
@@ -743,17 +743,20 @@ export class Gateway {
     slot.state = 'busy';
     this.hooks.capacityChanged();
     slot.rpc = call;
+    const now = this.clock.now();
     const sent = slot.send({
       rpc_task: {
         task_token: call.token, tenant: call.tenant, flow_id: call.flowId, flow_type: call.flowType,
         rpc_name: call.rpcName, input: call.input, deadline_ms: call.runDeadline,
       },
-    }, this.clock.now());
+    }, now);
     if (!sent) {
       slot.rpc = undefined;
       this.placeRpc(call);
       return;
     }
+    // An RPC's wait for a slot (DESIGN §10 "RPC waits"), from its arrival at this node.
+    this.metrics.dispatchLatency.observe({ path: 'rpc' }, Math.max(0, now - call.arrivedAt) / 1000);
     // Taken: matching.dispatchWait bounds finding a worker, not the worker's run, which
     // may take until the call's own deadline (DESIGN §4; the reference's "total time to
     // find a Worker").

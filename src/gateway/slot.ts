@@ -45,6 +45,8 @@ export interface RpcCall {
   /** Preferred app worker: only its slots until `stickyUntil` while it is connected. */
   sticky: string;
   stickyUntil: number;
+  /** When it reached this node: what a slot taking it observes as its wait. */
+  arrivedAt: number;
   /** Until when a slot may take it (matching.dispatchWait). */
   deadline: number;
   /** Until when the taking worker may run it; the caller gets UNAVAILABLE after. */

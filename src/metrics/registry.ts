@@ -185,10 +185,13 @@ export function createMetrics(opts: MetricSources = {}) {
     reserveDeclines: new Counter({ name: 'dexzd_matching_reserve_declined_tasks_total', help: 'Deprecated, kept for compatibility; always zero', registers: r }),
     streams: new Gauge({ name: 'dexzd_gateway_streams', help: 'Registered worker streams on this node', labelNames: ['kind'], registers: r }),
     dispatchLatency: new Histogram({
-      name: 'dexzd_matching_dispatch_latency_seconds', help: 'Time from a task becoming ready to its start, by dispatch path',
+      name: 'dexzd_matching_dispatch_latency_seconds',
+      help: 'Time from a task becoming ready to its start, by dispatch path (sticky, sync, queued; rpc: an RPC\'s wait for a slot at the node whose slot took it)',
       labelNames: ['path'], buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30], registers: r,
     }),
     ownedPartitions: new Gauge({ name: 'dexzd_cluster_owned_partitions', help: 'Partitions whose lease this node holds', registers: r }),
+    // The partition count (cluster.partitions) beside it: alerts compare the owned sum with it.
+    partitions: new Gauge({ name: 'dexzd_cluster_partitions', help: 'Partitions of the cluster (cluster.partitions)', registers: r }),
     leaseChanges: startAtZero(
       new Counter({ name: 'dexzd_cluster_lease_changes_total', help: 'Partition leases acquired and given up', labelNames: ['event'], registers: r }),
       'event', LEASE_CHANGE_EVENTS,

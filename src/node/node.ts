@@ -136,6 +136,7 @@ export class ZdNode {
       enqueueStreams: () => this.enqueueStreams.size,
       peerLinks: () => this.mesh?.linkCounts() ?? { outbound: 0, inbound: 0 },
     });
+    this.metrics.partitions.set(config.cluster.partitions);
     this.redis = createRedis(config.redis);
     // WAIT blocks the connection it is sent on until the replicas answer (up to a second
     // while one is down): on the shared one, lease renewals and membership heartbeats

@@ -26,7 +26,7 @@ const PUBLISHED = new Set([
   'dexzd_matching_unserved_task_queues', 'dexzd_matching_heads_restored_refs_total', 'dexzd_matching_heads_incomplete_scans_total',
   'dexzd_step_task_queue_incomplete_seeks_total', 'dexzd_matching_returned_attempts_total', 'dexzd_matching_reserve_declined_tasks_total',
   'dexzd_gateway_streams', 'dexzd_gateway_slots', 'dexzd_matching_dispatch_latency_seconds', 'dexzd_matching_rpcs_total',
-  'dexzd_matching_offers_total', 'dexzd_cluster_owned_partitions', 'dexzd_cluster_lease_changes_total', 'dexzd_cluster_live_nodes',
+  'dexzd_matching_offers_total', 'dexzd_cluster_owned_partitions', 'dexzd_cluster_partitions', 'dexzd_cluster_lease_changes_total', 'dexzd_cluster_live_nodes',
   'dexzd_redis_command_seconds', 'dexzd_outcomes_total', 'dexzd_step_tasks_enqueued_total', 'dexzd_outcome_consumer_lag',
   'dexzd_mesh_peer_links', 'dexzd_mesh_messages_total', 'dexzd_mesh_doorbell_events_total', 'dexzd_api_enqueue_streams',
   // prom-client's default process metrics, under the prefix dexzd_process_ (so process_cpu_seconds_total

@@ -135,6 +135,7 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'completeTasks' })).toBe(2);
   expect(value(body, 'dexzd_matching_offers_total', { result: 'taken' })).toBe(1);
   expect(value(body, 'dexzd_cluster_owned_partitions')).toBe(8);
+  expect(value(body, 'dexzd_cluster_partitions')).toBe(8); // what the owned sum is held against
   expect(value(body, 'dexzd_cluster_live_nodes')).toBe(1);
   expect(value(body, 'dexzd_matching_reserve_declined_tasks_total')).toBe(0);
   // An engine's group that has not read the outcome yet lags by one.
@@ -205,6 +206,8 @@ it('counts enqueues by result, outcomes by status, RPCs by result and lease acqu
   m = await body();
   expect(value(m, 'dexzd_matching_rpcs_total', { result: 'result' })).toBe(1);
   expect(value(m, 'dexzd_matching_rpcs_total', { result: 'unavailable' })).toBe(1);
+  // RPC waits: the one a slot took is observed, the one that found none is not (it is an UNAVAILABLE).
+  expect(value(m, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'rpc' })).toBe(1);
   expect(value(m, 'dexzd_matching_queued_tasks')).toBe(0);
   s.send({ step_result: { task_token: busy.task_token, output: Buffer.from('ok') } });
   await s.nextOf('result_ack');
