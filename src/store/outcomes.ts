@@ -44,11 +44,16 @@ export function parseOutcomeId(id: string, partitions: number): { partition: num
  * not exist. XINFO on a missing key is an error reply, which Redis counts (INFO
  * errorstats) and operators alert on, and a partition has no stream until its
  * first outcome: the periodic trim and backlog count ask only once it exists.
+ * `strict`: any other failure of XINFO is thrown, not read as "no groups" (the
+ * trim would take that for "nobody needs these" and cut unacked entries).
  */
-export async function streamGroups(redis: RedisClient, key: string): Promise<Record<string, unknown>[] | undefined> {
+export async function streamGroups(redis: RedisClient, key: string, strict = false): Promise<Record<string, unknown>[] | undefined> {
   if ((await redis.exists(key)) === 0) return undefined;
   // the stream may go between the two calls (a FLUSHDB, a test's cleanup)
-  const groups = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+  const groups = (await redis.xinfo('GROUPS', key).catch((err: Error) => {
+    if (strict && !/no such key/i.test(err.message)) throw err;
+    return [];
+  })) as unknown[][];
   return groups.map((g) => {
     const info: Record<string, unknown> = {};
     for (let i = 0; i + 1 < g.length; i += 2) info[String(g[i])] = g[i + 1];
@@ -358,7 +363,7 @@ export class OutcomeStore {
    */
   async trim(partition: number, now: number, retentionMs: number): Promise<void> {
     const key = this.keys.out(partition);
-    const groups = await streamGroups(this.redis, key);
+    const groups = await streamGroups(this.redis, key, true);
     if (!groups) return; // no outcomes yet: nothing to trim
     let minId: string | undefined;
     if (groups.length === 0) {
