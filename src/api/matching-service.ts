@@ -1,6 +1,7 @@
 /**
  * MatchingService: producers, engines and operators (DESIGN §4, §6, §8).
  */
+import { AbortError } from 'abort-controller-x';
 import { LRUCache } from 'lru-cache';
 import type { CallContext } from 'nice-grpc';
 import { principalOf, requireTaskTenant, requireTenant, type Principal } from '../auth/auth';
@@ -88,6 +89,9 @@ export function matchingService(d: MatchingDeps) {
   // names come from clients (one per engine process, often a new one per restart). An
   // evicted entry only makes that consumer's next call claim a little early.
   const lastClaim = new LRUCache<string, number>({ max: LAST_CLAIM_ENTRIES });
+  // Groups with outcomes an answer here could not carry (marked stale): the next call of any of
+  // their consumers on this node claims at once, not only the one that read them past the bound.
+  const claimAtOnce = new LRUCache<string, true>({ max: LAST_CLAIM_ENTRIES });
 
   async function enqueue(tasks: NewTask[]): Promise<pb.IEnqueueStepResponse[]> {
     const now = d.clock.now();
@@ -228,6 +232,8 @@ export function matchingService(d: MatchingDeps) {
         sub = d.bell.subscribe(taskId, ctx.signal);
         const deadline = d.clock.now() + waitMs;
         for (;;) {
+          // The caller has gone: a wait on an aborted signal returns at once, so looping on would read without pause.
+          if (ctx.signal.aborted) throw new AbortError();
           let done = await d.store.readDone(partition, taskId);
           // The task may end between the two reads: look at the outcome again before saying NOT_FOUND.
           if (!done && !(await d.redis.exists(d.keys.task(partition, taskId)))) {
@@ -274,14 +280,23 @@ export function matchingService(d: MatchingDeps) {
         let targets = all;
         sub.takeRung();
         for (;;) {
+          // The caller has gone: a wait on an aborted signal returns at once, and every read would
+          // hand outcomes to a consumer nobody answers for.
+          if (ctx.signal.aborted) throw new AbortError();
           const now = d.clock.now();
           let found: Awaited<ReturnType<OutcomeStore['readNew']>> = [];
           const claimKey = `${group}\0${consumer}`;
-          if (now - (lastClaim.get(claimKey) ?? 0) >= Math.max(100, redeliverAfter / 2)) {
+          if (claimAtOnce.delete(group) || now - (lastClaim.get(claimKey) ?? 0) >= Math.max(100, redeliverAfter / 2)) {
             lastClaim.set(claimKey, now);
             found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all);
           }
           if (found.length < count) found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, targets));
+          if (ctx.signal.aborted && found.length > 0) {
+            // Read as the caller left: handed to the group's next call, not left until redeliver_after_ms.
+            await d.outcomes.deliverAgainSoon(group, consumer, found.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!));
+            claimAtOnce.set(group, true);
+            throw new AbortError();
+          }
           if (tenant) {
             // A tenant's group reads the shared outcome streams: other tenants' entries are none of its
             // business, so they are acked in this group at once (trimming still sees them acked) and dropped.
@@ -302,7 +317,7 @@ export function matchingService(d: MatchingDeps) {
             const [answer, over] = splitAtBytes(found, (o) => o.output.length + (o.error ? o.error.message.length + o.error.type.length : 0));
             if (over.length > 0) {
               await d.outcomes.deliverAgainSoon(group, consumer, over.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!));
-              lastClaim.delete(claimKey);
+              claimAtOnce.set(group, true);
             }
             return { outcomes: answer.map(outcomeToWire) };
           }

@@ -1,0 +1,45 @@
+/**
+ * ConsumeOutcomes answers stop short of what one gRPC message carries, and the
+ * outcomes read past that bound are handed to the next call of the group
+ * (docs/fetch.md), whichever consumer makes it: not left until that consumer's
+ * next periodic claim of stale outcomes, seconds later.
+ */
+import { pb } from '../../src/wire';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+afterEach(() => t.close());
+
+it('hands the outcomes one answer could not carry to the next call of another consumer of the group', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('again'), { 'cluster.partitions': 2 });
+  const consume = (consumer: string, waitMs = 0) =>
+    t.matching.consumeOutcomes({ group: 'engine', consumer, max_count: 10, wait_ms: waitMs });
+  // c2 has just read (and so just looked for stale outcomes) before any outcome exists.
+  expect((await consume('c2')).outcomes).toEqual([]);
+
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const big = Buffer.alloc(900 * 1024, 7);
+  const ids = new Set<string>();
+  for (let i = 0; i < 6; i++) {
+    ids.add((await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } })).task_id!);
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: big } });
+    expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  }
+  s.reset();
+
+  // Six outcomes of 900 KiB: one answer carries four, the other two are read past it.
+  const first = (await consume('c1')).outcomes.map((o) => o.task_id!);
+  expect(first.length).toBeGreaterThan(0);
+  expect(first.length).toBeLessThan(ids.size);
+
+  // c2's next call gets the rest at once (the default redeliver_after_ms is 30 s).
+  const started = Date.now();
+  const second = (await consume('c2', 2000)).outcomes.map((o) => o.task_id!);
+  expect(Date.now() - started).toBeLessThan(1000);
+  expect([...first, ...second].sort()).toEqual([...ids].sort());
+});
