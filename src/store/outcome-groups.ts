@@ -60,10 +60,15 @@ async function partitionGroups(redis: RedisClient, keys: Keys, partitions: numbe
   const byGroup = new Map<string, PartitionGroup[]>();
   await Promise.all(Array.from({ length: partitions }, async (_, p) => {
     const key = keys.out(p);
-    for (const info of (await streamGroups(redis, key)) ?? []) {
+    // A read that fails is no "no consumers": a group read a moment ago would look idle, and
+    // DropOutcomeGroup without force would drop it. Only a group or stream gone meanwhile is empty.
+    for (const info of (await streamGroups(redis, key, true)) ?? []) {
       const name = String(info.name);
       const lag = info.lag === null || info.lag === undefined ? undefined : Number(info.lag);
-      const consumers = ((await redis.xinfo('CONSUMERS', key, name).catch(() => [])) as unknown[][]).map((c) => {
+      const consumers = ((await redis.xinfo('CONSUMERS', key, name).catch((err: Error) => {
+        if (/NOGROUP|no such key/i.test(err.message)) return [];
+        throw err;
+      })) as unknown[][]).map((c) => {
         const f: Record<string, unknown> = {};
         for (let i = 0; i + 1 < c.length; i += 2) f[String(c[i])] = c[i + 1];
         return { name: String(f.name), idle: Number(f.idle ?? 0) };
