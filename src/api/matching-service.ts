@@ -289,6 +289,9 @@ export function matchingService(d: MatchingDeps) {
           if (claimAtOnce.delete(group) || now - (lastClaim.get(claimKey) ?? 0) >= Math.max(100, redeliverAfter / 2)) {
             lastClaim.set(claimKey, now);
             found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all);
+            // A full claim may have left more stale ones behind (a dead consumer's backlog): the group's
+            // next call claims again at once, not half a redeliver_after_ms later per batch.
+            if (found.length >= count) claimAtOnce.set(group, true);
           }
           if (found.length < count) found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, targets));
           if (ctx.signal.aborted && found.length > 0) {

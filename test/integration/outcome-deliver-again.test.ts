@@ -43,3 +43,27 @@ it('hands the outcomes one answer could not carry to the next call of another co
   expect(Date.now() - started).toBeLessThan(1000);
   expect([...first, ...second].sort()).toEqual([...ids].sort());
 });
+
+it('hands over a dead consumer\'s stale outcomes one full claim after another, not one claim per half redeliver_after_ms', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('again-stale'), { 'cluster.partitions': 2 });
+  const redeliverAfter = 1500;
+  const consume = (consumer: string, maxCount: number) =>
+    t.matching.consumeOutcomes({ group: 'engine', consumer, max_count: maxCount, wait_ms: 0, redeliver_after_ms: redeliverAfter });
+  expect((await consume('dead', 1)).outcomes).toEqual([]);
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  for (let i = 0; i < 30; i++) {
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `st${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await s.nextOf('result_ack');
+  }
+  s.reset();
+  // "dead" reads all 30 and is never heard of again.
+  expect((await consume('dead', 30)).outcomes).toHaveLength(30);
+  await new Promise((r) => setTimeout(r, redeliverAfter + 100));
+  // Three calls in a row, each a full claim of 10: the backlog is not held back by the claim interval.
+  const got: string[] = [];
+  for (let i = 0; i < 3; i++) got.push(...(await consume('heir', 10)).outcomes.map((o) => o.task_id!));
+  expect(new Set(got).size).toBe(30);
+});
