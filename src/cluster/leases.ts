@@ -47,6 +47,13 @@ export class LeaseManager extends EventEmitter {
    * A partition in here is not acquired until its release has finished.
    */
   private readonly releasing = new Map<number, Promise<void>>();
+  /**
+   * Partitions with an acquire or a renewal in flight. On a Redis Cluster a call to a
+   * primary that stopped answering may never come back: a pass waits for it at most a
+   * renewal period, and sends that partition no second call meanwhile, so the leases
+   * on the other primaries are still renewed every third of the TTL.
+   */
+  private readonly calls = new Map<number, Promise<void>>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -64,22 +71,22 @@ export class LeaseManager extends EventEmitter {
   }
 
   /**
-   * Arms the next pass, from now: every tick re-arms it when it ends, so a tick run
+   * Arms the next pass: every tick re-arms it when it ends, so a tick run
    * out of turn (setTargets, leaseMoved) moves the next renewal on and, with a target
    * it could not acquire, brings the retry forward. Left to the timer armed before
    * (TTL/3 away when nothing was missing then), a partition whose dead holder's
    * lease ran out meanwhile stayed unowned for up to a third of the TTL more.
    */
-  private loop(): void {
+  private loop(passStarted = Date.now()): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.running) return;
-    // Renew every third of the TTL; retry missing targets sooner: when the lease
-    // that holds one off runs out (its PTTL, as the refused acquire read it), at
-    // the latest after RETRY_MS.
-    const every = Math.max(5, Math.floor(this.leaseTtlMs / 3));
-    let delay = every;
+    // Renew every third of the TTL, counted from the start of the pass that just
+    // ended (it may have waited a whole period for a call that did not answer);
+    // retry missing targets sooner: when the lease that holds one off runs out
+    // (its PTTL, as the refused acquire read it), at the latest after RETRY_MS.
     const now = Date.now();
+    let delay = Math.max(0, this.renewEveryMs - (now - passStarted));
     for (const p of this.targets) {
       if (this.held.has(p)) continue;
       delay = Math.min(delay, RETRY_MS);
@@ -91,6 +98,10 @@ export class LeaseManager extends EventEmitter {
       void this.tick();
     }, delay);
     this.timer.unref();
+  }
+
+  private get renewEveryMs(): number {
+    return Math.max(5, Math.floor(this.leaseTtlMs / 3));
   }
 
   /** Sets the partitions this node should own; acts at once. */
@@ -106,7 +117,7 @@ export class LeaseManager extends EventEmitter {
    */
   acquireNow(p: number): boolean {
     if (!this.running || this.stopped || !this.targets.has(p)) return false;
-    if (!this.held.has(p) && !this.releasing.has(p)) void this.acquire(p);
+    if (!this.held.has(p) && !this.releasing.has(p)) void this.call(p, () => this.acquire(p));
     return true;
   }
 
@@ -118,9 +129,10 @@ export class LeaseManager extends EventEmitter {
   tick(): Promise<void> {
     if (this.ticking) return this.ticking.then(() => this.tick());
     const releases: Promise<void>[] = [];
+    const started = Date.now();
     this.ticking = this.doTick(releases).finally(() => {
       this.ticking = undefined;
-      this.loop();
+      this.loop(started);
     });
     return this.ticking.then(() => Promise.all(releases)).then(() => undefined);
   }
@@ -129,10 +141,30 @@ export class LeaseManager extends EventEmitter {
     const work: Promise<void>[] = [];
     for (const lease of [...this.held.values()]) {
       if (!this.targets.has(lease.partition)) releases.push(this.releaseApart(lease, 'membership'));
-      else work.push(this.renew(lease));
+      else work.push(this.call(lease.partition, () => this.renew(lease)));
     }
-    for (const p of this.targets) if (!this.held.has(p) && !this.releasing.has(p)) work.push(this.acquire(p));
-    await Promise.all(work);
+    for (const p of this.targets) if (!this.held.has(p) && !this.releasing.has(p)) work.push(this.call(p, () => this.acquire(p)));
+    // Bounded: one call that never answers must not hold up the next renewal of the rest.
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(work),
+      new Promise<void>((resolve) => {
+        bound = setTimeout(resolve, this.renewEveryMs);
+        bound.unref();
+      }),
+    ]);
+    clearTimeout(bound);
+  }
+
+  /** Runs `fn` for partition `p` unless a call for it is still in flight; either way, the call's promise. */
+  private call(p: number, fn: () => Promise<void>): Promise<void> {
+    const out = this.calls.get(p);
+    if (out) return out;
+    const done = fn().finally(() => {
+      if (this.calls.get(p) === done) this.calls.delete(p);
+    });
+    this.calls.set(p, done);
+    return done;
   }
 
   /**
@@ -143,7 +175,7 @@ export class LeaseManager extends EventEmitter {
     const p = lease.partition;
     const done = this.release(lease, cause).finally(() => {
       if (this.releasing.get(p) === done) this.releasing.delete(p);
-      if (this.running && !this.stopped && this.targets.has(p) && !this.held.has(p) && !this.releasing.has(p)) void this.acquire(p);
+      if (this.running && !this.stopped && this.targets.has(p) && !this.held.has(p) && !this.releasing.has(p)) void this.call(p, () => this.acquire(p));
     });
     this.releasing.set(p, done);
     return done;
@@ -205,17 +237,33 @@ export class LeaseManager extends EventEmitter {
     await Promise.all(this.listeners('unload').map((l) => (l as LeaseEvents['unload'])(lease, cause)));
   }
 
-  /** Releases every lease (graceful stop). */
+  /**
+   * Releases every lease (graceful stop). Waits at most leaseTtl: a primary that stopped
+   * answering may never answer the give-back, and by then every lease this node held
+   * there has run out anyway; the node must still leave.
+   */
   async releaseAll(): Promise<void> {
     this.running = false;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.ticking) await this.ticking.catch(() => undefined);
-    await Promise.all([
-      ...[...this.held.values()].map((l) => this.release(l, 'shutdown')),
-      // membership releases still waiting for their offers: the node must not go before they end
-      ...this.releasing.values(),
-    ]);
+    let bound: NodeJS.Timeout | undefined;
+    const timeUp = new Promise<void>((resolve) => {
+      bound = setTimeout(resolve, this.leaseTtlMs);
+      bound.unref();
+    });
+    const releases = (async () => {
+      if (this.ticking) await this.ticking.catch(() => undefined);
+      await Promise.all([
+        ...[...this.held.values()].map((l) => this.release(l, 'shutdown')),
+        // membership releases still waiting for their offers: the node must not go before they end
+        ...this.releasing.values(),
+        // an acquire still in flight (on a peer's notice, say) gives its lease back once it answers
+        // (stopped): the node closes its Redis connection next, and the lease would outlive it
+        ...this.calls.values(),
+      ]);
+    })();
+    await Promise.race([releases, timeUp]);
+    clearTimeout(bound);
   }
 
   stop(): void {

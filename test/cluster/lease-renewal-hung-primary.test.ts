@@ -1,0 +1,94 @@
+/**
+ * Lease renewal on a Redis Cluster whose partitions spread over several
+ * primaries (DESIGN §2, §3): while one primary stops answering (a frozen
+ * process, a network that black-holes it), the leases on the other primaries
+ * are still renewed every third of cluster.leaseTtl. A renewal that never
+ * comes back must not hold up the renewal of every other lease.
+ */
+import calculateSlot from 'cluster-key-slot';
+import { LeaseManager } from '../../src/cluster/leases';
+import { startRedisCluster, sendCommand, type RedisCluster } from '../../src/store/embedded-redis';
+import { Keys } from '../../src/store/keys';
+import { createRedis, type RedisClient } from '../../src/store/redis';
+import { createLogger } from '../../src/util/logger';
+import { uniquePrefix } from '../helpers/redis';
+import { sleep } from '../helpers/wait';
+
+const TTL = 900;
+const PARTITIONS = 16;
+const log = createLogger('silent');
+
+let cluster: RedisCluster;
+let client: RedisClient;
+let stopped: number | undefined;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ masters: 3 });
+});
+
+afterEach(() => client?.disconnect());
+
+afterAll(async () => {
+  if (stopped !== undefined) cluster.nodes[stopped]!.kill('SIGCONT');
+  await cluster?.stop();
+});
+
+/** The index (in cluster.nodes) of the primary that serves `key`. */
+async function primaryOf(key: string): Promise<number> {
+  const slot = calculateSlot(key);
+  const slots = (await sendCommand(cluster.nodes[0]!.port, ['CLUSTER', 'SLOTS'])) as unknown as [number, number, [string, number]][];
+  const range = slots.find(([from, to]) => slot >= from && slot <= to)!;
+  return cluster.nodes.findIndex((n) => n.port === Number(range[2][1]));
+}
+
+it('keeps renewing the leases on the other primaries while one primary does not answer', async () => {
+  const keys = new Keys(uniquePrefix('hung'));
+  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+  const m = new LeaseManager(client, keys, 'a', TTL, log);
+  m.start();
+  try {
+    await m.setTargets(new Set(Array.from({ length: PARTITIONS }, (_, p) => p)));
+    expect(m.heldPartitions()).toHaveLength(PARTITIONS);
+
+    const where = await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => primaryOf(keys.lease(p))));
+    stopped = where[0]!;
+    const healthy = where.flatMap((node, p) => (node === stopped ? [] : [p]));
+    expect(healthy.length).toBeGreaterThan(0);
+
+    // The first primary freezes: its connection stays open, and nothing it is sent is answered.
+    cluster.nodes[stopped]!.kill('SIGSTOP');
+    // Three TTLs (well inside cluster-node-timeout, so the other primaries keep serving).
+    await sleep(3 * TTL);
+    const tokens = await Promise.all(healthy.map((p) => sendCommand(cluster.nodes[where[p]!]!.port, ['GET', keys.lease(p)])));
+    expect(tokens).toEqual(healthy.map(() => 'a:1'));
+    for (const p of healthy) expect(m.holds(p)).toMatchObject({ epoch: 1 });
+  } finally {
+    if (stopped !== undefined) cluster.nodes[stopped]!.kill('SIGCONT');
+    stopped = undefined;
+    m.stop();
+  }
+});
+
+it('gives back the leases on the answering primaries and ends within leaseTtl while one primary does not answer', async () => {
+  const keys = new Keys(uniquePrefix('hung-stop'));
+  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+  const m = new LeaseManager(client, keys, 'a', TTL, log);
+  m.start();
+  try {
+    await m.setTargets(new Set(Array.from({ length: PARTITIONS }, (_, p) => p)));
+    const where = await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => primaryOf(keys.lease(p))));
+    stopped = where[0]!;
+    const healthy = where.flatMap((node, p) => (node === stopped ? [] : [p]));
+    cluster.nodes[stopped]!.kill('SIGSTOP');
+    const started = Date.now();
+    await m.releaseAll();
+    // Not held up by the give-back the frozen primary never answers.
+    expect(Date.now() - started).toBeLessThan(TTL + 500);
+    const tokens = await Promise.all(healthy.map((p) => sendCommand(cluster.nodes[where[p]!]!.port, ['GET', keys.lease(p)])));
+    expect(tokens).toEqual(healthy.map(() => null));
+  } finally {
+    if (stopped !== undefined) cluster.nodes[stopped]!.kill('SIGCONT');
+    stopped = undefined;
+    m.stop();
+  }
+});
