@@ -11,21 +11,16 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { loadConfig, parseDuration } from '../../src/config';
-import { REPO_ROOT } from '../helpers/node-process';
-import { helmBinary, run } from '../helpers/tools';
+import { useChart, type K8sObject } from '../helpers/helm';
 
-const CHART = path.join(REPO_ROOT, 'deploy', 'helm', 'zdmatch');
 const BASE = ['--set', 'redis.url=redis://redis:6379', '--set', 'auth.enabled=false', '--set', 'preStop.sleepSeconds=5'];
 const SHORT_GRACE = 'must be at least preStop.sleepSeconds + config.drain.timeout + 10';
 
-type K8sObject = { kind: string; metadata: { name: string }; [k: string]: any };
-
-let helm: string;
+const chart = useChart();
 let dir: string;
 beforeAll(() => {
-  helm = helmBinary();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-helm-durations-'));
-}, 150_000);
+});
 afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -34,9 +29,7 @@ afterAll(() => {
 function render(timeout: string | number, grace: number) {
   const values = path.join(dir, `values-${Math.random().toString(36).slice(2)}.yaml`);
   fs.writeFileSync(values, YAML.stringify({ config: { drain: { timeout } }, terminationGracePeriodSeconds: grace }));
-  const r = run(helm, ['template', 'zdmatch', CHART, '--namespace', 'zd', ...BASE, '-f', values]);
-  const objs = r.status === 0 ? YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o && o.kind) : [];
-  return { ok: r.status === 0, stderr: r.stderr, objs };
+  return chart.render([...BASE, '-f', values]);
 }
 
 function nodeDrainMs(objs: K8sObject[]): number {

@@ -12,26 +12,13 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { loadConfig } from '../../src/config';
-import { REPO_ROOT } from '../helpers/node-process';
-import { helmBinary, run } from '../helpers/tools';
+import { CHART, useChart, type K8sObject } from '../helpers/helm';
 
-const CHART = path.join(REPO_ROOT, 'deploy', 'helm', 'zdmatch');
 const REDIS = ['--set', 'redis.url=redis://redis:6379'];
 const NO_AUTH = ['--set', 'auth.enabled=false'];
 const TOKENS = ['--set', 'auth.existingSecret=zdmatch-tokens'];
 
-type K8sObject = { kind: string; metadata: { name: string }; [k: string]: any };
-
-let helm: string;
-beforeAll(() => {
-  helm = helmBinary();
-}, 150_000);
-
-function render(args: string[]): { ok: boolean; stderr: string; objs: K8sObject[] } {
-  const r = run(helm, ['template', 'zdmatch', CHART, '--namespace', 'zd', ...args]);
-  const objs = r.status === 0 ? YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o && o.kind) : [];
-  return { ok: r.status === 0, stderr: r.stderr, objs };
-}
+const { render } = useChart();
 
 function rendered(args: string[]): K8sObject[] {
   const r = render(args);
@@ -193,9 +180,9 @@ describe('mesh TLS', () => {
   });
 
   it('derives the name from the release and namespace, and takes tls.peerServerName as given', () => {
-    const r = run(helm, ['template', 'edge', CHART, '--namespace', 'prod', ...REDIS, ...NO_AUTH, ...TLS]);
-    expect(r.status).toBe(0);
-    const objs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o && o.kind);
+    const r = render([...REDIS, ...NO_AUTH, ...TLS], { release: 'edge', namespace: 'prod' });
+    expect([r.ok, r.stderr]).toEqual([true, '']);
+    const objs = r.objs;
     expect(rawTls(objs).peerServerName).toBe('edge-zdmatch.prod.svc');
     expect(objs.some((o) => o.kind === 'Service' && o.metadata.name === 'edge-zdmatch')).toBe(true);
     const custom = rendered([...REDIS, ...NO_AUTH, ...TLS, '--set', 'tls.peerServerName=peer.zdmatch-peers.zd.svc']);

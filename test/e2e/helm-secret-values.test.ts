@@ -13,25 +13,12 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { loadConfig } from '../../src/config';
-import { REPO_ROOT } from '../helpers/node-process';
-import { helmBinary, run } from '../helpers/tools';
+import { CHART, useChart, type K8sObject } from '../helpers/helm';
 
-const CHART = path.join(REPO_ROOT, 'deploy', 'helm', 'zdmatch');
 const NO_AUTH = ['--set', 'auth.enabled=false'];
 const REDIS = ['--set', 'redis.url=redis://redis:6379'];
 
-type K8sObject = { kind: string; metadata: { name: string }; [k: string]: any };
-
-let helm: string;
-beforeAll(() => {
-  helm = helmBinary();
-}, 150_000);
-
-function render(args: string[]): { ok: boolean; stderr: string; objs: K8sObject[] } {
-  const r = run(helm, ['template', 'zdmatch', CHART, '--namespace', 'zd', ...args]);
-  const objs = r.status === 0 ? YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter((o) => o && o.kind) : [];
-  return { ok: r.status === 0, stderr: r.stderr, objs };
-}
+const { render } = useChart();
 
 /** The node's config as `zdmatch serve` loads it in the pod, with `env` standing in for the Secrets' keys. */
 function boot(objs: K8sObject[], env: Record<string, string>) {
