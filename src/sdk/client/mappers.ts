@@ -14,10 +14,27 @@ import type {
 const SERVER_BOUNDED: DurationBounds = { zero: true, timer: false };
 const wireMs = (what: string, field: string, value: number | undefined): number => checkDuration(what, field, value ?? 0, SERVER_BOUNDED);
 
+/**
+ * A time as epoch ms (0 = unset). protobufjs sends NaN (an invalid Date) and Infinity as 0, which
+ * would enqueue the Step ready at once or without its flow deadline: refused, naming the field.
+ */
+function wireEpochMs(what: string, field: string, value: Date | number | undefined): number {
+  const ms = toEpochMs(value);
+  if (!Number.isFinite(ms) || ms < 0) throw new TypeError(`${what} option ${field}: must be a valid Date or epoch ms ≥ 0, got ${String(value)}`);
+  return ms;
+}
+
+/** A uint32 count (0 = the server's default). protobufjs sends NaN and Infinity as 0 and cuts fractions: refused. */
+function wireCount(what: string, field: string, value: number | undefined): number {
+  const n = value ?? 0;
+  if (!Number.isSafeInteger(n) || n < 0) throw new TypeError(`${what} option ${field}: must be a whole number ≥ 0, got ${String(value)}`);
+  return n;
+}
+
 export function toRetryPolicy(p: RetryPolicy | undefined, where = 'retryPolicy'): pb.IRetryPolicy | undefined {
   if (!p) return undefined;
   return {
-    max_attempts: p.maxAttempts ?? 0,
+    max_attempts: wireCount('StepSpec', `${where}.maxAttempts`, p.maxAttempts),
     initial_interval_ms: wireMs('StepSpec', `${where}.initialIntervalMs`, p.initialIntervalMs),
     backoff_coefficient: p.backoffCoefficient ?? 0,
     max_interval_ms: wireMs('StepSpec', `${where}.maxIntervalMs`, p.maxIntervalMs),
@@ -34,8 +51,8 @@ export function toStepSpec(s: StepSpec, where = 'step'): pb.IStepSpec {
     step_type: s.stepType,
     step_execution_id: s.stepExecutionId,
     input: toBytes(s.input),
-    ready_at_ms: toEpochMs(s.readyAt),
-    flow_deadline_ms: toEpochMs(s.flowDeadline),
+    ready_at_ms: wireEpochMs('StepSpec', `${where}.readyAt`, s.readyAt),
+    flow_deadline_ms: wireEpochMs('StepSpec', `${where}.flowDeadline`, s.flowDeadline),
     method_timeout_ms: wireMs('StepSpec', `${where}.methodTimeoutMs`, s.methodTimeoutMs),
     heartbeat_timeout_ms: wireMs('StepSpec', `${where}.heartbeatTimeoutMs`, s.heartbeatTimeoutMs),
     retry_policy: toRetryPolicy(s.retryPolicy, `${where}.retryPolicy`),
@@ -48,7 +65,7 @@ export function toConsumeRequest(o: ConsumeOutcomesOptions): pb.IConsumeOutcomes
     group: o.group,
     tenant: o.tenant ?? '',
     consumer: o.consumer,
-    max_count: o.maxCount ?? 0,
+    max_count: wireCount('consumeOutcomes', 'maxCount', o.maxCount),
     wait_ms: o.waitMs ?? 0,
     ack: o.ack ?? [],
     redeliver_after_ms: wireMs('consumeOutcomes', 'redeliverAfterMs', o.redeliverAfterMs),

@@ -1,0 +1,54 @@
+/**
+ * Values protobufjs would put on the wire as something else: an invalid Date
+ * or NaN as a time becomes 0 ("unset": ready now, no flow deadline), NaN or
+ * Infinity as a uint32 count becomes 0 (the server's default), a fraction is
+ * cut. The Client refuses them with a TypeError naming the field instead of
+ * letting the Step lose its deadline or its retry policy (DESIGN §11.6 and
+ * §11.8: bounds are rejected, never clamped; bad input gets an error naming
+ * the field).
+ */
+import { pb } from '../../../src/wire';
+import { toConsumeRequest, toStepSpec } from '../../../src/sdk/client/mappers';
+
+const step = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' };
+
+/** What the node would decode from the StepSpec the Client sends. */
+const onTheWire = (spec: pb.IStepSpec) => pb.StepSpec.decode(pb.StepSpec.encode(spec).finish());
+
+describe('the Client refuses a time it cannot send as given', () => {
+  it.each([
+    ['flowDeadline', new Date('not a date')],
+    ['flowDeadline', NaN],
+    ['flowDeadline', Infinity],
+    ['readyAt', new Date('not a date')],
+    ['readyAt', -1],
+  ])('%s = %p', (field, value) => {
+    expect(() => toStepSpec({ ...step, [field]: value }, 'steps[2]')).toThrow(TypeError);
+    expect(() => toStepSpec({ ...step, [field]: value }, 'steps[2]')).toThrow(`steps[2].${field}`);
+  });
+
+  it('still sends a valid Date or epoch ms as it is, and none as 0', () => {
+    const at = new Date('2030-01-02T03:04:05.678Z');
+    const wire = onTheWire(toStepSpec({ ...step, flowDeadline: at, readyAt: at.getTime() + 1 }));
+    expect(Number(wire.flow_deadline_ms)).toBe(at.getTime());
+    expect(Number(wire.ready_at_ms)).toBe(at.getTime() + 1);
+    expect(Number(onTheWire(toStepSpec(step)).flow_deadline_ms)).toBe(0);
+  });
+});
+
+describe('the Client refuses a count it cannot send as given', () => {
+  it.each([NaN, Infinity, 2.5, -1])('retryPolicy.maxAttempts = %p', (maxAttempts) => {
+    expect(() => toStepSpec({ ...step, retryPolicy: { maxAttempts } })).toThrow(/step\.retryPolicy\.maxAttempts/);
+  });
+
+  it.each([NaN, Infinity, 1.5, -1])('consumeOutcomes maxCount = %p', (maxCount) => {
+    expect(() => toConsumeRequest({ group: 'g', consumer: 'c', maxCount })).toThrow(/maxCount/);
+  });
+
+  it('still sends a whole count as it is, and none as 0 (the server default)', () => {
+    expect(toStepSpec({ ...step, retryPolicy: { maxAttempts: 5 } }).retry_policy!.max_attempts).toBe(5);
+    expect(toStepSpec({ ...step, retryPolicy: {} }).retry_policy!.max_attempts).toBe(0);
+    expect(toConsumeRequest({ group: 'g', consumer: 'c', maxCount: 7 }).max_count).toBe(7);
+    expect(toConsumeRequest({ group: 'g', consumer: 'c' }).max_count).toBe(0);
+  });
+});
