@@ -3,6 +3,7 @@
  * per RPC, camelCase types in, camelCase plain objects out, gRPC failures as
  * the named errors of sdk/common (`mapGrpcError`).
  */
+import { abortable } from 'abort-controller-x';
 import { createClient, Status, type Channel, type Client as GrpcClient } from 'nice-grpc';
 import { MatchingServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
 import {
@@ -183,8 +184,9 @@ export class Client {
     if (this.closed) throw new Error(`${method}: the client is closed`);
     const timeoutMs = checkDuration(method, 'timeoutMs', opts.timeoutMs, { zero: false }) ?? this.defaultTimeoutMs;
     try {
-      const token = await resolveCredential(this.credential);
-      const metadata = () => withProtocolVersion(metadataFor(token), this.protocolVersion);
+      // Resolved inside the lane's deadline: a credential that never answers must not hold the call.
+      const token = resolveCredential(this.credential);
+      const metadata = (t: string) => withProtocolVersion(metadataFor(t), this.protocolVersion);
       return await this.lane.send(steps, { token, metadata, timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) });
     } catch (err) {
       if (err instanceof LaneDeadlineError) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
@@ -203,7 +205,8 @@ export class Client {
     const timeoutMs = checkDuration(method, 'timeoutMs', opts.timeoutMs, { zero: false }) ?? timerDelayMs(this.defaultTimeoutMs + waitMs);
     const call = new CallSignal(timeoutMs, [this.closing.signal, opts.signal]);
     try {
-      const metadata = withProtocolVersion(await authMetadata(this.credential), this.protocolVersion);
+      // Within the call's timeout, signal and close(): a credential that never answers must not hold it.
+      const metadata = withProtocolVersion(await abortable(call.signal, authMetadata(this.credential)), this.protocolVersion);
       return await fn({ signal: call.signal, metadata });
     } catch (err) {
       if (call.timedOut) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);

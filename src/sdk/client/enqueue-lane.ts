@@ -49,7 +49,7 @@ export interface LaneCall {
   /** The caller's resolved token ('' for none): a stream carries the calls of one token. */
   token: string;
   /** The metadata of a call with that token: built only to open a stream or make a unary call. */
-  metadata(): Metadata;
+  metadata(token: string): Metadata;
   timeoutMs: number;
   signal?: AbortSignal;
 }
@@ -63,6 +63,8 @@ export class LaneDeadlineError extends Error {
 
 export class EnqueueLane {
   private stream: LaneStream | undefined;
+  /** Every stream still open: the current one, and older ones (a rotated token) ending once answered. */
+  private readonly streams = new Set<LaneStream>();
   private unsupported = false;
   private nextId = 1;
   private closed = false;
@@ -77,7 +79,12 @@ export class EnqueueLane {
     private readonly unary: (steps: pb.IStepSpec[], call: { signal: AbortSignal; metadata: Metadata }) => Promise<Results>,
   ) {}
 
-  send(steps: pb.IStepSpec[], call: LaneCall): Promise<Results> {
+  /**
+   * `call.token` may still be resolving (a credential function or file): the enqueue's
+   * deadline, signal and close() count from now, so a credential that never resolves
+   * cannot hold the call past them.
+   */
+  send(steps: pb.IStepSpec[], call: Omit<LaneCall, 'token'> & { token: string | Promise<string> }): Promise<Results> {
     return new Promise<Results>((resolve, reject) => {
       const signal = call.signal;
       if (signal?.aborted) return reject(signal.reason);
@@ -107,14 +114,21 @@ export class EnqueueLane {
       this.inFlight.add(p);
       if (p.deadlineAt < this.deadlineTimerAt) this.armDeadlineTimer(p.deadlineAt);
       else this.deadlineTimer?.ref();
-      this.dispatch(p, call);
+      const token = call.token;
+      if (typeof token === 'string') return this.dispatch(p, { token, metadata: call.metadata });
+      // Sent only if it is still in flight once its token is known (not timed out, aborted or closed).
+      token.then(
+        (t) => this.inFlight.has(p) && this.dispatch(p, { token: t, metadata: call.metadata }),
+        (err: unknown) => this.inFlight.has(p) && p.reject(err),
+      );
     });
   }
 
   /** Ends the stream; enqueues still in flight fail. */
   close(): void {
     this.closed = true;
-    this.stream?.abort(new Error('EnqueueStream: the client is closed'));
+    // The older ones too: an unanswered request would hold its call open on the node.
+    for (const s of this.streams) s.abort(new Error('EnqueueStream: the client is closed'));
     this.stream = undefined;
     for (const p of this.inFlight) {
       p.cancel?.();
@@ -165,20 +179,22 @@ export class EnqueueLane {
     if (this.unsupported) {
       const controller = new AbortController();
       p.cancel = () => controller.abort();
-      this.settleWith(p, this.unary(p.steps, { signal: controller.signal, metadata: call.metadata() }));
+      this.settleWith(p, this.unary(p.steps, { signal: controller.signal, metadata: call.metadata(call.token) }));
       return;
     }
     let s = this.stream;
     if (!s || s.ended || s.token !== call.token) {
       s?.finish(); // a rotated credential: the old stream ends once its answers are in
-      s = this.stream = this.open(call.metadata(), call.token);
+      s = this.stream = this.open(call.metadata(call.token), call.token);
     }
     s.request(this.nextId++, p);
   }
 
   private open(metadata: Metadata, token: string): LaneStream {
     const s = new LaneStream(token);
+    this.streams.add(s);
     s.run(this.stub.enqueueStream(s.requests, { metadata, signal: s.signal }), (unread, err) => {
+      this.streams.delete(s);
       if (this.stream === s) this.stream = undefined;
       if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) this.unsupported = true;
       for (const p of unread) {
