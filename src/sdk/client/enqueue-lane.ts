@@ -30,6 +30,12 @@ type Results = pb.IEnqueueStepResponse[];
 const PATH = MatchingServiceDefinition.enqueueStream.path;
 /** Times an unanswered request is sent again after drains before it fails. */
 const MAX_RESENDS = 3;
+/**
+ * After a node ended a stream by draining, enqueues go as unary calls for this long: a new
+ * stream to a draining node ends at once (it reads nothing more), while a unary EnqueueSteps
+ * is still served there, or balanced to another node, for the whole drain.
+ */
+const UNARY_AFTER_DRAIN_MS = 1000;
 
 interface Pending {
   steps: pb.IStepSpec[];
@@ -66,6 +72,8 @@ export class EnqueueLane {
   /** Every stream still open: the current one, and older ones (a rotated token) ending once answered. */
   private readonly streams = new Set<LaneStream>();
   private unsupported = false;
+  /** Until when enqueues go as unary calls (a node drained the last stream). */
+  private unaryUntil = 0;
   private nextId = 1;
   private closed = false;
   /** Every enqueue not settled yet, oldest first. */
@@ -176,7 +184,7 @@ export class EnqueueLane {
   }
 
   private dispatch(p: Pending, call: Pick<LaneCall, 'token' | 'metadata'>): void {
-    if (this.unsupported) {
+    if (this.unsupported || Date.now() < this.unaryUntil) {
       const controller = new AbortController();
       p.cancel = () => controller.abort();
       this.settleWith(p, this.unary(p.steps, { signal: controller.signal, metadata: call.metadata(call.token) }));
@@ -197,6 +205,8 @@ export class EnqueueLane {
       this.streams.delete(s);
       if (this.stream === s) this.stream = undefined;
       if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) this.unsupported = true;
+      // Ended with OK and requests unread: the node is draining (enqueue-stream.ts).
+      if (err === undefined && unread.length > 0) this.unaryUntil = Date.now() + UNARY_AFTER_DRAIN_MS;
       for (const p of unread) {
         // Not read by a node that drained, or an older server: safe to send again.
         if (!this.closed && (this.unsupported || (err === undefined && p.resends++ < MAX_RESENDS))) this.dispatch(p, { token, metadata: () => metadata });
