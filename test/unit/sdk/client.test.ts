@@ -48,14 +48,18 @@ describe('Client', () => {
   let server: Server;
   let client: Client;
   let address: string;
-  const seen: { req?: pb.EnqueueStreamRequest; auth?: string; version?: string; streams: number } = { streams: 0 };
+  const seen: { req?: pb.EnqueueStreamRequest; auth?: string; version?: string; streams: number; unary: number } = { streams: 0, unary: 0 };
 
   beforeAll(async () => {
     server = createServer();
     server.add(MatchingServiceDefinition, {
       enqueueStep: unimplemented,
-      enqueueSteps: unimplemented,
-      // Answers each request by its id; stepExecutionId "slow" never, "drop" ends the stream unread.
+      // As a draining node does: what its streams no longer read, it still enqueues unary.
+      async enqueueSteps(req: pb.EnqueueStepsRequest) {
+        seen.unary++;
+        return { results: req.steps.map((s) => resultOf(s, req.steps.length === 1)) };
+      },
+      // Answers each request by its id; stepExecutionId "slow" never, "drop" ends the stream unread (a drain).
       async *enqueueStream(reqs: AsyncIterable<pb.EnqueueStreamRequest>, ctx: CallContext) {
         seen.streams++;
         seen.auth = ctx.metadata.get('authorization');
@@ -147,13 +151,19 @@ describe('Client', () => {
     expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'next2' })).taskId).toBe('id-next2');
   });
 
-  it('sends again on a new stream what a stream that ended with OK did not answer', async () => {
-    const before = seen.streams;
-    const res = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'drop' }, { timeoutMs: 1000 }).catch((e) => e);
-    // "drop" ends every stream unanswered: sent on the open stream, then again on three new ones, then it fails
-    expect(res).toBeInstanceOf(ZdUnavailableError);
-    expect(seen.streams - before).toBe(3);
-    expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'next' })).taskId).toBe('id-next');
+  it('sends what a stream that ended with OK (a drain) did not answer as a unary call, and so the next enqueues for a moment', async () => {
+    // A Client of its own: this one's lane goes unary for a while.
+    const c = new Client({ address, credential: () => 'secret', defaultTimeoutMs: 2000 });
+    try {
+      const before = { streams: seen.streams, unary: seen.unary };
+      const res = await c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'drop' }, { timeoutMs: 1000 });
+      expect(res.taskId).toBe('id-drop');
+      expect((await c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'next' })).taskId).toBe('id-next');
+      // One stream (the drained one), no new stream to the draining node; both enqueues unary.
+      expect([seen.streams - before.streams, seen.unary - before.unary]).toEqual([1, 2]);
+    } finally {
+      c.close();
+    }
   });
 
   it('fails the enqueues of a stream that fails with its status', async () => {
