@@ -17,7 +17,8 @@
            {-4, status} | {-5} lease moved | {-10} the owner's reason (ARGV[12]) no longer holds
   The same call run again (its reply was lost, or the client re-sent it after a
   reconnect) answers as the first did: a retry keeps the failed start's mark in
-  backNonce, an outcome's done record keeps it too (startMark).
+  backNonce, an outcome's done record keeps it too (startMark; an owner's call, with a
+  lease token, marks it apart, so that only its own call run again matches it).
 ]]
 --@include "running"
 --@include "outcome"
@@ -25,7 +26,11 @@ local tag, taskId = ARGV[1], ARGV[2]
 if ARGV[11] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[11] then return {-5} end
 local t = readTask(KEYS[1], 'nonce', 'queue', 'backNonce', 'readyAt')
 local NONCE, QUEUE, BACK_NONCE, READY_AT = T_OWN, T_OWN + 1, T_OWN + 2, T_OWN + 3
+-- An owner's fail keeps a mark of its own: a worker's late failure for the attempt
+-- the owner ended (timed out, node taken for lost) is then no replay of that call,
+-- and is refused as stale instead of answered as if it had been recorded.
 local mark = startMark(ARGV[4])
+if ARGV[11] ~= '' then mark = mark .. '\2' end
 
 -- The retry's sticky worker: the request's, else the one the flow remembers.
 local function retrySticky()
