@@ -96,6 +96,11 @@ export class Gateway {
    */
   private readonly noncePrefix = randomBytes(4).toString('hex');
   private nonceSeq = 0;
+  /**
+   * A Cancel that reached a busy slot before the task it names (its start committed in
+   * Redis, the reply still on its way): sent right behind that task's frame, by nonce.
+   */
+  private readonly earlyCancels = new WeakMap<Slot, { nonce: string; reason: string }>();
   private pingTimer: NodeJS.Timeout | undefined;
   /** Streams are swept four times per matching.pingInterval or busyStreamSilence, whichever is shorter (at least 50 ms apart). */
   private readonly pingSweepMs: number;
@@ -454,6 +459,11 @@ export class Gateway {
       return false;
     }
     slot.attempt.delivered = true;
+    const early = this.earlyCancels.get(slot);
+    if (early) {
+      this.earlyCancels.delete(slot);
+      if (early.nonce === started.nonce) this.cancelHeld(slot, early.reason);
+    }
     this.metrics.dispatchLatency.observe({ path }, Math.max(0, now - readyAt) / 1000);
     return true;
   }
@@ -595,9 +605,11 @@ export class Gateway {
   cancelAttempts(attempts: { taskId: string; attempt: number; nonce: string; streamId: string }[], reason: string): void {
     for (const a of attempts) {
       const slot = this.slots.get(a.streamId);
-      const held = slot?.attempt;
-      if (!slot || !held || held.taskId !== a.taskId || held.nonce !== a.nonce) continue;
-      this.cancelHeld(slot, reason);
+      if (!slot) continue;
+      const held = slot.attempt;
+      if (held && held.taskId === a.taskId && held.nonce === a.nonce) this.cancelHeld(slot, reason);
+      // Bound and not yet holding a task: the start of this very attempt may still be on its way.
+      else if (!held && slot.state === 'busy') this.earlyCancels.set(slot, { nonce: a.nonce, reason });
     }
   }
 
