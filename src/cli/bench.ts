@@ -11,7 +11,7 @@
  *   zdmatch bench --local --nodes 3 --redis-cluster --workers 3 --producers 3
  */
 import type { Command } from 'commander';
-import { CliExit, EXIT_CONFIG } from './common';
+import { CliExit, EXIT_CONFIG, EXIT_FAILURE } from './common';
 import { startLocal, type LocalEnv } from './bench/local';
 import type { BenchSystem } from './bench/protocol';
 import { runBench, type BenchConfig, type BenchMode, type BenchResult } from './bench/run';
@@ -118,6 +118,7 @@ export function registerBench(program: Command): void {
       let bar: Awaited<ReturnType<typeof makeBar>> | undefined;
       // Setup lines go to stderr (stdout is the report); only for the multi-process topologies.
       const status = nodes > 1 || opts.redisCluster ? (line: string) => void process.stderr.write(`${line}\n`) : undefined;
+      const signals = opts.local ? stopLocalOnSignals(() => env, () => bar?.stop()) : undefined;
       try {
         if (opts.local) {
           env = await startLocal({ cpuProfDir: opts.cpuProfDir, nodes, redisCluster: opts.redisCluster, onStatus: status });
@@ -141,11 +142,43 @@ export function registerBench(program: Command): void {
         if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
         else process.stdout.write(`${await table(result)}\n`);
         if (result.timedOut) process.exitCode = 1;
+      } catch (err) {
+        // A run cut short by a signal fails because its processes stop; the signal handler exits once they have.
+        if (signals?.received()) await new Promise(() => undefined);
+        throw err;
       } finally {
         bar?.stop();
         await env?.stop();
+        signals?.remove();
       }
     });
+}
+
+/**
+ * --local: SIGINT/SIGTERM stop the private redis-server and node processes,
+ * then exit 1 (without handlers Node dies at once and they outlive the bench).
+ * A second signal exits at once; the exit hooks (bench/local.ts,
+ * store/embedded-redis.ts) SIGKILL what is left, and do the same for a signal
+ * that comes while startLocal is still starting them.
+ */
+function stopLocalOnSignals(current: () => LocalEnv | undefined, beforeStop: () => void): { received(): boolean; remove(): void } {
+  let received = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (received) process.exit(EXIT_FAILURE);
+    received = true;
+    beforeStop();
+    process.stderr.write(`bench: ${signal}: stopping the local redis-server and nodes\n`);
+    void Promise.resolve(current()?.stop()).finally(() => process.exit(EXIT_FAILURE));
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    received: () => received,
+    remove: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
 }
 
 /** Event-loop wakeups per Step by role ("node 1.7 · workers 1.1 · …"); roles not read are left out. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `zdmatch` command. Exit codes: 0 ok, 1 failure, 2 bad config or usage.
- * Errors print one line on stderr (`--verbose-errors` or ZD_CLI_DEBUG=1 adds the stack).
+ * Errors print one line on stderr (ZD_CLI_DEBUG=1 adds the stack).
  */
 import fs from 'node:fs';
 import path from 'node:path';

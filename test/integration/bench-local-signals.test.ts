@@ -1,0 +1,74 @@
+/**
+ * `zdmatch bench --local` starts a private redis-server and a node process:
+ * SIGINT or SIGTERM sent to the bench alone (a process manager, `timeout`,
+ * `kill <pid>`) must stop them too, not leave them running on their ports.
+ * Needs `npm run build` (npm test does it).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
+import { waitFor } from '../helpers/wait';
+
+interface Proc {
+  pid: number;
+  cmdline: string;
+}
+
+/** Child processes of `pid`, read from /proc. */
+function childrenOf(pid: number): Proc[] {
+  const out: Proc[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== pid) continue;
+      out.push({ pid: Number(entry), cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('zdmatch bench --local', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('stops its redis-server and node process on %s and exits non-zero', async (signal) => {
+    const bench = spawn(process.execPath, [CLI_MAIN, 'bench', '--local', '--mode', 'rate', '--rate', '20', '--duration', '120',
+      '--warmup', '0', '--no-progress'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    bench.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    bench.stdout.resume();
+    const exited = new Promise<number | null>((r) => bench.once('exit', (code) => r(code)));
+    let started: Proc[] = [];
+    try {
+      // Running once the worker and producer processes are up (after the redis-server and the node).
+      started = await waitFor(() => {
+        const kids = childrenOf(bench.pid!);
+        const redis = kids.filter((k) => k.cmdline.includes('redis-server'));
+        const node = kids.filter((k) => k.cmdline.includes('main.js serve'));
+        const load = kids.filter((k) => k.cmdline.includes('"role":"producer"'));
+        return redis.length === 1 && node.length === 1 && load.length === 1 ? [...redis, ...node] : undefined;
+      }, { timeoutMs: 30_000, description: 'bench --local running' });
+
+      bench.kill(signal);
+      expect(await exited).not.toBe(0);
+      await waitFor(() => started.every((p) => !alive(p.pid)), { timeoutMs: 20_000, description: 'local processes gone' }).catch(() => undefined);
+      expect(started.filter((p) => alive(p.pid)).map((p) => p.cmdline.split(' ').slice(0, 3).join(' '))).toEqual([]);
+      expect(stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      bench.kill('SIGKILL');
+      for (const p of started) if (alive(p.pid)) process.kill(p.pid, 'SIGKILL');
+    }
+  }, 90_000);
+});
