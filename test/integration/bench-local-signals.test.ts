@@ -5,42 +5,9 @@
  * Needs `npm run build` (npm test does it).
  */
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
+import { alive, childrenOf, type Proc } from '../helpers/procs';
 import { waitFor } from '../helpers/wait';
-
-interface Proc {
-  pid: number;
-  cmdline: string;
-}
-
-/** Child processes of `pid`, read from /proc. */
-function childrenOf(pid: number): Proc[] {
-  const out: Proc[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== pid) continue;
-      out.push({ pid: Number(entry), cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('zdmatch bench --local', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('stops its redis-server and node process on %s and exits non-zero', async (signal) => {
