@@ -21,12 +21,19 @@ const log = createLogger('silent');
 let cluster: RedisCluster;
 let client: RedisClient;
 let stopped: number | undefined;
+let manager: LeaseManager | undefined;
 
 beforeAll(async () => {
   cluster = await startRedisCluster({ masters: 3 });
 });
 
-afterEach(() => client?.disconnect());
+afterEach(() => {
+  if (stopped !== undefined) cluster.nodes[stopped]!.kill('SIGCONT');
+  stopped = undefined;
+  manager?.stop();
+  manager = undefined;
+  client?.disconnect();
+});
 
 afterAll(async () => {
   if (stopped !== undefined) cluster.nodes[stopped]!.kill('SIGCONT');
@@ -41,54 +48,41 @@ async function primaryOf(key: string): Promise<number> {
   return cluster.nodes.findIndex((n) => n.port === Number(range[2][1]));
 }
 
-it('keeps renewing the leases on the other primaries while one primary does not answer', async () => {
-  const keys = new Keys(uniquePrefix('hung'));
+/**
+ * Node "a" holding every partition's lease; then the primary of partition 0
+ * freezes: its connection stays open, and nothing it is sent is answered.
+ * Returns the leases on the primaries that still answer.
+ */
+async function holdAllThenFreezeOne(label: string) {
+  const keys = new Keys(uniquePrefix(label));
   client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
   const m = new LeaseManager(client, keys, 'a', TTL, log);
+  manager = m;
   m.start();
-  try {
-    await m.setTargets(new Set(Array.from({ length: PARTITIONS }, (_, p) => p)));
-    expect(m.heldPartitions()).toHaveLength(PARTITIONS);
+  await m.setTargets(new Set(Array.from({ length: PARTITIONS }, (_, p) => p)));
+  expect(m.heldPartitions()).toHaveLength(PARTITIONS);
+  const where = await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => primaryOf(keys.lease(p))));
+  stopped = where[0]!;
+  const healthy = where.flatMap((node, p) => (node === stopped ? [] : [p]));
+  expect(healthy.length).toBeGreaterThan(0);
+  cluster.nodes[stopped]!.kill('SIGSTOP');
+  const leaseTokens = () => Promise.all(healthy.map((p) => sendCommand(cluster.nodes[where[p]!]!.port, ['GET', keys.lease(p)])));
+  return { m, healthy, leaseTokens };
+}
 
-    const where = await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => primaryOf(keys.lease(p))));
-    stopped = where[0]!;
-    const healthy = where.flatMap((node, p) => (node === stopped ? [] : [p]));
-    expect(healthy.length).toBeGreaterThan(0);
-
-    // The first primary freezes: its connection stays open, and nothing it is sent is answered.
-    cluster.nodes[stopped]!.kill('SIGSTOP');
-    // Three TTLs (well inside cluster-node-timeout, so the other primaries keep serving).
-    await sleep(3 * TTL);
-    const tokens = await Promise.all(healthy.map((p) => sendCommand(cluster.nodes[where[p]!]!.port, ['GET', keys.lease(p)])));
-    expect(tokens).toEqual(healthy.map(() => 'a:1'));
-    for (const p of healthy) expect(m.holds(p)).toMatchObject({ epoch: 1 });
-  } finally {
-    if (stopped !== undefined) cluster.nodes[stopped]!.kill('SIGCONT');
-    stopped = undefined;
-    m.stop();
-  }
+it('keeps renewing the leases on the other primaries while one primary does not answer', async () => {
+  const { m, healthy, leaseTokens } = await holdAllThenFreezeOne('hung');
+  // Three TTLs (well inside cluster-node-timeout, so the other primaries keep serving).
+  await sleep(3 * TTL);
+  expect(await leaseTokens()).toEqual(healthy.map(() => 'a:1'));
+  for (const p of healthy) expect(m.holds(p)).toMatchObject({ epoch: 1 });
 });
 
 it('gives back the leases on the answering primaries and ends within leaseTtl while one primary does not answer', async () => {
-  const keys = new Keys(uniquePrefix('hung-stop'));
-  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
-  const m = new LeaseManager(client, keys, 'a', TTL, log);
-  m.start();
-  try {
-    await m.setTargets(new Set(Array.from({ length: PARTITIONS }, (_, p) => p)));
-    const where = await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => primaryOf(keys.lease(p))));
-    stopped = where[0]!;
-    const healthy = where.flatMap((node, p) => (node === stopped ? [] : [p]));
-    cluster.nodes[stopped]!.kill('SIGSTOP');
-    const started = Date.now();
-    await m.releaseAll();
-    // Not held up by the give-back the frozen primary never answers.
-    expect(Date.now() - started).toBeLessThan(TTL + 500);
-    const tokens = await Promise.all(healthy.map((p) => sendCommand(cluster.nodes[where[p]!]!.port, ['GET', keys.lease(p)])));
-    expect(tokens).toEqual(healthy.map(() => null));
-  } finally {
-    if (stopped !== undefined) cluster.nodes[stopped]!.kill('SIGCONT');
-    stopped = undefined;
-    m.stop();
-  }
+  const { m, healthy, leaseTokens } = await holdAllThenFreezeOne('hung-stop');
+  const started = Date.now();
+  await m.releaseAll();
+  // Not held up by the give-back the frozen primary never answers.
+  expect(Date.now() - started).toBeLessThan(TTL + 500);
+  expect(await leaseTokens()).toEqual(healthy.map(() => null));
 });

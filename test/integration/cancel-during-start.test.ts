@@ -7,21 +7,11 @@
  */
 import { pb } from '../../src/wire';
 import type { TaskStore } from '../../src/store/task-store';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useSlotNode } from '../helpers/slot-node';
 
 const redis = useEmbeddedRedis();
-let t: TestNode;
-const open: RawSlot[] = [];
-
-beforeEach(async () => {
-  t = await startTestNode(redis.url, uniquePrefix('cstart'));
-});
-afterEach(async () => {
-  for (const s of open.splice(0)) s.reset();
-  await t.close();
-});
+const env = useSlotNode(redis, 'cstart');
 
 function step(over: Partial<pb.IStepSpec> = {}): pb.IStepSpec {
   return { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'charge', step_execution_id: 's1', input: Buffer.from('in'), ...over };
@@ -29,7 +19,7 @@ function step(over: Partial<pb.IStepSpec> = {}): pb.IStepSpec {
 
 /** Holds the reply of the node's next start (the start itself commits in Redis) until `release` is called. */
 function holdNextStart(): { committed: Promise<void>; release: () => void } {
-  const store = t.node.store as TaskStore & { start: TaskStore['start'] };
+  const store = env.t.node.store as TaskStore & { start: TaskStore['start'] };
   const orig = store.start.bind(store);
   let committed!: () => void;
   let release!: () => void;
@@ -46,15 +36,14 @@ function holdNextStart(): { committed: Promise<void>; release: () => void } {
 }
 
 it('sends Cancel behind the task frame of a start that committed before the cancel and was written after it', async () => {
-  const r = await t.matching.enqueueStep({ step: step() });
+  const r = await env.t.matching.enqueueStep({ step: step() });
   const held = holdNextStart();
-  const s = openSlot(t.worker, registerFrame());
-  open.push(s);
+  const s = env.slot();
   await s.nextOf('registered');
   await held.committed;
-  expect((await t.matching.getTask({ task_id: r.task_id })).task!.state).toBe(pb.TaskState.RUNNING);
+  expect((await env.t.matching.getTask({ task_id: r.task_id })).task!.state).toBe(pb.TaskState.RUNNING);
 
-  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1', reason: 'user asked' })).toMatchObject({ cancelled_running: 1 });
+  expect(await env.t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1', reason: 'user asked' })).toMatchObject({ cancelled_running: 1 });
   held.release();
   const task = (await s.nextOf('step_task')).step_task!;
   expect(task.task_id).toBe(r.task_id);
@@ -64,8 +53,8 @@ it('sends Cancel behind the task frame of a start that committed before the canc
   // Its late result is refused, never recorded, and the slot takes work again.
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('late') } });
   expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.REFUSED_CANCELLED);
-  expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 1000 })).outcome!.status).toBe(pb.OutcomeStatus.CANCELLED);
-  const next = await t.matching.enqueueStep({ step: step({ flow_id: 'f2' }) });
+  expect((await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 1000 })).outcome!.status).toBe(pb.OutcomeStatus.CANCELLED);
+  const next = await env.t.matching.enqueueStep({ step: step({ flow_id: 'f2' }) });
   const nextTask = (await s.nextOf('step_task')).step_task!;
   expect(nextTask.task_id).toBe(next.task_id);
   // A cancel meant for the earlier attempt does not follow this one.

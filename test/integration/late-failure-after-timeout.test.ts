@@ -6,29 +6,14 @@
  * call run again answers as the first did.
  */
 import { pb } from '../../src/wire';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useSlotNode } from '../helpers/slot-node';
 import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
 
 const redis = useEmbeddedRedis();
-let t: TestNode;
-const open: RawSlot[] = [];
+const env = useSlotNode(redis, 'latefail');
 
-beforeEach(async () => {
-  t = await startTestNode(redis.url, uniquePrefix('latefail'));
-});
-afterEach(async () => {
-  for (const s of open.splice(0)) s.reset();
-  await t.close();
-});
-
-async function slot(): Promise<RawSlot> {
-  const s = openSlot(t.worker, registerFrame());
-  open.push(s);
-  await s.nextOf('registered');
-  return s;
-}
+const slot = () => env.registeredSlot();
 
 function step(over: Partial<pb.IStepSpec> = {}): pb.IStepSpec {
   return {
@@ -40,33 +25,33 @@ function step(over: Partial<pb.IStepSpec> = {}): pb.IStepSpec {
 it('refuses as stale a failure sent after a heartbeat timeout scheduled the retry, and keeps the timeout\'s record', async () => {
   const s = await slot();
   // A long backoff: the retry is still queued when the late failure arrives.
-  const r = await t.matching.enqueueStep({ step: step({ retry_policy: { max_attempts: 3, initial_interval_ms: 60_000 } }) });
+  const r = await env.t.matching.enqueueStep({ step: step({ retry_policy: { max_attempts: 3, initial_interval_ms: 60_000 } }) });
   const task = (await s.nextOf('step_task')).step_task!;
   expect(task.attempt).toBe(1);
   // No heartbeat: the owner fails the attempt and tells the slot.
   expect((await s.nextOf('cancel', 3000)).cancel!.task_token).toBe(task.task_token);
-  expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 2 });
+  expect((await env.t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 2 });
 
   s.send({ step_result: { task_token: task.task_token, failure: { message: 'late boom', type: 'Late', retry_after_ms: 10 } } });
   const ack = (await s.nextOf('result_ack')).result_ack!;
   expect(ack.verdict).toBe(pb.ResultVerdict.REFUSED_STALE);
   expect(ack.retry_scheduled).toBe(false);
-  const after = (await t.matching.getTask({ task_id: r.task_id })).task!;
+  const after = (await env.t.matching.getTask({ task_id: r.task_id })).task!;
   expect(after).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 2 });
   expect(after.last_error!.message).toBe('attempt timed out');
 });
 
 it('refuses as stale a failure sent after a heartbeat timeout ended the task, and keeps the one FAILED outcome', async () => {
   const s = await slot();
-  const r = await t.matching.enqueueStep({ step: step({ retry_policy: { max_attempts: 1 } }) });
+  const r = await env.t.matching.enqueueStep({ step: step({ retry_policy: { max_attempts: 1 } }) });
   const task = (await s.nextOf('step_task')).step_task!;
   expect((await s.nextOf('cancel', 3000)).cancel!.task_token).toBe(task.task_token);
-  const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
+  const o = (await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
   expect(o).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
 
   s.send({ step_result: { task_token: task.task_token, failure: { message: 'late boom', type: 'Late' } } });
   expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.REFUSED_STALE);
-  const again = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 500 })).outcome!;
+  const again = (await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 500 })).outcome!;
   expect(again.outcome_id).toBe(o.outcome_id);
   expect(again.error).toMatchObject({ message: 'attempt timed out', type: 'timeout' });
 });

@@ -11,6 +11,7 @@ import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { BIG_OUTPUT, completeSteps } from '../helpers/outcomes';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -51,15 +52,8 @@ it('returns at most max_count per call and strands nothing', async () => {
 });
 
 it('finds an outcome in any partition even when max_count is smaller than the partition count', async () => {
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
   const N = 5;
-  for (let i = 0; i < N; i++) {
-    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `one-${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
-    const task = (await s.nextOf('step_task')).step_task!;
-    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
-    await s.nextOf('result_ack');
-  }
+  await completeSteps(t, N);
   const seen = new Set<string>();
   let ack: string[] = [];
   for (let call = 0; call < N; call++) {
@@ -69,7 +63,6 @@ it('finds an outcome in any partition even when max_count is smaller than the pa
     ack = [got.outcomes[0]!.outcome_id!];
   }
   expect(seen.size).toBe(N);
-  s.reset();
 });
 
 /** Calls of a command Redis has run, all clients together. */
@@ -144,17 +137,7 @@ it('a waiting consumer woken by an outcome reads the partition it rang in, not e
 });
 
 it('answers with what one gRPC message carries and delivers the rest with the next calls', async () => {
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  const big = Buffer.alloc(900 * 1024, 3);
-  const ids = new Set<string>();
-  for (let i = 0; i < 10; i++) {
-    ids.add((await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } })).task_id!);
-    const task = (await s.nextOf('step_task')).step_task!;
-    s.send({ step_result: { task_token: task.task_token, output: big } });
-    expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
-  }
-  s.reset();
+  const ids = await completeSteps(t, 10, BIG_OUTPUT);
   // The SDK's client, with gRPC's default receive limit: ten such outcomes are 9 MB.
   const client = new Client({ address: t.node.apiAddress });
   try {
@@ -167,7 +150,7 @@ it('answers with what one gRPC message carries and delivers the rest with the ne
       for (const o of got) {
         if (!ids.has(o.taskId)) continue; // the earlier tests' outcomes, in this new group too
         seen.add(o.taskId);
-        expect(o.output.length).toBe(big.length);
+        expect(o.output.length).toBe(BIG_OUTPUT.length);
       }
       ack = got.map((o) => o.outcomeId);
     }

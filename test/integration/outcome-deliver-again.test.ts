@@ -4,9 +4,8 @@
  * (docs/fetch.md), whichever consumer makes it: not left until that consumer's
  * next periodic claim of stale outcomes, seconds later.
  */
-import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { BIG_OUTPUT, completeSteps } from '../helpers/outcomes';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
@@ -20,17 +19,7 @@ it('hands the outcomes one answer could not carry to the next call of another co
   // c2 has just read (and so just looked for stale outcomes) before any outcome exists.
   expect((await consume('c2')).outcomes).toEqual([]);
 
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  const big = Buffer.alloc(900 * 1024, 7);
-  const ids = new Set<string>();
-  for (let i = 0; i < 6; i++) {
-    ids.add((await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } })).task_id!);
-    const task = (await s.nextOf('step_task')).step_task!;
-    s.send({ step_result: { task_token: task.task_token, output: big } });
-    expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
-  }
-  s.reset();
+  const ids = await completeSteps(t, 6, BIG_OUTPUT);
 
   // Six outcomes of 900 KiB: one answer carries four, the other two are read past it.
   const first = (await consume('c1')).outcomes.map((o) => o.task_id!);
@@ -50,15 +39,7 @@ it('hands over a dead consumer\'s stale outcomes one full claim after another, n
   const consume = (consumer: string, maxCount: number) =>
     t.matching.consumeOutcomes({ group: 'engine', consumer, max_count: maxCount, wait_ms: 0, redeliver_after_ms: redeliverAfter });
   expect((await consume('dead', 1)).outcomes).toEqual([]);
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  for (let i = 0; i < 30; i++) {
-    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `st${i}`, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
-    const task = (await s.nextOf('step_task')).step_task!;
-    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
-    await s.nextOf('result_ack');
-  }
-  s.reset();
+  await completeSteps(t, 30);
   // "dead" reads all 30 and is never heard of again.
   expect((await consume('dead', 30)).outcomes).toHaveLength(30);
   await new Promise((r) => setTimeout(r, redeliverAfter + 100));

@@ -14,9 +14,8 @@ import { partitionOf } from '../../src/store/keys';
 import type { FailResult, TaskStore } from '../../src/store/task-store';
 import { TaskStore as Store } from '../../src/store/task-store';
 import { pb } from '../../src/wire';
-import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useSlotNode } from '../helpers/slot-node';
 import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
 import { waitFor } from '../helpers/wait';
 
@@ -25,15 +24,7 @@ const redis = useEmbeddedRedis();
 type Hmget = (...args: unknown[]) => Promise<(string | null)[]>;
 
 describe('the owner and a race between its reads and its fail', () => {
-  let t: TestNode;
-  const open: RawSlot[] = [];
-  beforeEach(async () => {
-    t = await startTestNode(redis.url, uniquePrefix('oexp'));
-  });
-  afterEach(async () => {
-    for (const s of open.splice(0)) s.reset();
-    await t.close();
-  });
+  const env = useSlotNode(redis, 'oexp');
 
   /**
    * Runs `race` once, inside the owner's first HMGET of `fields` on the hash of
@@ -41,7 +32,7 @@ describe('the owner and a race between its reads and its fail', () => {
    * then acts on that answer).
    */
   function holdOwnerRead(taskId: string, fields: string[], race: { before?: () => Promise<void>; after?: () => Promise<void> }): () => boolean {
-    const rc = t.node.redis as unknown as { hmget: Hmget };
+    const rc = env.t.node.redis as unknown as { hmget: Hmget };
     const orig = rc.hmget.bind(rc);
     let ran = false;
     rc.hmget = async (...args: unknown[]) => {
@@ -59,7 +50,7 @@ describe('the owner and a race between its reads and its fail', () => {
 
   /** Records what the owner's fail calls answered. */
   function failResults(): FailResult[] {
-    const store = t.node.store as unknown as { fail: TaskStore['fail'] };
+    const store = env.t.node.store as unknown as { fail: TaskStore['fail'] };
     const orig = store.fail.bind(store);
     const results: FailResult[] = [];
     store.fail = async (...args: Parameters<TaskStore['fail']>) => {
@@ -75,22 +66,20 @@ describe('the owner and a race between its reads and its fail', () => {
     heartbeat_timeout_ms: 600, retry_policy: { max_attempts: 3, initial_interval_ms: 1 }, ...over,
   });
 
-  const taskOf = async (taskId: string) => (await t.matching.getTask({ task_id: taskId })).task!;
+  const taskOf = async (taskId: string) => (await env.t.matching.getTask({ task_id: taskId })).task!;
 
   it('keeps an attempt running at attempt 1 when its heartbeat lands between the owner\'s due scan and its fail', async () => {
-    const s = openSlot(t.worker, registerFrame());
-    open.push(s);
-    await s.nextOf('registered');
+    const s = await env.registeredSlot();
     const results = failResults();
-    const r = await t.matching.enqueueStep({ step: step('hb') });
+    const r = await env.t.matching.enqueueStep({ step: step('hb') });
     const task = (await s.nextOf('step_task')).step_task!;
-    const inflight = t.node.keys.inflight(partitionOf('acme', 'hb', t.config.cluster.partitions));
+    const inflight = env.t.node.keys.inflight(partitionOf('acme', 'hb', env.t.config.cluster.partitions));
     const ran = holdOwnerRead(r.task_id!, ['attempt', 'nonce'], {
       before: async () => {
         // the owner has found the attempt due; the worker's heartbeat lands now
-        const due = Number(await t.node.redis.zscore(inflight, r.task_id!));
+        const due = Number(await env.t.node.redis.zscore(inflight, r.task_id!));
         s.send({ heartbeat: { task_token: task.task_token } });
-        await waitFor(async () => Number(await t.node.redis.zscore(inflight, r.task_id!)) > due, { description: 'the heartbeat moved the deadline' });
+        await waitFor(async () => Number(await env.t.node.redis.zscore(inflight, r.task_id!)) > due, { description: 'the heartbeat moved the deadline' });
       },
     });
     await waitFor(() => results.length > 0, { timeoutMs: 5000, description: 'the owner\'s expiry ran' });
@@ -103,11 +92,9 @@ describe('the owner and a race between its reads and its fail', () => {
   }, 20_000);
 
   it('does not fail the new attempt when the due one ended and the next started between the scan and the fail', async () => {
-    const s = openSlot(t.worker, registerFrame());
-    open.push(s);
-    await s.nextOf('registered');
+    const s = await env.registeredSlot();
     const results = failResults();
-    const r = await t.matching.enqueueStep({ step: step('restart') });
+    const r = await env.t.matching.enqueueStep({ step: step('restart') });
     const first = (await s.nextOf('step_task')).step_task!;
     let second: pb.IStepTask | undefined;
     holdOwnerRead(r.task_id!, ['attempt', 'nonce'], {
@@ -127,10 +114,10 @@ describe('the owner and a race between its reads and its fail', () => {
   }, 20_000);
 
   it('keeps the inflight entry of an attempt started after the owner read the task and found none running', async () => {
-    const store = t.node.store;
+    const store = env.t.node.store;
     const task = taskBuilder()({ heartbeatTimeout: 5000 });
     const p = task.partition;
-    const live = { ...testSlot, nodeId: t.node.nodeId, bootId: t.node.bootId };
+    const live = { ...testSlot, nodeId: env.t.node.nodeId, bootId: env.t.node.bootId };
     const now = Date.now();
     await store.enqueue(task, now - 10_000);
     // started long enough ago to be due now
@@ -142,21 +129,21 @@ describe('the owner and a race between its reads and its fail', () => {
       // ... and starts again right after
       after: async () => void expect(await store.start(p, task.taskId, 0, live, 'n-2', Date.now())).toMatchObject({ attempt: 1 }),
     });
-    await t.node.owner.get(p)!.rearmTimers(); // the owner heard of no start here: arm it by hand
+    await env.t.node.owner.get(p)!.rearmTimers(); // the owner heard of no start here: arm it by hand
     await waitFor(ran, { timeoutMs: 5000, description: 'the owner\'s expiry read the task' });
     await new Promise((res) => setTimeout(res, 200)); // its expiry has finished
-    expect(await t.node.redis.hget(t.node.keys.task(p, task.taskId), 'nonce')).toBe('n-2');
-    expect(await t.node.redis.zscore(t.node.keys.inflight(p), task.taskId)).not.toBeNull();
+    expect(await env.t.node.redis.hget(env.t.node.keys.task(p, task.taskId), 'nonce')).toBe('n-2');
+    expect(await env.t.node.redis.zscore(env.t.node.keys.inflight(p), task.taskId)).not.toBeNull();
     expect(results).toEqual([{ kind: 'stale' }]);
   }, 20_000);
 
   describe.each([1, 2])('a dead-node sweep over layout %i', (layout) => {
     it('does not fail an attempt a live node started after the sweep read the task', async () => {
-      const store = new Store(t.node.redis, t.node.keys, 60_000, 60_000, undefined, () => layout);
+      const store = new Store(env.t.node.redis, env.t.node.keys, 60_000, 60_000, undefined, () => layout);
       const task = taskBuilder()({});
       const p = task.partition;
       const dead = { ...testSlot, nodeId: 'gone', bootId: 'b-gone', streamId: 's-dead' };
-      const live = { ...testSlot, nodeId: t.node.nodeId, bootId: t.node.bootId, streamId: 's-live' };
+      const live = { ...testSlot, nodeId: env.t.node.nodeId, bootId: env.t.node.bootId, streamId: 's-live' };
       const now = Date.now();
       await store.enqueue(task, now);
       const results = failResults();
@@ -168,20 +155,20 @@ describe('the owner and a race between its reads and its fail', () => {
         },
       });
       expect(await store.start(p, task.taskId, 0, dead, 'n-dead', now)).toMatchObject({ attempt: 1 });
-      const owner: PartitionOwner = t.node.owner.get(p)!;
+      const owner: PartitionOwner = env.t.node.owner.get(p)!;
       await owner.failDeadNodeAttempts();
       expect(ran()).toBe(true);
-      const h = await t.node.redis.hgetall(t.node.keys.task(p, task.taskId));
+      const h = await env.t.node.redis.hgetall(env.t.node.keys.task(p, task.taskId));
       expect(h).toMatchObject({ state: 'running', attempt: '1', nonce: 'n-live' });
       expect(h.errType).toBeUndefined();
-      expect(await t.node.redis.zscore(t.node.keys.inflight(p), task.taskId)).not.toBeNull();
+      expect(await env.t.node.redis.zscore(env.t.node.keys.inflight(p), task.taskId)).not.toBeNull();
       expect(results).toEqual([{ kind: 'not-due' }]);
       // the attempt of the dead node instance itself still fails
       expect(await store.release({ partition: p, taskId: task.taskId, attempt: 1, nonce: 'n-live' })).toMatchObject({ kind: 'released' });
       expect(await store.start(p, task.taskId, 0, dead, 'n-dead-2', Date.now())).toMatchObject({ attempt: 1 });
       await owner.failDeadNodeAttempts();
       expect(results[1]).toMatchObject({ kind: 'retry', attempt: 2 });
-      expect(await t.node.redis.hget(t.node.keys.task(p, task.taskId), 'errType')).toBe('worker_lost');
+      expect(await env.t.node.redis.hget(env.t.node.keys.task(p, task.taskId), 'errType')).toBe('worker_lost');
     }, 20_000);
   });
 });

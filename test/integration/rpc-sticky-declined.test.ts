@@ -12,6 +12,7 @@ import { pb, rpcDeclineType } from '../../src/wire';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { useNodePair } from '../helpers/node-pair';
 import type { TestNode } from '../helpers/node';
+import type { RawSlot } from '../helpers/raw-slot';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -29,6 +30,16 @@ async function stepAt(node: TestNode): Promise<void> {
 const rpcAt = (node: TestNode, over: Partial<pb.IInvokeRpcRequest> = {}) => node.matching.invokeRpc({
   tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000, ...over,
 });
+
+/** An RPC sticky to S, sent to `node`, reaches idle W there well before the sticky wait would have run out. */
+async function expectIdleWorkerAtOnce(node: TestNode, w: RawSlot): Promise<void> {
+  const since = Date.now();
+  const call = rpcAt(node, { sticky_worker_id: 'S' });
+  const task = (await w.nextOf('rpc_task', STICKY_WAIT + 1500)).rpc_task!;
+  expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 3);
+  w.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from W') } });
+  expect((await call).app_worker_id).toBe('W');
+}
 
 it('gives an RPC to an idle worker at once when its sticky worker on another node declined the rpc name', async () => {
   const { a, b } = pair;
@@ -48,12 +59,7 @@ it('gives an RPC to an idle worker at once when its sticky worker on another nod
   await waitFor(() => a.node.view.presence('acme', 'S', 'order', rpcDeclineType('status')) === 'absent'
     && a.node.view.presence('acme', 'C', 'order', 'charge') === 'busy', { timeoutMs: 5000, description: "a sees S's decline and C busy" });
 
-  const since = Date.now();
-  const call = rpcAt(a, { sticky_worker_id: 'S' });
-  const task = (await w.nextOf('rpc_task', STICKY_WAIT + 1500)).rpc_task!;
-  expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 3);
-  w.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from W') } });
-  expect((await call).app_worker_id).toBe('W');
+  await expectIdleWorkerAtOnce(a, w);
 });
 
 it('gives an RPC to an idle worker at once when its sticky worker on another node does not register the flow type', async () => {
@@ -67,10 +73,5 @@ it('gives an RPC to an idle worker at once when its sticky worker on another nod
   await waitFor(() => a.node.view.nodeOfWorker('acme', 'S') === 'n-b' && a.node.view.presence('acme', 'C', 'order', 'charge') === 'busy',
     { timeoutMs: 5000, description: 'a sees S and C on b' });
 
-  const since = Date.now();
-  const call = rpcAt(a, { sticky_worker_id: 'S' });
-  const task = (await w.nextOf('rpc_task', STICKY_WAIT + 1500)).rpc_task!;
-  expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 3);
-  w.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from W') } });
-  expect((await call).app_worker_id).toBe('W');
+  await expectIdleWorkerAtOnce(a, w);
 });

@@ -6,35 +6,21 @@
  * when matching.stickyWait runs out. One node, raw streams, real redis-server.
  */
 import { pb } from '../../src/wire';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { type RawSlot } from '../helpers/raw-slot';
+import { useSlotNode } from '../helpers/slot-node';
 
 const redis = useEmbeddedRedis();
 const STICKY_WAIT = 3000;
-let t: TestNode;
-const open: RawSlot[] = [];
-
-beforeEach(async () => {
-  t = await startTestNode(redis.url, uniquePrefix('rpcstickygone'), {
-    'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.dispatchWait': '5000ms', 'matching.syncMatchWait': '200ms',
-  });
-});
-afterEach(async () => {
-  for (const s of open.splice(0)) s.reset();
-  await t.close();
+const env = useSlotNode(redis, 'rpcstickygone', {
+  'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.dispatchWait': '5000ms', 'matching.syncMatchWait': '200ms',
 });
 
-async function slot(app: string, over: Partial<pb.IRegister> = {}): Promise<RawSlot> {
-  const s = openSlot(t.worker, registerFrame({ app_worker_id: app, ...over }));
-  open.push(s);
-  await s.nextOf('registered');
-  return s;
-}
+const slot = (app: string, over: Partial<pb.IRegister> = {}) => env.registeredSlot({ app_worker_id: app, ...over });
 
 /** A Step that keeps one of A's slots busy; one attempt, so a lost stream ends it for good. */
 async function busyWithStep(flowId: string): Promise<void> {
-  await t.matching.enqueueStep({
+  await env.t.matching.enqueueStep({
     step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 's', retry_policy: { max_attempts: 1 } },
   });
 }
@@ -52,7 +38,7 @@ it.each<[string, number, (a: RawSlot[]) => void]>([
     a.push(s);
   }
   const b = await slot('B', { slot_kind: pb.SlotKind.RPC_ONLY });
-  const call = t.matching.invokeRpc({
+  const call = env.t.matching.invokeRpc({
     tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), sticky_worker_id: 'A', timeout_ms: 8000,
   });
   // held for A while A is connected and busy

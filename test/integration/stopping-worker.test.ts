@@ -7,30 +7,16 @@
  * One node, real gRPC and a real redis-server.
  */
 import { pb } from '../../src/wire';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { useSlotNode } from '../helpers/slot-node';
+import { useEmbeddedRedis } from '../helpers/redis';
 import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
-let t: TestNode;
-const open: RawSlot[] = [];
-beforeEach(async () => {
-  t = await startTestNode(redis.url, uniquePrefix('stopping'));
-});
-afterEach(async () => {
-  for (const s of open.splice(0)) s.reset();
-  await t.close();
-});
+const env = useSlotNode(redis, 'stopping');
 
-async function slot(over: Partial<pb.IRegister> = {}): Promise<RawSlot> {
-  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w1', ...over }));
-  open.push(s);
-  await s.nextOf('registered');
-  return s;
-}
+const slot = (over: Partial<pb.IRegister> = {}) => env.registeredSlot({ app_worker_id: 'w1', ...over });
 const enqueue = (flow: string) =>
-  t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+  env.t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
 
 /** Two slots of w1, each running a Step; then one of them half-closes (the worker stops). */
 async function stoppingWorker(over: Partial<pb.IRegister> = {}) {
@@ -43,7 +29,7 @@ async function stoppingWorker(over: Partial<pb.IRegister> = {}) {
   b.send({ step_result: { task_token: fb.task_token, output: Buffer.from('x') } });
   await b.nextOf('result_ack');
   b.halfClose();
-  await waitFor(() => t.node.gateway.streamCount === 1, { timeoutMs: 5000, description: "b's stream gone" });
+  await waitFor(() => env.t.node.gateway.streamCount === 1, { timeoutMs: 5000, description: "b's stream gone" });
   return { a, fa };
 }
 
@@ -59,12 +45,10 @@ it.each([
   expect(ack.verdict).toBe(pb.ResultVerdict.ACCEPTED);
   expect(ack.next_task).toBeFalsy();
   await expect(a.nextOf('step_task', 500)).rejects.toThrow();
-  expect((await t.matching.getTask({ task_id: queued.task_id })).task!.attempt).toBe(1);
+  expect((await env.t.matching.getTask({ task_id: queued.task_id })).task!.attempt).toBe(1);
 
   // a worker that is not stopping takes it, on its first attempt
-  const w2 = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
-  open.push(w2);
-  await w2.nextOf('registered');
+  const w2 = await env.registeredSlot({ app_worker_id: 'w2' });
   expect((await w2.nextOf('step_task')).step_task).toMatchObject({ task_id: queued.task_id, attempt: 1 });
 });
 
