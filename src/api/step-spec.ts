@@ -31,8 +31,7 @@ export function toNewTask(spec: pb.IStepSpec | null | undefined, field: string, 
   if (!Number.isFinite(coefficient) || (coefficient !== 0 && (coefficient < 1 || coefficient > 100))) {
     throw invalidArgument(`${field}.retry_policy.backoff_coefficient`, 'must be 0 (default) or between 1 and 100');
   }
-  const initialInterval = requireDuration(`${field}.retry_policy.initial_interval_ms`, rp.initial_interval_ms);
-  const maxInterval = requireDuration(`${field}.retry_policy.max_interval_ms`, rp.max_interval_ms);
+  const { initialInterval, maxInterval } = backoffBounds(field, rp, c.steps);
   const nonRetryable = rp.non_retryable ?? [];
   if (nonRetryable.length > 64) throw invalidArgument(`${field}.retry_policy.non_retryable`, 'has more than 64 entries');
   nonRetryable.forEach((t, i) => requireId(`${field}.retry_policy.non_retryable[${i}]`, t, 256));
@@ -44,10 +43,28 @@ export function toNewTask(spec: pb.IStepSpec | null | undefined, field: string, 
     taskId: taskIdIn(partition, tenant, flowId, stepExecutionId),
     queue, tenant, flowId, flowType, stepType, stepExecutionId, input, readyAt, flowDeadline,
     maxAttempts: maxAttempts || s.maxAttempts,
-    initialInterval: initialInterval || s.initialInterval,
+    initialInterval,
     backoffCoefficient: coefficient || s.backoffCoefficient,
-    maxInterval: maxInterval || s.maxInterval,
+    maxInterval,
     nonRetryable: nonRetryable.map(String),
     methodTimeout, heartbeatTimeout, stickyWorkerId: sticky,
   };
+}
+
+/**
+ * The first and the longest backoff. Both given, the longest may not be the
+ * shorter (Temporal refuses that policy too). One given, the default of the
+ * other gives way to it: a first backoff past the default longest raises the
+ * longest, and a longest below the default first lowers the first, so neither
+ * asked-for bound is silently overridden by a server default.
+ */
+function backoffBounds(field: string, rp: pb.IRetryPolicy, d: Config['steps']): { initialInterval: number; maxInterval: number } {
+  const initial = requireDuration(`${field}.retry_policy.initial_interval_ms`, rp.initial_interval_ms);
+  const max = requireDuration(`${field}.retry_policy.max_interval_ms`, rp.max_interval_ms);
+  if (initial && max && max < initial) {
+    throw invalidArgument(`${field}.retry_policy.max_interval_ms`, `must be 0 (default) or at least initial_interval_ms (${initial})`);
+  }
+  if (initial) return { initialInterval: initial, maxInterval: max || Math.max(d.maxInterval, initial) };
+  if (max) return { initialInterval: Math.min(d.initialInterval, max), maxInterval: max };
+  return { initialInterval: d.initialInterval, maxInterval: d.maxInterval };
 }

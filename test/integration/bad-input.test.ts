@@ -63,6 +63,7 @@ describe('EnqueueStep', () => {
     ['ready_at beyond any date', spec({ ready_at_ms: 9e15 }), 'step.ready_at_ms'],
     ['absurd max attempts', spec({ retry_policy: { max_attempts: 100000 } }), 'step.retry_policy.max_attempts'],
     ['backoff coefficient below 1', spec({ retry_policy: { backoff_coefficient: 0.5 } }), 'step.retry_policy.backoff_coefficient'],
+    ['max interval under the initial interval', spec({ retry_policy: { initial_interval_ms: 5000, max_interval_ms: 1000 } }), 'step.retry_policy.max_interval_ms'],
     ['too many non-retryable types', spec({ retry_policy: { non_retryable: Array.from({ length: 65 }, (_, i) => `T${i}`) } }), 'step.retry_policy.non_retryable'],
     ['sticky worker id with a control character', spec({ sticky_worker_id: 'w\n' }), 'step.sticky_worker_id'],
   ])('%s', async (_name, step, field) => {
