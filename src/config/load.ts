@@ -62,19 +62,12 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   let conf;
   const args = normaliseArgs(opts.args ?? []);
   checkFlagNames(args);
-  let text: string | undefined;
-  if (opts.file) {
-    try {
-      text = fs.readFileSync(opts.file, 'utf8');
-    } catch (err) {
-      throw new ConfigError('file', `cannot read ${opts.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
-  }
+  const fromFile = opts.file ? readConfigFile(opts.file) : undefined;
   try {
     conf = convict(withFlags(schema) as never, { env: opts.env ?? process.env, args });
     // convict re-applies env and flags after every load(), so these stay below them.
     if (opts.defaults) conf.load(nest(opts.defaults));
-    if (text !== undefined) conf.load(YAML.parse(text) ?? {});
+    if (fromFile) conf.load(fromFile);
     for (const [k, v] of Object.entries(opts.overrides ?? {})) conf.set(k, v as never);
     conf.validate({ allowed: 'strict' });
   } catch (err) {
@@ -83,6 +76,27 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const config = conf.getProperties() as unknown as Config;
   checkRelations(config);
   return config;
+}
+
+/** The file's settings; a file that cannot be read or parsed fails naming it (and the line, for YAML). */
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError('file', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = YAML.parse(text);
+  } catch (err) {
+    throw new ConfigError('file', `${file}: ${((err as Error).message.split('\n')[0] ?? '').replace(/:$/, '')}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError('file', `${file}: must be a mapping of sections (such as matching:), not a ${Array.isArray(parsed) ? 'list' : typeof parsed}`);
+  }
+  return parsed as Record<string, unknown>;
 }
 
 /** `{ 'auth.enabled': false }` → `{ auth: { enabled: false } }`. */
@@ -163,6 +177,10 @@ function checkRelations(c: Config): void {
     if (d > m) fail(`fetch.${def}`, `default ${d} exceeds its ceiling fetch.${max} (${m})`);
   }
   if (c.steps.backoffCoefficient < 1) fail('steps.backoffCoefficient', 'must be at least 1');
+  if (c.steps.initialInterval <= 0) fail('steps.initialInterval', 'must be greater than 0');
+  if (c.steps.maxInterval < c.steps.initialInterval) {
+    fail('steps.maxInterval', `${c.steps.maxInterval}ms must not be under steps.initialInterval (${c.steps.initialInterval}ms)`);
+  }
   // An outcome kept for less than a second is gone before a WaitOutcome can read it.
   if (c.outcomes.retention < 1000) fail('outcomes.retention', 'must be at least 1s');
   // 0 would hand every consumer's unacked outcomes to the next one that asks.

@@ -183,6 +183,8 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['outcomes.retention zero', { args: ['--outcomes.retention=0'] }, 'outcomes.retention'],
     ['outcomes.retention under a second', { args: ['--outcomes.retention=500ms'] }, 'outcomes.retention'],
     ['outcomes.redeliverAfter zero', { args: ['--outcomes.redeliverAfter=0'] }, 'outcomes.redeliverAfter'],
+    ['steps.initialInterval zero', { args: ['--steps.initialInterval=0'] }, 'steps.initialInterval'],
+    ['steps.maxInterval under steps.initialInterval', { args: ['--steps.maxInterval=500ms'] }, 'steps.maxInterval'],
   ];
 
   it.each(cases)('%s', (_name, opts, key) => {
@@ -200,9 +202,17 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     expect(err.message).toMatch(/^config file: cannot read .*nope\.yaml: ENOENT$/);
   });
 
-  it('a YAML syntax error fails in one line', () => {
-    const err = failure({ file: yamlFile('matching: [unclosed\n') });
+  it('a YAML syntax error fails in one line naming the file and the line', () => {
+    const file = yamlFile('matching: [unclosed\n');
+    const err = failure({ file });
+    expect(err.message.startsWith(`config file: ${file}: `)).toBe(true);
+    expect(err.message).toMatch(/line 2/);
     expect(err.message).not.toContain('\n');
+  });
+
+  it.each([['a list', '- a\n- b\n', 'list'], ['a bare word', 'hello\n', 'string']])('a file of %s fails naming the file', (_name, text, what) => {
+    const file = yamlFile(text);
+    expect(failure({ file }).message).toBe(`config file: ${file}: must be a mapping of sections (such as matching:), not a ${what}`);
   });
 
   it('auth is on unless set off explicitly; a default (as `zdmatch dev` sets) loses to the file, env and flags', () => {
