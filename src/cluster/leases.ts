@@ -54,6 +54,14 @@ export class LeaseManager extends EventEmitter {
    * on the other primaries are still renewed every third of the TTL.
    */
   private readonly calls = new Map<number, Promise<void>>();
+  /**
+   * When the last acquire or renewal of each held lease that Redis confirmed was
+   * sent (Date.now() ms). Redis set the lease's TTL after that, so it lapses no
+   * sooner than this + leaseTtl: past that with no renewal answered (Redis down,
+   * a primary frozen), the lease may be another node's, and this node stops
+   * serving the partition and counting it as owned.
+   */
+  private readonly confirmedAt = new Map<number, number>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -141,6 +149,9 @@ export class LeaseManager extends EventEmitter {
     const work: Promise<void>[] = [];
     for (const lease of [...this.held.values()]) {
       if (!this.targets.has(lease.partition)) releases.push(this.releaseApart(lease, 'membership'));
+      // A renewal still unanswered a whole TTL after the last confirmed one: lapsed. A renewal
+      // merely sent late (a busy event loop) is not: its answer says whether the lease is still ours.
+      else if (this.calls.has(lease.partition) && this.hasLapsed(lease)) work.push(this.lapse(lease));
       else work.push(this.call(lease.partition, () => this.renew(lease)));
     }
     for (const p of this.targets) if (!this.held.has(p) && !this.releasing.has(p)) work.push(this.call(p, () => this.acquire(p)));
@@ -183,6 +194,7 @@ export class LeaseManager extends EventEmitter {
 
   private async acquire(p: number): Promise<void> {
     this.freeAt.delete(p);
+    const sentAt = Date.now();
     try {
       const r = (await this.redis.zdAcquireLease(this.keys.lease(p), this.keys.epoch(p), this.nodeId, this.leaseTtlMs)) as [number, string, number?];
       if (Number(r[0]) !== 1) {
@@ -202,6 +214,7 @@ export class LeaseManager extends EventEmitter {
         return;
       }
       this.held.set(p, lease);
+      this.confirmedAt.set(p, sentAt);
       this.emit('acquired', lease);
     } catch (err) {
       this.log.warn({ partition: p, err: (err as Error).message }, 'lease acquire failed');
@@ -209,21 +222,42 @@ export class LeaseManager extends EventEmitter {
   }
 
   private async renew(lease: HeldLease): Promise<void> {
+    const sentAt = Date.now();
     try {
       const ok = await this.redis.zdRenewLease(this.keys.lease(lease.partition), lease.token, this.leaseTtlMs);
-      if (Number(ok) === 1) return;
       if (this.held.get(lease.partition) !== lease) return;
-      this.held.delete(lease.partition);
+      if (Number(ok) === 1) {
+        this.confirmedAt.set(lease.partition, Math.max(sentAt, this.confirmedAt.get(lease.partition) ?? 0));
+        return;
+      }
+      this.forget(lease);
       this.log.warn({ partition: lease.partition, epoch: lease.epoch }, 'partition lease lost');
       await this.emitUnload(lease, 'lease-lost');
     } catch (err) {
       this.log.warn({ partition: lease.partition, err: (err as Error).message }, 'lease renew failed');
+      if (this.held.get(lease.partition) === lease && this.hasLapsed(lease)) await this.lapse(lease);
     }
+  }
+
+  private hasLapsed(lease: HeldLease): boolean {
+    return Date.now() - (this.confirmedAt.get(lease.partition) ?? Infinity) >= this.leaseTtlMs;
+  }
+
+  /** No renewal answered within leaseTtl: unloaded as lost. A renewal that answers later finds it gone; the next acquire takes it back if it is still ours. */
+  private async lapse(lease: HeldLease): Promise<void> {
+    this.forget(lease);
+    this.log.warn({ partition: lease.partition, epoch: lease.epoch, leaseTtlMs: this.leaseTtlMs }, 'partition lease lapsed: no renewal answered within leaseTtl');
+    await this.emitUnload(lease, 'lease-lost');
+  }
+
+  private forget(lease: HeldLease): void {
+    this.held.delete(lease.partition);
+    this.confirmedAt.delete(lease.partition);
   }
 
   private async release(lease: HeldLease, cause: UnloadCause): Promise<void> {
     if (this.held.get(lease.partition) !== lease) return;
-    this.held.delete(lease.partition);
+    this.forget(lease);
     await this.emitUnload(lease, cause);
     try {
       await this.redis.zdReleaseLease(this.keys.lease(lease.partition), lease.token);
