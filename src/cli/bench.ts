@@ -11,7 +11,7 @@
  *   zdmatch bench --local --nodes 3 --redis-cluster --workers 3 --producers 3
  */
 import type { Command } from 'commander';
-import { CliExit, EXIT_CONFIG, EXIT_FAILURE } from './common';
+import { CliExit, EXIT_CONFIG, EXIT_FAILURE, SHUTDOWN_SIGNALS } from './common';
 import { startLocal, type LocalEnv } from './bench/local';
 import type { BenchSystem } from './bench/protocol';
 import { runBench, type BenchConfig, type BenchMode, type BenchResult } from './bench/run';
@@ -155,7 +155,7 @@ export function registerBench(program: Command): void {
 }
 
 /**
- * --local: SIGINT/SIGTERM stop the private redis-server and node processes,
+ * --local: SIGINT/SIGTERM/SIGHUP stop the private redis-server and node processes,
  * then exit 1 (without handlers Node dies at once and they outlive the bench).
  * A second signal exits at once; the exit hooks (bench/local.ts,
  * store/embedded-redis.ts) SIGKILL what is left, and do the same for a signal
@@ -170,13 +170,11 @@ function stopLocalOnSignals(current: () => LocalEnv | undefined, beforeStop: () 
     process.stderr.write(`bench: ${signal}: stopping the local redis-server and nodes\n`);
     void Promise.resolve(current()?.stop()).finally(() => process.exit(EXIT_FAILURE));
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, handler);
   return {
     received: () => received,
     remove: () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
+      for (const signal of SHUTDOWN_SIGNALS) process.off(signal, handler);
     },
   };
 }

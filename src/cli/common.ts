@@ -53,8 +53,15 @@ export async function startNode(config: Config, logger: Logger): Promise<ZdNodeL
 }
 
 /**
- * First SIGTERM/SIGINT runs `shutdown` and exits 0 (1 if it throws); a second
- * signal, or `forceAfterMs` passing, exits 1 at once.
+ * The signals that stop a node. SIGHUP (its terminal closed) is one of them:
+ * its default action kills the process without a drain, and `dev`'s private
+ * redis-server, which ignores SIGHUP, would outlive it.
+ */
+export const SHUTDOWN_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/**
+ * The first of SHUTDOWN_SIGNALS runs `shutdown` and exits 0 (1 if it throws);
+ * a second signal, or `forceAfterMs` passing, exits 1 at once.
  */
 export function onShutdownSignals(logger: Logger, shutdown: (signal: NodeJS.Signals) => Promise<void>, forceAfterMs: number): void {
   let received = false;
@@ -77,8 +84,7 @@ export function onShutdownSignals(logger: Logger, shutdown: (signal: NodeJS.Sign
       },
     );
   };
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, handler);
 }
 
 /** drain() then close(); close runs even when drain fails. */

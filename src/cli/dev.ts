@@ -4,7 +4,7 @@ import { schema } from '../config/schema';
 import { findOnPath, REDIS_NOT_FOUND_MESSAGE, startEmbeddedRedis, type EmbeddedRedis } from '../store/embedded-redis';
 import { createLogger } from '../util/logger';
 import {
-  CliExit, configOptions, drainAndClose, EXIT_FAILURE, loadConfigOrExit, onShutdownSignals, startNode,
+  CliExit, configOptions, drainAndClose, EXIT_FAILURE, loadConfigOrExit, onShutdownSignals, SHUTDOWN_SIGNALS, startNode,
   type ConfigCliOptions,
 } from './common';
 
@@ -49,8 +49,7 @@ export function registerDev(program: Command): void {
       // not orphan the private redis-server: stop it, or (while it is still
       // starting) let the exit hook of embedded-redis kill it.
       const early = () => void stopRedis().finally(() => process.exit(EXIT_FAILURE));
-      process.once('SIGINT', early);
-      process.once('SIGTERM', early);
+      for (const signal of SHUTDOWN_SIGNALS) process.once(signal, early);
 
       if (!redisConfigured(probe)) {
         if (!findOnPath('redis-server')) throw new CliExit(REDIS_NOT_FOUND_MESSAGE, EXIT_FAILURE);
@@ -73,8 +72,7 @@ export function registerDev(program: Command): void {
         await stopRedis();
         throw err;
       }
-      process.off('SIGINT', early);
-      process.off('SIGTERM', early);
+      for (const signal of SHUTDOWN_SIGNALS) process.off(signal, early);
       const started = node;
       process.stdout.write(banner(started, redis, config));
       onShutdownSignals(

@@ -1,6 +1,6 @@
 /**
  * `zdmatch bench --local` starts a private redis-server and a node process:
- * SIGINT or SIGTERM sent to the bench alone (a process manager, `timeout`,
+ * SIGINT, SIGTERM or SIGHUP sent to the bench alone (a process manager, `timeout`,
  * `kill <pid>`) must stop them too, not leave them running on their ports.
  * Needs `npm run build` (npm test does it).
  */
@@ -10,7 +10,7 @@ import { alive, childrenOf, type Proc } from '../helpers/procs';
 import { waitFor } from '../helpers/wait';
 
 describe('zdmatch bench --local', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('stops its redis-server and node process on %s and exits non-zero', async (signal) => {
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('stops its redis-server and node process on %s and exits non-zero', async (signal) => {
     const bench = spawn(process.execPath, [CLI_MAIN, 'bench', '--local', '--mode', 'rate', '--rate', '20', '--duration', '120',
       '--warmup', '0', '--no-progress'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
