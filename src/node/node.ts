@@ -33,6 +33,7 @@ import { TaskStore, type NewTask, type OutcomeStatusName } from '../store/task-s
 import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { ALL_SERVICES, MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../wire';
+import { listenGrpc } from './grpc-listen';
 import { startMetricsServer } from './http-server';
 // ---- fetch surface (issue 5) ----
 import { externalTaskService, operatorService } from '../api/external-service';
@@ -352,12 +353,14 @@ export class ZdNode {
     // ---- end fetch surface ----
     this.server = server;
     const t = this.tlsFiles;
-    const port = await server.listen(c.api.listen, t
+    const credentials = t
       ? ServerCredentials.createSsl(t.ca ?? null, [{ cert_chain: t.cert, private_key: t.key }], false)
-      : ServerCredentials.createInsecure());
+      : ServerCredentials.createInsecure();
+    const port = await listenGrpc('api.listen', c.api.listen, () => server.listen(c.api.listen, credentials));
     this.apiAddress = `${hostOf(c.api.listen)}:${port}`;
 
-    const internalPort = await this.mesh.listen(c.internal.listen, c.limits.maxPayloadBytes + 64 * 1024);
+    const internalPort = await listenGrpc('internal.listen', c.internal.listen,
+      () => this.mesh.listen(c.internal.listen, c.limits.maxPayloadBytes + 64 * 1024));
     this.internalAddress = c.internal.advertise || `${hostOf(c.internal.listen)}:${internalPort}`;
     this.membership.setAddress(this.internalAddress);
     await this.membership.start();

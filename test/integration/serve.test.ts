@@ -1,12 +1,13 @@
 /**
- * `zdmatch serve` and `zdmatch dev` as real processes: readiness, SIGTERM
- * drain → exit 0, SIGKILL, and dev's private redis-server. Needs the node
- * module (src/node/node.ts) and `npm run build`.
+ * `zdmatch serve` and `zdmatch dev` as real processes: readiness, a taken
+ * port, SIGTERM and SIGHUP drain → exit 0, SIGKILL, and dev's private
+ * redis-server. Needs the node module (src/node/node.ts) and `npm run build`.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import { freePorts } from '../helpers/ports';
+import net from 'node:net';
+import { freePort, freePorts } from '../helpers/ports';
 import { CLI_MAIN, REPO_ROOT, startNodeProcess } from '../helpers/node-process';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
@@ -29,6 +30,24 @@ describe('zdmatch serve', () => {
     );
   });
 
+  // The operator reads one error naming the key, not grpc-js's own log line before it.
+  it.each(['api', 'internal'] as const)('fails with one line naming %s.listen when its port is taken', async (key) => {
+    const port = await freePort();
+    const taken = net.createServer();
+    await new Promise<void>((r) => taken.listen(port, '127.0.0.1', r));
+    try {
+      const listen = `127.0.0.1:${port}`;
+      const config = { [key]: key === 'internal' ? { listen, advertise: listen } : { listen } };
+      const failed = await startNodeProcess({ redisUrl: redis.url, keyPrefix: uniquePrefix(), config }).then(
+        () => { throw new Error('the node started on a taken port'); }, (err: Error) => err.message);
+      expect(failed).toMatch(/exited \(1\) before it was ready/);
+      expect(failed).toContain(`config ${key}.listen: cannot listen on 127.0.0.1:${port}: address already in use`);
+      expect(failed).not.toMatch(/No address added/);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('becomes ready, serves /healthz, and drains on SIGTERM with exit 0', async () => {
     const node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: uniquePrefix(), config: { drain: { timeout: '5s' } } });
     try {
@@ -37,6 +56,12 @@ describe('zdmatch serve', () => {
     } finally {
       expect(await node.stop()).toBe(0);
     }
+  });
+
+  it('drains on SIGHUP (its terminal closed) with exit 0, as on SIGTERM', async () => {
+    const node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: uniquePrefix(), config: { drain: { timeout: '5s' } } });
+    expect(await node.kill('SIGHUP')).toBe(0);
+    expect(node.jsonLogs()).toContainEqual(expect.objectContaining({ signal: 'SIGHUP', msg: 'shutting down: draining' }));
   });
 
   // Every wakeup of an idle node is CPU a shared machine pays for. prom-client's
