@@ -297,5 +297,5 @@ export function startExternalHttp(
   server.requestTimeout = c.limits.httpRequestTimeout;
   server.maxHeadersCount = c.limits.httpMaxHeaders;
   server.on('clientError', onClientError(c));
-  return listenOn(server, listen).then((address) => ({ server, address }));
+  return listenOn(server, listen, 'http.listen').then((address) => ({ server, address }));
 }

@@ -27,5 +27,5 @@ export function startMetricsServer(
       res.writeHead(404).end();
     }
   });
-  return listenOn(server, listen).then((address) => ({ server, address }));
+  return listenOn(server, listen, 'metrics.listen').then((address) => ({ server, address }));
 }

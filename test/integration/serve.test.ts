@@ -31,7 +31,7 @@ describe('zdmatch serve', () => {
   });
 
   // The operator reads one error naming the key, not grpc-js's own log line before it.
-  it.each(['api', 'internal'] as const)('fails with one line naming %s.listen when its port is taken', async (key) => {
+  it.each(['api', 'internal', 'http', 'metrics'] as const)('fails with one line naming %s.listen when its port is taken', async (key) => {
     const port = await freePort();
     const taken = net.createServer();
     await new Promise<void>((r) => taken.listen(port, '127.0.0.1', r));
