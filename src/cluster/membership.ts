@@ -42,6 +42,8 @@ export class Membership extends EventEmitter {
   private refreshes = 0;
   private applied = 0;
   private stopped = false;
+  /** This boot has written its heartbeat: the member entry is its own to remove. */
+  private joined = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -59,8 +61,32 @@ export class Membership extends EventEmitter {
   }
 
   async start(): Promise<void> {
+    await this.claimId();
     await this.beat();
     this.schedule();
+  }
+
+  /**
+   * Refuses a node id that another running process heartbeats: two nodes under one
+   * id would each fail the other's running attempts as a dead boot's, and take the
+   * same leases as "still ours". Another boot of this id that beat within nodeTtl is
+   * either this id's crashed predecessor or such a process; a live one beats again
+   * within a heartbeat, so its score is watched a little longer than that.
+   */
+  private async claimId(): Promise<void> {
+    const { nodeId, bootId, heartbeatMs, nodeTtlMs } = this.opts;
+    const read = async (): Promise<[string | null, string | null]> => {
+      const [score, boot] = await Promise.all([this.redis.zscore(this.keys.members(), nodeId), this.redis.hget(this.keys.node(nodeId), 'boot')]);
+      return [score, boot];
+    };
+    const [score, boot] = await read();
+    if (score === null || !boot || boot === bootId || Number(score) < this.clock.now() - nodeTtlMs) return;
+    const until = Date.now() + heartbeatMs + Math.min(heartbeatMs, 1000);
+    while (Date.now() < until && !this.stopped) {
+      await new Promise((r) => setTimeout(r, Math.max(10, Math.min(100, heartbeatMs / 4))));
+      const [now, other] = await read();
+      if (now !== null && now !== score && other && other !== bootId) throw new NodeIdInUseError(nodeId, other);
+    }
   }
 
   private schedule(): void {
@@ -87,6 +113,7 @@ export class Membership extends EventEmitter {
       // forget members long dead so the set stays small
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
     ]);
+    this.joined = true;
     await this.refresh(now);
   }
 
@@ -196,7 +223,8 @@ export class Membership extends EventEmitter {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    await this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined);
+    // A boot refused its id (claimId) leaves the entry of the process that holds it alone.
+    if (this.joined) await this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined);
   }
 
   stop(): void {
@@ -211,4 +239,12 @@ function layoutSaid(field: string | null | undefined, boot: string | null | unde
   const m = field ? /^(\d{1,4}):(.*)$/.exec(field) : null;
   if (!m || !boot || m[2] !== boot) return OLDEST_TASK_LAYOUT;
   return Math.max(OLDEST_TASK_LAYOUT, Number(m[1]));
+}
+
+/** Another running node heartbeats under this node id (cluster.nodeId). */
+export class NodeIdInUseError extends Error {
+  constructor(readonly nodeId: string, readonly otherBoot: string) {
+    super(`config cluster.nodeId: ${nodeId} is in use by another running node (boot ${otherBoot}): give every node its own id, or leave cluster.nodeId empty`);
+    this.name = 'NodeIdInUseError';
+  }
 }

@@ -1,0 +1,46 @@
+/**
+ * A node refuses to boot under a node id that another running node heartbeats
+ * (cluster.nodeId set alike on two nodes): the two would fail each other's
+ * running attempts as a dead boot's and serve the same leases. The boot that
+ * left the id behind by crashing does not hold it up, beyond one heartbeat.
+ * Real nodes on a real redis-server.
+ */
+import { Keys } from '../../src/store/keys';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+const started: TestNode[] = [];
+afterEach(async () => {
+  for (const t of started.splice(0)) await t.close();
+});
+
+async function start(prefix: string, nodeId: string): Promise<TestNode> {
+  const t = await startTestNode(redis.url, prefix, { 'cluster.nodeId': nodeId });
+  started.push(t);
+  return t;
+}
+
+it('refuses a second node with the id of a running one, naming the key, and leaves the running one a member', async () => {
+  const prefix = uniquePrefix('twin');
+  const keys = new Keys(prefix);
+  const first = await start(prefix, 'twin');
+  const boot = await redis.command('HGET', keys.node('twin'), 'boot');
+
+  await expect(start(prefix, 'twin')).rejects.toThrow(/^config cluster\.nodeId: twin is in use by another running node \(boot \S+\)/);
+  // The refused boot wrote nothing under the id and, closing, did not take the running node's entry away.
+  expect(await redis.command('HGET', keys.node('twin'), 'boot')).toBe(boot);
+  expect(await redis.command('ZSCORE', keys.members(), 'twin')).not.toBeNull();
+  expect(first.node.membership.liveIds()).toEqual(['twin']);
+}, 15_000);
+
+it('boots under the id of a crashed node whose last heartbeat is still within nodeTtl', async () => {
+  const prefix = uniquePrefix('crashed');
+  const keys = new Keys(prefix);
+  // What a SIGKILLed boot leaves: a fresh score and its boot id, and no more heartbeats.
+  await redis.command('ZADD', keys.members(), Date.now(), 'phoenix');
+  await redis.command('HSET', keys.node('phoenix'), 'address', '127.0.0.1:1', 'boot', 'crashed-boot');
+  const t = await start(prefix, 'phoenix');
+  expect(await redis.command('HGET', keys.node('phoenix'), 'boot')).not.toBe('crashed-boot');
+  expect(t.node.membership.liveIds()).toEqual(['phoenix']);
+});
