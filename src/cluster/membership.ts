@@ -104,7 +104,10 @@ export class Membership extends EventEmitter {
     const now = this.clock.now();
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);
-    await Promise.all([
+    const [bootBefore] = await Promise.all([
+      // Read ahead of this beat's write on the same connection: another boot's id here means a second
+      // process heartbeats this id (started at the same moment, so claimId could not see it).
+      this.joined ? this.redis.hget(nodeKey, 'boot') : Promise.resolve(bootId),
       this.redis.zadd(this.keys.members(), now, nodeId),
       // The layout is said for this boot: a node id restarted on an older version keeps the
       // field (it never writes it) but not the boot id.
@@ -114,6 +117,9 @@ export class Membership extends EventEmitter {
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
     ]);
     this.joined = true;
+    if (bootBefore && bootBefore !== bootId) {
+      this.log.error({ nodeId, otherBoot: bootBefore }, 'another running node heartbeats this node id: give every node its own cluster.nodeId');
+    }
     await this.refresh(now);
   }
 

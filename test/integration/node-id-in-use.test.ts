@@ -2,12 +2,19 @@
  * A node refuses to boot under a node id that another running node heartbeats
  * (cluster.nodeId set alike on two nodes): the two would fail each other's
  * running attempts as a dead boot's and serve the same leases. The boot that
- * left the id behind by crashing does not hold it up, beyond one heartbeat.
+ * left the id behind by crashing does not hold it up, beyond one heartbeat;
+ * two that started at the same moment say so at ERROR while they share it.
  * Real nodes on a real redis-server.
  */
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Membership } from '../../src/cluster/membership';
 import { Keys } from '../../src/store/keys';
+import { createRedis } from '../../src/store/redis';
+import { systemClock } from '../../src/util/clock';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
+import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const started: TestNode[] = [];
@@ -43,4 +50,25 @@ it('boots under the id of a crashed node whose last heartbeat is still within no
   const t = await start(prefix, 'phoenix');
   expect(await redis.command('HGET', keys.node('phoenix'), 'boot')).not.toBe('crashed-boot');
   expect(t.node.membership.liveIds()).toEqual(['phoenix']);
+});
+
+it('says so at ERROR while a second process that started at the same moment shares the id', async () => {
+  const prefix = uniquePrefix('same-moment');
+  const keys = new Keys(prefix);
+  const lines: { level: number; msg: string; otherBoot?: string }[] = [];
+  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) });
+  const client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const m = new Membership(client, keys, { nodeId: 'twin', bootId: 'boot-1', address: '127.0.0.1:1', heartbeatMs: 100, nodeTtlMs: 1000 }, systemClock, pino(sink));
+  try {
+    await m.start();
+    await sleep(300);
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    // The other process's heartbeat, between two of ours.
+    await redis.command('HSET', keys.node('twin'), 'boot', 'boot-2');
+    await waitFor(() => lines.some((l) => l.level === 50), { timeoutMs: 2000, description: 'the ERROR line' });
+    expect(lines.find((l) => l.level === 50)).toMatchObject({ msg: expect.stringContaining('another running node heartbeats this node id'), otherBoot: 'boot-2' });
+  } finally {
+    m.stop();
+    client.disconnect();
+  }
 });
