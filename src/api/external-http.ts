@@ -124,7 +124,9 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
   });
 }
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown, close = false): Promise<boolean> {
+function sendJson(
+  res: http.ServerResponse, status: number, body: unknown, close = false, headers: Record<string, string> = {},
+): Promise<boolean> {
   return new Promise((resolve) => {
     if (res.destroyed || res.writableEnded) {
       resolve(false);
@@ -134,7 +136,7 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, close
     res.once('finish', () => resolve(true));
     res.once('close', () => resolve(res.writableFinished));
     res.writeHead(status, {
-      'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(close ? { connection: 'close' } : {}),
+      ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(close ? { connection: 'close' } : {}),
     });
     res.end(text);
   });
@@ -144,6 +146,23 @@ function errorBody(err: ZdError): { code: string; message: string } {
   // ServerError.details is "<code>: <message>"
   const prefix = `${err.zdCode}: `;
   return { code: err.zdCode, message: err.details.startsWith(prefix) ? err.details.slice(prefix.length) : err.details };
+}
+
+/** Headers HTTP requires with a status (RFC 9110 §15.5.6, §11.6.1): clients and proxies act on them, not on our body. */
+function errorHeaders(err: ZdError): Record<string, string> {
+  if (err.zdCode === 'ZD_METHOD_NOT_ALLOWED') return { allow: String(err.params.allowed) };
+  if (err.zdCode === 'ZD_UNAUTHENTICATED') return { 'www-authenticate': 'Bearer realm="zdmatch"' };
+  return {};
+}
+
+/**
+ * The path of a request target. A server must accept the absolute-form too (RFC 9112 §3.2.2):
+ * proxies forward `POST http://node:8802/v1/…` as they received it.
+ */
+function pathOf(target: string): string {
+  const origin = /^https?:\/\/[^/?#]*/i.exec(target);
+  const path = origin ? target.slice(origin[0].length) : target;
+  return path.split('?')[0] || '/';
 }
 
 export interface ExternalHttpOptions {
@@ -188,7 +207,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
   const limit = bodyLimit(c);
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal, state: { bodyRead: boolean }): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = pathOf(req.url ?? '/');
     const method = req.method ?? 'GET';
     let action: string;
     let taskId: string | undefined;
@@ -252,7 +271,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
         e = zdError('ZD_INTERNAL');
       }
       // A body not read to its end (refused early, or too large): close the connection after answering.
-      void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), !state.bodyRead && req.readableEnded === false);
+      void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), !state.bodyRead && req.readableEnded === false, errorHeaders(e));
     });
   };
 }

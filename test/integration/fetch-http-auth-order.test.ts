@@ -86,3 +86,20 @@ it('a caller that goes away in the middle of its body is no server error (no ERR
   const r = await http('/v1/external-tasks/fetch-and-lock', { workerId: 'a', topics: [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }], waitMs: 1 }, TOK.workerA);
   expect([r.status, r.body]).toEqual([200, { tasks: [] }]);
 });
+
+it('answers a missing or unknown token with 401 and a Bearer challenge', async () => {
+  const answers = [];
+  for (const authorization of [undefined, 'Bearer not-a-known-token-at-all', `Bearer ${TOK.clientB}`]) {
+    const res = await fetch(`http://${t.node.httpAddress}/v1/external-tasks/fetch-and-lock`, {
+      method: 'POST', body: JSON.stringify({ workerId: 'a', topics: [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }], waitMs: 1 }),
+      headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+    });
+    answers.push([res.status, res.headers.get('www-authenticate'), ((await res.json()) as { code: string }).code]);
+  }
+  expect(answers).toEqual([
+    [401, 'Bearer realm="zdmatch"', 'ZD_UNAUTHENTICATED'],
+    [401, 'Bearer realm="zdmatch"', 'ZD_UNAUTHENTICATED'],
+    // A known token of the wrong kind is authenticated: 403, no challenge.
+    [403, null, 'ZD_WRONG_CREDENTIAL_KIND'],
+  ]);
+});
