@@ -60,8 +60,18 @@ export function bounded(field: string, value: unknown, ceiling: number, dflt: nu
   return n === 0 ? dflt : n;
 }
 
+/**
+ * A string field as it arrived: over HTTP it can be any JSON type, and a number or an object
+ * is not a missing value — it is named as the wrong type, not as "is required".
+ */
+function stringOrAbsent(field: string, value: unknown): unknown {
+  if (value !== undefined && value !== null && typeof value !== 'string') throw invalidArgument(field, 'must be a string');
+  return value;
+}
+
 export function workerIdOf(naming: Naming, value: unknown, c: Config): string {
-  return requireId(fieldName(naming, 'workerId'), value, c.matching.maxQueueLength);
+  const field = fieldName(naming, 'workerId');
+  return requireId(field, stringOrAbsent(field, value), c.matching.maxQueueLength);
 }
 
 export function taskRefOf(naming: Naming, value: unknown, c: Config): TaskRef {
@@ -83,16 +93,24 @@ export interface RawFetch {
 export function parseFetch(naming: Naming, raw: RawFetch, c: Config): FetchRequest {
   const f = (n: string) => fieldName(naming, n);
   const workerId = workerIdOf(naming, raw.workerId, c);
+  if (raw.topics !== undefined && raw.topics !== null && !Array.isArray(raw.topics)) {
+    throw invalidArgument(f('topics'), 'must be an array of topics {tenant, flowType, stepType}');
+  }
   if (!Array.isArray(raw.topics) || raw.topics.length === 0) throw invalidArgument(f('topics'), 'must name at least one topic');
   if (raw.topics.length > c.matching.maxFlowTypes) {
     throw invalidArgument(f('topics'), `names ${raw.topics.length} topics; the limit is ${c.matching.maxFlowTypes} (matching.maxFlowTypes)`);
   }
   const m = c.matching;
   const topics = raw.topics.map((t: unknown, i): TopicRef => {
-    const o = (t && typeof t === 'object' ? t : {}) as Record<string, unknown>;
-    const tenant = requireName(f(`topics[${i}].tenant`), o.tenant, m.maxQueueLength, 'matching.maxQueueLength');
-    const flowType = requireName(f(`topics[${i}].flowType`), o.flowType, m.maxFlowTypeLength, 'matching.maxFlowTypeLength');
-    const stepType = requireName(f(`topics[${i}].stepType`), o.stepType, m.maxQueueLength, 'matching.maxQueueLength');
+    if (!t || typeof t !== 'object' || Array.isArray(t)) throw invalidArgument(f(`topics[${i}]`), 'must be an object {tenant, flowType, stepType}');
+    const o = t as Record<string, unknown>;
+    const name = (key: string, maxLength: number, limitKey: string) => {
+      const field = f(`topics[${i}].${key}`);
+      return requireName(field, stringOrAbsent(field, o[key]), maxLength, limitKey);
+    };
+    const tenant = name('tenant', m.maxQueueLength, 'matching.maxQueueLength');
+    const flowType = name('flowType', m.maxFlowTypeLength, 'matching.maxFlowTypeLength');
+    const stepType = name('stepType', m.maxQueueLength, 'matching.maxQueueLength');
     return { tenant, flowType, stepType, queue: requireQueueName(f(`topics[${i}].stepType`), tenant, flowType, stepType, m.maxQueueLength) };
   });
   const x = c.fetch;
@@ -110,7 +128,8 @@ export function lockDurationOf(naming: Naming, value: unknown, c: Config): numbe
 
 export function idempotencyKeyOf(naming: Naming, value: unknown): string {
   if (value === undefined || value === null || value === '') return '';
-  return requireId(fieldName(naming, 'idempotencyKey'), value);
+  const field = fieldName(naming, 'idempotencyKey');
+  return requireId(field, stringOrAbsent(field, value));
 }
 
 export function resultOf(naming: Naming, value: Buffer | undefined, c: Config): Buffer | undefined {

@@ -107,11 +107,34 @@ it.each<[string, Record<string, unknown>, string]>([
   ['waitMs', { waitMs: 60_001 }, 'waitMs: 60001 ms exceeds the ceiling of 60000 ms (fetch.maxWait)'],
   ['topics[0].flowType', { topics: [{ tenant: 'acme', flowType: '', stepType: 'charge' }] }, 'topics[0].flowType: is required'],
   ['maxTasks as text', { maxTasks: 'ten' }, 'maxTasks: must be a non-negative whole number'],
+  ['workerId as a number', { workerId: 42 }, 'workerId: must be a string'],
+  ['topics as one object', { topics: topic }, 'topics: must be an array of topics {tenant, flowType, stepType}'],
+  ['topics[0] as a string', { topics: ['acme:order:charge'] }, 'topics[0]: must be an object {tenant, flowType, stepType}'],
+  ['topics[1] as null', { topics: [topic, null] }, 'topics[1]: must be an object {tenant, flowType, stepType}'],
+  ['topics[0].tenant as a number', { topics: [{ ...topic, tenant: 7 }] }, 'topics[0].tenant: must be a string'],
+  ['topics[0].stepType as an array', { topics: [{ ...topic, stepType: ['charge'] }] }, 'topics[0].stepType: must be a string'],
 ])('rejects %s with 400 naming the field', async (_n, over, message) => {
   const id = await enqueued();
   const r = await curl(FETCH, { workerId: 'A', topics: [topic], waitMs: 1, ...over });
   expect(r).toMatchObject({ status: 400, body: { code: 'ZD_INVALID_ARGUMENT', message } });
   expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.QUEUED);
+});
+
+it('names a string field sent as another JSON type as such on the task routes, and changes nothing', async () => {
+  const id = await enqueued();
+  await fetchOne();
+  const path = (route: string) => `/v1/external-tasks/${id}/${route}`;
+  const answers = [
+    await curl(path('complete'), { workerId: 'A', idempotencyKey: 12345 }),
+    await curl(path('complete'), { workerId: { id: 'A' } }),
+    await curl(path('unlock'), { workerId: true }),
+  ];
+  expect(answers.map((r) => [r.status, r.body.message])).toEqual([
+    [400, 'idempotencyKey: must be a string'],
+    [400, 'workerId: must be a string'],
+    [400, 'workerId: must be a string'],
+  ]);
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.LOCKED);
 });
 
 it('refuses a field a route does not read, named, and changes nothing', async () => {
