@@ -7,12 +7,17 @@
  * never reach the node (a redis.url dropped that way leaves the node with no
  * Redis, and it fails at startup). Such a value set is refused at render
  * time, naming the values; each way alone renders and the node loads it.
+ * So is redis.password beside redis.url: the node applies redis.password to
+ * Redis Cluster and Sentinel only, and a single Redis takes its password
+ * from the URL.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import YAML from 'yaml';
 import { loadConfig } from '../../src/config';
+import { createRedis } from '../../src/store/redis';
 import { CHART, useChart, type K8sObject } from '../helpers/helm';
 
 const NO_AUTH = ['--set', 'auth.enabled=false'];
@@ -75,5 +80,32 @@ describe('token values beside auth.existingSecret', () => {
     const existing = render([...REDIS, '--set', 'auth.existingSecret=zdmatch-tokens']);
     expect(existing.ok).toBe(true);
     expect(boot(existing.objs, { ZD_REDIS_URL: 'redis://redis:6379' }).auth.workerTokensFile).toBe('/etc/zdmatch/auth/worker-tokens.yaml');
+  });
+});
+
+describe('redis.password beside redis.url', () => {
+  /** The password on the Redis client the node makes for this config (lazyConnect: nothing is dialled). */
+  function clientPassword(env: Record<string, string>): string | undefined {
+    const client = createRedis(loadConfig({ env: { ...env, ZD_AUTH_ENABLED: 'false' }, args: [] }).redis, { lazyConnect: true });
+    try {
+      return (client instanceof Redis ? client.options.password : undefined) ?? undefined; // ioredis says null for none
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  it('never reaches a single Redis: the node takes the password from the URL only', () => {
+    expect(clientPassword({ ZD_REDIS_URL: 'redis://redis:6379', ZD_REDIS_PASSWORD: 'pw' })).toBeUndefined();
+    expect(clientPassword({ ZD_REDIS_URL: 'redis://:pw@redis:6379' })).toBe('pw');
+  });
+
+  it('is refused, saying to put the password in the URL', () => {
+    const r = render([...NO_AUTH, ...REDIS, '--set', 'redis.password=pw']);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('redis.password');
+    expect(r.stderr).toContain('redis://:PASSWORD@');
+    const inUrl = render([...NO_AUTH, '--set', 'redis.url=redis://:pw@redis:6379']);
+    expect(inUrl.ok).toBe(true);
+    expect(podEnvNames(inUrl.objs)).not.toContain('ZD_REDIS_PASSWORD');
   });
 });

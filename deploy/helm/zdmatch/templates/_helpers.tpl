@@ -46,20 +46,84 @@ app.kubernetes.io/part-of: zdmatch
 {{- end }}
 
 {{/*
-Whole seconds (rounded up) of a duration as the node reads it (src/config/formats.ts
+Milliseconds of a duration as the node reads it (src/config/formats.ts
 parseDuration) and values.schema.json admits it: a number of ms, or a number
 (decimals allowed) with an optional ms, s, m, h or d, such as 30s, 1.5m, 1500ms.
 A number from a values file arrives as a float (1000000 prints as 1e+06).
 */}}
-{{- define "zdmatch.seconds" -}}
+{{- define "zdmatch.ms" -}}
 {{- $re := "^([0-9]+(\\.[0-9]+)?)\\s*(ms|s|m|h|d)?$" }}
-{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}{{ div (add (int64 .) 999) 1000 }}
+{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}{{ int64 . }}
 {{- else }}
 {{- $v := toString . | trim }}
 {{- if not (regexMatch $re $v) }}{{ fail (printf "cannot read %q as a duration (use 30s, 1.5m, 2h or 1500ms)" $v) }}{{ end }}
 {{- $unitMs := dict "" 1 "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 }}
-{{- $ms := round (mulf (float64 (regexReplaceAll $re $v "${1}")) (get $unitMs (regexReplaceAll $re $v "${3}"))) 0 | int64 }}
-{{- div (add $ms 999) 1000 }}
+{{- round (mulf (float64 (regexReplaceAll $re $v "${1}")) (get $unitMs (regexReplaceAll $re $v "${3}"))) 0 | int64 }}
+{{- end }}
+{{- end }}
+
+{{/* Whole seconds (rounded up) of a duration, read as zdmatch.ms reads it. */}}
+{{- define "zdmatch.seconds" -}}
+{{- div (add (include "zdmatch.ms" . | atoi) 999) 1000 }}
+{{- end }}
+
+{{/*
+The node's checks between config keys (src/config/load.ts checkRelations),
+made at render time: the node refuses such a config at startup, so every new
+pod would crash-loop. In the node's order, so both name the same key first.
+Each check is [key, relation, bound], the bound another key or a number of
+milliseconds (then its text follows).
+*/}}
+{{- define "zdmatch.checkRelations" -}}
+{{- $c := .Values.config }}
+{{- $v := dict "auth.reloadInterval" (include "zdmatch.ms" .Values.auth.reloadInterval | atoi) }}
+{{- $raw := dict "auth.reloadInterval" .Values.auth.reloadInterval }}
+{{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.pingInterval" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient" "steps.initialInterval" "steps.maxInterval" "outcomes.retention" "outcomes.redeliverAfter" "limits.httpRequestTimeout" "limits.httpHeadersTimeout" }}
+{{- $p := splitList "." $key }}
+{{- $x := index $c (first $p) (last $p) }}
+{{- $_ := set $raw $key $x }}
+{{- /* counts and the coefficient are plain numbers, the rest durations */}}
+{{- if has $key (list "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient") }}{{ $_ := set $v $key $x }}
+{{- else }}{{ $_ := set $v $key (include "zdmatch.ms" $x) }}{{ end }}
+{{- end }}
+{{- $checks := list
+  (list "matching.syncMatchWait" "gt" 0 "0")
+  (list "matching.stickyWait" "le" "matching.dispatchWait")
+  (list "matching.dispatchWait" "gt" 0 "0")
+  (list "matching.pingInterval" "gt" 0 "0")
+  (list "cluster.heartbeat" "gt" 0 "0")
+  (list "cluster.nodeTtl" "gt" "cluster.heartbeat")
+  (list "cluster.leaseTtl" "ge" 3 "3ms")
+  (list "fetch.lockDuration" "gt" 0 "0")
+  (list "fetch.maxLockDuration" "gt" 0 "0")
+  (list "fetch.lockDuration" "le" "fetch.maxLockDuration")
+  (list "fetch.wait" "gt" 0 "0")
+  (list "fetch.maxWait" "gt" 0 "0")
+  (list "fetch.wait" "le" "fetch.maxWait")
+  (list "fetch.maxTasks" "le" "fetch.maxMaxTasks")
+  (list "steps.backoffCoefficient" "ge" 1 "1")
+  (list "steps.initialInterval" "gt" 0 "0")
+  (list "steps.maxInterval" "ge" "steps.initialInterval")
+  (list "outcomes.retention" "ge" 1000 "1s")
+  (list "outcomes.redeliverAfter" "gt" 0 "0")
+  (list "auth.reloadInterval" "gt" 0 "0")
+  (list "limits.httpRequestTimeout" "gt" "fetch.maxWait")
+  (list "limits.httpHeadersTimeout" "gt" 0 "0")
+  (list "limits.httpHeadersTimeout" "le" "limits.httpRequestTimeout")
+}}
+{{- $name := dict }}
+{{- range $key, $x := $raw }}{{ $_ := set $name $key (printf "%s (%v)" (hasPrefix "auth." $key | ternary $key (print "config." $key)) $x) }}{{ end }}
+{{- range $checks }}
+{{- $key := index . 0 }}
+{{- $op := index . 1 }}
+{{- $bound := index . 2 }}
+{{- $lhs := get $v $key | float64 }}
+{{- $rhs := kindIs "string" $bound | ternary (get $v (toString $bound)) $bound | float64 }}
+{{- $text := kindIs "string" $bound | ternary (get $name (toString $bound)) (last .) }}
+{{- $ok := ternary (gt $lhs $rhs) (ternary (ge $lhs $rhs) (le $lhs $rhs) (eq $op "ge")) (eq $op "gt") }}
+{{- if not $ok }}
+{{- fail (printf "%s must %s %s: the node refuses to start with it (src/config/load.ts), so every pod would crash-loop" (get $name $key) (get (dict "gt" "be greater than" "ge" "be at least" "le" "not exceed") $op) $text) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -97,6 +161,7 @@ cluster.nodeId / internal.advertise from the pod (ZD_CLUSTER_NODE_ID,
 ZD_INTERNAL_ADVERTISE).
 */}}
 {{- define "zdmatch.configYaml" -}}
+{{- include "zdmatch.checkRelations" . }}
 {{- $c := deepCopy .Values.config }}
 {{- $r := .Values.redis }}
 {{- if and (not $r.url) (not $r.existingSecret) (not $r.clusterNodes) (not $r.sentinels) }}
@@ -110,6 +175,10 @@ ZD_INTERNAL_ADVERTISE).
 {{- /* With existingSecret the chart renders no Redis Secret of its own: a url or password beside it would never reach the node. */}}
 {{- if and $r.existingSecret (or $r.url $r.password) }}
 {{- fail "redis: set redis.url / redis.password or redis.existingSecret, not both: with redis.existingSecret the node takes the URL and the password from that Secret only, and the values beside it would be dropped" }}
+{{- end }}
+{{- /* The node applies redis.password to Cluster and Sentinel only (src/store/redis.ts); a single Redis takes it from the URL. */}}
+{{- if and $r.url $r.password }}
+{{- fail "redis: put the password of a single Redis in redis.url (redis://:PASSWORD@host:6379), not in redis.password: the node applies redis.password to redis.clusterNodes and redis.sentinels only, and would connect to redis.url without it" }}
 {{- end }}
 {{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "sentinelName" $r.sentinelName "password" "" "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
 {{- $a := .Values.auth }}

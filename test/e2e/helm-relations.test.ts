@@ -1,0 +1,114 @@
+/**
+ * Values the node refuses at startup because of a relation between keys
+ * (src/config/load.ts checkRelations: a stickyWait over dispatchWait, a zero
+ * syncMatchWait, a fetch default over its ceiling, an HTTP request timeout
+ * that would cut long polls, ...) are refused by the chart at render time,
+ * naming the key, so `helm install` / `helm upgrade` fails instead of leaving
+ * every new pod in CrashLoopBackOff. Each value set goes both to the pinned
+ * helm and to zdmatch's own config loader, and the two must agree: the
+ * values just inside each bound render and boot.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { ConfigError, loadConfig } from '../../src/config';
+import { useChart, type K8sObject } from '../helpers/helm';
+
+const BASE = ['--set', 'redis.url=redis://redis:6379', '--set', 'auth.enabled=false'];
+const POD_ENV = { ZD_CLUSTER_NODE_ID: 'zdmatch-0', ZD_INTERNAL_ADVERTISE: '10.0.0.7:8803', ZD_REDIS_URL: 'redis://redis:6379' };
+
+type Values = { config?: Record<string, Record<string, unknown>>; auth?: Record<string, unknown> };
+
+/** [label, values, the key the node names when it refuses them (null: it boots)] */
+const CASES: [string, Values, string | null][] = [
+  ['stickyWait over dispatchWait', { config: { matching: { stickyWait: '11s' } } }, 'matching.stickyWait'],
+  ['stickyWait equal to dispatchWait', { config: { matching: { stickyWait: '10s' } } }, null],
+  ['a zero syncMatchWait', { config: { matching: { syncMatchWait: 0 } } }, 'matching.syncMatchWait'],
+  ['a zero dispatchWait', { config: { matching: { dispatchWait: '0s', stickyWait: '0s' } } }, 'matching.dispatchWait'],
+  ['a zero pingInterval', { config: { matching: { pingInterval: 0 } } }, 'matching.pingInterval'],
+  ['a zero headsResyncInterval (disables the resync)', { config: { matching: { headsResyncInterval: 0 } } }, null],
+  ['a zero heartbeat', { config: { cluster: { heartbeat: 0 } } }, 'cluster.heartbeat'],
+  ['nodeTtl not longer than heartbeat', { config: { cluster: { nodeTtl: '2s' } } }, 'cluster.nodeTtl'],
+  ['nodeTtl just longer than heartbeat', { config: { cluster: { nodeTtl: 2001 } } }, null],
+  ['a leaseTtl under 3 ms', { config: { cluster: { leaseTtl: 2 } } }, 'cluster.leaseTtl'],
+  ['a zero fetch.lockDuration', { config: { fetch: { lockDuration: 0 } } }, 'fetch.lockDuration'],
+  ['a zero fetch.maxLockDuration', { config: { fetch: { maxLockDuration: '0s' } } }, 'fetch.maxLockDuration'],
+  ['fetch.lockDuration over its ceiling', { config: { fetch: { lockDuration: '11m' } } }, 'fetch.lockDuration'],
+  ['fetch.lockDuration at its ceiling', { config: { fetch: { lockDuration: '10m' } } }, null],
+  ['a zero fetch.wait', { config: { fetch: { wait: 0 } } }, 'fetch.wait'],
+  ['fetch.wait over its ceiling', { config: { fetch: { wait: '61s' } } }, 'fetch.wait'],
+  ['fetch.maxTasks over its ceiling', { config: { fetch: { maxTasks: 101 } } }, 'fetch.maxTasks'],
+  ['fetch.maxTasks at its ceiling', { config: { fetch: { maxTasks: 100 } } }, null],
+  ['a backoffCoefficient under 1', { config: { steps: { backoffCoefficient: 0.5 } } }, 'steps.backoffCoefficient'],
+  ['a backoffCoefficient of 1.5', { config: { steps: { backoffCoefficient: 1.5 } } }, null],
+  ['a zero initialInterval', { config: { steps: { initialInterval: 0 } } }, 'steps.initialInterval'],
+  ['maxInterval under initialInterval', { config: { steps: { maxInterval: '500ms' } } }, 'steps.maxInterval'],
+  ['maxInterval equal to initialInterval', { config: { steps: { maxInterval: '1s' } } }, null],
+  ['an outcome retention under 1 s', { config: { outcomes: { retention: '999ms' } } }, 'outcomes.retention'],
+  ['an outcome retention of 1 s', { config: { outcomes: { retention: '1s' } } }, null],
+  ['a zero redeliverAfter', { config: { outcomes: { redeliverAfter: 0 } } }, 'outcomes.redeliverAfter'],
+  ['a zero auth.reloadInterval', { auth: { reloadInterval: 0 } }, 'auth.reloadInterval'],
+  ['an HTTP request timeout that would cut long polls', { config: { limits: { httpRequestTimeout: '60s' } } }, 'limits.httpRequestTimeout'],
+  ['an HTTP request timeout just over fetch.maxWait', { config: { limits: { httpRequestTimeout: '61s' } } }, null],
+  ['a zero httpHeadersTimeout', { config: { limits: { httpHeadersTimeout: 0 } } }, 'limits.httpHeadersTimeout'],
+  ['httpHeadersTimeout over httpRequestTimeout', { config: { limits: { httpHeadersTimeout: '91s' } } }, 'limits.httpHeadersTimeout'],
+  ['httpHeadersTimeout equal to httpRequestTimeout', { config: { limits: { httpHeadersTimeout: '90s' } } }, null],
+];
+
+const chart = useChart();
+let dir: string;
+let defaults: Record<string, Record<string, unknown>>;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-helm-relations-'));
+  const r = chart.render(BASE);
+  if (!r.ok) throw new Error(`helm template ${BASE.join(' ')} failed: ${r.stderr}`);
+  defaults = YAML.parse(configYaml(r.objs));
+});
+afterAll(() => {
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function configYaml(objs: K8sObject[]): string {
+  return objs.find((o) => o.kind === 'ConfigMap' && o.data?.['config.yaml'])!.data['config.yaml'];
+}
+
+let seq = 0;
+function write(name: string, data: unknown): string {
+  const file = path.join(dir, `${name}-${++seq}.yaml`);
+  fs.writeFileSync(file, YAML.stringify(data));
+  return file;
+}
+
+/** The key the node names when it refuses `file` (null: it loads). */
+function nodeRefuses(file: string): string | null {
+  try {
+    loadConfig({ file, env: POD_ENV, args: [] });
+    return null;
+  } catch (err) {
+    if (err instanceof ConfigError) return err.key;
+    throw err;
+  }
+}
+
+/** The chart's default config.yaml with `values` applied, as a node config file. */
+function nodeConfig(values: Values): string {
+  const c = structuredClone(defaults);
+  for (const [section, keys] of Object.entries({ ...values.config, ...(values.auth ? { auth: values.auth } : {}) })) {
+    Object.assign(c[section]!, keys);
+  }
+  return write('node', c);
+}
+
+it.each(CASES)('the chart and the node agree on %s', (_label, values, refusedKey) => {
+  expect(nodeRefuses(nodeConfig(values))).toBe(refusedKey); // the case says what the node does
+  const r = chart.render([...BASE, '-f', write('values', values)]);
+  if (refusedKey === null) {
+    expect(r.stderr).toBe('');
+    expect(r.ok).toBe(true);
+    expect(nodeRefuses(write('rendered', YAML.parse(configYaml(r.objs))))).toBeNull();
+  } else {
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain(refusedKey);
+  }
+});
