@@ -17,5 +17,10 @@ export function configWarnings(c: Config): string[] {
     out.push(`cluster.leaseTtl (${c.cluster.leaseTtl}ms) is longer than cluster.nodeTtl (${c.cluster.nodeTtl}ms): `
       + "a dead node's own partitions move only when their leases run out, so their attempts fail later than cluster.nodeTtl");
   }
+  const r = c.redis;
+  if (r.password && r.url && r.clusterNodes.length === 0 && r.sentinels.length === 0) {
+    out.push('redis.password is set but applies to redis.clusterNodes and redis.sentinels only: '
+      + 'the node connects to redis.url without it (put a single Redis\'s password in the URL, redis://:PASSWORD@host:6379)');
+  }
   return out;
 }

@@ -1,7 +1,8 @@
 /**
  * Configs that boot but work against themselves are said at startup, as one
  * WARN each naming the keys: a busy-stream silence that healthy workers'
- * Pongs cannot beat, and leases that outlive nodeTtl.
+ * Pongs cannot beat, leases that outlive nodeTtl, and a redis.password that
+ * a single Redis (redis.url) never gets.
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -27,13 +28,17 @@ it.each([
   [{ 'matching.busyStreamSilence': '20s' }, 'matching.busyStreamSilence (20000ms)'],
   [{ 'matching.busyStreamSilence': '5s' }, 'matching.busyStreamSilence (5000ms)'],
   [{ 'cluster.leaseTtl': '15s', 'cluster.nodeTtl': '10s' }, 'cluster.leaseTtl (15000ms) is longer than cluster.nodeTtl (10000ms)'],
+  [{ 'redis.url': 'redis://redis:6379', 'redis.password': 'pw' }, 'redis.password is set but applies to redis.clusterNodes and redis.sentinels only'],
 ])('warns of %j', (over, text) => {
   const warnings = configWarnings(loadConfig({ env: {}, overrides: over }));
   expect(warnings).toEqual([expect.stringContaining(text)]);
 });
 
-it('leaves a silence past the Pong interval, or off, and leases as long as nodeTtl alone', () => {
-  for (const over of [{ 'matching.busyStreamSilence': '21s' }, { 'matching.busyStreamSilence': 0 }, { 'cluster.leaseTtl': '10s', 'cluster.nodeTtl': '10s' }]) {
+it('leaves a silence past the Pong interval, or off, leases as long as nodeTtl, and a password where it applies alone', () => {
+  for (const over of [
+    { 'matching.busyStreamSilence': '21s' }, { 'matching.busyStreamSilence': 0 }, { 'cluster.leaseTtl': '10s', 'cluster.nodeTtl': '10s' },
+    { 'redis.url': 'redis://:pw@redis:6379' }, { 'redis.url': '', 'redis.sentinels': 'a:26379', 'redis.password': 'pw' },
+  ]) {
     expect(configWarnings(loadConfig({ env: {}, overrides: over }))).toEqual([]);
   }
 });
