@@ -35,13 +35,27 @@ export class StepFailure extends Error {
 export function toFailure(err: unknown): pb.IFailure {
   const L = FAILURE_LIMITS;
   const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
-  if (!(err instanceof Error)) return { message: cut(String(err), L.messageChars), type: typeof err };
+  if (!(err instanceof Error)) return { message: cut(text(err), L.messageChars), type: typeof err };
   const e = err as Error & { type?: unknown; nonRetryable?: unknown; retryAfterMs?: unknown };
   const retryAfter = typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) ? Math.max(0, Math.round(e.retryAfterMs)) : 0;
   return {
-    message: cut(e.message, L.messageChars),
-    type: cut(typeof e.type === 'string' && e.type ? e.type : e.name, L.typeChars),
+    message: cut(text(e.message), L.messageChars),
+    type: cut(typeof e.type === 'string' && e.type ? e.type : text(e.name), L.typeChars),
     non_retryable: e.nonRetryable === true,
     retry_after_ms: Math.min(retryAfter, L.retryAfterMs),
   };
+}
+
+/**
+ * A thrown value as text, never throwing itself: String() throws for
+ * Object.create(null) or a toString that throws, and a throw here would
+ * leave the attempt running and its slot busy for good.
+ */
+function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return String(value);
+  } catch {
+    return `a thrown ${typeof value} that cannot be converted to a string`;
+  }
 }

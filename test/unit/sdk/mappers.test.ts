@@ -101,6 +101,12 @@ describe('toFailure', () => {
     expect(toFailure('plain')).toMatchObject({ message: 'plain', type: 'string' });
   });
 
+  it('turns a thrown value String() cannot convert into a failure with a message, rather than throwing', () => {
+    expect(toFailure(Object.create(null))).toEqual({ message: 'a thrown object that cannot be converted to a string', type: 'object' });
+    expect(toFailure({ toString: () => { throw new Error('no text'); } })).toMatchObject({ type: 'object' });
+    expect(toFailure(Object.assign(new Error(), { message: undefined }))).toMatchObject({ message: 'undefined', type: 'Error' });
+  });
+
   it('keeps within the limits the node refuses past: long messages and types cut, the retry hint capped', () => {
     const f = toFailure(new StepFailure('m'.repeat(10_000), { type: 't'.repeat(300), retryAfterMs: 10 * FAILURE_LIMITS.retryAfterMs }));
     expect(f.message).toHaveLength(FAILURE_LIMITS.messageChars);
