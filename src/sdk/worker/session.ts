@@ -89,6 +89,7 @@ export class Session {
   /** Resolves when the server ends the stream; rejects with its ClientError (or AbortError on reset). */
   async run(): Promise<void> {
     const { options, client } = this.host;
+    let failure: unknown = null;
     try {
       // A credential function may never answer (a hung token service): the
       // stream's reset (stop's deadlines, drain's grace) must still end the session.
@@ -110,6 +111,9 @@ export class Session {
       });
       const responses = client.connect(this.outbox.frames(), { signal: this.call.signal, metadata });
       for await (const frame of responses) this.onFrame(frame);
+    } catch (err) {
+      failure = err;
+      throw err;
     } finally {
       clearTimeout(this.unansweredTimer);
       clearInterval(this.silenceTimer);
@@ -122,7 +126,7 @@ export class Session {
       // wait, so a reconnect never runs more tasks than the slot count.
       const task = this.task;
       if (task) {
-        task.abandon(new Error('the slot stream ended'));
+        task.abandon(streamEnded(failure));
         await task.done;
       }
     }
@@ -283,6 +287,12 @@ export class Session {
     const { logger } = this.host.options;
     return { send: (frame: pb.IWorkerFrame, key?: string) => this.outbox.push(frame, key), logger, pongs: this.host.pongs };
   }
+}
+
+/** Why a task lost its stream: its handler's signal reason, and what the log says of its result. */
+function streamEnded(failure: unknown): Error {
+  if (failure === null) return new Error('the slot stream ended');
+  return new Error(`the slot stream ended: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
 }
 
 /** Own-property lookup, so flow or step names like "constructor" never hit the prototype. */

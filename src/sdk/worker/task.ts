@@ -46,6 +46,8 @@ export class TaskRun {
   private aborted = false;
   private cancelled = false;
   private abandoned = false;
+  /** Why the task lost its stream (the stream's end, stop's deadline); logged with a result it could not deliver. */
+  private abandonReason: unknown;
   /** Created on a handler's first heartbeat: most never send one. */
   private heartbeats: HeartbeatThrottle | undefined;
   private resolveAck!: (ack: pb.IResultAck | null) => void;
@@ -95,6 +97,7 @@ export class TaskRun {
 
   /** The stream is gone or being reset: abort the handler, stop waiting for an ack, send nothing. */
   abandon(reason: unknown): void {
+    if (!this.abandoned) this.abandonReason = reason;
     this.abandoned = true;
     this.heartbeats?.stop();
     this.abort(reason);
@@ -122,13 +125,14 @@ export class TaskRun {
       pongs.delete(this);
       this.heartbeats?.stop();
     }
-    if (this.abandoned) return this.finish();
+    if (this.abandoned) return this.lost('result not sent: the task lost its slot stream while the handler ran');
     this.phase = 'flushing';
     const frame: pb.IWorkerFrame = this.kind === 'step' ? { step_result: result } : { rpc_result: result };
-    if (!this.io.send(frame)) return this.finish();
+    if (!this.io.send(frame)) return this.lost('result not sent: the task lost its slot stream while the handler ran');
     const ack = await this.ack;
+    if (!ack) return this.lost('result not acknowledged: the task lost its slot stream after sending it');
     this.finish();
-    if (!ack || ack.verdict === pb.ResultVerdict.ACCEPTED) return;
+    if (ack.verdict === pb.ResultVerdict.ACCEPTED) return;
     const verdict = pb.ResultVerdict[ack.verdict ?? 0] ?? String(ack.verdict);
     const fields = { ...this.labels, verdict, error: ack.error || undefined };
     // A refusal after our own Cancel frame is expected, not a problem.
@@ -138,6 +142,17 @@ export class TaskRun {
 
   private finish(): void {
     this.phase = 'done';
+  }
+
+  /**
+   * The result went down with the stream. It is never sent again: the attempt
+   * was this stream's, and the node fails it through the retry policy (unless
+   * it recorded the result before the stream ended). Said, so a retry has a cause.
+   */
+  private lost(msg: string): void {
+    this.finish();
+    const why = this.abandonReason;
+    this.io.logger.warn(msg, { ...this.labels, error: why instanceof Error ? why.message : why === undefined ? undefined : String(why) });
   }
 }
 
