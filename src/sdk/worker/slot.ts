@@ -11,7 +11,7 @@ import { backoffMs, mapGrpcError } from '../common';
 import { Session, type SlotHost, type SlotPhase } from './session';
 import type { SlotKindName } from './types';
 
-/** Statuses that a retry will not fix by itself (DESIGN §5); they count for readiness. */
+/** Statuses that a retry will not fix by itself (DESIGN §5); they count for readiness when they refuse a Register. */
 export const PERMANENT_STATUSES: ReadonlySet<Status> = new Set([
   Status.FAILED_PRECONDITION,
   Status.INVALID_ARGUMENT,
@@ -95,6 +95,13 @@ export class Slot {
     const fields = { ...this.labels(), status: Status[err.code], error: err.details };
     if (!PERMANENT_STATUSES.has(err.code)) {
       logger.info('slot stream lost; reconnecting', fields);
+      return true;
+    }
+    // The node accepted this stream's Register: whatever ended it later (a result past
+    // the node's message limit ends it with RESOURCE_EXHAUSTED) is not a rejection of
+    // the slot. The next Register tells whether the node refuses it.
+    if (wasRegistered) {
+      logger.warn('slot stream failed; reconnecting', fields);
       return true;
     }
     const orphaned = this.host.readiness.permanentRejection(this.kind, err);

@@ -1,0 +1,75 @@
+/**
+ * A handler's output larger than the node accepts. Up to the node's gRPC
+ * message limit (limits.maxPayloadBytes + 64 KiB) the node refuses the output
+ * with a verdict and fails the attempt; past it the node's gRPC layer ends the
+ * stream with RESOURCE_EXHAUSTED. That status ends a *registered* stream: it is
+ * not the node rejecting the slot's registration, so it must neither turn
+ * readiness false nor stop a worker set to stop on permanent rejections.
+ * The worker says which task's result went down with the stream.
+ */
+import { Client, Worker, type StepHandler, type WorkerOptions } from '../../src';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { recordingLogger, type RecordingLogger } from '../helpers/sdk';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+const cleanups: Array<() => unknown> = [];
+
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('oversized'), { 'limits.maxPayloadBytes': 1024 });
+});
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+  await t.close();
+});
+
+/** Far past what the node's gRPC server takes in one message (1 KiB + 64 KiB here). */
+const HUGE = 'x'.repeat(200 * 1024);
+
+async function setup(charge: StepHandler, options: Partial<WorkerOptions> = {}) {
+  const logger = recordingLogger();
+  const w = new Worker({
+    address: t.node.apiAddress, tenant: 'acme', flowTypes: { order: { steps: { charge } } }, maxConcurrentTasks: 1, reservedRpcTasks: 0,
+    logger, reconnectBackoff: { initialMs: 50, maxMs: 200 }, ...options,
+  });
+  const running = w.start().then(() => 'stopped', (err: unknown) => err);
+  cleanups.push(() => w.stop());
+  await w.waitPullRegistered(AbortSignal.timeout(10_000));
+  const c = new Client({ address: t.node.apiAddress, defaultTimeoutMs: 10_000 });
+  cleanups.push(() => c.close());
+  return { w, c, logger, running };
+}
+
+const spec = (flowId: string) => ({ tenant: 'acme', flowId, flowType: 'order', stepType: 'charge', stepExecutionId: 's1', retryPolicy: { maxAttempts: 1 } });
+const huge: StepHandler = (ctx) => (ctx.flowId === 'huge' ? HUGE : 'ok');
+
+it('a result past the node\'s message limit fails its attempt only: a worker set to stop on permanent rejections keeps running', async () => {
+  const { w, c, logger, running } = await setup(huge, { stopOnPermanentStreamRejection: true });
+  const big = await c.enqueueStep(spec('huge'));
+  expect(await c.waitOutcome(big.taskId, { waitMs: 5000 })).toMatchObject({ status: 'FAILED', attempt: 1 });
+  await w.waitPullRegistered(AbortSignal.timeout(5000));
+  const small = await c.enqueueStep(spec('small'));
+  expect(await c.waitOutcome(small.taskId, { waitMs: 5000 })).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+  expect(w.state).toBe('running');
+  expect(await Promise.race([running, new Promise((r) => setTimeout(() => r('still running'), 200))])).toBe('still running');
+  expect(logger.count('slot stream rejected')).toBe(0);
+});
+
+it('a result past the node\'s message limit leaves readiness alone, and the log names its task and why', async () => {
+  const { w, c, logger } = await setup(huge);
+  const big = await c.enqueueStep(spec('huge'));
+  const seen: boolean[] = [];
+  const probe = setInterval(() => seen.push(w.readiness().isReady), 5);
+  cleanups.push(() => clearInterval(probe));
+  expect(await c.waitOutcome(big.taskId, { waitMs: 5000 })).toMatchObject({ status: 'FAILED', attempt: 1 });
+  await w.waitPullRegistered(AbortSignal.timeout(5000));
+  await waitFor(() => w.readiness().queues.every((q) => q.hasRegisteredStream), { description: 'the stream to register again' });
+  clearInterval(probe);
+  expect(seen).not.toContain(false);
+  expect(w.readiness().queues[0]!.lastPermanentError).toBeNull();
+  const lost = logger.lines.find((l) => l.level === 'warn' && l.fields?.taskId === big.taskId);
+  expect(lost?.msg).toMatch(/result/);
+  expect(String(lost?.fields?.error)).toMatch(/RESOURCE_EXHAUSTED/);
+});
