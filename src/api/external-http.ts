@@ -314,6 +314,8 @@ export function startExternalHttp(
   // Slow-loris bounds (limits.http*); long polls are not cut: the request timeout covers receiving the request only.
   server.headersTimeout = c.limits.httpHeadersTimeout;
   server.requestTimeout = c.limits.httpRequestTimeout;
+  // Above the load balancer's idle timeout: a connection it reuses must not be closed under it (a 502 for that request).
+  server.keepAliveTimeout = c.limits.httpKeepAliveTimeout;
   server.maxHeadersCount = c.limits.httpMaxHeaders;
   server.on('clientError', onClientError(c));
   return listenOn(server, listen, 'http.listen').then((address) => ({ server, address }));

@@ -17,7 +17,7 @@ export interface Config {
   };
   limits: {
     maxPayloadBytes: number; maxBatch: number; maxWait: number; maxLongPolls: number; maxStreamsPerConnection: number;
-    httpHeadersTimeout: number; httpRequestTimeout: number; httpMaxHeaders: number;
+    httpHeadersTimeout: number; httpRequestTimeout: number; httpMaxHeaders: number; httpKeepAliveTimeout: number;
   };
   redis: {
     url: string; clusterNodes: string[]; sentinels: string[]; sentinelName: string; password: string;
@@ -193,6 +193,7 @@ function checkRelations(c: Config): void {
     fail('limits.httpRequestTimeout', `${c.limits.httpRequestTimeout}ms must exceed fetch.maxWait (${c.fetch.maxWait}ms): HTTP long polls would be cut`);
   }
   if (c.limits.httpHeadersTimeout <= 0) fail('limits.httpHeadersTimeout', 'must be greater than 0');
+  if (c.limits.httpKeepAliveTimeout <= 0) fail('limits.httpKeepAliveTimeout', 'must be greater than 0');
   if (c.limits.httpHeadersTimeout > c.limits.httpRequestTimeout) fail('limits.httpHeadersTimeout', 'must not exceed limits.httpRequestTimeout');
   if (c.tls.enabled && (!c.tls.cert || !c.tls.key)) fail('tls.enabled', 'needs tls.cert and tls.key');
   if (c.tls.enabled) {

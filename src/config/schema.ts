@@ -52,6 +52,10 @@ export const schema = {
       format: 'duration', default: '90s', env: 'ZD_LIMITS_HTTP_REQUEST_TIMEOUT',
     },
     httpMaxHeaders: { doc: 'HTTP listener: most headers in a request', format: 'positive-int', default: 100, env: 'ZD_LIMITS_HTTP_MAX_HEADERS' },
+    httpKeepAliveTimeout: {
+      doc: 'HTTP listener: how long an idle connection stays open; keep it above the load balancer\'s idle timeout (often 60s)',
+      format: 'duration', default: '65s', env: 'ZD_LIMITS_HTTP_KEEP_ALIVE_TIMEOUT',
+    },
   },
   redis: {
     url: { doc: 'redis:// or rediss:// URL of a single Redis; empty = not configured', format: String, default: '', env: 'ZD_REDIS_URL', sensitive: true },

@@ -54,6 +54,7 @@ const CASES: [string, Values, string | null][] = [
   ['a zero httpHeadersTimeout', { config: { limits: { httpHeadersTimeout: 0 } } }, 'limits.httpHeadersTimeout'],
   ['httpHeadersTimeout over httpRequestTimeout', { config: { limits: { httpHeadersTimeout: '91s' } } }, 'limits.httpHeadersTimeout'],
   ['httpHeadersTimeout equal to httpRequestTimeout', { config: { limits: { httpHeadersTimeout: '90s' } } }, null],
+  ['a zero httpKeepAliveTimeout', { config: { limits: { httpKeepAliveTimeout: 0 } } }, 'limits.httpKeepAliveTimeout'],
 ];
 
 const chart = useChart();

@@ -179,6 +179,7 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['tls with an unreadable cert', { args: ['--tls.enabled=true', '--tls.cert=/nonexistent/cert.pem', '--tls.key=/nonexistent/key.pem'] }, 'tls.cert'],
     ['an HTTP request timeout within fetch.maxWait', { args: ['--limits.httpRequestTimeout=60s'] }, 'limits.httpRequestTimeout'],
     ['an HTTP headers timeout over the request timeout', { args: ['--limits.httpHeadersTimeout=100s'] }, 'limits.httpHeadersTimeout'],
+    ['an HTTP keep-alive timeout of zero', { args: ['--limits.httpKeepAliveTimeout=0'] }, 'limits.httpKeepAliveTimeout'],
     ['auth.reloadInterval zero', { args: ['--auth.reloadInterval=0'] }, 'auth.reloadInterval'],
     ['outcomes.retention zero', { args: ['--outcomes.retention=0'] }, 'outcomes.retention'],
     ['outcomes.retention under a second', { args: ['--outcomes.retention=500ms'] }, 'outcomes.retention'],

@@ -78,7 +78,7 @@ milliseconds (then its text follows).
 {{- $c := .Values.config }}
 {{- $v := dict "auth.reloadInterval" (include "zdmatch.ms" .Values.auth.reloadInterval | atoi) }}
 {{- $raw := dict "auth.reloadInterval" .Values.auth.reloadInterval }}
-{{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.pingInterval" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient" "steps.initialInterval" "steps.maxInterval" "outcomes.retention" "outcomes.redeliverAfter" "limits.httpRequestTimeout" "limits.httpHeadersTimeout" }}
+{{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.pingInterval" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient" "steps.initialInterval" "steps.maxInterval" "outcomes.retention" "outcomes.redeliverAfter" "limits.httpRequestTimeout" "limits.httpHeadersTimeout" "limits.httpKeepAliveTimeout" }}
 {{- $p := splitList "." $key }}
 {{- $x := index $c (first $p) (last $p) }}
 {{- $_ := set $raw $key $x }}
@@ -110,6 +110,7 @@ milliseconds (then its text follows).
   (list "limits.httpRequestTimeout" "gt" "fetch.maxWait")
   (list "limits.httpHeadersTimeout" "gt" 0 "0")
   (list "limits.httpHeadersTimeout" "le" "limits.httpRequestTimeout")
+  (list "limits.httpKeepAliveTimeout" "gt" 0 "0")
 }}
 {{- $name := dict }}
 {{- range $key, $x := $raw }}{{ $_ := set $name $key (printf "%s (%v)" (hasPrefix "auth." $key | ternary $key (print "config." $key)) $x) }}{{ end }}
