@@ -43,6 +43,11 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   if (settings.clusterNodes.length > 0) {
     client = new Cluster(settings.clusterNodes.map(hostPort), {
       enableAutoPipelining: false,
+      // A script sent to a slot mid-migration answers TRYAGAIN before it writes (lua/includes/slot-guard.lua):
+      // retried every 100 ms for up to ~6 s (ioredis counts these as redirections), long enough for a slot
+      // of a few ten thousand keys to move; past that the caller sees the error, and nothing was written.
+      retryDelayOnTryAgain: 100,
+      maxRedirections: 64,
       redisOptions: { ...common, password: settings.password || undefined },
       scaleReads: 'master',
     });

@@ -50,14 +50,19 @@ function inline(source: string, seen = new Set<string>()): string {
   });
 }
 
-/** Reads every script: command name (zd + file verb/noun) → { numberOfKeys, lua }. */
-export function readScripts(): Map<string, { numberOfKeys: number; lua: string }> {
+/**
+ * Reads every script: command name (zd + file verb/noun) → { numberOfKeys, lua }.
+ * `slotGuard` (for a Redis Cluster) puts lua/includes/slot-guard.lua first: a
+ * script refuses a slot mid-migration before it writes. On one Redis no slot
+ * ever migrates, and the guard would only cost its probe.
+ */
+export function readScripts(slotGuard = false): Map<string, { numberOfKeys: number; lua: string }> {
   const out = new Map<string, { numberOfKeys: number; lua: string }>();
   for (const file of fs.readdirSync(LUA_DIR)) {
     const m = /^(\w+)-(\d+)\.lua$/.exec(file);
     if (!m) continue;
     const name = `zd${m[1]![0]!.toUpperCase()}${m[1]!.slice(1)}`;
-    out.set(name, { numberOfKeys: Number(m[2]), lua: inline(fs.readFileSync(path.join(LUA_DIR, file), 'utf8')) });
+    out.set(name, { numberOfKeys: Number(m[2]), lua: inline(`${slotGuard ? '--@include "slot-guard"\n' : ''}${fs.readFileSync(path.join(LUA_DIR, file), 'utf8')}`) });
   }
   return out;
 }
@@ -66,7 +71,7 @@ export function readScripts(): Map<string, { numberOfKeys: number; lua: string }
 export function defineScripts(client: Redis | Cluster): void {
   const marked = client as unknown as { __zdScripts?: boolean };
   if (marked.__zdScripts) return;
-  for (const [name, def] of readScripts()) if (!HOT_SCRIPTS.includes(name)) client.defineCommand(name, def);
+  for (const [name, def] of readScripts(client.isCluster)) if (!HOT_SCRIPTS.includes(name)) client.defineCommand(name, def);
   marked.__zdScripts = true;
 }
 
@@ -74,12 +79,19 @@ export function defineScripts(client: Redis | Cluster): void {
  * The scripts of the happy path, sent through script-call.ts rather than the
  * commands defineScripts registers: their calls carry many arguments.
  */
-export const hotScripts = (() => {
-  const all = readScripts();
+function readHotScripts(slotGuard: boolean) {
+  const all = readScripts(slotGuard);
   const hot = (name: string): HotScript => {
     const def = all.get(name);
     if (!def) throw new Error(`no script ${name}`);
     return new HotScript(def.lua, def.numberOfKeys);
   };
   return { enqueueTasks: hot('zdEnqueueTasks'), startTasks: hot('zdStartTasks'), completeTasks: hot('zdCompleteTasks') };
-})();
+}
+
+/** The hot scripts for one Redis. */
+export const hotScripts = readHotScripts(false);
+/** The hot scripts for a Redis Cluster: each with the slot guard first. */
+export const clusterHotScripts = readHotScripts(true);
+
+export const hotScriptsFor = (client: Redis | Cluster) => (client.isCluster ? clusterHotScripts : hotScripts);

@@ -9,7 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import type { RedisClient } from './redis';
 import { Keys } from './keys';
 import { refusalOf, type Refusal } from './codes';
-import { hotScripts, type ScriptReply } from './scripts';
+import { hotScriptsFor, type ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
@@ -243,7 +243,7 @@ export class TaskStore {
         if (s && s.slot.appWorkerId !== '') args.push(s.slot.appWorkerId, s.slot.streamId, s.slot.nodeId, s.slot.bootId, s.nonce);
         else args.push('');
       }
-      const r = (await this.timed('enqueueTasks', hotScripts.enqueueTasks.call(this.enqueueRedis, args))) as ScriptReply;
+      const r = (await this.timed('enqueueTasks', hotScriptsFor(this.enqueueRedis).enqueueTasks.call(this.enqueueRedis, args))) as ScriptReply;
       idx.forEach((i, k) => {
         if (r.length < 3 * (k + 1)) throw new Error(`enqueueTasks: ${r.length / 3} replies for ${idx.length} tasks`);
         out[i] = enqueued(r.slice(3 * k, 3 * k + 3));
@@ -309,7 +309,7 @@ export class TaskStore {
     ];
     // attempt 0: whichever attempt is queued (heads loaded from a queue scan do not know it)
     for (const c of calls) args.push(this.keys.tag(c.partition), c.taskId, c.attempt, c.slot.appWorkerId, c.slot.streamId, c.nonce);
-    const flat = (await this.timed('startTasks', hotScripts.startTasks.call(this.redis, args, null))) as ScriptReply;
+    const flat = (await this.timed('startTasks', hotScriptsFor(this.redis).startTasks.call(this.redis, args, null))) as ScriptReply;
     if (flat.length !== 5 * calls.length) throw new Error(`startTasks: ${flat.length / 5} replies for ${calls.length} tasks`);
     const out = new Array<ScriptReply>(calls.length);
     for (let i = 0; i < calls.length; i++) out[i] = flat.slice(5 * i, 5 * i + 5);
@@ -327,7 +327,7 @@ export class TaskStore {
     const first = calls[0]!;
     const args: (string | number | Buffer)[] = [this.keys.task(first.a.partition, first.a.taskId), latest(calls), this.retention, this.stickyTtlMs];
     for (const c of calls) args.push(this.keys.tag(c.a.partition), c.a.taskId, c.a.attempt, c.a.nonce, c.output);
-    const flat = (await this.timed('completeTasks', hotScripts.completeTasks.call(this.redis, args))) as ScriptReply;
+    const flat = (await this.timed('completeTasks', hotScriptsFor(this.redis).completeTasks.call(this.redis, args))) as ScriptReply;
     if (flat.length !== 2 * calls.length) throw new Error(`completeTasks: ${flat.length / 2} replies for ${calls.length} tasks`);
     const out = new Array<ScriptReply>(calls.length);
     for (let i = 0; i < calls.length; i++) out[i] = [flat[2 * i], flat[2 * i + 1]];

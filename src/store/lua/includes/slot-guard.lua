@@ -1,0 +1,13 @@
+-- Prepended to every script (store/scripts.ts). On a Redis Cluster, a hash slot
+-- mid-migration (resharding) has part of its partition's keys on each of two
+-- primaries: a script would read some of them as absent, and one it reached
+-- after its first write would fail the call with the writes before it kept.
+-- Two absent keys of the slot tell: a stable slot answers (0), a migrating or
+-- importing one refuses them (ASK/TRYAGAIN) before this script has written
+-- anything. TRYAGAIN: the client retries until the slot has moved.
+do
+  local probe = redis.pcall('EXISTS', KEYS[1] .. '\0slot-probe-1', KEYS[1] .. '\0slot-probe-2')
+  if type(probe) == 'table' and probe.err then
+    return redis.error_reply('TRYAGAIN the hash slot of ' .. KEYS[1] .. ' is migrating between primaries')
+  end
+end

@@ -1,0 +1,114 @@
+/**
+ * Resharding a Redis Cluster while zdmatch runs (DESIGN §2): a partition's
+ * hash slot mid-migration has part of its keys on each of two primaries. A
+ * script sent there must not act on half of them — a completion whose task
+ * hash has moved, run on the new primary, would find the partition's other
+ * keys absent and write a new outcome stream there, and the migration of the
+ * old one then fails (BUSYKEY). The scripts refuse a migrating slot with
+ * TRYAGAIN before they write, the client retries, and the call lands once the
+ * slot has moved. A real 3-primary Redis Cluster; slots moved with the
+ * commands `redis-cli --cluster reshard` sends.
+ */
+import calculateSlot from 'cluster-key-slot';
+import { startRedisCluster, sendCommand, type RedisCluster } from '../../src/store/embedded-redis';
+import { Keys } from '../../src/store/keys';
+import { createRedis, type RedisClient } from '../../src/store/redis';
+import { TaskStore } from '../../src/store/task-store';
+import { uniquePrefix } from '../helpers/redis';
+import { taskBuilder, testSlot } from '../helpers/store';
+import { sleep } from '../helpers/wait';
+
+let cluster: RedisCluster;
+let client: RedisClient;
+const newTask = taskBuilder();
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ masters: 3 });
+});
+afterAll(async () => {
+  client?.disconnect();
+  await cluster?.stop();
+});
+
+/** The port of the primary that serves `slot`, read from CLUSTER SLOTS. */
+async function ownerOf(slot: number): Promise<number> {
+  const slots = (await sendCommand(cluster.nodes[0]!.port, ['CLUSTER', 'SLOTS'])) as unknown as [number, number, [string, number]][];
+  return Number(slots.find(([from, to]) => slot >= from && slot <= to)![2][1]);
+}
+
+const idOf = async (port: number) => String(await sendCommand(port, ['CLUSTER', 'MYID']));
+
+/** Opens the migration of `slot` from `src` to `dst`, as `redis-cli --cluster reshard` does first. */
+async function openMigration(slot: number, src: number, dst: number): Promise<void> {
+  expect(await sendCommand(dst, ['CLUSTER', 'SETSLOT', slot, 'IMPORTING', await idOf(src)])).toBe('OK');
+  expect(await sendCommand(src, ['CLUSTER', 'SETSLOT', slot, 'MIGRATING', await idOf(dst)])).toBe('OK');
+}
+
+const migrate = (src: number, dst: number, key: string) => sendCommand(src, ['MIGRATE', '127.0.0.1', dst, key, 0, 5000]);
+
+/** Moves the slot's remaining keys, then gives the slot to `dst` on every primary. */
+async function finishMigration(slot: number, src: number, dst: number): Promise<void> {
+  for (;;) {
+    const keys = (await sendCommand(src, ['CLUSTER', 'GETKEYSINSLOT', slot, 100])) as unknown as string[];
+    if (keys.length === 0) break;
+    for (const key of keys) expect(String(await migrate(src, dst, key))).toBe('OK');
+  }
+  const dstId = await idOf(dst);
+  for (const n of cluster.nodes) expect(await sendCommand(n.port, ['CLUSTER', 'SETSLOT', slot, 'NODE', dstId])).toBe('OK');
+}
+
+it('completes an attempt whose task hash moved ahead of the rest of its slot once the slot has moved, with one outcome, and the migration goes through', async () => {
+  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('reshard'));
+  const store = new TaskStore(client, keys, 60_000, 60_000);
+  const t = newTask();
+  const now = Date.now();
+  await store.enqueue(t, now);
+  const started = await store.start(t.partition, t.taskId, 0, testSlot, 'nonce-1', now);
+  expect(started).toMatchObject({ attempt: 1 });
+
+  const slot = calculateSlot(keys.task(t.partition, t.taskId));
+  const src = await ownerOf(slot);
+  const dst = cluster.nodes.map((n) => n.port).find((p) => p !== src)!;
+  await openMigration(slot, src, dst);
+  // The task hash goes first; the partition's other keys (in flight, the flow's index, ...) are still on the old primary.
+  expect(String(await migrate(src, dst, keys.task(t.partition, t.taskId)))).toBe('OK');
+
+  let settled = false;
+  const completing = store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' }, Buffer.from('done'), now + 1)
+    .finally(() => (settled = true));
+  await sleep(400);
+  expect(settled).toBe(false); // refused (TRYAGAIN) while the slot is split, and retried
+
+  await finishMigration(slot, src, dst);
+  expect(await completing).toMatchObject({ kind: 'completed' });
+  const outcomes = (await sendCommand(dst, ['XRANGE', keys.out(t.partition), '-', '+'])) as unknown as unknown[];
+  expect(outcomes).toHaveLength(1);
+  expect(await sendCommand(dst, ['EXISTS', keys.task(t.partition, t.taskId)])).toBe(0);
+}, 60_000);
+
+it('answers an enqueue of a Step that already ended as ended, not as new, while its slot is mid-migration', async () => {
+  client?.disconnect();
+  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('reshard-dup'));
+  const store = new TaskStore(client, keys, 60_000, 60_000);
+  const t = newTask();
+  const now = Date.now();
+  await store.enqueue(t, now);
+  await store.start(t.partition, t.taskId, 0, testSlot, 'nonce-1', now);
+  expect(await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'nonce-1' }, Buffer.from('done'), now + 1))
+    .toMatchObject({ kind: 'completed' });
+
+  const slot = calculateSlot(keys.task(t.partition, t.taskId));
+  const src = await ownerOf(slot);
+  const dst = cluster.nodes.map((n) => n.port).find((p) => p !== src)!;
+  await openMigration(slot, src, dst);
+  // The task hash is gone (it ended): the enqueue is sent on to the new primary, which has none of the slot's keys yet.
+  let settled = false;
+  const again = store.enqueue(t, now + 2).finally(() => (settled = true));
+  await sleep(400);
+  expect(settled).toBe(false);
+  await finishMigration(slot, src, dst);
+  expect((await again).result).toBe('ended');
+  expect(await sendCommand(dst, ['EXISTS', keys.task(t.partition, t.taskId)])).toBe(0);
+}, 60_000);
