@@ -16,7 +16,7 @@ import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { UNRESTRICTED, type Auth } from '../auth/auth';
 import type { Config } from '../config';
-import { ERROR_CATALOG, invalidArgument, zdError, ZdError } from '../errors';
+import { ERROR_CATALOG, invalidArgument, storeUnavailable, zdError, ZdError } from '../errors';
 import type { ClaimedTask } from '../store/fetch-store';
 import type { Logger } from '../util/logger';
 import { authorizeFetch, authorizeTask } from './external-service';
@@ -264,8 +264,12 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
         return;
       }
       let e: ZdError;
+      const unavailable = err instanceof ZdError ? undefined : storeUnavailable(err);
       if (err instanceof ZdError) {
         e = err;
+      } else if (unavailable) {
+        log.warn({ url: req.url, err: (err as Error).message }, 'store unavailable');
+        e = unavailable;
       } else {
         log.error({ url: req.url, err: err instanceof Error ? err.stack : String(err) }, 'unexpected error in HTTP handler');
         e = zdError('ZD_INTERNAL');

@@ -1,2 +1,3 @@
 export * from './catalog';
 export * from './server-error';
+export * from './store-unavailable';

@@ -476,8 +476,8 @@ export class ZdNode {
     this.gateway.stop();
     this.owner.stop();
     await step('redis', async () => {
-      await this.redis.quit();
-      if (this.enqueueRedis !== this.redis) await this.enqueueRedis.quit();
+      await closeRedis(this.redis);
+      if (this.enqueueRedis !== this.redis) await closeRedis(this.enqueueRedis);
     });
     this.state = 'stopped';
     this.log.info('node stopped');
@@ -487,6 +487,15 @@ export class ZdNode {
 function hostOf(listen: string): string {
   const host = listen.slice(0, listen.lastIndexOf(':'));
   return host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+}
+
+/**
+ * QUIT, then drop the connection: a QUIT Redis cannot answer (out of reach, the
+ * client reconnecting) would wait in the offline queue, and a stopping node with it.
+ */
+async function closeRedis(client: RedisClient, quitWithinMs = 1000): Promise<void> {
+  await Promise.race([client.quit().catch(() => undefined), sleep(quitWithinMs)]);
+  client.disconnect();
 }
 
 function sleep(ms: number): Promise<void> {
