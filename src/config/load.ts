@@ -1,5 +1,6 @@
 import convict from 'convict';
 import fs from 'node:fs';
+import net from 'node:net';
 import YAML from 'yaml';
 import { registerFormats } from './formats';
 import { schema } from './schema';
@@ -74,8 +75,25 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     throw toConfigError(err);
   }
   const config = conf.getProperties() as unknown as Config;
+  config.internal.advertise = advertisedAddress(config.internal.advertise);
   checkRelations(config);
   return config;
+}
+
+/**
+ * internal.advertise as peers dial it: an IPv6 address without brackets
+ * (`$(POD_IP):8803` on an IPv6 cluster gives `fd00::1:8803`) gets them, since
+ * a dialler reads the last colon's part of a bare IPv6 address as the port's.
+ */
+function advertisedAddress(value: string): string {
+  if (!value) return value;
+  const i = value.lastIndexOf(':');
+  const host = value.slice(0, i);
+  const port = value.slice(i + 1);
+  if (i < 0 || !/^\d{1,5}$/.test(port) || Number(port) > 65535 || host === '') {
+    throw new ConfigError('internal.advertise', `must be host:port (got ${value})`);
+  }
+  return net.isIPv6(host) ? `[${host}]:${port}` : value;
 }
 
 /** The file's settings; a file that cannot be read or parsed fails naming it (and the line, for YAML). */

@@ -185,6 +185,8 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['outcomes.retention under a second', { args: ['--outcomes.retention=500ms'] }, 'outcomes.retention'],
     ['outcomes.redeliverAfter zero', { args: ['--outcomes.redeliverAfter=0'] }, 'outcomes.redeliverAfter'],
     ['steps.initialInterval zero', { args: ['--steps.initialInterval=0'] }, 'steps.initialInterval'],
+    ['an advertised address without a port', { args: ['--internal.advertise=node-a'] }, 'internal.advertise'],
+    ['an advertised address with a port past 65535', { args: ['--internal.advertise=node-a:70000'] }, 'internal.advertise'],
     ['steps.maxInterval under steps.initialInterval', { args: ['--steps.maxInterval=500ms'] }, 'steps.maxInterval'],
   ];
 
@@ -196,6 +198,13 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     expect(err.key).toBe(key);
     expect(err.message.startsWith(`config ${key}: `)).toBe(true);
     expect(err.message).not.toContain('\n');
+  });
+
+  it.each([
+    ['fd00::1:8803', '[fd00::1]:8803'], ['::1:8803', '[::1]:8803'], ['[fd00::1]:8803', '[fd00::1]:8803'],
+    ['10.0.0.7:8803', '10.0.0.7:8803'], ['node-a.peers:8803', 'node-a.peers:8803'], ['', ''],
+  ])('advertises %j as peers dial it: %j', (given, dialled) => {
+    expect(load({ env: { ZD_INTERNAL_ADVERTISE: given } }).internal.advertise).toBe(dialled);
   });
 
   it('a missing file fails naming the file', () => {
