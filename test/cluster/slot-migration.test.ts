@@ -36,6 +36,14 @@ async function ownerOf(slot: number): Promise<number> {
   return Number(slots.find(([from, to]) => slot >= from && slot <= to)![2][1]);
 }
 
+/** A TaskStore on a new Cluster client (the test's last one is closed) and a key prefix of its own. */
+function freshStore(label: string): { keys: Keys; store: TaskStore } {
+  client?.disconnect();
+  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix(label));
+  return { keys, store: new TaskStore(client, keys, 60_000, 60_000) };
+}
+
 const idOf = async (port: number) => String(await sendCommand(port, ['CLUSTER', 'MYID']));
 
 /** Opens the migration of `slot` from `src` to `dst`, as `redis-cli --cluster reshard` does first. */
@@ -58,9 +66,7 @@ async function finishMigration(slot: number, src: number, dst: number): Promise<
 }
 
 it('completes an attempt whose task hash moved ahead of the rest of its slot once the slot has moved, with one outcome, and the migration goes through', async () => {
-  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
-  const keys = new Keys(uniquePrefix('reshard'));
-  const store = new TaskStore(client, keys, 60_000, 60_000);
+  const { keys, store } = freshStore('reshard');
   const t = newTask();
   const now = Date.now();
   await store.enqueue(t, now);
@@ -88,10 +94,7 @@ it('completes an attempt whose task hash moved ahead of the rest of its slot onc
 }, 60_000);
 
 it('answers an enqueue of a Step that already ended as ended, not as new, while its slot is mid-migration', async () => {
-  client?.disconnect();
-  client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
-  const keys = new Keys(uniquePrefix('reshard-dup'));
-  const store = new TaskStore(client, keys, 60_000, 60_000);
+  const { keys, store } = freshStore('reshard-dup');
   const t = newTask();
   const now = Date.now();
   await store.enqueue(t, now);

@@ -1,5 +1,6 @@
 /** Small pieces for tests that drive the SDK against a real node. */
 import type { Registry } from 'prom-client';
+import { Client, type Worker } from '../../src';
 
 export interface LogLine {
   level: string;
@@ -46,4 +47,20 @@ export async function metricValue(registry: Registry, name: string, labels: Reco
   const { values } = await metric.get();
   const hit = values.find((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
   return hit?.value ?? 0;
+}
+
+/**
+ * Starts `w` and waits for its slots to register, then opens a Client of
+ * `clientAddress`; both are stopped by `cleanups` after the test. Resolves with
+ * the Client and how `w.start()` ended ('stopped', or its error).
+ */
+export async function registeredWithClient(
+  w: Worker, clientAddress: string, cleanups: Array<() => unknown>,
+): Promise<{ c: Client; running: Promise<unknown> }> {
+  const running = w.start().then(() => 'stopped', (err: unknown) => err);
+  cleanups.push(() => w.stop());
+  await w.waitPullRegistered(AbortSignal.timeout(10_000));
+  const c = new Client({ address: clientAddress, defaultTimeoutMs: 10_000 });
+  cleanups.push(() => c.close());
+  return { c, running };
 }

@@ -7,12 +7,12 @@
  * keeps its attempt however long it runs.
  * A real node and redis-server; raw slots play the silent and the talking worker.
  */
-import { Client, Worker } from '../../src';
+import { Worker } from '../../src';
 import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { recordingLogger } from '../helpers/sdk';
+import { recordingLogger, registeredWithClient } from '../helpers/sdk';
 import { sleep } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -84,11 +84,7 @@ it('an SDK worker on a task longer than the silence keeps it: it Pongs while the
     _internal: { pongIntervalMs: SILENCE_MS / 4 }, // its cadence scaled as the silence is (20 s and 60 s by default)
     flowTypes: { order: { steps: { charge: async () => { await sleep(3 * SILENCE_MS); return 'slow'; } } } },
   });
-  void w.start().catch(() => undefined);
-  cleanups.push(() => w.stop());
-  await w.waitPullRegistered(AbortSignal.timeout(10_000));
-  const c = new Client({ address: t.node.apiAddress, defaultTimeoutMs: 10_000 });
-  cleanups.push(() => c.close());
+  const { c } = await registeredWithClient(w, t.node.apiAddress, cleanups);
   const { taskId } = await c.enqueueStep({
     tenant: 'acme', flowId: 'f-sdk', flowType: 'order', stepType: 'charge', stepExecutionId: 'sdk', retryPolicy: { maxAttempts: 1 },
   });

@@ -7,7 +7,7 @@
 import { Client, Worker, type StepHandler } from '../../src';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { recordingLogger } from '../helpers/sdk';
+import { recordingLogger, registeredWithClient } from '../helpers/sdk';
 import { sleep } from '../helpers/wait';
 import { startWorkerTap, type WorkerTap } from '../helpers/worker-tap';
 
@@ -32,11 +32,7 @@ async function setup(charge: StepHandler): Promise<Client> {
     address: tap.address, tenant: 'acme', flowTypes: { order: { steps: { charge } } }, maxConcurrentTasks: 1, reservedRpcTasks: 0,
     logger: recordingLogger(),
   });
-  void w.start().catch(() => undefined);
-  cleanups.push(() => w.stop());
-  await w.waitPullRegistered(AbortSignal.timeout(10_000));
-  const c = new Client({ address: t.node.apiAddress, defaultTimeoutMs: 10_000 });
-  cleanups.push(() => c.close());
+  const { c } = await registeredWithClient(w, t.node.apiAddress, cleanups);
   return c;
 }
 

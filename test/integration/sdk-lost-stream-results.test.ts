@@ -7,10 +7,10 @@
  * The node ends the stream itself here: a busy stream silent past
  * matching.busyStreamSilence (the worker's Pongs set far apart).
  */
-import { Client, Worker } from '../../src';
+import { Worker } from '../../src';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { aborted, recordingLogger } from '../helpers/sdk';
+import { aborted, recordingLogger, registeredWithClient } from '../helpers/sdk';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -43,11 +43,7 @@ it('a handler whose stream ended while it ran: its result is not sent, the log n
       },
     },
   });
-  void w.start().catch(() => undefined);
-  cleanups.push(() => w.stop());
-  await w.waitPullRegistered(AbortSignal.timeout(10_000));
-  const c = new Client({ address: t.node.apiAddress, defaultTimeoutMs: 10_000 });
-  cleanups.push(() => c.close());
+  const { c } = await registeredWithClient(w, t.node.apiAddress, cleanups);
 
   const { taskId } = await c.enqueueStep({
     tenant: 'acme', flowId: 'f1', flowType: 'order', stepType: 'charge', stepExecutionId: 's1',

@@ -7,10 +7,10 @@
  * readiness false nor stop a worker set to stop on permanent rejections.
  * The worker says which task's result went down with the stream.
  */
-import { Client, Worker, type StepHandler, type WorkerOptions } from '../../src';
+import { Worker, type StepHandler, type WorkerOptions } from '../../src';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { recordingLogger, type RecordingLogger } from '../helpers/sdk';
+import { recordingLogger, type RecordingLogger, registeredWithClient } from '../helpers/sdk';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -34,11 +34,7 @@ async function setup(charge: StepHandler, options: Partial<WorkerOptions> = {}) 
     address: t.node.apiAddress, tenant: 'acme', flowTypes: { order: { steps: { charge } } }, maxConcurrentTasks: 1, reservedRpcTasks: 0,
     logger, reconnectBackoff: { initialMs: 50, maxMs: 200 }, ...options,
   });
-  const running = w.start().then(() => 'stopped', (err: unknown) => err);
-  cleanups.push(() => w.stop());
-  await w.waitPullRegistered(AbortSignal.timeout(10_000));
-  const c = new Client({ address: t.node.apiAddress, defaultTimeoutMs: 10_000 });
-  cleanups.push(() => c.close());
+  const { c, running } = await registeredWithClient(w, t.node.apiAddress, cleanups);
   return { w, c, logger, running };
 }
 
