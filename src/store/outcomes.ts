@@ -31,9 +31,14 @@ export function formatOutcomeId(partition: number, streamId: string): string {
   return `${partition}-${streamId}`;
 }
 
+/** The largest part of a stream id Redis reads. */
+const STREAM_ID_PART_MAX = BigInt('18446744073709551615');
+
 export function parseOutcomeId(id: string, partitions: number): { partition: number; streamId: string } | undefined {
-  const m = /^(\d{1,6})-(\d{1,20}-\d{1,20})$/.exec(id);
+  const m = /^(\d{1,6})-((\d{1,20})-(\d{1,20}))$/.exec(id);
   if (!m) return undefined;
+  // Redis refuses a larger part ("Invalid stream ID") in one partition's XACK after the others' have acked.
+  if (BigInt(m[3]!) > STREAM_ID_PART_MAX || BigInt(m[4]!) > STREAM_ID_PART_MAX) return undefined;
   const partition = Number(m[1]);
   return partition < partitions ? { partition, streamId: m[2]! } : undefined;
 }
