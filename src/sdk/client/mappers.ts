@@ -24,10 +24,18 @@ function wireEpochMs(what: string, field: string, value: Date | number | undefin
   return ms;
 }
 
-/** A uint32 count (0 = the server's default). protobufjs sends NaN and Infinity as 0 and cuts fractions: refused. */
+/** What a uint32 field holds. */
+const UINT32_MAX = 2 ** 32 - 1;
+
+/**
+ * A uint32 count (0 = the server's default). protobufjs sends NaN and Infinity as 0, cuts fractions
+ * and wraps a count past UINT32_MAX (2^32 as 0, 2^32 + 1 as 1): refused.
+ */
 function wireCount(what: string, field: string, value: number | undefined): number {
   const n = value ?? 0;
-  if (!Number.isSafeInteger(n) || n < 0) throw new TypeError(`${what} option ${field}: must be a whole number ≥ 0, got ${String(value)}`);
+  if (!Number.isSafeInteger(n) || n < 0 || n > UINT32_MAX) {
+    throw new TypeError(`${what} option ${field}: must be a whole number from 0 to ${UINT32_MAX}, got ${String(value)}`);
+  }
   return n;
 }
 

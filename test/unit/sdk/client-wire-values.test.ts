@@ -2,8 +2,9 @@
  * Values protobufjs would put on the wire as something else: an invalid Date
  * or NaN as a time becomes 0 ("unset": ready now, no flow deadline), NaN or
  * Infinity as a uint32 count becomes 0 (the server's default), a fraction is
- * cut. The Client refuses them with a TypeError naming the field instead of
- * letting the Step lose its deadline or its retry policy (DESIGN §11.6 and
+ * cut, a count past 2^32 - 1 wraps. The Client refuses them with a TypeError
+ * naming the field instead of letting the Step lose its deadline or its retry
+ * policy, or a consumer its max count (DESIGN §11.6 and
  * §11.8: bounds are rejected, never clamped; bad input gets an error naming
  * the field).
  */
@@ -45,7 +46,15 @@ describe('the Client refuses a count it cannot send as given', () => {
     expect(() => toConsumeRequest({ group: 'g', consumer: 'c', maxCount })).toThrow(/maxCount/);
   });
 
+  // protobufjs writes a uint32 as value >>> 0: 2^32 went out as 0 (the server's default), 2^32 + 1 as 1.
+  it.each([2 ** 32, 2 ** 32 + 1, Number.MAX_SAFE_INTEGER])('a count past what a uint32 holds, %p', (n) => {
+    expect(() => toConsumeRequest({ group: 'g', consumer: 'c', maxCount: n })).toThrow(/consumeOutcomes option maxCount: .*4294967295/);
+    expect(() => toStepSpec({ ...step, retryPolicy: { maxAttempts: n } })).toThrow(/step\.retryPolicy\.maxAttempts/);
+  });
+
   it('still sends a whole count as it is, and none as 0 (the server default)', () => {
+    expect(pb.ConsumeOutcomesRequest.decode(pb.ConsumeOutcomesRequest.encode(
+      toConsumeRequest({ group: 'g', consumer: 'c', maxCount: 2 ** 32 - 1 })).finish()).max_count).toBe(2 ** 32 - 1);
     expect(toStepSpec({ ...step, retryPolicy: { maxAttempts: 5 } }).retry_policy!.max_attempts).toBe(5);
     expect(toStepSpec({ ...step, retryPolicy: {} }).retry_policy!.max_attempts).toBe(0);
     expect(toConsumeRequest({ group: 'g', consumer: 'c', maxCount: 7 }).max_count).toBe(7);
