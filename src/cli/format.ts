@@ -77,13 +77,33 @@ export function queuesTable(queues: readonly QueueRow[], now = Date.now()): stri
   return table.toString();
 }
 
-/** One task of `zdmatch task` as a two-column table; empty fields are left out. */
-export function taskTable(task: object): string {
-  const table = new Table({ style: tableStyle() });
-  for (const [k, v] of Object.entries(task)) {
-    if (v === undefined || v === null || v === '') continue;
-    if (v instanceof Uint8Array && v.length === 0) continue;
-    table.push({ [k]: cell(v) });
-  }
+/** The most of one value `zdmatch task` shows (an input or output may be 1 MB); `--json` prints all. */
+const TASK_VALUE_MAX = 1000;
+
+function shortened(text: string): string {
+  return text.length <= TASK_VALUE_MAX ? text : `${text.slice(0, TASK_VALUE_MAX)}… (${text.length} characters; --json prints all)`;
+}
+
+function isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || v === '' || (v instanceof Uint8Array && v.length === 0);
+}
+
+/**
+ * One task of `zdmatch task` as a two-column table; empty fields are left out.
+ * Long values wrap within `width` (the terminal's, else 100), so that one
+ * outcome or input does not widen every border line past the screen.
+ */
+export function taskTable(task: object, width = process.stdout.columns || 100): string {
+  const rows = Object.entries(task).filter(([, v]) => !isEmpty(v)).map(([k, v]) => [k, shortened(cell(v))] as const);
+  const longest = (texts: string[]) => Math.max(0, ...texts.flatMap((t) => t.split('\n')).map((l) => l.length)) + 2;
+  const keyWidth = longest(rows.map(([k]) => k));
+  const colWidths = [keyWidth, Math.min(longest(rows.map(([, v]) => v)), Math.max(20, width - keyWidth - 3))];
+  const table = new Table({ style: tableStyle(), colWidths, wordWrap: true, wrapOnWordBoundary: false });
+  for (const [k, v] of rows) table.push({ [k]: v });
   return table.toString();
+}
+
+/** A value on one line of a listing: a multi-line error (a stack) must not start lines of its own. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }

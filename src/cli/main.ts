@@ -28,6 +28,20 @@ function version(): string {
 /** Commands that keep running after their action resolves. */
 const LONG_RUNNING = new Set(['serve', 'dev']);
 
+/**
+ * process.exit once stdout and stderr have written everything: into a pipe
+ * (`| jq`) a write past the pipe's buffer completes later, and exiting at
+ * once would cut the output there. A reader that left early (`| head`) ends
+ * the wait too, without a stack trace.
+ */
+function exitWhenFlushed(code: number): Promise<never> {
+  const flushed = (s: NodeJS.WriteStream) => new Promise<void>((resolve) => {
+    s.once('error', () => resolve());
+    s.write('', () => resolve());
+  });
+  return Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => process.exit(code));
+}
+
 export function buildProgram(): Command {
   const program = new Command('zdmatch')
     .description('Redis-backed matching cluster for pull workers')
@@ -35,8 +49,8 @@ export function buildProgram(): Command {
     .exitOverride()
     .showHelpAfterError();
   // One-shot commands exit once done, even if a client library keeps a handle open.
-  program.hook('postAction', (_program, action) => {
-    if (!LONG_RUNNING.has(action.name())) process.exit(process.exitCode ?? 0);
+  program.hook('postAction', async (_program, action) => {
+    if (!LONG_RUNNING.has(action.name())) await exitWhenFlushed(Number(process.exitCode ?? 0));
   });
   registerServe(program);
   registerDev(program);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { TerminalTasksClient } from '../sdk/fetch';
 import { CliExit, EXIT_CONFIG } from './common';
-import { cell, jsonReplacer } from './format';
+import { cell, jsonReplacer, oneLine } from './format';
 import { cliConnection } from './client';
 
 function count(flag: string, value: string, min: number, max: number): number {
@@ -50,7 +50,7 @@ export function registerTerminal(program: Command): void {
       } else {
         for (const t of tasks) {
           process.stdout.write(`${[t.taskId, `${t.topic.flowType}/${t.topic.stepType}`, t.flowId, `attempt ${t.attempt}`,
-            cell(t.terminalAt), t.reason, t.lastError ? `last error: ${t.lastError.message}` : ''].filter(Boolean).join('\t')}\n`);
+            cell(t.terminalAt), t.reason, t.lastError ? `last error: ${oneLine(t.lastError.message)}` : ''].filter(Boolean).join('\t')}\n`);
         }
       }
     });

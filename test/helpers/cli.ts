@@ -28,7 +28,7 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutM
 export function runCliAsync(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   if (!fs.existsSync(CLI_MAIN)) throw new Error(`${path.relative(REPO_ROOT, CLI_MAIN)} is missing: run npm run build first`);
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_MAIN, ...args], { cwd: REPO_ROOT, env: opts.env ?? { PATH: process.env.PATH } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [CLI_MAIN, ...args], { cwd: REPO_ROOT, env: opts.env ?? { PATH: process.env.PATH }, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });

@@ -58,4 +58,14 @@ describe('table cells', () => {
     expect(t).toContain('hi');
     expect(t).not.toContain('nodeId');
   });
+
+  it('keeps a task table within the terminal width, wrapping long values and cutting huge ones', () => {
+    const outcome = { status: 'FAILED', error: { message: 'e'.repeat(300) } };
+    const t = taskTable({ taskId: 'abc', input: Buffer.from('x'.repeat(200_000)), outcome }, 80);
+    expect(Math.max(...t.split('\n').map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(t.length).toBeLessThan(10_000);
+    const text = t.replace(/[\s│─┼├┤┌┐└┘┬┴]/g, '');
+    expect(text).toContain('e'.repeat(300));
+    expect(text).toContain('(200000characters;--jsonprintsall)');
+  });
 });
