@@ -1,5 +1,19 @@
 import { Client } from '../sdk/client';
 import type { Credential, TlsOptions } from '../sdk/common';
+import { CliExit, EXIT_CONFIG } from './common';
+
+/**
+ * `--address` checked before anything is dialled: `[http(s)://]host:port` with a
+ * port from 1 to 65535. Without a port the channel would dial port 80 (or 443),
+ * and an address a firewall drops would take the whole connect timeout to say so.
+ */
+export function checkedAddress(address: string): string {
+  const m = /^(?:https?:\/\/)?(\[[0-9a-fA-F:.]+\]|[^\s/:[\]]+):(\d{1,5})$/.exec(address);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+    throw new CliExit(`--address: must be host:port (port 1-65535), optionally after http:// or https:// (got ${JSON.stringify(address)})`, EXIT_CONFIG);
+  }
+  return address;
+}
 
 /**
  * The client commands' credential and TLS, from the environment (docs/security.md):
@@ -16,7 +30,7 @@ export function cliConnection(env = process.env): { credential?: Credential; tls
 
 /** Runs `fn` with an SDK client for `address` and closes it afterwards. */
 export async function withClient<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ address, ...cliConnection() });
+  const client = new Client({ address: checkedAddress(address), ...cliConnection() });
   try {
     return await fn(client);
   } finally {

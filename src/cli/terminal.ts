@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { TerminalTasksClient } from '../sdk/fetch';
 import { CliExit, EXIT_CONFIG } from './common';
 import { cell, jsonReplacer, oneLine } from './format';
-import { cliConnection } from './client';
+import { checkedAddress, cliConnection } from './client';
 
 function count(flag: string, value: string, min: number, max: number): number {
   const n = Number(value);
@@ -15,7 +15,7 @@ interface CommonOptions {
 }
 
 async function withTerminalClient<T>(address: string, fn: (c: TerminalTasksClient) => Promise<T>): Promise<T> {
-  const client = new TerminalTasksClient({ address, ...cliConnection() });
+  const client = new TerminalTasksClient({ address: checkedAddress(address), ...cliConnection() });
   try {
     return await fn(client);
   } finally {

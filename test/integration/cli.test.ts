@@ -59,6 +59,22 @@ describe('zdmatch CLI', () => {
     });
   });
 
+  it.each([
+    [['task', 't1', '--address', '']], [['task', 't1', '--address', '10.255.255.1']], [['queues', '--tenant', 'acme', '--address', '127.0.0.1:99999']],
+    [['terminal', 'list', '--tenant', 'acme', '--address', 'node a:8801']], [['cluster', '--address', 'http://127.0.0.1']],
+  ])('%j names --address and exits 2 without dialling', (args) => {
+    const since = Date.now();
+    const r = runCli(args, { env, timeoutMs: 10_000 });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: expect.stringMatching(/^--address: must be host:port .*\n$/) });
+    expect(Date.now() - since).toBeLessThan(5000);
+  });
+
+  it.each(['127.0.0.1:1', 'https://127.0.0.1:1', '[::1]:1'])('takes %j as an address (and fails only to reach it)', (address) => {
+    const r = runCli(['task', 't1', '--address', address], { env, timeoutMs: 20_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).not.toMatch(/--address/);
+  });
+
   it('enqueue names a missing required option and exits 2', () => {
     const r = runCli(['enqueue', '--tenant', 'acme'], { env });
     expect(r.status).toBe(2);
