@@ -101,6 +101,17 @@ it('every dashboard expression parses (variables expanded, promtool check rules)
   }
 });
 
+// Two releases in one namespace (a new cluster beside the old) are told apart by the
+// metrics Service, as the alerts tell them apart (docs/operations.md "Alert").
+it('the dashboard picks one release: every panel selects the namespace, job and service variables', () => {
+  const dash = JSON.parse(fs.readFileSync(DASHBOARD, 'utf8')) as { templating: { list: { name: string; query?: { query: string } }[] } };
+  const service = dash.templating.list.find((v) => v.name === 'service');
+  expect(service?.query?.query).toBe('label_values(dexzd_cluster_owned_partitions{namespace=~"$namespace", job=~"$job"}, service)');
+  const unscoped = dashboardExpressions().filter(({ title, expr }) => !title.startsWith('variable query ') && metricNames(expr).some((n) => n.startsWith('dexzd_'))
+    && !(/namespace=~"\$namespace"/.test(expr) && /job=~"\$job"/.test(expr) && /service=~"\$service"/.test(expr)));
+  expect(unscoped.map((e) => e.title)).toEqual([]);
+});
+
 it('the dashboard and the rules name only published metrics, and the chart ships identical copies', () => {
   const used = new Set<string>();
   for (const { expr } of dashboardExpressions()) for (const n of metricNames(expr)) used.add(n);
