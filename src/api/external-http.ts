@@ -226,6 +226,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     if (method !== 'POST') throw zdError('ZD_METHOD_NOT_ALLOWED', { path, method, allowed: 'POST' });
     // Authenticate before reading a body: an anonymous caller gets no buffer of ours.
     const principal = opts.auth ? opts.auth.authenticate('worker', req.headers.authorization) : UNRESTRICTED;
+    requireJsonContentType(req.headers['content-type']);
     const body = await readBody(req, limit);
     state.bodyRead = true;
     refuseUnknownFields(action, body);
@@ -278,6 +279,18 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
       void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), !state.bodyRead && req.readableEnded === false, errorHeaders(e));
     });
   };
+}
+
+/**
+ * Only application/json bodies: a browser page may POST text/plain or a form
+ * to any address without asking first (a "simple" cross-origin request), but
+ * must ask (CORS preflight, which this listener never grants) to send JSON.
+ * With auth off (`zdmatch dev`), that keeps a web page from completing or
+ * failing tasks on a node it can reach.
+ */
+function requireJsonContentType(header: string | undefined): void {
+  const type = (header ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') throw zdError('ZD_UNSUPPORTED_MEDIA_TYPE', { got: header ? JSON.stringify(header) : '(none)' });
 }
 
 /** Answers what Node's HTTP parser refuses (timeouts, oversized headers, garbage) with a catalogued JSON error. */

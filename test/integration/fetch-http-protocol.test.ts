@@ -25,10 +25,11 @@ interface Answer {
 }
 
 /** One request on its own connection; `target` goes on the request line as it is. */
-function send(method: string, target: string, body?: unknown): Promise<Answer> {
+function send(method: string, target: string, body?: unknown, contentType: string | null = 'application/json'): Promise<Answer> {
   const [host, port] = t.node.httpAddress.split(':');
   return new Promise((resolve, reject) => {
-    const req = http.request({ host, port: Number(port), method, path: target, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+    const headers = contentType === null ? {} : { 'content-type': contentType };
+    const req = http.request({ host, port: Number(port), method, path: target, agent: false, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
@@ -58,6 +59,27 @@ it('answers another method with 405 and an Allow header naming POST', async () =
   // No Allow where there is no route to allow anything on.
   const unknown = await send('GET', '/v1/external-tasks/x/frobnicate');
   expect([unknown.status, unknown.headers.allow, unknown.body.code]).toEqual([404, undefined, 'ZD_UNKNOWN_ROUTE']);
+});
+
+// A browser page may POST text/plain or a form to any address unasked; JSON needs a CORS preflight.
+it('refuses a body not sent as application/json with 415 naming the content-type, and changes nothing', async () => {
+  const { task_id } = await t.matching.enqueueStep({ step: step() });
+  const fetchBody = { workerId: 'A', topics: [topic], waitMs: 1 };
+  const refused = [];
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', null]) {
+    const r = await send('POST', FETCH, fetchBody, type);
+    refused.push([type, r.status, r.body.code, r.body.message]);
+  }
+  expect(refused).toEqual([
+    ['text/plain', 415, 'ZD_UNSUPPORTED_MEDIA_TYPE', 'content-type "text/plain": the body must be sent as application/json'],
+    ['application/x-www-form-urlencoded', 415, 'ZD_UNSUPPORTED_MEDIA_TYPE', 'content-type "application/x-www-form-urlencoded": the body must be sent as application/json'],
+    ['multipart/form-data; boundary=x', 415, 'ZD_UNSUPPORTED_MEDIA_TYPE', 'content-type "multipart/form-data; boundary=x": the body must be sent as application/json'],
+    [null, 415, 'ZD_UNSUPPORTED_MEDIA_TYPE', 'content-type (none): the body must be sent as application/json'],
+  ]);
+  expect((await t.matching.getTask({ task_id })).task!.state).toBe(pb.TaskState.QUEUED);
+  // A parameter or another case is still JSON.
+  const taken = await send('POST', FETCH, fetchBody, 'Application/JSON; charset=utf-8');
+  expect([taken.status, (taken.body.tasks as { taskId: string }[] | undefined)?.map((x) => x.taskId)]).toEqual([200, [task_id]]);
 });
 
 it('serves a request whose target is in absolute-form, as a proxy may forward it', async () => {
