@@ -26,6 +26,7 @@ import { Gateway } from '../gateway/gateway';
 import { OutcomeBell } from '../gateway/outcome-bell';
 import { createMetrics, type Metrics } from '../metrics/registry';
 import { OwnerRegistry } from '../owner/registry';
+import { evictionPolicies } from '../store/eviction-policy';
 import { Keys } from '../store/keys';
 import { OutcomeStore } from '../store/outcomes';
 import { createRedis, logRedisErrors, type RedisClient } from '../store/redis';
@@ -243,6 +244,7 @@ export class ZdNode {
     const c = this.config;
     for (const warning of configWarnings(c)) this.log.warn({ config: true }, warning);
     await this.checkPartitionCount();
+    await this.checkEvictionPolicy();
     this.leases.on('acquired', (lease) => {
       this.metrics.leaseChanges.inc({ event: 'acquired' });
       this.metrics.ownedPartitions.set(this.leases.heldPartitions().length);
@@ -404,6 +406,19 @@ export class ZdNode {
     const have = Number(await this.redis.hget(this.keys.meta(), 'partitions'));
     if (have !== want) {
       throw new Error(`config cluster.partitions: ${want} differs from the ${have} this Redis was set up with (fixed for the life of a cluster)`);
+    }
+  }
+
+  /** A Redis that may evict keys loses Steps and outcomes without an error: said at WARN at boot (store/eviction-policy.ts). */
+  private async checkEvictionPolicy(): Promise<void> {
+    for (const p of await evictionPolicies(this.redis)) {
+      const redis = p.server || undefined;
+      if (p.policy === undefined) {
+        this.log.info({ redis, err: p.error }, 'could not read Redis maxmemory-policy; zdmatch needs noeviction');
+      } else if (p.policy !== 'noeviction') {
+        this.log.warn({ redis, maxmemoryPolicy: p.policy },
+          `Redis maxmemory-policy is ${p.policy}: under memory pressure Redis drops zdmatch's keys, and Steps or outcomes are lost without an error; set it to noeviction`);
+      }
     }
   }
 

@@ -6,6 +6,7 @@
 import { Cluster } from 'ioredis';
 import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { evictionPolicies } from '../../src/store/eviction-policy';
 import { partitionOf } from '../../src/store/keys';
 import { connectionEpoch, createRedis } from '../../src/store/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
@@ -61,6 +62,21 @@ describe('startRedisCluster', () => {
       expect(n).toBe(1);
       await expect(client.eval("return redis.call('GET', KEYS[1])", 2, 'zd:{1}:a', 'zd:{2}:a')).rejects.toThrow(/CROSSSLOT/);
     } finally {
+      client.disconnect();
+    }
+  });
+
+  it('reads the maxmemory-policy of every primary, so a node names the one that may evict', async () => {
+    const client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+    const evicting = cluster.nodes[1]!.port;
+    await sendCommand(evicting, ['CONFIG', 'SET', 'maxmemory-policy', 'volatile-lru']);
+    try {
+      await client.ping();
+      const policies = await evictionPolicies(client);
+      expect(policies.map((p) => p.server).sort()).toEqual([...cluster.seeds].sort());
+      expect(policies.filter((p) => p.policy !== 'noeviction')).toEqual([{ server: `127.0.0.1:${evicting}`, policy: 'volatile-lru' }]);
+    } finally {
+      await sendCommand(evicting, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
       client.disconnect();
     }
   });

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { createLogger } from '../../src/util/logger';
 import type { Clock } from '../../src/util/clock';
+import type { Logger } from '../../src/util/logger';
 import { MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../../src/wire';
 
 export interface TestNode {
@@ -20,7 +21,7 @@ export interface TestNode {
 }
 
 export async function startTestNode(
-  redisUrl: string, keyPrefix: string, overrides: Record<string, unknown> = {}, opts: { clock?: Clock } = {},
+  redisUrl: string, keyPrefix: string, overrides: Record<string, unknown> = {}, opts: { clock?: Clock; logger?: Logger } = {},
 ): Promise<TestNode> {
   const config = loadConfig({
     env: {},
@@ -33,7 +34,7 @@ export async function startTestNode(
       ...overrides,
     },
   });
-  const node = await ZdNode.start(config, { logger: createLogger(process.env.ZD_TEST_LOG ?? 'silent'), clock: opts.clock });
+  const node = await ZdNode.start(config, { logger: opts.logger ?? createLogger(process.env.ZD_TEST_LOG ?? 'silent'), clock: opts.clock });
   const channel = createChannel(node.apiAddress);
   return {
     node, config, channel,
