@@ -39,6 +39,14 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
     connectionName: 'zdmatch',
     ...extra,
   };
+  // A primary demoted under an open connection (a switchover by hand, a managed
+  // endpoint name that moves) answers every write READONLY for as long as that
+  // connection lasts. It is dropped at the first one, so the next command finds the
+  // primary anew (through Sentinel, or the name). The command that met it fails
+  // (READONLY means it wrote nothing; callers see a retryable error) rather than
+  // being resent, which would loop on a Redis that stays a replica. Not for a
+  // Cluster: there a failover answers MOVED, and ioredis follows it.
+  const single: RedisOptions = { ...common, reconnectOnError: (err) => err.message.startsWith('READONLY') };
   let client: RedisClient;
   if (settings.clusterNodes.length > 0) {
     client = new Cluster(settings.clusterNodes.map(hostPort), {
@@ -53,14 +61,14 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
     });
   } else if (settings.sentinels.length > 0) {
     client = new Redis({
-      ...common,
+      ...single,
       sentinels: settings.sentinels.map(hostPort),
       name: settings.sentinelName,
       password: settings.password || undefined,
     });
   } else {
     if (!settings.url) throw new Error('redis.url is not set');
-    client = new Redis(settings.url, common);
+    client = new Redis(settings.url, single);
   }
   defineScripts(client);
   countCloses(client);

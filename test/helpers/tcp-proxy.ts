@@ -17,19 +17,22 @@ export interface TcpProxy {
    * client hears nothing, not even the close (a network that black-holes the path).
    */
   blackhole(): void;
+  /** Sends the connections made from now on to another port (a DNS name that moves to a new primary); open ones stay. */
+  retarget(port: number): void;
   /** Undoes pause(), freeze() or blackhole() (a client whose target closed meanwhile is closed now). */
   resume(): void;
   close(): Promise<void>;
 }
 
 export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
+  let currentTarget = targetPort;
   const pairs = new Set<{ client: net.Socket; target: net.Socket }>();
   let paused = false;
   let frozen = false;
   let holed = false;
   const gone = new Set<net.Socket>();
   const server = net.createServer((client) => {
-    const target = net.connect(targetPort, '127.0.0.1');
+    const target = net.connect(currentTarget, '127.0.0.1');
     const pair = { client, target };
     pairs.add(pair);
     client.pipe(target);
@@ -72,6 +75,9 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     blackhole() {
       proxy.freeze();
       holed = true;
+    },
+    retarget(port) {
+      currentTarget = port;
     },
     resume() {
       const wasFrozen = frozen;
