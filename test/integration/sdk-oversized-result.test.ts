@@ -6,8 +6,11 @@
  * not the node rejecting the slot's registration, so it must neither turn
  * readiness false nor stop a worker set to stop on permanent rejections.
  * The worker says which task's result went down with the stream.
+ * An enqueue past that limit fails alone: the Client's enqueues share one
+ * EnqueueStream, and the status the node's gRPC layer ends it with must not
+ * fail the other enqueues it carried.
  */
-import { Worker, type StepHandler, type WorkerOptions } from '../../src';
+import { Client, Worker, ZdResourceExhaustedError, type StepHandler, type WorkerOptions } from '../../src';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { recordingLogger, type RecordingLogger, registeredWithClient } from '../helpers/sdk';
@@ -68,4 +71,20 @@ it('a result past the node\'s message limit leaves readiness alone, and the log 
   const lost = logger.lines.find((l) => l.level === 'warn' && l.fields?.taskId === big.taskId);
   expect(lost?.msg).toMatch(/result/);
   expect(String(lost?.fields?.error)).toMatch(/RESOURCE_EXHAUSTED/);
+});
+
+it('an enqueue past the node\'s message limit fails alone, not the enqueues sharing its stream', async () => {
+  const c = new Client({ address: t.node.apiAddress, defaultTimeoutMs: 10_000 });
+  cleanups.push(() => c.close());
+  await c.enqueueStep(spec('first')); // the stream is open
+  const results = await Promise.allSettled([
+    c.enqueueStep(spec('before')), c.enqueueStep({ ...spec('huge'), input: HUGE }), c.enqueueStep(spec('after')),
+  ]);
+  // Was: all three failed with the huge one's "Received message larger than max (204… vs 66560)".
+  expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(ZdResourceExhaustedError);
+  for (const r of [results[0], results[2]] as PromiseFulfilledResult<{ taskId: string }>[]) {
+    expect((await c.getTask(r.value.taskId)).state).toBe('QUEUED');
+  }
+  expect((await c.enqueueStep(spec('next'))).created).toBe(true);
 });

@@ -8,6 +8,8 @@
  * - A failed request fails that enqueue alone, with the error the unary call
  *   would have had. A stream that fails fails the enqueues it carried, as a
  *   failed connection fails unary calls; the next enqueue opens a new one.
+ *   But one request past the node's message limit fails the stream (not the
+ *   connection): what it carried is sent again as unary calls, one each.
  * - A node that drains ends the stream with OK after answering what it read;
  *   what it did not read is sent again on a new stream (enqueue is idempotent).
  * - A credential that resolves to another token opens a new stream for it
@@ -184,12 +186,7 @@ export class EnqueueLane {
   }
 
   private dispatch(p: Pending, call: Pick<LaneCall, 'token' | 'metadata'>): void {
-    if (this.unsupported || Date.now() < this.unaryUntil) {
-      const controller = new AbortController();
-      p.cancel = () => controller.abort();
-      this.settleWith(p, this.unary(p.steps, { signal: controller.signal, metadata: call.metadata(call.token) }));
-      return;
-    }
+    if (this.unsupported || Date.now() < this.unaryUntil) return this.sendUnary(p, call.metadata(call.token));
     let s = this.stream;
     if (!s || s.ended || s.token !== call.token) {
       s?.finish(); // a rotated credential: the old stream ends once its answers are in
@@ -207,13 +204,24 @@ export class EnqueueLane {
       if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) this.unsupported = true;
       // Ended with OK and requests unread: the node is draining (enqueue-stream.ts).
       if (err === undefined && unread.length > 0) this.unaryUntil = Date.now() + UNARY_AFTER_DRAIN_MS;
+      // One request past the node's message limit ends the whole stream with RESOURCE_EXHAUSTED
+      // (grpc-js, "larger than max"): each enqueue it carried goes again as a unary call of its
+      // own (enqueue is idempotent), so only the oversized one fails, as with unary calls.
+      const oversized = err instanceof ClientError && err.code === Status.RESOURCE_EXHAUSTED;
       for (const p of unread) {
         // Not read by a node that drained, or an older server: safe to send again.
         if (!this.closed && (this.unsupported || (err === undefined && p.resends++ < MAX_RESENDS))) this.dispatch(p, { token, metadata: () => metadata });
+        else if (!this.closed && oversized && p.resends++ < MAX_RESENDS) this.sendUnary(p, metadata);
         else p.reject(err ?? new ClientError(PATH, Status.UNAVAILABLE, 'the enqueue stream ended without answering'));
       }
     });
     return s;
+  }
+
+  private sendUnary(p: Pending, metadata: Metadata): void {
+    const controller = new AbortController();
+    p.cancel = () => controller.abort();
+    this.settleWith(p, this.unary(p.steps, { signal: controller.signal, metadata }));
   }
 
   private settleWith(p: Pending, r: Promise<Results>): void {
