@@ -4,7 +4,8 @@
  * part needs `npm run build` (npm test does it).
  */
 import {
-  FetchClient, LockedByOtherError, LockExpiredError, NotFoundError, TerminalError, TerminalTasksClient, ZdInvalidArgumentError,
+  FetchClient, LockedByOtherError, LockExpiredError, NotFoundError, TerminalError, TerminalTasksClient, ZdDeadlineExceededError,
+  ZdInvalidArgumentError,
 } from '../../src';
 import { pb } from '../../src/wire';
 import { sleep, step } from '../helpers/fetch';
@@ -114,4 +115,49 @@ it('complete with result null, as from plain JavaScript or JSON, is no result: t
   const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 2000 })).outcome!;
   expect(o.status).toBe(pb.OutcomeStatus.COMPLETED);
   expect(Buffer.from(o.output!).toString()).toBe('in');
+});
+
+const stateOf = async (id: string) => pb.TaskState[(await t.matching.getTask({ task_id: id })).task!.state ?? 0];
+
+it('refuses a count protobufjs would send as another, naming it, before anything is sent', async () => {
+  const a = worker('A');
+  const ops = new TerminalTasksClient({ address: t.node.apiAddress });
+  clients.push(ops);
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id!;
+  // NaN, Infinity and 2^32 went out as 0 (the server's default), 1.5 as 1, -1 as 4294967295.
+  for (const maxTasks of [NaN, Infinity, 1.5, -1, 2 ** 32]) {
+    await expect(a.fetchAndLock({ topics, maxTasks, waitMs: 1 })).rejects.toThrow(/^FetchClient\.fetchAndLock option maxTasks: .* 4294967295, got/);
+  }
+  expect(await stateOf(id)).toBe('QUEUED');
+  await a.fetchAndLock({ topics, waitMs: 1000 });
+  // Was: a missing (plain JavaScript), NaN or Infinity retries went out as 0 and made the task terminal.
+  for (const retries of [undefined, NaN, Infinity, 2.5, -1, 2 ** 31]) {
+    await expect(a.fail(id, { message: 'x', retries: retries as number })).rejects.toThrow(/^FetchClient\.fail option retries: .* 2147483647, got/);
+  }
+  expect(await stateOf(id)).toBe('LOCKED');
+  expect(await a.fail(id, { message: 'x', retries: 0 })).toBe(true);
+  await expect(ops.list('acme', { limit: -1 })).rejects.toThrow(/TerminalTasksClient\.list option limit/);
+  await expect(ops.retry(id, 2 ** 31)).rejects.toThrow(/TerminalTasksClient\.retry option retries/);
+  expect(await stateOf(id)).toBe('TERMINAL');
+  expect((await ops.list('acme', { limit: 1 })).map((x) => x.taskId)).toEqual([id]);
+});
+
+it('a credential that never resolves holds no call past its timeout, its caller\'s signal or close()', async () => {
+  const hung = new FetchClient({ address: t.node.apiAddress, workerId: 'A', credential: () => new Promise<string>(() => undefined) });
+  clients.push(hung);
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id!;
+  const within = (p: Promise<unknown>) => Promise.race([p.then(() => 'resolved', (e: unknown) => e), sleep(2000).then(() => 'still waiting')]);
+  // Was: each of them still waiting on the credential, past its timeout and close().
+  const timedOut = await within(hung.unlock(id, { timeoutMs: 200 }));
+  expect(timedOut).toBeInstanceOf(ZdDeadlineExceededError);
+  expect((timedOut as Error).message).toBe('unlock did not finish within 200 ms');
+  const ac = new AbortController();
+  const aborted = within(hung.fetchAndLock({ topics, waitMs: 1000 }, { signal: ac.signal }));
+  const polling = within(hung.fetchAndLock({ topics, waitMs: 1000 }));
+  await sleep(50);
+  ac.abort(new Error('caller gave up'));
+  expect(await aborted).toMatchObject({ message: 'caller gave up' });
+  hung.close();
+  expect(String((await polling as Error).message)).toBe('FetchClient.fetchAndLock: the client is closed');
+  expect(await stateOf(id)).toBe('QUEUED');
 });

@@ -1,6 +1,7 @@
 /** The one place that maps Client types to and from the proto messages. */
 import { pb } from '../../wire';
 import { fromEpochMs, toBuffer, toBytes, toEpochMs, toNum } from '../common';
+import { checkCount, UINT32_MAX } from '../common/counts';
 import { checkDuration, type DurationBounds } from '../common/durations';
 import type {
   ClusterInfo, EnqueueResult, FailureInfo, InvokeRpcRequest, Outcome, OutcomeGroupInfo, OutcomeStatus, QueueInfo, RetryPolicy,
@@ -24,20 +25,8 @@ function wireEpochMs(what: string, field: string, value: Date | number | undefin
   return ms;
 }
 
-/** What a uint32 field holds. */
-const UINT32_MAX = 2 ** 32 - 1;
-
-/**
- * A uint32 count (0 = the server's default). protobufjs sends NaN and Infinity as 0, cuts fractions
- * and wraps a count past UINT32_MAX (2^32 as 0, 2^32 + 1 as 1): refused.
- */
-function wireCount(what: string, field: string, value: number | undefined): number {
-  const n = value ?? 0;
-  if (!Number.isSafeInteger(n) || n < 0 || n > UINT32_MAX) {
-    throw new TypeError(`${what} option ${field}: must be a whole number from 0 to ${UINT32_MAX}, got ${String(value)}`);
-  }
-  return n;
-}
+/** A uint32 count (0 = the server's default), refused when protobufjs would not send it as given. */
+const wireCount = (what: string, field: string, value: number | undefined): number => checkCount(what, field, value ?? 0, UINT32_MAX);
 
 export function toRetryPolicy(p: RetryPolicy | undefined, where = 'retryPolicy'): pb.IRetryPolicy | undefined {
   if (!p) return undefined;

@@ -3,6 +3,7 @@
  * and operators' client of OperatorService (terminal tasks). camelCase in and
  * out; refused mutations throw the named verdict errors of ./errors.
  */
+import { abortable } from 'abort-controller-x';
 import { createClient, Status, type Channel, type Client as GrpcClient, type Metadata } from 'nice-grpc';
 import { ExternalTaskServiceDefinition, OperatorServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
 import {
@@ -10,6 +11,7 @@ import {
   type Credential, type Payload, type TlsOptions,
 } from '../common';
 import { CallSignal } from '../common/call-signal';
+import { checkCount, INT32_MAX, UINT32_MAX } from '../common/counts';
 import { checkDuration, timerDelayMs, type DurationBounds } from '../common/durations';
 import { mapFetchError } from './errors';
 import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, Topic } from './types';
@@ -79,7 +81,8 @@ abstract class BaseClient {
     const timeoutMs = timerDelayMs(own + waitMs);
     const call = new CallSignal(timeoutMs, [this.closing.signal, opts.signal]);
     try {
-      const metadata = withProtocolVersion(await authMetadata(this.credential), PROTOCOL_VERSION);
+      // Within the call's timeout, signal and close(): a credential that never answers must not hold it.
+      const metadata = withProtocolVersion(await abortable(call.signal, authMetadata(this.credential)), PROTOCOL_VERSION);
       return await fn({ signal: call.signal, metadata });
     } catch (err) {
       if (call.timedOut) throw new ZdDeadlineExceededError(`${method} did not finish within ${timeoutMs} ms`, Status.DEADLINE_EXCEEDED);
@@ -117,8 +120,9 @@ export class FetchClient extends BaseClient {
   async fetchAndLock(options: FetchOptions, opts?: FetchCallOptions): Promise<LockedTask[]> {
     const waitMs = checkDuration('FetchClient.fetchAndLock', 'waitMs', options.waitMs ?? 0, WAIT);
     const lockDurationMs = checkDuration('FetchClient.fetchAndLock', 'lockDurationMs', options.lockDurationMs ?? 0, SERVER_BOUNDED);
+    const maxTasks = checkCount('FetchClient.fetchAndLock', 'maxTasks', options.maxTasks ?? 0, UINT32_MAX);
     const req: pb.IFetchAndLockRequest = {
-      worker_id: this.workerId, max_tasks: options.maxTasks ?? 0, lock_duration_ms: lockDurationMs,
+      worker_id: this.workerId, max_tasks: maxTasks, lock_duration_ms: lockDurationMs,
       wait_ms: waitMs, topics: options.topics.map((t) => ({ tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType })),
     };
     // an omitted wait is the server's fetch.wait (≤ fetch.maxWait, 60s by default): allow for it
@@ -141,9 +145,11 @@ export class FetchClient extends BaseClient {
   /** Reports a failure on the fetch budget (never a step attempt). Returns whether the task turned terminal. */
   async fail(taskId: string, options: FailOptions, opts?: FetchCallOptions): Promise<boolean> {
     const retryTimeoutMs = checkDuration('FetchClient.fail', 'retryTimeoutMs', options.retryTimeoutMs ?? 0, SERVER_BOUNDED);
+    // Required, no default: a missing or NaN count would go out as 0, which makes the task terminal.
+    const retries = checkCount('FetchClient.fail', 'retries', options.retries, INT32_MAX);
     const res = await this.call('fail', (o) => this.stub.fail({
       task_id: taskId, worker_id: this.workerId, failure: { message: options.message ?? '', type: options.type ?? '' },
-      retries: options.retries, retry_timeout_ms: retryTimeoutMs,
+      retries, retry_timeout_ms: retryTimeoutMs,
     }, o), opts);
     return res.terminal ?? false;
   }
@@ -173,8 +179,9 @@ export class TerminalTasksClient extends BaseClient {
   }
 
   async list(tenant: string, filter: { flowType?: string; stepType?: string; limit?: number } = {}, opts?: FetchCallOptions): Promise<TerminalTask[]> {
+    const limit = checkCount('TerminalTasksClient.list', 'limit', filter.limit ?? 0, UINT32_MAX);
     const res = await this.call('list', (o) => this.stub.listTerminalTasks({
-      tenant, flow_type: filter.flowType ?? '', step_type: filter.stepType ?? '', limit: filter.limit ?? 0,
+      tenant, flow_type: filter.flowType ?? '', step_type: filter.stepType ?? '', limit,
     }, o), opts);
     return (res.tasks ?? []).map((t) => ({
       taskId: t.task_id ?? '', partition: t.partition ?? 0, topic: fromTopic(t.topic), flowId: t.flow_id ?? '',
@@ -186,6 +193,7 @@ export class TerminalTasksClient extends BaseClient {
 
   /** Queued again with `retries` fetch retries (0 = unset) and no lock expiries. */
   async retry(taskId: string, retries = 0, opts?: FetchCallOptions): Promise<void> {
+    checkCount('TerminalTasksClient.retry', 'retries', retries, INT32_MAX);
     await this.call('retry', (o) => this.stub.retryTerminalTask({ task_id: taskId, retries }, o), opts);
   }
 

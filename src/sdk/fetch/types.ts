@@ -9,7 +9,7 @@ export interface Topic {
 
 export interface FetchOptions {
   topics: Topic[];
-  /** At most this many tasks; 0/omitted = the server's fetch.maxTasks; over fetch.maxMaxTasks is rejected. */
+  /** At most this many tasks (a whole number); 0/omitted = the server's fetch.maxTasks; over fetch.maxMaxTasks is rejected. */
   maxTasks?: number;
   /** 0/omitted = the server's fetch.lockDuration; over fetch.maxLockDuration is rejected. */
   lockDurationMs?: number;
@@ -33,7 +33,7 @@ export interface LockedTask {
 export interface FailOptions {
   message?: string;
   type?: string;
-  /** Retries left after this failure; 0 makes the task terminal. */
+  /** Retries left after this failure, a whole number from 0 to 2^31 - 1; 0 makes the task terminal. Required. */
   retries: number;
   /** The task is fetchable again after this long. */
   retryTimeoutMs?: number;
