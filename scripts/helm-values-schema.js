@@ -67,6 +67,11 @@ const out = {
       password: str,
       keyPrefix: str,
       waitReplicas: { type: 'integer', minimum: 0 },
+      tls: obj({
+        enabled: { type: 'boolean', description: r.tls.doc },
+        caSecret: { type: 'string', description: 'a Secret with the CA bundle (key caKey), mounted as redis.tlsCa; empty = the system CAs' },
+        caKey: { type: 'string', minLength: 1 },
+      }),
     }),
     auth: obj({
       enabled: { type: 'boolean' }, workerTokens: str, clientTokens: str, existingSecret: str,

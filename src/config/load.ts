@@ -22,7 +22,7 @@ export interface Config {
   };
   redis: {
     url: string; clusterNodes: string[]; sentinels: string[]; sentinelName: string; password: string;
-    keyPrefix: string; waitReplicas: number;
+    tls: boolean; tlsCa: string; keyPrefix: string; waitReplicas: number;
   };
   cluster: { partitions: number; nodeId: string; heartbeat: number; nodeTtl: number; leaseTtl: number };
   steps: { maxAttempts: number; initialInterval: number; backoffCoefficient: number; maxInterval: number };
@@ -227,4 +227,12 @@ function checkRelations(c: Config): void {
   }
   const redisModes = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean).length;
   if (redisModes > 1) fail('redis.url', 'set only one of redis.url, redis.clusterNodes, redis.sentinels');
+  if (c.redis.tlsCa) {
+    if (!c.redis.tls && !c.redis.url.startsWith('rediss://')) fail('redis.tlsCa', 'is set, but TLS to Redis is off: set redis.tls, or give redis.url as rediss://');
+    try {
+      fs.accessSync(c.redis.tlsCa, fs.constants.R_OK);
+    } catch (err) {
+      fail('redis.tlsCa', `cannot read ${c.redis.tlsCa}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
 }

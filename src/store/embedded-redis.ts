@@ -48,6 +48,17 @@ export interface EmbeddedRedisOptions {
   startTimeoutMs?: number;
   /** How long `stop()` waits after SIGTERM before SIGKILL. @default 10000 */
   stopTimeoutMs?: number;
+  /**
+   * Also serve TLS on a second free port (`tlsPort`, `tlsUrl`), with these PEM
+   * files; clients need no certificate of their own. The plain port stays open.
+   */
+  tls?: EmbeddedRedisTls;
+}
+
+export interface EmbeddedRedisTls {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
 }
 
 export interface EmbeddedRedis {
@@ -55,6 +66,9 @@ export interface EmbeddedRedis {
   readonly port: number;
   /** `redis://127.0.0.1:<port>` */
   readonly url: string;
+  /** With `tls`: the TLS port, and `rediss://127.0.0.1:<tlsPort>`. */
+  readonly tlsPort?: number;
+  readonly tlsUrl?: string;
   readonly dataDir: string;
   readonly process: ChildProcess;
   /** The last lines redis-server wrote (for error messages). */
@@ -237,6 +251,11 @@ async function startOnce(bin: string, port: number, opts: EmbeddedRedisOptions):
   const ownsDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-redis-'));
   fs.mkdirSync(dataDir, { recursive: true });
+  const tlsPort = opts.tls ? await findFreePort() : undefined;
+  const tlsArgs = opts.tls ? [
+    '--tls-port', String(tlsPort), '--tls-cert-file', opts.tls.certFile, '--tls-key-file', opts.tls.keyFile,
+    '--tls-ca-cert-file', opts.tls.caFile, '--tls-auth-clients', 'no',
+  ] : [];
   const args = [
     '--port', String(port),
     '--bind', HOST,
@@ -246,6 +265,7 @@ async function startOnce(bin: string, port: number, opts: EmbeddedRedisOptions):
     '--daemonize', 'no',
     '--protected-mode', 'no',
     '--logfile', '',
+    ...tlsArgs,
     ...(opts.args ?? []),
   ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: dataDir });
@@ -313,6 +333,7 @@ async function startOnce(bin: string, port: number, opts: EmbeddedRedisOptions):
     host: HOST,
     port,
     url: `redis://${HOST}:${port}`,
+    ...(tlsPort !== undefined ? { tlsPort, tlsUrl: `rediss://${HOST}:${tlsPort}` } : {}),
     dataDir,
     process: child,
     output: () => lines.join('\n'),
@@ -344,6 +365,8 @@ export interface RedisClusterOptions {
   readyTimeoutMs?: number;
   /** Indexes of the primaries that get one replica each (in sync before this returns). @default none */
   replicaOf?: number[];
+  /** TLS for clients and the cluster bus; clients that dial a TLS port are told the nodes' TLS ports (`tlsSeeds`). */
+  tls?: EmbeddedRedisTls;
 }
 
 export interface RedisCluster {
@@ -353,6 +376,8 @@ export interface RedisCluster {
   readonly replicas: readonly EmbeddedRedis[];
   /** `127.0.0.1:<port>` of every node: the seeds for `redis.clusterNodes`. */
   readonly seeds: readonly string[];
+  /** With `tls`: `127.0.0.1:<tlsPort>` of every node, the seeds for `redis.clusterNodes` with `redis.tls`. */
+  readonly tlsSeeds: readonly string[];
   /** Stops every node (in parallel). Idempotent. */
   stop(): Promise<void>;
 }
@@ -397,7 +422,9 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       try {
         const node = await startEmbeddedRedis({
           port,
+          ...(opts.tls ? { tls: opts.tls } : {}),
           args: [
+            ...(opts.tls ? ['--tls-cluster', 'yes', '--tls-replication', 'yes'] : []),
             '--cluster-enabled', 'yes',
             '--cluster-config-file', 'nodes.conf',
             '--cluster-node-timeout', '5000',
@@ -441,7 +468,8 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
         await sleep(100);
       }
     }
-    return { nodes, replicas, seeds, stop: stopAll };
+    const tlsSeeds = opts.tls ? nodes.map((n) => `${n.host}:${n.tlsPort}`) : [];
+    return { nodes, replicas, seeds, tlsSeeds, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

@@ -4,6 +4,8 @@
  * as one script call, and the starts and completions of a turn as one
  * (TaskStore, call-batch.ts).
  */
+import fs from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../util/logger';
@@ -17,6 +19,16 @@ export interface RedisSettings {
   sentinels: string[];
   sentinelName: string;
   password: string;
+  /** TLS to every Redis and Sentinel connection (a rediss:// url is TLS either way). */
+  tls?: boolean;
+  /** PEM file of the CAs Redis's certificates are checked against; empty = the system CAs. */
+  tlsCa?: string;
+}
+
+/** The TLS options of Redis connections, or undefined for plain TCP. */
+function tlsOptions(settings: RedisSettings): ConnectionOptions | undefined {
+  if (!settings.tls && !settings.url.startsWith('rediss://')) return undefined;
+  return settings.tlsCa ? { ca: fs.readFileSync(settings.tlsCa) } : {};
 }
 
 function hostPort(s: string): { host: string; port: number } {
@@ -47,6 +59,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   // being resent, which would loop on a Redis that stays a replica. Not for a
   // Cluster: there a failover answers MOVED, and ioredis follows it.
   const single: RedisOptions = { ...common, reconnectOnError: (err) => err.message.startsWith('READONLY') };
+  const tls = tlsOptions(settings);
   let client: RedisClient;
   if (settings.clusterNodes.length > 0) {
     client = new Cluster(settings.clusterNodes.map(hostPort), {
@@ -56,7 +69,10 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
       // of a few ten thousand keys to move; past that the caller sees the error, and nothing was written.
       retryDelayOnTryAgain: 100,
       maxRedirections: 64,
-      redisOptions: { ...common, password: settings.password || undefined },
+      redisOptions: { ...common, password: settings.password || undefined, ...(tls ? { tls } : {}) },
+      // With TLS the nodes are dialled by the names CLUSTER SLOTS gives (a managed
+      // service's hostnames), not by addresses looked up first: the certificate names those.
+      ...(tls ? { dnsLookup: (address: string, done: (err: null, address: string) => void) => done(null, address) } : {}),
       scaleReads: 'master',
     });
   } else if (settings.sentinels.length > 0) {
@@ -65,10 +81,11 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
       sentinels: settings.sentinels.map(hostPort),
       name: settings.sentinelName,
       password: settings.password || undefined,
+      ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     });
   } else {
     if (!settings.url) throw new Error('redis.url is not set');
-    client = new Redis(settings.url, single);
+    client = new Redis(settings.url, tls ? { ...single, tls } : single);
   }
   defineScripts(client);
   countCloses(client);

@@ -203,6 +203,40 @@ describe('mesh TLS', () => {
   });
 });
 
+describe('Redis TLS', () => {
+  const rawRedis = (objs: K8sObject[]) =>
+    YAML.parse(objs.find((o) => o.kind === 'ConfigMap' && o.data?.['config.yaml'])!.data['config.yaml']).redis as Record<string, unknown>;
+  const CLUSTER = ['--set', 'redis.clusterNodes={redis-0:6379,redis-1:6379}', ...NO_AUTH];
+
+  it('turns redis.tls on and mounts the CA bundle of redis.tls.caSecret as redis.tlsCa', () => {
+    const objs = rendered([...CLUSTER, '--set', 'redis.tls.enabled=true', '--set', 'redis.tls.caSecret=redis-ca', '--set', 'redis.tls.caKey=bundle.pem']);
+    expect(rawRedis(objs)).toMatchObject({ tls: true, tlsCa: '/etc/zdmatch/redis-tls/bundle.pem' });
+    const pod = objs.find((o) => o.kind === 'Deployment')!.spec.template.spec;
+    expect(pod.containers[0].volumeMounts).toContainEqual({ name: 'redis-tls', mountPath: '/etc/zdmatch/redis-tls', readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: 'redis-tls', secret: { secretName: 'redis-ca', items: [{ key: 'bundle.pem', path: 'bundle.pem' }] } });
+    // The node takes it as far as the file, which exists only in the pod.
+    expect(() => boot(objs)).toThrow(/^config redis\.tlsCa: cannot read \/etc\/zdmatch\/redis-tls\/bundle\.pem/);
+  });
+
+  it('uses the system CAs without a caSecret, and is off by default', () => {
+    const sys = rendered([...CLUSTER, '--set', 'redis.tls.enabled=true']);
+    expect(rawRedis(sys)).toMatchObject({ tls: true, tlsCa: '' });
+    expect(boot(sys).redis).toMatchObject({ tls: true, tlsCa: '', clusterNodes: ['redis-0:6379', 'redis-1:6379'] });
+    expect(sys.find((o) => o.kind === 'Deployment')!.spec.template.spec.volumes.map((v: { name: string }) => v.name)).not.toContain('redis-tls');
+    expect(boot(rendered(CLUSTER)).redis).toMatchObject({ tls: false, tlsCa: '' });
+  });
+
+  it('refuses a caSecret without redis.tls.enabled, as the node refuses a CA bundle without TLS', () => {
+    const r = render([...CLUSTER, '--set', 'redis.tls.caSecret=redis-ca']);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('redis.tls.caSecret: set redis.tls.enabled as well');
+  });
+
+  it('is documented in the chart README', () => {
+    expect(fs.readFileSync(path.join(CHART, 'README.md'), 'utf8')).toContain('redis.tls.caSecret');
+  });
+});
+
 describe('the chart README', () => {
   it('has an install with the tokens Secret and a trial install with auth off, both of which render and boot', () => {
     const installs = readmeInstalls();

@@ -1,0 +1,151 @@
+/**
+ * TLS to Redis (redis.tls, redis.tlsCa), as managed Redis services require: a
+ * single Redis at a rediss:// url, a Redis Cluster whose nodes tell TLS
+ * clients their TLS ports, and a Sentinel that names a primary it reaches over
+ * TLS. Each serves a Step end to end; the certificate is checked against
+ * redis.tlsCa, and one the client cannot verify is refused. Real
+ * redis-servers with certificates made by openssl in the test.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+import {
+  sendCommand, startEmbeddedRedis, startRedisCluster, type EmbeddedRedis, type EmbeddedRedisTls, type RedisCluster,
+} from '../../src/store/embedded-redis';
+import { partitionOf } from '../../src/store/keys';
+import { createRedis } from '../../src/store/redis';
+import { pb } from '../../src/wire';
+import { freePort } from '../helpers/ports';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { waitFor } from '../helpers/wait';
+
+let dir = '';
+let tls: EmbeddedRedisTls;
+let single: EmbeddedRedis | undefined;
+let cluster: RedisCluster | undefined;
+let sentinelPrimary: EmbeddedRedis | undefined;
+let sentinel: ChildProcess | undefined;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-redis-tls-'));
+  const f = (n: string) => path.join(dir, n);
+  const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=zdmatch-test-redis-ca', '-keyout', f('ca.key'), '-out', f('ca.pem')]);
+  run(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=redis', '-keyout', f('redis.key'), '-out', f('redis.csr')]);
+  // Cluster nodes dial each other's bus with the same certificate: client and server use.
+  fs.writeFileSync(f('ext.cnf'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
+  run(['x509', '-req', '-in', f('redis.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', f('ext.cnf'), '-out', f('redis.pem')]);
+  tls = { certFile: f('redis.pem'), keyFile: f('redis.key'), caFile: f('ca.pem') };
+});
+
+afterAll(async () => {
+  sentinel?.kill('SIGKILL');
+  await Promise.all([single?.stop(), cluster?.stop(), sentinelPrimary?.stop()]);
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A Step of flow `flowId` enqueued, served by a raw worker slot and completed; its outcome read back. */
+async function serveStep(t: TestNode, flowId: string): Promise<void> {
+  const s = openSlot(t.worker, registerFrame());
+  try {
+    await s.nextOf('registered');
+    const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from(`over tls ${flowId}`) } });
+    await s.nextOf('result_ack');
+    const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
+    expect(o.status).toBe(pb.OutcomeStatus.COMPLETED);
+    expect(Buffer.from(o.output!).toString()).toBe(`over tls ${flowId}`);
+  } finally {
+    s.reset();
+  }
+}
+
+describe('a single Redis', () => {
+  beforeAll(async () => {
+    single = await startEmbeddedRedis({ tls });
+  });
+
+  it('serves Steps at a rediss:// url, checking the certificate against redis.tlsCa', async () => {
+    const t = await startTestNode(single!.tlsUrl!, uniquePrefix('tls'), { 'redis.tlsCa': tls.caFile });
+    try {
+      await serveStep(t, 'single');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a certificate it cannot verify (no redis.tlsCa: the system CAs)', async () => {
+    const client = createRedis({ url: single!.tlsUrl!, clusterNodes: [], sentinels: [], sentinelName: '', password: '' },
+      { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const errors: string[] = [];
+    client.on('error', (err: Error) => errors.push(err.message));
+    try {
+      await expect(client.ping()).rejects.toThrow();
+      expect(errors.join(' ')).toMatch(/self[- ]signed certificate|unable to (get local issuer|verify)/);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+it('refuses a redis.tlsCa without TLS to Redis, and one it cannot read, naming the key', () => {
+  const load = (overrides: Record<string, unknown>) => () => loadConfig({ env: {}, overrides: { 'auth.enabled': false, ...overrides } });
+  expect(load({ 'redis.url': 'redis://127.0.0.1:6379', 'redis.tlsCa': tls.caFile })).toThrow(ConfigError);
+  expect(load({ 'redis.url': 'redis://127.0.0.1:6379', 'redis.tlsCa': tls.caFile }))
+    .toThrow(/^config redis\.tlsCa: is set, but TLS to Redis is off: set redis\.tls, or give redis\.url as rediss:\/\//);
+  expect(load({ 'redis.url': 'rediss://127.0.0.1:6379', 'redis.tlsCa': path.join(dir, 'missing.pem') }))
+    .toThrow(/^config redis\.tlsCa: cannot read .*missing\.pem: ENOENT/);
+  expect(load({ 'redis.clusterNodes': ['127.0.0.1:7000'], 'redis.tls': true, 'redis.tlsCa': tls.caFile })().redis)
+    .toMatchObject({ tls: true, tlsCa: tls.caFile });
+});
+
+it('serves Steps on every primary of a Redis Cluster over TLS', async () => {
+  cluster = await startRedisCluster({ masters: 3, tls });
+  const t = await startTestNode('', uniquePrefix('tls-cluster'), {
+    'redis.clusterNodes': [...cluster.tlsSeeds], 'redis.tls': true, 'redis.tlsCa': tls.caFile,
+  });
+  try {
+    // Flows whose partitions lie on different primaries (8 partitions spread over 3).
+    const slotsOf = async (flowId: string) => sendCommand(cluster!.nodes[0]!.port, ['CLUSTER', 'KEYSLOT', `{${partitionOf('acme', flowId, 8)}}`]);
+    const flows = ['a', 'b', 'c', 'd', 'e', 'f'];
+    expect(new Set(await Promise.all(flows.map(slotsOf))).size).toBeGreaterThan(1);
+    for (const f of flows) await serveStep(t, f);
+  } finally {
+    await t.close();
+  }
+}, 60_000);
+
+it('serves Steps through a Sentinel, both it and the primary it names reached over TLS', async () => {
+  sentinelPrimary = await startEmbeddedRedis({ tls, args: ['--tls-replication', 'yes'] });
+  const port = await freePort();
+  const conf = path.join(dir, 'sentinel.conf');
+  fs.writeFileSync(conf, [
+    'port 0', `tls-port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
+    `tls-cert-file ${tls.certFile}`, `tls-key-file ${tls.keyFile}`, `tls-ca-cert-file ${tls.caFile}`, 'tls-auth-clients no', 'tls-replication yes',
+    `sentinel monitor tlsmaster 127.0.0.1 ${sentinelPrimary.tlsPort} 1`, 'sentinel down-after-milliseconds tlsmaster 5000',
+  ].join('\n'));
+  sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
+  const probe = createRedis({ url: `rediss://127.0.0.1:${port}`, clusterNodes: [], sentinels: [], sentinelName: '', password: '', tlsCa: tls.caFile },
+    { lazyConnect: true });
+  try {
+    await waitFor(async () => {
+      const r = await probe.call('SENTINEL', 'get-master-addr-by-name', 'tlsmaster').catch(() => null);
+      return Array.isArray(r) && Number(r[1]) === sentinelPrimary!.tlsPort;
+    }, { timeoutMs: 15000, intervalMs: 100, description: 'the Sentinel naming the primary' });
+  } finally {
+    probe.disconnect();
+  }
+  const t = await startTestNode('', uniquePrefix('tls-sentinel'), {
+    'redis.sentinels': [`127.0.0.1:${port}`], 'redis.sentinelName': 'tlsmaster', 'redis.tls': true, 'redis.tlsCa': tls.caFile,
+  });
+  try {
+    await serveStep(t, 'sentinel');
+  } finally {
+    await t.close();
+  }
+}, 30_000);
