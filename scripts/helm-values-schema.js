@@ -64,6 +64,7 @@ const out = {
       clusterNodes: { ...fmt('string-list'), description: r.clusterNodes.doc },
       sentinels: { ...fmt('string-list'), description: r.sentinels.doc },
       sentinelName: str,
+      username: { type: 'string', description: r.username.doc },
       password: str,
       keyPrefix: str,
       waitReplicas: { type: 'integer', minimum: 0 },

@@ -21,7 +21,7 @@ export interface Config {
     httpHeadersTimeout: number; httpRequestTimeout: number; httpMaxHeaders: number; httpKeepAliveTimeout: number;
   };
   redis: {
-    url: string; clusterNodes: string[]; sentinels: string[]; sentinelName: string; password: string;
+    url: string; clusterNodes: string[]; sentinels: string[]; sentinelName: string; username: string; password: string;
     tls: boolean; tlsCa: string; keyPrefix: string; waitReplicas: number;
   };
   cluster: { partitions: number; nodeId: string; heartbeat: number; nodeTtl: number; leaseTtl: number };

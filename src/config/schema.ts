@@ -62,6 +62,7 @@ export const schema = {
     clusterNodes: { doc: 'host:port seeds of a Redis Cluster (instead of url)', format: 'string-list', default: [] as string[], env: 'ZD_REDIS_CLUSTER_NODES' },
     sentinels: { doc: 'host:port of Sentinels (instead of url)', format: 'string-list', default: [] as string[], env: 'ZD_REDIS_SENTINELS' },
     sentinelName: { doc: 'Sentinel master name', format: String, default: 'mymaster', env: 'ZD_REDIS_SENTINEL_NAME' },
+    username: { doc: 'Redis ACL user (Cluster and Sentinel), with redis.password; empty = the default user', format: String, default: '', env: 'ZD_REDIS_USERNAME' },
     password: { doc: 'Redis password (Cluster and Sentinel)', format: String, default: '', env: 'ZD_REDIS_PASSWORD', sensitive: true },
     tls: { doc: 'TLS to Redis: Cluster nodes, the Sentinels and the primary they name, or redis.url (a rediss:// url is TLS either way)', format: Boolean, default: false, env: 'ZD_REDIS_TLS' },
     tlsCa: { doc: "PEM file of the CAs that Redis's certificates are checked against; empty = the system CAs", format: String, default: '', env: 'ZD_REDIS_TLS_CA' },

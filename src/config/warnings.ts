@@ -22,5 +22,9 @@ export function configWarnings(c: Config): string[] {
     out.push('redis.password is set but applies to redis.clusterNodes and redis.sentinels only: '
       + 'the node connects to redis.url without it (put a single Redis\'s password in the URL, redis://:PASSWORD@host:6379)');
   }
+  if (r.username && r.url && r.clusterNodes.length === 0 && r.sentinels.length === 0) {
+    out.push('redis.username is set but applies to redis.clusterNodes and redis.sentinels only: '
+      + 'the node connects to redis.url as the user the URL names (redis://USER:PASSWORD@host:6379)');
+  }
   return out;
 }

@@ -19,6 +19,8 @@ export interface RedisSettings {
   sentinels: string[];
   sentinelName: string;
   password: string;
+  /** The ACL user of `password` (Cluster and Sentinel); empty = the default user. */
+  username?: string;
   /** TLS to every Redis and Sentinel connection (a rediss:// url is TLS either way). */
   tls?: boolean;
   /** PEM file of the CAs Redis's certificates are checked against; empty = the system CAs. */
@@ -69,7 +71,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
       // of a few ten thousand keys to move; past that the caller sees the error, and nothing was written.
       retryDelayOnTryAgain: 100,
       maxRedirections: 64,
-      redisOptions: { ...common, password: settings.password || undefined, ...(tls ? { tls } : {}) },
+      redisOptions: { ...common, username: settings.username || undefined, password: settings.password || undefined, ...(tls ? { tls } : {}) },
       // With TLS the nodes are dialled by the names CLUSTER SLOTS gives (a managed
       // service's hostnames), not by addresses looked up first: the certificate names those.
       ...(tls ? { dnsLookup: (address: string, done: (err: null, address: string) => void) => done(null, address) } : {}),
@@ -80,6 +82,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
       ...single,
       sentinels: settings.sentinels.map(hostPort),
       name: settings.sentinelName,
+      username: settings.username || undefined,
       password: settings.password || undefined,
       ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     });

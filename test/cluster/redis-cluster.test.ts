@@ -3,7 +3,7 @@
  * primaries, scripts within one hash tag, outcomes consumed from partitions on
  * every primary, and redis.waitReplicas waiting on the primary that holds a Step.
  */
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { evictionPolicies } from '../../src/store/eviction-policy';
@@ -113,6 +113,36 @@ describe('startRedisCluster', () => {
       await t.close();
     }
   }, 60_000);
+
+  it('connects as redis.username with redis.password where the default user is off (Redis ACLs)', async () => {
+    for (const n of cluster.nodes) {
+      await sendCommand(n.port, ['ACL', 'SETUSER', 'zd', 'on', '>zd-secret', '~*', '&*', '+@all']);
+      await sendCommand(n.port, ['ACL', 'SETUSER', 'default', 'off']);
+    }
+    try {
+      expect(String(await sendCommand(cluster.nodes[0]!.port, ['PING']))).toMatch(/NOAUTH/); // the default user is refused
+      const t = await startTestNode('', uniquePrefix('acl'), {
+        'redis.clusterNodes': [...cluster.seeds], 'redis.username': 'zd', 'redis.password': 'zd-secret',
+      });
+      try {
+        const s = openSlot(t.worker, registerFrame());
+        await s.nextOf('registered');
+        await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'acl', flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+        const task = (await s.nextOf('step_task')).step_task!;
+        s.send({ step_result: { task_token: task.task_token, output: Buffer.from('as zd') } });
+        expect((await s.nextOf('result_ack')).result_ack).toBeDefined();
+        s.reset();
+      } finally {
+        await t.close();
+      }
+    } finally {
+      for (const n of cluster.nodes) {
+        const admin = new Redis(n.port, '127.0.0.1', { username: 'zd', password: 'zd-secret', lazyConnect: true });
+        await admin.call('ACL', 'SETUSER', 'default', 'on');
+        admin.disconnect();
+      }
+    }
+  }, 30_000);
 });
 
 describe('redis.waitReplicas on a Redis Cluster', () => {

@@ -235,6 +235,13 @@ describe('Redis TLS', () => {
   it('is documented in the chart README', () => {
     expect(fs.readFileSync(path.join(CHART, 'README.md'), 'utf8')).toContain('redis.tls.caSecret');
   });
+
+  it('passes redis.username to a Cluster, and refuses it beside redis.url, which carries its own user', () => {
+    expect(boot(rendered([...CLUSTER, '--set', 'redis.username=zd'])).redis).toMatchObject({ username: 'zd', clusterNodes: ['redis-0:6379', 'redis-1:6379'] });
+    const r = render([...REDIS, ...NO_AUTH, '--set', 'redis.username=zd']);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('not in redis.username');
+  });
 });
 
 describe('the chart README', () => {

@@ -29,6 +29,7 @@ it.each([
   [{ 'matching.busyStreamSilence': '5s' }, 'matching.busyStreamSilence (5000ms)'],
   [{ 'cluster.leaseTtl': '15s', 'cluster.nodeTtl': '10s' }, 'cluster.leaseTtl (15000ms) is longer than cluster.nodeTtl (10000ms)'],
   [{ 'redis.url': 'redis://redis:6379', 'redis.password': 'pw' }, 'redis.password is set but applies to redis.clusterNodes and redis.sentinels only'],
+  [{ 'redis.url': 'redis://redis:6379', 'redis.username': 'zd' }, 'redis.username is set but applies to redis.clusterNodes and redis.sentinels only'],
 ])('warns of %j', (over, text) => {
   const warnings = configWarnings(loadConfig({ env: {}, overrides: over }));
   expect(warnings).toEqual([expect.stringContaining(text)]);
@@ -38,6 +39,7 @@ it('leaves a silence past the Pong interval, or off, leases as long as nodeTtl, 
   for (const over of [
     { 'matching.busyStreamSilence': '21s' }, { 'matching.busyStreamSilence': 0 }, { 'cluster.leaseTtl': '10s', 'cluster.nodeTtl': '10s' },
     { 'redis.url': 'redis://:pw@redis:6379' }, { 'redis.url': '', 'redis.sentinels': 'a:26379', 'redis.password': 'pw' },
+    { 'redis.url': '', 'redis.clusterNodes': 'a:7000', 'redis.username': 'zd', 'redis.password': 'pw' },
   ]) {
     expect(configWarnings(loadConfig({ env: {}, overrides: over }))).toEqual([]);
   }

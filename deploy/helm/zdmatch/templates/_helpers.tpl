@@ -181,12 +181,15 @@ ZD_INTERNAL_ADVERTISE).
 {{- if and $r.url $r.password }}
 {{- fail "redis: put the password of a single Redis in redis.url (redis://:PASSWORD@host:6379), not in redis.password: the node applies redis.password to redis.clusterNodes and redis.sentinels only, and would connect to redis.url without it" }}
 {{- end }}
+{{- if and $r.url $r.username }}
+{{- fail "redis: put the ACL user of a single Redis in redis.url (redis://USER:PASSWORD@host:6379), not in redis.username: the node applies redis.username to redis.clusterNodes and redis.sentinels only" }}
+{{- end }}
 {{- /* As the node refuses redis.tlsCa without TLS; with the URL in a Secret the chart cannot see a rediss:// scheme. */}}
 {{- if and $r.tls.caSecret (not $r.tls.enabled) }}
 {{- fail "redis.tls.caSecret: set redis.tls.enabled as well; the node refuses a CA bundle without TLS to Redis" }}
 {{- end }}
 {{- $tlsCa := ternary (printf "/etc/zdmatch/redis-tls/%s" $r.tls.caKey) "" (not (empty $r.tls.caSecret)) }}
-{{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "sentinelName" $r.sentinelName "password" "" "tls" $r.tls.enabled "tlsCa" $tlsCa "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
+{{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "sentinelName" $r.sentinelName "username" $r.username "password" "" "tls" $r.tls.enabled "tlsCa" $tlsCa "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
 {{- $a := .Values.auth }}
 {{- $auth := dict "enabled" $a.enabled "workerTokensFile" "" "clientTokensFile" "" "reloadInterval" $a.reloadInterval }}
 {{- if $a.enabled }}
