@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { Client } from '../sdk/client';
 import type { Credential, TlsOptions } from '../sdk/common';
 import { CliExit, EXIT_CONFIG } from './common';
@@ -24,8 +25,17 @@ export function cliConnection(env = process.env): { credential?: Credential; tls
   const out: { credential?: Credential; tls?: TlsOptions } = {};
   if (env.ZD_TOKEN_FILE) out.credential = { file: env.ZD_TOKEN_FILE };
   else if (env.ZD_TOKEN) out.credential = env.ZD_TOKEN;
-  if (env.ZD_TLS_CA) out.tls = { ca: env.ZD_TLS_CA };
+  if (env.ZD_TLS_CA) out.tls = { ca: readCa(env.ZD_TLS_CA) };
   return out;
+}
+
+/** Read here, so that a wrong path is told as the setting's, not as a bare `ENOENT: ... open '...'`. */
+function readCa(file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    throw new CliExit(`ZD_TLS_CA: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT_CONFIG);
+  }
 }
 
 /** Runs `fn` with an SDK client for `address` and closes it afterwards. */

@@ -24,7 +24,22 @@ export interface ConfigCliOptions {
 
 /** `--config` plus the pass-through `--section.key=value` flags → LoadOptions. */
 export function configOptions(opts: ConfigCliOptions, flags: readonly string[], env = process.env): LoadOptions {
+  checkConfigFlags(flags);
   return { file: opts.config, env, args: [...flags] };
+}
+
+/**
+ * The config loader drops any word that is neither a `--section.key` flag nor
+ * its value: `serve config.yaml` (no --config) or `-matching.stickyWait=2s`
+ * would start a node on the defaults, so they are refused.
+ */
+function checkConfigFlags(flags: readonly string[]): void {
+  const isFlag = (a: string | undefined) => a !== undefined && /^--[^-=]/.test(a);
+  flags.forEach((a, i) => {
+    const prev = flags[i - 1];
+    if (isFlag(a) || (isFlag(prev) && !prev!.includes('='))) return;
+    throw new CliExit(`unexpected argument ${JSON.stringify(a)}: config keys are flags (--section.key=value); a config file is --config <file>`, EXIT_CONFIG);
+  });
 }
 
 /** loadConfig, with a ConfigError turned into a one-line CliExit (exit 2). */

@@ -81,6 +81,13 @@ function report(err: unknown): number {
 }
 
 export async function main(argv: readonly string[] = process.argv): Promise<void> {
+  // A reader that left before a write (`--help | true`, `2>&1 | head -1`) fails it with EPIPE:
+  // unhandled, that would print a stack and exit 1 in place of the command's own code.
+  for (const s of [process.stdout, process.stderr]) {
+    s.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (err) {

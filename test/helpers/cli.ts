@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CLI_MAIN, REPO_ROOT } from './node-process';
@@ -31,5 +31,23 @@ export function runCliAsync(args: string[], opts: { env?: NodeJS.ProcessEnv } = 
     execFile(process.execPath, [CLI_MAIN, ...args], { cwd: REPO_ROOT, env: opts.env ?? { PATH: process.env.PATH }, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
+  });
+}
+
+/**
+ * runCliAsync with the reading end of `closed` shut before the CLI writes, as
+ * `zdmatch --help | true` leaves it: the exit status and what the other stream got.
+ */
+export function runCliReaderGone(args: string[], closed: 'stdout' | 'stderr', opts: { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  if (!fs.existsSync(CLI_MAIN)) throw new Error(`${path.relative(REPO_ROOT, CLI_MAIN)} is missing: run npm run build first`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd: REPO_ROOT, env: opts.env ?? { PATH: process.env.PATH } });
+    child[closed].destroy();
+    const out = { stdout: '', stderr: '' };
+    for (const name of ['stdout', 'stderr'] as const) {
+      if (name !== closed) child[name].setEncoding('utf8').on('data', (d: string) => { out[name] += d; });
+    }
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, ...out }));
   });
 }

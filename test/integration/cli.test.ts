@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from '../helpers/cli';
+import { runCli, runCliReaderGone } from '../helpers/cli';
 
 const envWithout = (keys: string[]): NodeJS.ProcessEnv =>
   Object.fromEntries(Object.entries(process.env).filter(([k]) => !keys.includes(k) && !k.startsWith('ZD_')));
@@ -24,6 +24,26 @@ describe('zdmatch CLI', () => {
   ])('%j fails with exit 2 and one line', (args, line) => {
     const r = runCli(args, { env });
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: `${line}\n` });
+  });
+
+  // The config loader would drop them, and the node start on its defaults.
+  it.each([
+    [['serve', '/etc/zdmatch/config.yaml'], '/etc/zdmatch/config.yaml'],
+    [['serve', '-matching.stickyWait=2s'], '-matching.stickyWait=2s'],
+    [['dev', 'dev.yaml', '--fetch.maxTasks=0'], 'dev.yaml'],
+  ])('%j refuses a word that is not a config flag nor its value, exit 2', (args, word) => {
+    const r = runCli(args, { env });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({
+      status: 2,
+      stderr: `unexpected argument ${JSON.stringify(word)}: config keys are flags (--section.key=value); a config file is --config <file>\n`,
+    });
+  });
+
+  it.each([
+    [['--help'], 'stdout', 0], [['task'], 'stderr', 2],
+  ] as const)('%j exits with its own code, without a stack, when the reader of %s has gone', async (args, closed, status) => {
+    const r = await runCliReaderGone([...args], closed, { env });
+    expect({ status: r.status, other: closed === 'stdout' ? r.stderr : r.stdout }).toEqual({ status, other: '' });
   });
 
   it('serve --config of a missing file exits 2', () => {
@@ -73,6 +93,11 @@ describe('zdmatch CLI', () => {
     const r = runCli(['task', 't1', '--address', address], { env, timeoutMs: 20_000 });
     expect(r.status).toBe(1);
     expect(r.stderr).not.toMatch(/--address/);
+  });
+
+  it.each([[['task', 't1']], [['terminal', 'list', '--tenant', 'acme']]])('%j names ZD_TLS_CA when its file cannot be read, exit 2', (args) => {
+    const r = runCli([...args, '--address', '127.0.0.1:1'], { env: { ...env, ZD_TLS_CA: '/nonexistent/ca.pem' } });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: 'ZD_TLS_CA: cannot read /nonexistent/ca.pem: ENOENT\n' });
   });
 
   it('enqueue names a missing required option and exits 2', () => {
