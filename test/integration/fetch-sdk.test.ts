@@ -5,7 +5,7 @@
  */
 import {
   FetchClient, LockedByOtherError, LockExpiredError, NotFoundError, TerminalError, TerminalTasksClient, ZdDeadlineExceededError,
-  ZdInvalidArgumentError,
+  ZdFailedPreconditionError, ZdInvalidArgumentError,
 } from '../../src';
 import { pb } from '../../src/wire';
 import { sleep, step } from '../helpers/fetch';
@@ -40,9 +40,13 @@ it('maps each verdict to its named error in one place', async () => {
   const [task] = await a.fetchAndLock({ topics, lockDurationMs: 300, waitMs: 1000 });
   expect(task).toMatchObject({ taskId: id, attempt: 1, topic: topics[0] });
   expect(task!.input.toString()).toBe('in');
-  await expect(b.complete(id, { result: 'x' })).rejects.toBeInstanceOf(LockedByOtherError);
+  const locked = await b.complete(id, { result: 'x' }).catch((e: unknown) => e);
+  expect(locked).toBeInstanceOf(LockedByOtherError);
+  expect(locked).toBeInstanceOf(ZdFailedPreconditionError); // its base class, what mapGrpcError gives ABORTED
   await sleep(400);
-  await expect(a.extendLock(id, 1000)).rejects.toBeInstanceOf(LockExpiredError);
+  const expired = await a.extendLock(id, 1000).catch((e: unknown) => e);
+  expect(expired).toBeInstanceOf(LockExpiredError);
+  expect(expired).toBeInstanceOf(ZdFailedPreconditionError); // and OUT_OF_RANGE (was ZdInvalidArgumentError)
   await b.fetchAndLock({ topics, waitMs: 1000 });
   expect(await b.fail(id, { message: 'no', retries: 0 })).toBe(true);
   await expect(b.unlock(id)).rejects.toBeInstanceOf(TerminalError);
@@ -140,6 +144,26 @@ it('refuses a count protobufjs would send as another, naming it, before anything
   await expect(ops.retry(id, 2 ** 31)).rejects.toThrow(/TerminalTasksClient\.retry option retries/);
   expect(await stateOf(id)).toBe('TERMINAL');
   expect((await ops.list('acme', { limit: 1 })).map((x) => x.taskId)).toEqual([id]);
+});
+
+it('refuses a fraction of a ms and topics that are not names, naming the option, before anything is sent', async () => {
+  const a = worker('A');
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id!;
+  // Was: a lockDurationMs of 1.5 went out as 1 (a lock of 1 ms), and topics undefined threw "Cannot read properties of undefined".
+  await expect(a.fetchAndLock({ topics, lockDurationMs: 1.5, waitMs: 1 })).rejects.toThrow(
+    'FetchClient.fetchAndLock option lockDurationMs: must be a whole number of ms, got 1.5',
+  );
+  await expect(a.fetchAndLock({ topics, waitMs: 0.5 })).rejects.toThrow(/^FetchClient\.fetchAndLock option waitMs: must be a whole number/);
+  await expect(a.fetchAndLock({ waitMs: 1 } as never)).rejects.toThrow(/^FetchClient\.fetchAndLock option topics: must be an array/);
+  await expect(a.fetchAndLock({ topics: [{ ...topics[0], stepType: undefined }] as never, waitMs: 1 })).rejects.toThrow(
+    'FetchClient.fetchAndLock option topics[0].stepType: must be a string, got undefined',
+  );
+  expect(await stateOf(id)).toBe('QUEUED');
+  const [task] = await a.fetchAndLock({ topics, lockDurationMs: 60_000, waitMs: 1000 });
+  await expect(a.extendLock(id, 1000.5)).rejects.toThrow(/^FetchClient\.extendLock option lockDurationMs: must be a whole number/);
+  await expect(a.fail(id, { retries: 1, retryTimeoutMs: 0.5 })).rejects.toThrow(/^FetchClient\.fail option retryTimeoutMs: must be a whole number/);
+  expect(await stateOf(id)).toBe('LOCKED');
+  await a.complete(task!.taskId);
 });
 
 it('a credential that never resolves holds no call past its timeout, its caller\'s signal or close()', async () => {

@@ -34,7 +34,7 @@ export interface ClientOptions {
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
   tls?: TlsOptions | boolean;
   /**
-   * Timeout of a call that sets none, in ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js
+   * Timeout of a call that sets none, in whole ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js
    * timer holds). Long polls add their wait to it. @default 30000
    */
   defaultTimeoutMs?: number;

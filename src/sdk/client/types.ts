@@ -178,7 +178,7 @@ export interface InvokeRpcRequest {
    * The caller's budget for the whole call, sent to the server, which stops
    * looking for a worker at it (or at matching.dispatchWait if sooner) with
    * UNAVAILABLE. `CallOptions.timeoutMs` counts the same way; the smaller wins.
-   * In ms, at most 2^31 - 1 (MAX_TIMER_MS); 0 = unset.
+   * In whole ms, at most 2^31 - 1 (MAX_TIMER_MS); 0 = unset.
    * @default the client's defaultTimeoutMs
    */
   timeoutMs?: number;
@@ -193,7 +193,7 @@ export interface RpcResponse {
 export interface CallOptions {
   signal?: AbortSignal;
   /**
-   * The whole call's timeout in ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js timer
+   * The whole call's timeout, a whole number of ms > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js timer
    * holds), else the call rejects with a TypeError naming it. (invokeRpc: 0 = unset.)
    * @default the client's defaultTimeoutMs (plus the wait of long polls)
    */

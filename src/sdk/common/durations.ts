@@ -2,9 +2,10 @@
  * Checks of the SDK clients' duration options (not re-exported: internal).
  * A Node.js timer holds at most MAX_TIMER_MS; a longer delay, Infinity too,
  * fires after 1 ms, and protobufjs sends Infinity and NaN as 0 ("none", "the
- * server's default") and a negative as a huge uint64. So a user's value past
- * a bound is refused naming the option (DESIGN §11: refused, never clamped);
- * only a delay the SDK computes itself is capped (`timerDelayMs`).
+ * server's default"), a negative as a huge uint64, and cuts a fraction to
+ * whole ms. So a user's value past a bound, or not a whole number of ms, is
+ * refused naming the option (DESIGN §11: refused, never clamped); only a
+ * delay the SDK computes itself is capped (`timerDelayMs`).
  */
 import { MAX_TIMER_MS } from './backoff';
 
@@ -23,6 +24,8 @@ export function durationProblem(value: unknown, bounds: DurationBounds): string 
   }
   if ((bounds.timer ?? true) && value > MAX_TIMER_MS) return `must be at most ${MAX_TIMER_MS} ms (what a timer holds), got ${value}`;
   if (!Number.isFinite(value)) return `must be a finite number of ms, got ${value}`;
+  // protobufjs would cut it to whole ms (the HTTP surface refuses a fraction too).
+  if (!Number.isInteger(value)) return `must be a whole number of ms, got ${value}`;
   return undefined;
 }
 

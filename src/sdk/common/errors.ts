@@ -33,7 +33,11 @@ export class ZdAlreadyExistsError extends ZdError { override name = 'ZdAlreadyEx
 export class ZdUnavailableError extends ZdError { override name = 'ZdUnavailableError'; }
 /** The client and server speak different protocol versions; the message names both. */
 export class ZdProtocolError extends ZdError { override name = 'ZdProtocolError'; }
-/** Any other FAILED_PRECONDITION (lock held by another worker, expired, terminal). */
+/**
+ * The task's state refuses the call: any other FAILED_PRECONDITION (terminal), ABORTED (lock held
+ * by another worker) and OUT_OF_RANGE (lock expired), with or without a `ZD_…` code. The fetch
+ * SDK's verdict errors extend it (they all were FAILED_PRECONDITION once).
+ */
 export class ZdFailedPreconditionError extends ZdError { override name = 'ZdFailedPreconditionError'; }
 export class ZdPermissionError extends ZdError { override name = 'ZdPermissionError'; }
 /** A missing or rejected credential; a kind of permission error. */
@@ -56,9 +60,11 @@ type ZdErrorClass = new (message: string, status: Status, options?: { code?: str
 
 const BY_STATUS: Partial<Record<Status, ZdErrorClass>> = {
   [Status.INVALID_ARGUMENT]: ZdInvalidArgumentError,
-  [Status.OUT_OF_RANGE]: ZdInvalidArgumentError,
   [Status.NOT_FOUND]: ZdNotFoundError,
   [Status.ALREADY_EXISTS]: ZdAlreadyExistsError,
+  [Status.FAILED_PRECONDITION]: ZdFailedPreconditionError,
+  [Status.ABORTED]: ZdFailedPreconditionError,
+  [Status.OUT_OF_RANGE]: ZdFailedPreconditionError,
   [Status.UNAVAILABLE]: ZdUnavailableError,
   [Status.PERMISSION_DENIED]: ZdPermissionError,
   [Status.UNAUTHENTICATED]: ZdUnauthenticatedError,
@@ -81,8 +87,6 @@ export function mapGrpcError(err: unknown): unknown {
   const details = err.details || Status[err.code] || 'unknown error';
   const code = parseZdCode(details);
   let cls: ZdErrorClass = BY_STATUS[err.code] ?? ZdInternalError;
-  if (err.code === Status.FAILED_PRECONDITION) {
-    cls = isProtocolMismatch(code, details) ? ZdProtocolError : ZdFailedPreconditionError;
-  }
+  if (err.code === Status.FAILED_PRECONDITION && isProtocolMismatch(code, details)) cls = ZdProtocolError;
   return new cls(details, err.code, { code, path: err.path, cause: err });
 }

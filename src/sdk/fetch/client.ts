@@ -27,7 +27,7 @@ interface BaseOptions {
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
   tls?: TlsOptions | boolean;
   /**
-   * Timeout of a call, in ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js timer holds).
+   * Timeout of a call, in whole ms: > 0 and at most 2^31 - 1 (MAX_TIMER_MS, what a Node.js timer holds).
    * Long polls add their wait to it. @default 30000
    */
   defaultTimeoutMs?: number;
@@ -50,6 +50,25 @@ function fromLocked(t: pb.ILockedTask): LockedTask {
     taskId: t.task_id ?? '', topic: fromTopic(t.topic), flowId: t.flow_id ?? '', stepExecutionId: t.step_execution_id ?? '',
     input: toBuffer(t.input), lockUntil: new Date(toNum(t.lock_until_ms)), retries: t.retries ?? 0, attempt: t.attempt ?? 0,
   };
+}
+
+const kindOf = (v: unknown): string => (v === null ? 'null' : typeof v);
+
+/**
+ * The topics as sent; a TypeError naming the option or field (`topics[1].flowType`) when they
+ * are not an array of { tenant, flowType, stepType } strings (plain JavaScript callers).
+ * An empty list or name is the server's to refuse, naming its bound.
+ */
+function wireTopics(what: string, topics: unknown): pb.ITopic[] {
+  if (!Array.isArray(topics)) throw new TypeError(`${what} option topics: must be an array of { tenant, flowType, stepType }, got ${kindOf(topics)}`);
+  return topics.map((t: unknown, i) => {
+    if (typeof t !== 'object' || t === null) throw new TypeError(`${what} option topics[${i}]: must be a { tenant, flowType, stepType }, got ${kindOf(t)}`);
+    const topic = t as Record<keyof Topic, unknown>;
+    for (const field of ['tenant', 'flowType', 'stepType'] as const) {
+      if (typeof topic[field] !== 'string') throw new TypeError(`${what} option topics[${i}].${field}: must be a string, got ${kindOf(topic[field])}`);
+    }
+    return { tenant: topic.tenant as string, flow_type: topic.flowType as string, step_type: topic.stepType as string };
+  });
 }
 
 abstract class BaseClient {
@@ -118,12 +137,14 @@ export class FetchClient extends BaseClient {
 
   /** Claims up to maxTasks tasks of the topics, long-polling up to waitMs; [] when the wait ends empty. */
   async fetchAndLock(options: FetchOptions, opts?: FetchCallOptions): Promise<LockedTask[]> {
+    options ??= {} as FetchOptions; // plain JavaScript: no options at all are missing topics
+    const topics = wireTopics('FetchClient.fetchAndLock', options.topics);
     const waitMs = checkDuration('FetchClient.fetchAndLock', 'waitMs', options.waitMs ?? 0, WAIT);
     const lockDurationMs = checkDuration('FetchClient.fetchAndLock', 'lockDurationMs', options.lockDurationMs ?? 0, SERVER_BOUNDED);
     const maxTasks = checkCount('FetchClient.fetchAndLock', 'maxTasks', options.maxTasks ?? 0, UINT32_MAX);
     const req: pb.IFetchAndLockRequest = {
       worker_id: this.workerId, max_tasks: maxTasks, lock_duration_ms: lockDurationMs,
-      wait_ms: waitMs, topics: options.topics.map((t) => ({ tenant: t.tenant, flow_type: t.flowType, step_type: t.stepType })),
+      wait_ms: waitMs, topics,
     };
     // an omitted wait is the server's fetch.wait (≤ fetch.maxWait, 60s by default): allow for it
     const res = await this.call('fetchAndLock', (o) => this.stub.fetchAndLock(req, o), opts, waitMs || 60_000);

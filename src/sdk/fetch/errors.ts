@@ -3,7 +3,8 @@
  * (`mapFetchError`) by their `ZD_…` code. Each has its own gRPC status
  * (ABORTED, OUT_OF_RANGE, FAILED_PRECONDITION, NOT_FOUND); the three lock
  * verdicts extend `ZdFailedPreconditionError`, the class they had when they
- * shared that status, so a caller catching it still catches them.
+ * shared that status, so a caller catching it still catches them (and the
+ * class `mapGrpcError` gives those statuses without a code, a Client's too).
  */
 import { mapGrpcError, ZdError, ZdFailedPreconditionError, ZdNotFoundError } from '../common';
 

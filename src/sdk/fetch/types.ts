@@ -56,7 +56,7 @@ export interface FetchCallOptions {
   signal?: AbortSignal;
   /**
    * Overrides the client's defaultTimeoutMs (long polls add their wait to it); past it the call rejects with
-   * ZdDeadlineExceededError. In ms, > 0 and at most 2^31 - 1 (MAX_TIMER_MS), else a TypeError naming it.
+   * ZdDeadlineExceededError. In whole ms, > 0 and at most 2^31 - 1 (MAX_TIMER_MS), else a TypeError naming it.
    */
   timeoutMs?: number;
 }

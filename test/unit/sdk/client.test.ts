@@ -295,6 +295,17 @@ describe('Client', () => {
       await expect(client.consumeOutcomes({ group: 'g', consumer: 'c', waitMs })).rejects.toThrow(/consumeOutcomes option waitMs/);
     });
 
+    // protobufjs cut a fraction to whole ms: refused, naming the option.
+    it.each([1.5, 0.5])('refuses a duration of %p ms, not a whole number', async (ms) => {
+      expect(() => new Client({ address, defaultTimeoutMs: ms })).toThrow(/^Client option defaultTimeoutMs: must be a whole number of ms/);
+      await expect(client.waitOutcome('later', { waitMs: ms })).rejects.toThrow(/^waitOutcome option waitMs: must be a whole number of ms/);
+      await expect(client.consumeOutcomes({ group: 'g', consumer: 'c', waitMs: ms })).rejects.toThrow(/consumeOutcomes option waitMs/);
+      await expect(client.getTask('x', { timeoutMs: ms })).rejects.toThrow(/^getTask option timeoutMs: must be a whole number of ms/);
+      await expect(client.enqueueStep(step, { timeoutMs: ms })).rejects.toThrow(/^enqueueStep option timeoutMs: must be a whole number of ms/);
+      await expect(client.invokeRpc({ ...rpc, timeoutMs: ms })).rejects.toThrow(/^invokeRpc option request\.timeoutMs: must be a whole number of ms/);
+      await expect(client.invokeRpc(rpc, { timeoutMs: ms })).rejects.toThrow(/^invokeRpc option timeoutMs: must be a whole number of ms/);
+    });
+
     it('never arms the enqueue lane’s timer past what a timer holds', () => {
       const realSetTimeout = global.setTimeout;
       const delays: number[] = [];

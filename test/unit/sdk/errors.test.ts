@@ -5,6 +5,7 @@ import {
   ZdInvalidArgumentError, ZdNotFoundError, ZdPermissionError, ZdProtocolError, ZdResourceExhaustedError,
   ZdUnauthenticatedError, ZdUnavailableError,
 } from '../../../src/sdk/common';
+import { LockedByOtherError, LockExpiredError, mapFetchError } from '../../../src/sdk/fetch';
 
 const PATH = '/zdmatch.v1.MatchingService/EnqueueStep';
 const ce = (status: Status, details: string) => new ClientError(PATH, status, details);
@@ -39,6 +40,32 @@ describe('mapGrpcError', () => {
     expect((err as Error).message).toMatch(/version 4.*version 3/);
     // An older server without ZD codes still says "protocol version".
     expect(mapGrpcError(ce(Status.FAILED_PRECONDITION, 'unsupported protocol version 4 (server: 3)'))).toBeInstanceOf(ZdProtocolError);
+  });
+
+  // The fetch verdicts LOCKED_BY_OTHER (ABORTED) and LOCK_EXPIRED (OUT_OF_RANGE) once shared
+  // FAILED_PRECONDITION; a Client caller gets the class they had. Was: ZdInternalError for
+  // ABORTED, ZdInvalidArgumentError ("fix the request") for OUT_OF_RANGE.
+  it.each([
+    [Status.ABORTED, 'ZD_LOCKED_BY_OTHER: task x is locked by another worker', 'ZD_LOCKED_BY_OTHER'],
+    [Status.ABORTED, 'aborted by the proxy', undefined],
+    [Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED: the lock of task x has expired', 'ZD_LOCK_EXPIRED'],
+    [Status.OUT_OF_RANGE, 'offset past the end', undefined],
+  ])('maps status %p (%p) to ZdFailedPreconditionError', (status, details, code) => {
+    const err = mapGrpcError(ce(status, details)) as ZdError;
+    expect(err).toBeInstanceOf(ZdFailedPreconditionError);
+    expect(err).not.toBeInstanceOf(ZdInternalError);
+    expect(err).not.toBeInstanceOf(ZdInvalidArgumentError);
+    expect(err).not.toBeInstanceOf(ZdProtocolError);
+    expect([err.message, err.code, err.status]).toEqual([details, code, status]);
+  });
+
+  it('keeps the fetch verdicts of ABORTED and OUT_OF_RANGE, and the common class without a code', () => {
+    const locked = mapFetchError(ce(Status.ABORTED, 'ZD_LOCKED_BY_OTHER: task x is locked by another worker'));
+    expect(locked).toBeInstanceOf(LockedByOtherError);
+    expect(mapFetchError(ce(Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED: the lock of task x has expired'))).toBeInstanceOf(LockExpiredError);
+    const bare = mapFetchError(ce(Status.ABORTED, 'aborted by the proxy'));
+    expect(bare).toBeInstanceOf(ZdFailedPreconditionError);
+    expect(bare).not.toBeInstanceOf(LockedByOtherError);
   });
 
   it('counts UNAUTHENTICATED as a permission error', () => {

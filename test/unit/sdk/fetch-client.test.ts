@@ -103,11 +103,66 @@ describe('FetchClient durations', () => {
     expect([lastFetch, lastFail, lastExtend]).toEqual([undefined, undefined, undefined]);
   });
 
+  // protobufjs cut a fraction to whole ms (the HTTP surface refuses one too): refused, naming the option.
+  it.each([1.5, 0.5, MAX_TIMER_MS - 0.5])('refuses a duration of %p ms, not a whole number', async (ms) => {
+    const c = fetchClient();
+    lastFetch = lastFail = lastExtend = undefined;
+    const whole = (option: string) => new TypeError(`FetchClient.${option}: must be a whole number of ms, got ${ms}`);
+    await expect(c.fetchAndLock({ topics, lockDurationMs: ms })).rejects.toThrow(whole('fetchAndLock option lockDurationMs'));
+    await expect(c.fetchAndLock({ topics, waitMs: ms })).rejects.toThrow(whole('fetchAndLock option waitMs'));
+    await expect(c.fetchAndLock({ topics }, { timeoutMs: ms })).rejects.toThrow(whole('fetchAndLock option timeoutMs'));
+    await expect(c.extendLock('task-1', ms)).rejects.toThrow(whole('extendLock option lockDurationMs'));
+    await expect(c.fail('task-1', { retries: 1, retryTimeoutMs: ms })).rejects.toThrow(whole('fail option retryTimeoutMs'));
+    expect([lastFetch, lastFail, lastExtend]).toEqual([undefined, undefined, undefined]);
+    expect(() => new FetchClient({ address, workerId: 'w', defaultTimeoutMs: ms })).toThrow(/^FetchClient option defaultTimeoutMs: must be a whole number of ms/);
+  });
+
   it('sends lock durations and retry timeouts the server bounds itself, past what a timer holds too', async () => {
     const c = fetchClient();
     await c.extendLock('task-1', 2 ** 32);
     expect(Number(lastExtend!.lock_duration_ms)).toBe(2 ** 32);
     await c.fail('task-1', { retries: 1, retryTimeoutMs: 2 ** 32 });
     expect(Number(lastFail!.retry_timeout_ms)).toBe(2 ** 32);
+  });
+});
+
+describe('FetchClient topics', () => {
+  // Plain JavaScript callers: was a bare "Cannot read properties of undefined (reading 'map')".
+  it.each([undefined, null, 'o/s', { tenant: 't', flowType: 'o', stepType: 's' }, 3])(
+    'refuses topics of %p, naming the option, before anything is sent',
+    async (value) => {
+      lastFetch = undefined;
+      const c = fetchClient();
+      await expect(c.fetchAndLock({ topics: value as never, waitMs: 10 })).rejects.toThrow(
+        new TypeError(`FetchClient.fetchAndLock option topics: must be an array of { tenant, flowType, stepType }, got ${value === null ? 'null' : typeof value}`),
+      );
+      expect(lastFetch).toBeUndefined();
+    },
+  );
+
+  it('refuses no options at all, naming topics', async () => {
+    await expect(fetchClient().fetchAndLock(undefined as never)).rejects.toThrow(/^FetchClient\.fetchAndLock option topics: must be an array/);
+  });
+
+  it.each([
+    [[null], 'topics[0]: must be a { tenant, flowType, stepType }, got null'],
+    [[topics[0], 'o/s'], 'topics[1]: must be a { tenant, flowType, stepType }, got string'],
+    [[{ flowType: 'o', stepType: 's' }], 'topics[0].tenant: must be a string, got undefined'],
+    [[{ tenant: 't', flowType: 7, stepType: 's' }], 'topics[0].flowType: must be a string, got number'],
+    [[topics[0], { tenant: 't', flowType: 'o', stepType: null }], 'topics[1].stepType: must be a string, got null'],
+  ])('refuses topics %j, naming the field', async (value, message) => {
+    lastFetch = undefined;
+    await expect(fetchClient().fetchAndLock({ topics: value as never, waitMs: 10 })).rejects.toThrow(
+      new TypeError(`FetchClient.fetchAndLock option ${message}`),
+    );
+    expect(lastFetch).toBeUndefined();
+  });
+
+  it('sends valid topics as given (an empty list is the server’s to refuse)', async () => {
+    const c = fetchClient();
+    await c.fetchAndLock({ topics: [...topics, { tenant: 't', flowType: 'o2', stepType: '' }], waitMs: 10 });
+    expect(lastFetch!.topics.map((t) => [t.tenant, t.flow_type, t.step_type])).toEqual([['t', 'o', 's'], ['t', 'o2', '']]);
+    await c.fetchAndLock({ topics: [], waitMs: 10 });
+    expect(lastFetch!.topics).toEqual([]);
   });
 });

@@ -38,6 +38,13 @@ describe('client mappers', () => {
     expect(toStepSpec({ ...s, methodTimeoutMs: 2 ** 32 }).method_timeout_ms).toBe(2 ** 32);
   });
 
+  it.each([1.5, 0.5])('refuses a Step duration of %p ms, not a whole number (protobufjs cut it)', (ms) => {
+    const s = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' };
+    expect(() => toStepSpec({ ...s, methodTimeoutMs: ms })).toThrow(`StepSpec option step.methodTimeoutMs: must be a whole number of ms, got ${ms}`);
+    expect(() => toStepSpec({ ...s, retryPolicy: { maxIntervalMs: ms } })).toThrow(/step\.retryPolicy\.maxIntervalMs: must be a whole number of ms/);
+    expect(() => toConsumeRequest({ group: 'g', consumer: 'c', redeliverAfterMs: ms })).toThrow(/redeliverAfterMs: must be a whole number of ms/);
+  });
+
   it('omits optional fields as proto zero values', () => {
     const step = toStepSpec({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' });
     expect(step).toMatchObject({ ready_at_ms: 0, flow_deadline_ms: 0, method_timeout_ms: 0, sticky_worker_id: '', retry_policy: undefined });
