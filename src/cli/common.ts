@@ -2,10 +2,21 @@
  * Pieces shared by the commands: config loading with one-line errors, exit
  * codes, signal handling, starting a node.
  */
+import { InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type Config, type LoadOptions } from '../config';
 import type { Logger } from '../util/logger';
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad config or usage. */
+/**
+ * A value parser for names and ids: an empty one (`--tenant ''`, an unset shell
+ * variable) is a usage error naming the flag, exit 2, rather than a call the node
+ * refuses naming its own field (`steps[0].tenant`).
+ */
+export function nonEmpty(value: string): string {
+  if (value === '') throw new InvalidArgumentError('must not be empty');
+  return value;
+}
+
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_CONFIG = 2;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { withClient } from './client';
+import { nonEmpty } from './common';
 import { jsonReplacer, readInput } from './format';
 
 interface EnqueueOptions {
@@ -20,11 +21,11 @@ export function registerEnqueue(program: Command): void {
     .command('enqueue')
     .description('enqueue one Step')
     .option('--address <host:port>', 'gRPC API address', '127.0.0.1:8801')
-    .requiredOption('--tenant <tenant>', 'tenant')
-    .requiredOption('--flow-id <id>', 'flow id')
-    .requiredOption('--flow-type <type>', 'flow type')
-    .requiredOption('--step-type <type>', 'step type')
-    .option('--step-execution-id <id>', 'step execution id (default: a random UUID; reuse one to retry idempotently)')
+    .requiredOption('--tenant <tenant>', 'tenant', nonEmpty)
+    .requiredOption('--flow-id <id>', 'flow id', nonEmpty)
+    .requiredOption('--flow-type <type>', 'flow type', nonEmpty)
+    .requiredOption('--step-type <type>', 'step type', nonEmpty)
+    .option('--step-execution-id <id>', 'step execution id (default: a random UUID; reuse one to retry idempotently)', nonEmpty)
     .option('--input <text|@file>', 'input: a string, or @path to send a file as is')
     .option('--json', 'print the result as JSON')
     .action(async (opts: EnqueueOptions) => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { withClient } from './client';
+import { nonEmpty } from './common';
 import { jsonReplacer, newTable } from './format';
 
 interface CommonOptions {
@@ -47,7 +48,7 @@ export function registerOutcomeGroups(program: Command): void {
 
   address(groups.command('drop'))
     .description('drop an abandoned group from every partition and the registry, so outcomes it held can be trimmed')
-    .argument('<group>', 'group name, as engines pass it to ConsumeOutcomes')
+    .argument('<group>', 'group name, as engines pass it to ConsumeOutcomes', nonEmpty)
     .option('--tenant <tenant>', "the tenant of a tenant's own group")
     .option('--force', 'drop it even though a consumer read it in the last 10 minutes')
     .action(async (group: string, opts: CommonOptions & { tenant?: string; force?: boolean }) => {

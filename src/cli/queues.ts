@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { withClient } from './client';
+import { nonEmpty } from './common';
 import { jsonReplacer, queuesTable } from './format';
 
 interface QueuesOptions {
@@ -15,7 +16,7 @@ export function registerQueues(program: Command): void {
     .command('queues')
     .description('list the queues of a tenant with their backlog')
     .option('--address <host:port>', 'gRPC API address', '127.0.0.1:8801')
-    .requiredOption('--tenant <tenant>', 'tenant')
+    .requiredOption('--tenant <tenant>', 'tenant', nonEmpty)
     .option('--flow-type <type>', 'only this flow type')
     .option('--json', 'print JSON')
     .action(async (opts: QueuesOptions) => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { withClient } from './client';
+import { nonEmpty } from './common';
 import { jsonReplacer, taskTable } from './format';
 
 interface TaskOptions {
@@ -12,7 +13,7 @@ export function registerTask(program: Command): void {
   program
     .command('task')
     .description('show a task')
-    .argument('<taskId>', 'task id (printed by enqueue)')
+    .argument('<taskId>', 'task id (printed by enqueue)', nonEmpty)
     .option('--address <host:port>', 'gRPC API address', '127.0.0.1:8801')
     .option('--json', 'print JSON')
     .action(async (taskId: string, opts: TaskOptions) => {

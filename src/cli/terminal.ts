@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { TerminalTasksClient } from '../sdk/fetch';
-import { CliExit, EXIT_CONFIG } from './common';
+import { CliExit, EXIT_CONFIG, nonEmpty } from './common';
 import { cell, jsonReplacer, oneLine } from './format';
 import { checkedAddress, cliConnection } from './client';
 
@@ -34,7 +34,7 @@ export function registerTerminal(program: Command): void {
 
   address(terminal.command('list'))
     .description('list the terminal tasks of a tenant, oldest first')
-    .requiredOption('--tenant <tenant>', 'tenant')
+    .requiredOption('--tenant <tenant>', 'tenant', nonEmpty)
     .option('--flow-type <type>', 'only this flow type')
     .option('--step-type <type>', 'only this step type')
     .option('--limit <n>', 'at most this many (1-1000)', '100')
@@ -57,7 +57,7 @@ export function registerTerminal(program: Command): void {
 
   address(terminal.command('retry'))
     .description('queue a terminal task again with a fresh fetch budget')
-    .argument('<taskId>', 'task id')
+    .argument('<taskId>', 'task id', nonEmpty)
     .option('--retries <n>', 'fetch retries it starts with (0 = unset)', '0')
     .action(async (taskId: string, opts: CommonOptions & { retries: string }) => {
       await withTerminalClient(opts.address, (c) => c.retry(taskId, count('--retries', opts.retries, 0, 2_147_483_647)));
@@ -66,7 +66,7 @@ export function registerTerminal(program: Command): void {
 
   address(terminal.command('abandon'))
     .description('end a terminal task with a FAILED outcome')
-    .argument('<taskId>', 'task id')
+    .argument('<taskId>', 'task id', nonEmpty)
     .requiredOption('--reason <text>', 'why (carried by the outcome)')
     .action(async (taskId: string, opts: CommonOptions & { reason: string }) => {
       const outcomeId = await withTerminalClient(opts.address, (c) => c.abandon(taskId, opts.reason));

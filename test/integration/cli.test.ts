@@ -106,6 +106,19 @@ describe('zdmatch CLI', () => {
     expect(r.stderr).toContain("required option '--flow-id <id>' not specified");
   });
 
+  it.each([
+    [['enqueue', '--tenant', '', '--flow-id', 'f', '--flow-type', 't', '--step-type', 's'], "option '--tenant <tenant>' argument '' is invalid"],
+    [['enqueue', '--tenant', 'a', '--flow-id', 'f', '--flow-type', 't', '--step-type', 's', '--step-execution-id', ''], "option '--step-execution-id <id>'"],
+    [['queues', '--tenant', ''], "option '--tenant <tenant>'"],
+    [['task', ''], "argument 'taskId'"],
+    [['terminal', 'abandon', '', '--reason', 'r'], "argument 'taskId'"],
+    [['outcome-groups', 'drop', ''], "argument 'group'"],
+  ])('%j names the empty value and exits 2 without dialling', (args, names) => {
+    const r = runCli([...args, '--address', '127.0.0.1:1'], { env });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: expect.stringContaining(names) });
+    expect(r.stderr).toContain('must not be empty');
+  });
+
   it('enqueue --input @file of a missing file exits 2', () => {
     const r = runCli(
       ['enqueue', '--tenant', 'a', '--flow-id', 'f', '--flow-type', 't', '--step-type', 's', '--input', '@/nonexistent/input.json'],
