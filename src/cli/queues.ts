@@ -22,7 +22,10 @@ export function registerQueues(program: Command): void {
     .action(async (opts: QueuesOptions) => {
       const queues = await withClient(opts.address, (c) => c.describeQueues(opts.tenant, opts.flowType));
       if (opts.json) process.stdout.write(`${JSON.stringify(queues, jsonReplacer, 2)}\n`);
-      else if (queues.length === 0) process.stdout.write(`no queues for tenant ${opts.tenant}\n`);
+      else if (queues.length === 0) {
+        const filter = opts.flowType === undefined ? '' : ` and flow type ${opts.flowType}`;
+        process.stdout.write(`no queues for tenant ${opts.tenant}${filter}\n`);
+      }
       else process.stdout.write(`${queuesTable(queues)}\n`);
     });
 }

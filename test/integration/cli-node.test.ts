@@ -48,3 +48,12 @@ it('terminal list keeps one line per task when a last error spans lines', async 
   expect(lines.map((l) => l.split('\t')[0]).sort()).toEqual([...ids].sort());
   for (const l of lines) expect(l).toContain('last error: Error: connect ECONNREFUSED at dial (net.js:1) at retry (x.js:2)');
 });
+
+it('queues says which filter matched nothing', async () => {
+  await t.matching.enqueueStep({ step: step() });
+  const listed = await runCliAsync(['queues', '--tenant', 'acme', ...addr()]);
+  expect(listed.stdout).toContain('order');
+  const none = await runCliAsync(['queues', '--tenant', 'acme', '--flow-type', 'nope', ...addr()]);
+  expect({ status: none.status, stdout: none.stdout }).toEqual({ status: 0, stdout: 'no queues for tenant acme and flow type nope\n' });
+  expect((await runCliAsync(['queues', '--tenant', 'other', ...addr()])).stdout).toBe('no queues for tenant other\n');
+});
