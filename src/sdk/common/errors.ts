@@ -84,7 +84,8 @@ function isProtocolMismatch(code: string | undefined, details: string): boolean 
  */
 export function mapGrpcError(err: unknown): unknown {
   if (!(err instanceof ClientError)) return err;
-  const details = err.details || Status[err.code] || 'unknown error';
+  // grpc-js ends an unreachable target's text with a "Resolution note:" that is empty when DNS had nothing to say.
+  const details = err.details.replace(/\s*Resolution note:\s*$/, '') || Status[err.code] || 'unknown error';
   const code = parseZdCode(details);
   let cls: ZdErrorClass = BY_STATUS[err.code] ?? ZdInternalError;
   if (err.code === Status.FAILED_PRECONDITION && isProtocolMismatch(code, details)) cls = ZdProtocolError;

@@ -5,6 +5,7 @@ import {
   ZdInvalidArgumentError, ZdNotFoundError, ZdPermissionError, ZdProtocolError, ZdResourceExhaustedError,
   ZdUnauthenticatedError, ZdUnavailableError,
 } from '../../../src/sdk/common';
+import { Client } from '../../../src/sdk/client';
 import { LockedByOtherError, LockExpiredError, mapFetchError } from '../../../src/sdk/fetch';
 
 const PATH = '/zdmatch.v1.MatchingService/EnqueueStep';
@@ -66,6 +67,20 @@ describe('mapGrpcError', () => {
     const bare = mapFetchError(ce(Status.ABORTED, 'aborted by the proxy'));
     expect(bare).toBeInstanceOf(ZdFailedPreconditionError);
     expect(bare).not.toBeInstanceOf(LockedByOtherError);
+  });
+
+  it('drops the empty "Resolution note:" grpc-js ends an unreachable target\'s text with', async () => {
+    const client = new Client({ address: '127.0.0.1:1' });
+    try {
+      const err = await client.getTask('t1', { timeoutMs: 5000 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ZdUnavailableError);
+      expect((err as Error).message).toMatch(/ECONNREFUSED 127\.0\.0\.1:1\.?$/);
+    } finally {
+      client.close();
+    }
+    expect(mapGrpcError(ce(Status.UNAVAILABLE, 'No connection established. Resolution note: no such host'))).toMatchObject({
+      message: 'No connection established. Resolution note: no such host', // a note with words in it stays
+    });
   });
 
   it('counts UNAUTHENTICATED as a permission error', () => {
