@@ -294,6 +294,8 @@ export class ExternalTasks {
         const later = this.d.clock.now() + r.lockMs;
         for (const x of res.terminal) this.d.taskReady(p, x.queue, x.taskId, later);
       }
+      // Leftovers of a completion that stopped after its outcome, deleted instead: the owner drops their heads too.
+      for (const x of res.ended) this.d.taskReady(p, x.queue, x.taskId, this.d.clock.now() + r.lockMs);
     }
     return { tasks, nextDue };
   }

@@ -44,11 +44,15 @@ const MAX_TYPE = FAILURE_LIMITS.typeChars;
 const MAX_RETRIES = 2_147_483_647;
 const MAX_RETRY_TIMEOUT_MS = 366 * 86_400_000;
 
-/** A non-negative safe integer from a number (or a decimal string, as proto3 JSON writes 64-bit fields). */
+/**
+ * A non-negative whole number from a number (or a decimal string, as proto3 JSON writes 64-bit fields).
+ * Past 2^53 too: such a value (a uint64 field, a long decimal string) is over every ceiling, and the
+ * caller's check says so, naming the ceiling, rather than calling it no whole number.
+ */
 function wholeNumber(field: string, value: unknown, what = 'a non-negative whole number'): number {
   if (value === undefined || value === null || value === '') return 0;
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw invalidArgument(field, `must be ${what}`);
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw invalidArgument(field, `must be ${what}`);
   return n;
 }
 
@@ -56,7 +60,9 @@ function wholeNumber(field: string, value: unknown, what = 'a non-negative whole
 export function bounded(field: string, value: unknown, ceiling: number, dflt: number, ceilingKey: string, unit: 'ms' | ''): number {
   const n = wholeNumber(field, value, unit === 'ms' ? 'a non-negative whole number of milliseconds' : 'a non-negative whole number');
   const u = unit ? ` ${unit}` : '';
-  if (n > ceiling) throw invalidArgument(field, `${n}${u} exceeds the ceiling of ${ceiling}${u} (${ceilingKey})`);
+  // A decimal string as sent: past 2^53 its Number is rounded.
+  const shown = typeof value === 'string' ? value : String(n);
+  if (n > ceiling) throw invalidArgument(field, `${shown}${u} exceeds the ceiling of ${ceiling}${u} (${ceilingKey})`);
   return n === 0 ? dflt : n;
 }
 

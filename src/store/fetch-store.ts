@@ -36,6 +36,8 @@ export interface ClaimResult {
   nextDue: number;
   /** Tasks that turned terminal during the claim (lock expiries exceeded), with their queues. */
   terminal: { taskId: string; queue: string }[];
+  /** Leftovers that had their outcome already, deleted instead of turning terminal, with their queues. */
+  ended: { taskId: string; queue: string }[];
 }
 
 export type Verdict<T> = ({ kind: 'ok' } & T) | { kind: 'refused'; verdict: LockVerdict };
@@ -92,7 +94,7 @@ export class FetchStore {
   ): Promise<ClaimResult> {
     const r = (await this.redis.zdLockTasksBuffer(
       this.keys.terminal(partition), this.keys.tag(partition), now, workerId, lockMs, max, maxExpiries, ...queues,
-    )) as unknown as [Buffer[][], Buffer | string, Buffer[][]];
+    )) as unknown as [Buffer[][], Buffer | string, Buffer[][], Buffer[][]];
     const s = (b: Buffer | string | undefined) => (b === undefined ? '' : b.toString());
     const tasks = (r[0] ?? []).map((x): ClaimedTask => {
       const queue = s(x[1]);
@@ -104,8 +106,8 @@ export class FetchStore {
       };
     });
     const next = s(r[1]);
-    const terminal = (r[2] ?? []).map((x) => ({ taskId: s(x[0]), queue: s(x[1]) }));
-    return { tasks, nextDue: next === '' ? Infinity : Number(next), terminal };
+    const refs = (xs: Buffer[][] | undefined) => (xs ?? []).map((x) => ({ taskId: s(x[0]), queue: s(x[1]) }));
+    return { tasks, nextDue: next === '' ? Infinity : Number(next), terminal: refs(r[2]), ended: refs(r[3]) };
   }
 
   async complete(

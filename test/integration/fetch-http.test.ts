@@ -105,6 +105,8 @@ it.each<[string, Record<string, unknown>, string]>([
   ['maxTasks', { maxTasks: 101 }, 'maxTasks: 101 exceeds the ceiling of 100 (fetch.maxMaxTasks)'],
   ['lockDurationMs', { lockDurationMs: 600_001 }, 'lockDurationMs: 600001 ms exceeds the ceiling of 600000 ms (fetch.maxLockDuration)'],
   ['waitMs', { waitMs: 60_001 }, 'waitMs: 60001 ms exceeds the ceiling of 60000 ms (fetch.maxWait)'],
+  ['waitMs as a decimal string past 2^53', { waitMs: '99999999999999999999' }, 'waitMs: 99999999999999999999 ms exceeds the ceiling of 60000 ms (fetch.maxWait)'],
+  ['maxTasks past 2^53', { maxTasks: 1e20 }, 'maxTasks: 100000000000000000000 exceeds the ceiling of 100 (fetch.maxMaxTasks)'],
   ['topics[0].flowType', { topics: [{ tenant: 'acme', flowType: '', stepType: 'charge' }] }, 'topics[0].flowType: is required'],
   ['maxTasks as text', { maxTasks: 'ten' }, 'maxTasks: must be a non-negative whole number'],
   ['workerId as a number', { workerId: 42 }, 'workerId: must be a string'],

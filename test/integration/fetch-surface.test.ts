@@ -215,6 +215,7 @@ describe('bounds are rejections, never clamps', () => {
     ['max_tasks', { max_tasks: 101 }, 'max_tasks: 101 exceeds the ceiling of 100 (fetch.maxMaxTasks)'],
     ['lock_duration_ms', { lock_duration_ms: 600_001 }, 'lock_duration_ms: 600001 ms exceeds the ceiling of 600000 ms (fetch.maxLockDuration)'],
     ['wait_ms', { wait_ms: 60_001 }, 'wait_ms: 60001 ms exceeds the ceiling of 60000 ms (fetch.maxWait)'],
+    ['lock_duration_ms past 2^53 (a uint64)', { lock_duration_ms: 2 ** 60 }, 'lock_duration_ms: 1152921504606847000 ms exceeds the ceiling of 600000 ms (fetch.maxLockDuration)'],
     ['worker_id', { worker_id: '' }, 'worker_id: is required'],
     ['topics', { topics: [] }, 'topics: must name at least one topic'],
     ['topics[0].step_type', { topics: [topic({ step_type: 'a:b' })] }, 'topics[0].step_type'],
@@ -624,8 +625,8 @@ describe('complete: verify and hold the lock, write the outcome, then delete', (
 
   describe('a leftover of a completion that stopped after its outcome gets no second outcome', () => {
     /** A task whose Complete wrote its outcome and stopped before the delete (its lock held 400 ms). */
-    async function leftover(over: Partial<pb.IStepSpec> = {}): Promise<string> {
-      await boot();
+    async function leftover(over: Partial<pb.IStepSpec> = {}, config: Record<string, unknown> = {}): Promise<string> {
+      await boot(config);
       const id = await enqueued(over);
       await fetch({ lock_duration_ms: 400 });
       const store = t.node.externalTasks!.store;
@@ -653,6 +654,18 @@ describe('complete: verify and hold the lock, write the outcome, then delete', (
       await expect(s.nextOf('step_task', 1500)).rejects.toThrow(/no frame/);
       expect(await streamLength(id)).toBe(1);
       expect(await redis.command('EXISTS', t.node.keys.task(Number(id.split('-')[0]), id))).toBe(0);
+    });
+
+    it('when its lock expiries run out: deleted, not a terminal task for operators to retry or abandon', async () => {
+      const id = await leftover({}, { 'fetch.maxLockExpiries': 1 });
+      // B takes it once the held lock lapses (expiry 1 of 1) and dies; C's claim is expiry 2.
+      expect((await fetch({ worker_id: 'B', wait_ms: 3000, lock_duration_ms: 100 })).tasks.map((x) => x.task_id)).toEqual([id]);
+      await sleep(150);
+      expect((await fetch({ worker_id: 'C', lock_duration_ms: 100 })).tasks).toEqual([]);
+      expect((await operator.listTerminalTasks({ tenant: 'acme' })).tasks).toEqual([]);
+      expect(await stateOf(id)).toBe(pb.TaskState.DONE);
+      expect(await redis.command('EXISTS', t.node.keys.task(Number(id.split('-')[0]), id))).toBe(0);
+      expect(await streamLength(id)).toBe(1);
     });
 
     it('when its flow deadline passes: no TIMED_OUT after its COMPLETED', async () => {

@@ -3,23 +3,24 @@
   task is queued (its readyAt passed) or locked with an expired lock, and whose
   flow deadline has not passed. Each claim
   of an expired lock counts; past the task's fetch.maxLockExpiries it turns
-  terminal instead of being handed out. Entries of missing or terminal tasks
-  are dropped.
+  terminal instead of being handed out, unless it has its outcome already (a
+  completion stopped before its delete, completeLocked): that one has ended and
+  is deleted. Entries of missing or terminal tasks are dropped.
   KEYS[1]  terminal sorted set (zd:{p}:terminal)
   ARGV[1]  tag  ARGV[2] now (ms)  ARGV[3] fetch worker id  ARGV[4] lock duration (ms)
   ARGV[5]  most tasks to claim  ARGV[6] fetch.maxLockExpiries  ARGV[7..] queue names
-  Returns: {claimed, nextDue, terminalIds} where claimed is a list of
+  Returns: {claimed, nextDue, terminalIds, endedIds} where claimed is a list of
            {taskId, queue, flowId, seid, input, lockUntil, fetchRetries, attempt},
            nextDue the lowest score left in these queues ("" = none; at or before now
-           when something due is left), and terminalIds the tasks that turned terminal here,
-           each as {taskId, queue}.
+           when something due is left), terminalIds the tasks that turned terminal here,
+           and endedIds the leftovers deleted here, each as {taskId, queue}.
 ]]
 --@include "locked"
 --@include "task"
 local tag, now, worker = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local lockMs, left, maxExpiries = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local lockUntil = now + lockMs
-local claimed, terminal = {}, {}
+local claimed, terminal, ended = {}, {}, {}
 -- Entries one call looks at per queue, past the ones it claims or removes: tasks past
 -- their flow deadline wait in place for the owner's timer, and must not hide the
 -- fetchable ones behind them.
@@ -59,7 +60,19 @@ for i = 7, #ARGV do
       elseif t[1] == 'locked' and (tonumber(t[3]) or 0) <= now then
         ok = countLockExpiry(tag, taskKey, taskId, queue, now)
         if not ok then
-          terminal[#terminal + 1] = {taskId, queue}
+          if redis.call('EXISTS', tag .. 'done:' .. taskId) == 1 then
+            -- A leftover that has its outcome: ended, not a terminal task an operator would
+            -- retry into more work or abandon into a second outcome. Deleted as deleteEnded
+            -- (includes/outcome.lua) would, as includes/start.lua does.
+            local deadline, _, tenant, flowId = string.match(t[4] or legacySpec(taskKey), SPEC_OUTCOME)
+            redis.call('ZREM', tag .. 'terminal', taskId)
+            redis.call('DEL', taskKey)
+            redis.call('SREM', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
+            if (tonumber(deadline) or 0) > 0 then redis.call('ZREM', tag .. 'deadlines', taskId) end
+            ended[#ended + 1] = {taskId, queue}
+          else
+            terminal[#terminal + 1] = {taskId, queue}
+          end
           gone = true
         end
       end
@@ -92,4 +105,4 @@ for i = 7, #ARGV do
   else first = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES') end
   if first[2] and (nextDue == '' or tonumber(first[2]) < tonumber(nextDue)) then nextDue = first[2] end
 end
-return {claimed, nextDue, terminal}
+return {claimed, nextDue, terminal, ended}
