@@ -99,15 +99,38 @@ function isNonNegativeInt(n: unknown): n is number {
   return typeof n === 'number' && Number.isInteger(n) && n >= 0;
 }
 
+/** An object of named entries (not null, not an array). */
+function isTable(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function kindOf(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+}
+
 /** Resolves defaults and validates; throws a TypeError naming the option. */
 export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOptions {
   const logger = options.logger ?? consoleLogger;
-  if (!options.address) fail('address', 'is required');
-  if (!options.tenant) fail('tenant', 'is required');
+  for (const field of ['address', 'tenant'] as const) {
+    const value: unknown = options[field];
+    if (!value) fail(field, 'is required');
+    if (typeof value !== 'string') fail(field, `must be a string, got ${kindOf(value)}`);
+  }
+  if (options.appWorkerId !== undefined && typeof options.appWorkerId !== 'string') {
+    fail('appWorkerId', `must be a string, got ${kindOf(options.appWorkerId)}`);
+  }
   const flowTypes = options.flowTypes ?? {};
+  if (!isTable(flowTypes)) fail('flowTypes', `must be an object of handlers by flow type, got ${kindOf(flowTypes)}`);
   if (Object.keys(flowTypes).length === 0) fail('flowTypes', 'must name at least one flow type');
   for (const [flowType, h] of Object.entries(flowTypes)) {
+    // A flow type whose entry holds no steps/rpcs tables (`{ order: { charge } }`, steps:
+    // forgotten) was registered all the same, and every task of it declined as unknown.
+    if (!isTable(h)) fail(`flowTypes.${flowType}`, `must be { steps?, rpcs? }, got ${kindOf(h)}`);
+    for (const key of Object.keys(h)) {
+      if (key !== 'steps' && key !== 'rpcs') fail(`flowTypes.${flowType}.${key}`, 'is neither steps nor rpcs: handlers go in steps (by Step type) or rpcs (by RPC name)');
+    }
     for (const [kind, table] of [['steps', h.steps], ['rpcs', h.rpcs]] as const) {
+      if (table != null && !isTable(table)) fail(`flowTypes.${flowType}.${kind}`, `must be an object of handlers by name, got ${kindOf(table)}`);
       for (const [name, fn] of Object.entries(table ?? {})) {
         if (typeof fn !== 'function') fail(`flowTypes.${flowType}.${kind}.${name}`, 'must be a function');
       }

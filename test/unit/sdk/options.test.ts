@@ -117,6 +117,26 @@ describe('worker options', () => {
     expect(() => compileWorkerOptions(base({ flowTypes }))).toThrow(/flowTypes\.order\.steps\.charge/);
   });
 
+  it.each<[string, unknown]>([
+    ['flowTypes.order', { order: null }],
+    ['flowTypes.order', { order: 'charge' }],
+    ['flowTypes.order.charge', { order: { charge: () => 'ok' } }], // steps: forgotten
+    ['flowTypes.order.step', { order: { step: { charge: () => 'ok' } } }],
+    ['flowTypes.order.steps', { order: { steps: [() => 'ok'] } }],
+    ['flowTypes.order.rpcs', { order: { rpcs: 'status' } }],
+    ['flowTypes', [{ steps: { charge: () => 'ok' } }]],
+  ])('rejects a handler map not shaped { [flowType]: { steps, rpcs } }, naming %s: %p', (field, flowTypes) => {
+    expect(() => compileWorkerOptions(base({ flowTypes: flowTypes as WorkerOptions['flowTypes'] }))).toThrow(`Worker option ${field}: `);
+  });
+
+  it.each<[string, Partial<Record<keyof WorkerOptions, unknown>>]>([
+    ['tenant', { tenant: 42 }],
+    ['address', { address: { host: 'h', port: 1 } }],
+    ['appWorkerId', { appWorkerId: 7 }],
+  ])('rejects an option %s that is not a string', (field, over) => {
+    expect(() => compileWorkerOptions(base(over as Partial<WorkerOptions>))).toThrow(`Worker option ${field}: must be a string`);
+  });
+
   it('generates a distinct app worker id per worker, hostname-pid-random', () => {
     const a = compileWorkerOptions(base()).appWorkerId;
     const b = compileWorkerOptions(base()).appWorkerId;
