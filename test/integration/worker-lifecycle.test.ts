@@ -9,7 +9,7 @@
 import { createClient, Metadata, Status } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import {
-  Client, PullRegistrationError, TaskCancelledError, Worker, WorkerCapacityError, WorkerStoppedError, ZdProtocolError,
+  Client, FLUSH_GRACE_MS, PullRegistrationError, TaskCancelledError, Worker, WorkerCapacityError, WorkerStoppedError, ZdProtocolError,
   type StepHandler, type StepSpec, type WorkerOptions,
 } from '../../src';
 import { MIN_PROTOCOL_VERSION } from '../../src/api/worker-service';
@@ -310,6 +310,30 @@ describe('registration limits through the SDK', () => {
     expect(samples.length).toBeGreaterThan(0);
     expect(samples.every(Boolean)).toBe(true);
   });
+
+  it('registers again within its reconnectBackoff once a node down for seconds is back, not on the connection\'s own backoff', async () => {
+    const prefix = uniquePrefix('down');
+    const t1 = await node({}, prefix);
+    const port = t1.node.apiAddress.slice(t1.node.apiAddress.lastIndexOf(':') + 1);
+    const { w, logger } = worker(t1.node.apiAddress, { charge: () => 'ok' }, { reconnectBackoff: { initialMs: 20, maxMs: 100 } });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    await t1.close();
+    // The first dial the closed port refuses: from it on, grpc-js backs off the connection itself.
+    await waitFor(() => logger.lines.some((l) => /No connection established/.test(String(l.fields?.error))), {
+      intervalMs: 5, description: 'a refused dial',
+    });
+    // grpc-js's own backoff (1 s × 1.6ⁿ, ±20 %) would dial again 4.1 to 6.2 s after that first
+    // refusal: a node back after 3.2 s would wait at least 0.7 s more for its worker.
+    await sleep(3200);
+    const t2 = await node({ 'api.listen': `127.0.0.1:${port}` }, prefix);
+    const back = Date.now();
+    await waitFor(() => w.readiness().queues[0]!.hasRegisteredStream, { timeoutMs: 8000, intervalMs: 10, description: 'the worker registered again' });
+    expect(Date.now() - back).toBeLessThan(600);
+    const c2 = client(t2.node.apiAddress);
+    const { taskId } = await c2.enqueueStep(spec());
+    expect(await outcome(c2, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+  });
 });
 
 describe('stop() against the real server', () => {
@@ -455,6 +479,33 @@ describe('stop() against the real server', () => {
     await s.nextOf('registered');
     expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: taskId, attempt: 2 });
   });
+
+  it('a handler that ignores its aborted signal holds neither stop() nor start() past the flush grace; the log names its task', async () => {
+    const t = await node();
+    const started = held();
+    const { w, logger } = worker(t.node.apiAddress, {
+      charge: () => {
+        started.open();
+        return new Promise<never>(() => undefined); // never settles, whatever its signal says
+      },
+    }, { stopDrainTimeout: 100 });
+    const running = run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec({ retryPolicy: { maxAttempts: 1 } }));
+    await started.opened;
+
+    const stopAt = Date.now();
+    const bound = sleep(100 + FLUSH_GRACE_MS + 2000).then(() => 'still stopping');
+    expect(await Promise.race([w.stop().then(() => 'stopped'), bound])).toBe('stopped');
+    expect(Date.now() - stopAt).toBeLessThan(100 + FLUSH_GRACE_MS + 1000);
+    expect(await Promise.race([running, bound])).toBe('stopped');
+    expect(w.state).toBe('stopped');
+    const warning = logger.lines.find((l) => l.level === 'warn' && l.fields?.taskId === taskId);
+    expect(warning?.msg).toBe('handler still running after its signal aborted; stop() does not wait for it');
+    // Its stream was reset: the node failed the attempt.
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'FAILED', attempt: 1, error: { type: 'worker_lost' } });
+  }, FLUSH_GRACE_MS + 20_000);
 });
 
 describe('liveness and attempt timeouts', () => {

@@ -86,6 +86,11 @@ export class Session {
     return this.task?.phase === 'running' || this.task?.phase === 'flushing' ? this.task.phase : 'idle';
   }
 
+  /** Log fields naming the slot's task, if it has one. */
+  get taskLabels(): Record<string, unknown> | undefined {
+    return this.task?.labels;
+  }
+
   /** Resolves when the server ends the stream; rejects with its ClientError (or AbortError on reset). */
   async run(): Promise<void> {
     const { options, client } = this.host;

@@ -36,6 +36,11 @@ export class Slot {
     return this.session?.phase ?? 'backoff';
   }
 
+  /** Log fields naming the slot's task, if it has one. */
+  get taskLabels(): Record<string, unknown> | undefined {
+    return this.session?.taskLabels;
+  }
+
   /** Runs until the worker stops (or fails); never rejects. */
   async run(): Promise<void> {
     let attempt = 0;

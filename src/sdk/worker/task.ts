@@ -57,7 +57,7 @@ export class TaskRun {
     readonly token: string,
     readonly kind: TaskKind,
     /** Log fields naming the task. */
-    private readonly labels: Record<string, unknown>,
+    readonly labels: Record<string, unknown>,
     private readonly io: TaskIo,
     invoke: Invoke,
     /** The attempt's heartbeat timeout (StepTask.heartbeat_timeout_ms; 0 = none): it sets the heartbeat throttle. */

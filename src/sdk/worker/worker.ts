@@ -86,7 +86,8 @@ export class Worker {
    * Graceful stop: no new tasks, idle streams half-close at once, busy ones
    * after their result is acknowledged; after `stopDrainTimeout` running
    * handlers are aborted and their streams reset, results already sent get
-   * a 5 s flush grace. Idempotent; safe before start() and after it returned.
+   * a 5 s flush grace, and a handler still running after it is not waited
+   * for (it is logged). Idempotent; safe before start() and after it returned.
    */
   stop(): Promise<void> {
     this.stopPromise ??= this.drainAndClose();
@@ -96,6 +97,7 @@ export class Worker {
   private async run(): Promise<void> {
     if (this.stateValue !== 'idle') throw new WorkerStoppedError('start() was called after stop()');
     this.stateValue = 'running';
+    const stopBegan = new Promise<void>((resolve) => this.stopController.signal.addEventListener('abort', () => resolve(), { once: true }));
     for (const w of this.options.startWarnings) this.options.logger.warn(w);
     try {
       this.openSlots();
@@ -104,13 +106,15 @@ export class Worker {
       // waiters reject with it and the state ends 'failed'.
       this.fail(err);
     }
-    await Promise.all(this.loops); // they end only once stop began
+    // The loops end only once stop began; stop() waits for them, all but one stuck in a
+    // handler that ignores its signal, and start() must not wait for that one either.
+    await Promise.race([Promise.all(this.loops), stopBegan]);
     await this.stop();
     if (this.fatal) throw this.fatal;
   }
 
   private openSlots(): void {
-    this.channel = createSdkChannel(this.options.address, this.options.tls, this.options.keepaliveMs);
+    this.channel = createSdkChannel(this.options.address, this.options.tls, this.options.keepaliveMs, this.options.reconnectBackoff);
     const client = createClient(WorkerTaskServiceDefinition, this.channel);
     const host = this.host(client);
     this.slots = this.options.slotKinds.map((kind, i) => new Slot(i, kind, host));
@@ -136,8 +140,19 @@ export class Worker {
         this.options.logger.warn('stopDrainTimeout passed; aborting running handlers', { running: busy });
         const reason = new WorkerStoppedError('stopDrainTimeout passed');
         for (const slot of this.slots) if (slot.phase !== 'flushing') slot.reset(reason);
-        if (!(await settlesWithin(all, FLUSH_GRACE_MS))) for (const slot of this.slots) slot.reset(reason);
-        await all; // handlers must honour their signal; we wait for them to return
+        if (!(await settlesWithin(all, FLUSH_GRACE_MS))) {
+          for (const slot of this.slots) slot.reset(reason);
+          // A handler that ignores its aborted signal must not hold stop() up for good (the
+          // process would wait for its SIGKILL): its stream is reset, so the node fails its
+          // attempt, and whatever it returns is never sent. Only the others are waited for.
+          const stuck = this.slots.filter((s) => s.phase === 'running');
+          for (const slot of stuck) {
+            this.options.logger.warn('handler still running after its signal aborted; stop() does not wait for it', {
+              slot: slot.index, ...slot.taskLabels,
+            });
+          }
+          await Promise.all(this.loops.filter((_, i) => !stuck.includes(this.slots[i]!)));
+        }
       }
       this.channel?.close();
     }
