@@ -9,7 +9,7 @@
 import { createClient, Metadata, Status } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import {
-  Client, FLUSH_GRACE_MS, PullRegistrationError, TaskCancelledError, Worker, WorkerCapacityError, WorkerStoppedError, ZdProtocolError,
+  Client, FetchClient, FLUSH_GRACE_MS, PullRegistrationError, TaskCancelledError, Worker, WorkerCapacityError, WorkerStoppedError, ZdProtocolError,
   type StepHandler, type StepSpec, type WorkerOptions,
 } from '../../src';
 import { MIN_PROTOCOL_VERSION } from '../../src/api/worker-service';
@@ -333,6 +333,29 @@ describe('registration limits through the SDK', () => {
     const c2 = client(t2.node.apiAddress);
     const { taskId } = await c2.enqueueStep(spec());
     expect(await outcome(c2, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+  });
+
+  it('has a Client reach a node down for seconds once it is back, within its reconnectBackoff, not the connection\'s own backoff', async () => {
+    const t1 = await node();
+    const port = t1.node.apiAddress.slice(t1.node.apiAddress.lastIndexOf(':') + 1);
+    const c = new Client({ address: t1.node.apiAddress, defaultTimeoutMs: 2000, reconnectBackoff: { initialMs: 20, maxMs: 100 } });
+    cleanups.push(() => c.close());
+    await c.describeCluster();
+    await t1.close();
+    await expect(c.describeCluster()).rejects.toThrow(/No connection established/);
+    // As for the Worker above: grpc-js's own backoff would not dial again until 4.1–6.2 s after that refusal.
+    await sleep(3200);
+    await node({ 'api.listen': `127.0.0.1:${port}` });
+    const back = Date.now();
+    await waitFor(async () => c.describeCluster().then(() => true, () => false), { timeoutMs: 8000, intervalMs: 10, description: 'a call that reaches the node' });
+    expect(Date.now() - back).toBeLessThan(600);
+  });
+
+  it('refuses a Client or FetchClient reconnectBackoff that is no backoff, naming the field', () => {
+    expect(() => new Client({ address: '127.0.0.1:1', reconnectBackoff: { initialMs: 0 } }))
+      .toThrow('Client option reconnectBackoff.initialMs: must be a number of ms > 0, got 0');
+    expect(() => new FetchClient({ address: '127.0.0.1:1', workerId: 'w', reconnectBackoff: { initialMs: 50, maxMs: 10 } }))
+      .toThrow('FetchClient option reconnectBackoff.maxMs: must be a number of ms ≥ initialMs (50), got 10');
   });
 });
 

@@ -10,6 +10,8 @@ import {
   authMetadata, createSdkChannel, mapGrpcError, metadataFor, resolveCredential, toNum, withProtocolVersion, ZdDeadlineExceededError,
   type Credential, type TlsOptions,
 } from '../common';
+import type { BackoffOptions } from '../common/backoff';
+import { checkedReconnectBackoff } from '../common/reconnect';
 import { CallSignal } from '../common/call-signal';
 import { checkDuration, timerDelayMs } from '../common/durations';
 import { RpcFailedError } from './errors';
@@ -38,6 +40,11 @@ export interface ClientOptions {
    * timer holds). Long polls add their wait to it. @default 30000
    */
   defaultTimeoutMs?: number;
+  /**
+   * Backoff between redials of the connection while the node cannot be reached (calls fail at
+   * once meanwhile, as UNAVAILABLE). @default { initialMs: 100, maxMs: 10000 }
+   */
+  reconnectBackoff?: Pick<BackoffOptions, 'initialMs' | 'maxMs'>;
   /**
    * @internal Not part of the public API and not documented: lets tests of
    * the server's protocol check send another protocol version.
@@ -73,7 +80,7 @@ export class Client {
     this.defaultTimeoutMs = checkDuration('Client', 'defaultTimeoutMs', options.defaultTimeoutMs ?? 30_000, { zero: false });
     this.credential = options.credential;
     this.protocolVersion = options._internal?.protocolVersion ?? PROTOCOL_VERSION;
-    this.channel = createSdkChannel(options.address, options.tls);
+    this.channel = createSdkChannel(options.address, options.tls, undefined, checkedReconnectBackoff('Client', options.reconnectBackoff));
     this.stub = createClient(MatchingServiceDefinition, this.channel);
     this.lane = new EnqueueLane(this.stub, async (steps, o) => (await this.stub.enqueueSteps({ steps }, o)).results);
   }

@@ -98,13 +98,13 @@ const KEEPALIVE_TIMEOUT_MS = 10_000;
  * result's ack hears no Pings of the node's to notice it by; the other streams reconnect
  * on the dead connection until it fails. (A server or balancer that finds the PINGs too
  * frequent says so, and grpc-js then PINGs less often.)
- * With `reconnect`, the connection itself is redialled on that backoff rather than grpc-js's
- * own (1 s growing to 120 s): under it, calls fail at once without dialling, so a worker whose
- * node was down for a minute came back up to two minutes after the node, whatever its
- * reconnectBackoff said.
+ * The connection itself is redialled on `reconnect` (the SDK's default backoff, 100 ms to
+ * 10 s) rather than grpc-js's own (1 s growing to 120 s): under it, calls fail at once without
+ * dialling, so a worker whose node was down for a minute came back up to two minutes after the
+ * node, whatever its reconnectBackoff said, and a producer's enqueues failed as long.
  */
 export function createSdkChannel(
-  address: string, tls: TlsOptions | boolean | undefined, keepaliveMs = KEEPALIVE_MS, reconnect?: BackoffOptions,
+  address: string, tls: TlsOptions | boolean | undefined, keepaliveMs = KEEPALIVE_MS, reconnect: BackoffOptions = {},
 ): Channel {
   const options: Record<string, number> = {
     // No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message.
@@ -112,10 +112,8 @@ export function createSdkChannel(
     'grpc.keepalive_time_ms': keepaliveMs,
     'grpc.keepalive_timeout_ms': Math.min(KEEPALIVE_TIMEOUT_MS, keepaliveMs),
   };
-  if (reconnect) {
-    options['grpc.initial_reconnect_backoff_ms'] = reconnect.initialMs ?? 100;
-    options['grpc.max_reconnect_backoff_ms'] = reconnect.maxMs ?? 10_000;
-  }
+  options['grpc.initial_reconnect_backoff_ms'] = reconnect.initialMs ?? 100;
+  options['grpc.max_reconnect_backoff_ms'] = reconnect.maxMs ?? 10_000;
   if (!tls) return createChannel(address, undefined, options);
   const t = tls === true ? {} : tls;
   return createChannel(address.replace(/^https?:\/\//, ''), ChannelCredentials.createSsl(pem(t.ca), pem(t.key), pem(t.cert)), options);

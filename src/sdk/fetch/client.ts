@@ -10,6 +10,8 @@ import {
   authMetadata, createSdkChannel, fromEpochMs, toBuffer, toBytes, toNum, withProtocolVersion, ZdDeadlineExceededError,
   type Credential, type Payload, type TlsOptions,
 } from '../common';
+import type { BackoffOptions } from '../common/backoff';
+import { checkedReconnectBackoff } from '../common/reconnect';
 import { CallSignal } from '../common/call-signal';
 import { checkCount, INT32_MAX, UINT32_MAX } from '../common/counts';
 import { checkDuration, timerDelayMs, type DurationBounds } from '../common/durations';
@@ -31,6 +33,11 @@ interface BaseOptions {
    * Long polls add their wait to it. @default 30000
    */
   defaultTimeoutMs?: number;
+  /**
+   * Backoff between redials of the connection while the node cannot be reached (calls fail at
+   * once meanwhile, as UNAVAILABLE). @default { initialMs: 100, maxMs: 10000 }
+   */
+  reconnectBackoff?: Pick<BackoffOptions, 'initialMs' | 'maxMs'>;
 }
 
 /** A long poll's wait: the SDK's timer allows for it, so it must be one a timer holds. */
@@ -83,7 +90,7 @@ abstract class BaseClient {
     // Past MAX_TIMER_MS (Infinity included) every call's timer would fire after 1 ms.
     this.defaultTimeoutMs = checkDuration(what, 'defaultTimeoutMs', options.defaultTimeoutMs ?? 30_000, { zero: false });
     this.credential = options.credential;
-    this.channel = createSdkChannel(options.address, options.tls);
+    this.channel = createSdkChannel(options.address, options.tls, undefined, checkedReconnectBackoff(what, options.reconnectBackoff));
   }
 
   /**
