@@ -173,9 +173,17 @@ export class Placement {
    */
   capacity(tenant: string, flowType: string, appWorkerId: string): void {
     const sticky = this.stickyWaiters.get(workerKey(tenant, appWorkerId))?.get(flowType);
+    const d = this.host.dispatcher();
     for (let w = sticky?.head?.value; w; w = sticky?.head?.value) {
-      const node = this.host.dispatcher()?.reserveSlot(tenant, flowType, w.q.stepType, appWorkerId);
-      if (!node || !this.unpark(w)) break;
+      const node = d?.reserveSlot(tenant, flowType, w.q.stepType, appWorkerId);
+      if (!node) {
+        // The worker declined this Step type while the Step waited for it: its sticky
+        // phase ends now (DESIGN §4), and the waiters behind it may still fit the slot.
+        if (d?.presence(tenant, appWorkerId, flowType, w.q.stepType) !== 'absent' || !this.unpark(w)) break;
+        this.syncPhase(w.q, w.ref);
+        continue;
+      }
+      if (!this.unpark(w)) break;
       this.offerTo(node, w.q, w.ref, 'sticky', appWorkerId);
     }
     const lines = this.syncWaiters.get(flowKey(tenant, flowType));

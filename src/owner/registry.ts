@@ -64,8 +64,11 @@ export class OwnerRegistry implements PartitionHost {
   /** Queues with heads in memory, by (tenant, flowType). */
   /** Queues with a backlog, by name, over every partition owned here (QueueHeads keep it). */
   private readonly busy = new BusyQueues();
-  /** The queues with ready heads of each flow type, oldest head first. */
-  private readonly ready = new Map<string, ReadyQueues>();
+  /**
+   * The queues with ready heads of each flow type, a line per Step type, oldest head
+   * first: a Step type no idle slot can run is passed over whole, not waited on.
+   */
+  private readonly ready = new Map<string, Map<string, ReadyQueues>>();
   private readonly pumpScheduled = new Set<string>();
   /** Flow types whose pump waits after failed offers (pauseAfterError). */
   private readonly pumpBackoff = new Map<string, { until: number; delayMs: number }>();
@@ -165,7 +168,7 @@ export class OwnerRegistry implements PartitionHost {
     this.hooks.backlogChanged();
     this.backlog.forget(owner);
     this.placement.dropPartition(lease.partition);
-    for (const q of owner.queues.values()) this.ready.get(flowKey(q.tenant, q.flowType))?.delete(q);
+    for (const q of owner.queues.values()) this.queueForgotten(q);
     if (cause === 'lease-lost') return RESOLVED;
     return this.offersOut.settledWithin(lease.partition, OFFER_SETTLE_MS).then((settled) => {
       if (!settled) this.log.info({ partition: lease.partition, out: this.offersOut.count(lease.partition) }, 'partition given up with offers still out');
@@ -318,8 +321,10 @@ export class OwnerRegistry implements PartitionHost {
       return;
     }
     const key = flowKey(q.tenant, q.flowType);
-    let line = this.ready.get(key);
-    if (!line) this.ready.set(key, (line = new ReadyQueues()));
+    let lines = this.ready.get(key);
+    if (!lines) this.ready.set(key, (lines = new Map()));
+    let line = lines.get(q.stepType);
+    if (!line) lines.set(q.stepType, (line = new ReadyQueues()));
     if (line.add(q)) this.hooks.backlogChanged();
     this.schedulePump(key);
   }
@@ -338,10 +343,12 @@ export class OwnerRegistry implements PartitionHost {
 
   queueForgotten(q: QueueHeads): void {
     const key = flowKey(q.tenant, q.flowType);
-    const line = this.ready.get(key);
-    if (!line) return;
+    const lines = this.ready.get(key);
+    const line = lines?.get(q.stepType);
+    if (!lines || !line) return;
     line.delete(q);
-    if (line.size === 0) this.ready.delete(key);
+    if (line.size === 0) lines.delete(q.stepType);
+    if (lines.size === 0) this.ready.delete(key);
   }
 
   leaseMoved(partition: number): void {
@@ -366,19 +373,33 @@ export class OwnerRegistry implements PartitionHost {
 
   /** Offers heads of one flow type while some node has an idle slot for it. */
   private pump(key: string): void {
-    const line = this.ready.get(key);
+    const lines = this.ready.get(key);
     const d = this.dispatcher;
-    if (!line || !d) return;
+    if (!lines || !d) return;
     if ((this.pumpBackoff.get(key)?.until ?? 0) > this.clock.now()) return; // its timer pumps again
     const emptied = () => this.hooks.backlogChanged();
+    // Step types no node has an idle slot for: their heads wait, the other types' go on
+    // (a slot whose worker declined one type, or runs none of it, still takes the rest).
+    let noSlot: Set<string> | undefined;
     for (;;) {
-      const q = line.oldest(emptied);
-      if (!q) {
+      let line: ReadyQueues | undefined;
+      let q: QueueHeads | undefined;
+      for (const [stepType, l] of lines) {
+        if (noSlot?.has(stepType)) continue;
+        const head = l.oldest(emptied);
+        if (!head) lines.delete(stepType);
+        else if (!q || head.peek()!.readyAt < q.peek()!.readyAt) [line, q] = [l, head];
+      }
+      if (lines.size === 0) {
         this.ready.delete(key);
         return;
       }
+      if (!q || !line) return;
       const node = d.reserveSlot(q.tenant, q.flowType, q.stepType);
-      if (!node) return;
+      if (!node) {
+        (noSlot ??= new Set()).add(q.stepType);
+        continue;
+      }
       const ref = q.shift()!;
       line.taken(q, emptied);
       const owner = this.partitions.get(q.partition);

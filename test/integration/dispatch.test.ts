@@ -162,6 +162,21 @@ describe('sticky phase', () => {
     expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
   });
 
+  it('moves its waiting sticky Steps of a type on once the sticky worker declines it, and serves the others at once', async () => {
+    const a = await slot('A');
+    await rememberSticky('f1', 'A');
+    await enqueue({ flow_id: 'other', step_type: 'exotic', step_execution_id: 'long' });
+    const long = await take(a); // A is busy, with a type it lacks
+    await enqueue({ step_type: 'exotic', step_execution_id: 'x' }); // both wait for A in its sticky phase
+    const y = await enqueue({ step_execution_id: 'y' });
+    expect(await queuedInMemory()).toBe(2);
+    const since = Date.now();
+    a.send({ decline: { task_token: long.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    // A is idle and has declined "exotic": x leaves A's line, and y, behind it, goes to A now.
+    expect((await take(a, STICKY_WAIT / 2)).task_id).toBe(y);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
   it('prefers the sticky worker named in the request', async () => {
     const a = await slot('A');
     const b = await slot('B');
@@ -286,6 +301,22 @@ describe('sync-match and the durable queue', () => {
     // A worker that supports it arrives: the Step runs, still attempt 1.
     const b = await slot('B');
     expect(await take(b)).toMatchObject({ task_id: x, attempt: 1 });
+  });
+
+  it('offers the durable backlog of one Step type to a freed slot while an older head of a type its worker declined waits', async () => {
+    const a = await slot('A');
+    const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });
+    const declined = await take(a);
+    expect(declined.task_id).toBe(x);
+    a.send({ decline: { task_token: declined.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    await nothing(a, 100); // x is back in its queue: the oldest head of the flow type, which A lacks
+    await enqueue({ flow_id: 'b', step_execution_id: 'b' });
+    const busy = await take(a);
+    const y = await enqueue({ flow_id: 'y' });
+    await sleep(300); // past syncMatchWait: y waits in the durable queue, behind x
+    await complete(a, busy);
+    expect((await take(a, 2000)).task_id).toBe(y);
+    expect((await t.matching.getTask({ task_id: x })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
   });
 
   it('takes a capacity decline (older SDKs) back unconsumed, counts it, and offers the Step again', async () => {
