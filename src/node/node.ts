@@ -184,7 +184,7 @@ export class ZdNode {
       stickyWaitMs: config.matching.stickyWait,
     }, this.store, {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
-      workerUnavailable: (tenant, appWorkerId) => this.owner.workerUnavailable(tenant, appWorkerId),
+      workerUnavailable: (tenant, appWorkerId) => this.routing.workerGoneHere(tenant, appWorkerId),
       taskReady: (p, queue, taskId, readyAt, flowDeadline = 0, sticky = '') => {
         this.routing.taskFetchable(queue, readyAt, p); // a returned or retried Step is fetchable too
         this.routing.taskReady(p, queue, taskId, readyAt, sticky);

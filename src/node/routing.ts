@@ -192,6 +192,15 @@ export class Routing {
   }
 
   /** A peer's capacity snapshot: idle slots there may take heads of our partitions. */
+  /**
+   * An app worker's last stream here ended, or it began to stop: its sticky Steps move on
+   * at once (DESIGN §4), unless a peer still holds a stream of it that is not draining —
+   * then they wait for it there, and that peer's CapacityUpdate says when it goes (onCapacity).
+   */
+  workerGoneHere(tenant: string, appWorkerId: string): void {
+    if (this.view.nodeOfWorker(tenant, appWorkerId) === undefined) this.owner.workerUnavailable(tenant, appWorkerId);
+  }
+
   onCapacity(update: pb.ICapacityUpdate): void {
     const node = update.node_id ?? '';
     const gen = this.view.outcomeGen(node);

@@ -79,3 +79,25 @@ it('stops waiting for a sticky worker of another node once it drains there', asy
   expect(task.task_id).toBe(r.task_id);
   expect(Date.now() - drainAt).toBeLessThan(STICKY_WAIT - 1000);
 });
+
+it('keeps waiting for a sticky worker whose last stream here ends while it is still connected at another node', async () => {
+  // w1 busy at both nodes: here with a Step that ends when its stream does, there with one it finishes
+  const here = await slotAt(owner, 'w1');
+  await owner.matching.enqueueStep({ step: stepOwnedBy(owner, { retry_policy: { max_attempts: 1 } }) });
+  await here.nextOf('step_task');
+  const there = await slotAt(gateway, 'w1');
+  await gateway.matching.enqueueStep({ step: stepOwnedBy(gateway) });
+  const busy = (await there.nextOf('step_task')).step_task!;
+  await waitFor(() => owner.node.view.presence('acme', 'w1', 'order', 'charge') === 'busy',
+    { timeoutMs: 5000, description: 'the owner sees w1 busy at the other node' });
+  const w2 = await slotAt(owner, 'w2');
+  const r = await owner.matching.enqueueStep({ step: stepOwnedBy(owner, { sticky_worker_id: 'w1' }) });
+  await expect(w2.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
+
+  // w1's stream here goes; w1 is still at the other node, so its Step waits for it there
+  here.reset();
+  await expect(w2.nextOf('step_task', 500)).rejects.toThrow(/no frame/);
+  there.send({ step_result: { task_token: busy.task_token, output: Buffer.from('ok') } });
+  await there.nextOf('result_ack');
+  expect((await there.nextOf('step_task', STICKY_WAIT - 1500)).step_task!.task_id).toBe(r.task_id);
+});
