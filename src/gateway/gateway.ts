@@ -556,6 +556,13 @@ export class Gateway {
       slot.rpc = undefined;
       this.slotFree(slot);
       this.returnRpc(rpc);
+      if (unknown) {
+        // Calls of that name waiting for this worker as their sticky one skip the rest of the
+        // sticky phase (DESIGN §4: it has declined the type), as Steps do (Placement.capacity).
+        for (const call of this.rpcWaiters.stickyTo(slot.reg.tenant, slot.reg.appWorkerId)) {
+          if (call.flowType === rpc.flowType && call.rpcName === rpc.rpcName) this.endStickyWindow(call);
+        }
+      }
       return;
     }
     const held = this.heldBy(slot, msg.task_token ?? '');

@@ -75,3 +75,33 @@ it('gives an RPC to an idle worker at once when its sticky worker on another nod
 
   await expectIdleWorkerAtOnce(a, w);
 });
+
+it('moves on the other calls waiting for a sticky worker once it declines their rpc name, not after the sticky wait', async () => {
+  const { a } = pair;
+  // S, two slots: one busy with a Step, one idle; W, two idle slots; all on one node.
+  const s1 = await slotAt(a, 'S');
+  const s2 = await slotAt(a, 'S');
+  await stepAt(a);
+  // The one that got it (the other's wait for a frame ends unanswered, quietly).
+  const got = await Promise.all([s1, s2].map((s) => s.nextOf('step_task', 1000).then(() => true, () => false)));
+  expect(got.filter(Boolean)).toHaveLength(1);
+  const idle = got[0] ? s2 : s1;
+  const w1 = await slotAt(a, 'W');
+  const w2 = await slotAt(a, 'W');
+  // Two calls sticky to S: the first reaches S's idle slot, the second waits for S.
+  const first = rpcAt(a, { sticky_worker_id: 'S' });
+  const declined = (await idle.nextOf('rpc_task')).rpc_task!;
+  const second = rpcAt(a, { sticky_worker_id: 'S', flow_id: 'f2' });
+  await new Promise((r) => setTimeout(r, 200));
+  // S lacks the name: the first goes to W, and so does the second, at once.
+  const since = Date.now();
+  idle.send({ decline: { task_token: declined.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  const tasks = await Promise.all([w1, w2].map(async (w) => {
+    const t = (await w.nextOf('rpc_task', STICKY_WAIT + 1500)).rpc_task!;
+    w.send({ rpc_result: { task_token: t.task_token, output: Buffer.from('from W') } });
+    return t;
+  }));
+  expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 3);
+  expect(tasks.map((t) => t.flow_id).sort()).toEqual(['f1', 'f2']);
+  expect([(await first).app_worker_id, (await second).app_worker_id]).toEqual(['W', 'W']);
+});
