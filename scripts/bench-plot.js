@@ -67,5 +67,12 @@ out.push(`<path d="M ${L + pw + 24} ${ty} h 12" stroke="#2ca02c" stroke-width="3
 out.push('</svg>');
 const svg = png.replace(/\.png$/, '.svg');
 fs.writeFileSync(svg, out.join('\n'));
-execFileSync('rsvg-convert', ['-f', 'png', '-o', png, svg]);
+try {
+  execFileSync('rsvg-convert', ['-f', 'png', '-o', png, svg]);
+} catch (err) {
+  // The SVG is written either way; only the PNG needs the converter.
+  if (err.code !== 'ENOENT') throw err;
+  process.stderr.write(`bench-plot: rsvg-convert not found, wrote ${svg} only (for the PNG: apt-get install -y librsvg2-bin)\n`);
+  process.exit(1);
+}
 process.stdout.write(`${png}\n`);
