@@ -19,6 +19,7 @@ import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { aborted, gate, metricValue, recordingLogger, type Gate } from '../helpers/sdk';
+import { tcpProxy } from '../helpers/tcp-proxy';
 import { sleep, waitFor } from '../helpers/wait';
 import { startWorkerTap, type TappedFrame, type WorkerTap } from '../helpers/worker-tap';
 
@@ -349,6 +350,41 @@ describe('registration limits through the SDK', () => {
     const back = Date.now();
     await waitFor(async () => c.describeCluster().then(() => true, () => false), { timeoutMs: 8000, intervalMs: 10, description: 'a call that reaches the node' });
     expect(Date.now() - back).toBeLessThan(600);
+  });
+
+  it('takes its slots to another node through a connection balancer once its node drains, while a busy slot finishes there', async () => {
+    const prefix = uniquePrefix('l4');
+    const a = await node({ 'drain.timeout': '10s' }, prefix);
+    const b = await node({}, prefix);
+    const port = (t: TestNode) => Number(t.node.apiAddress.slice(t.node.apiAddress.lastIndexOf(':') + 1));
+    // One address for both nodes, as a ClusterIP Service gives: each new connection goes where the proxy points.
+    const balancer = await tcpProxy(port(a));
+    cleanups.push(() => balancer.close());
+    const release = held();
+    const { w } = worker(`127.0.0.1:${balancer.port}`, {
+      charge: async (ctx) => {
+        if (ctx.input.toString() === 'hold') await release.opened;
+        return 'done';
+      },
+    }, { maxConcurrentTasks: 2 });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(a.node.apiAddress);
+    const busy = await c.enqueueStep(spec({ input: 'hold' }));
+    await waitFor(() => a.node.gateway.busySlots() === 1, { description: 'the held Step running at a' });
+
+    // a drains (a rolling restart) and the balancer now sends new connections to b.
+    balancer.retarget(port(b));
+    const draining = a.node.drain();
+    await waitFor(() => b.node.gateway.streamCount > 0, { timeoutMs: 3000, description: 'a slot of the worker at b' });
+    expect(a.node.state).toBe('draining');
+    const cb = client(b.node.apiAddress);
+    const next = await cb.enqueueStep(spec());
+    expect(await outcome(cb, next.taskId)).toMatchObject({ status: 'COMPLETED' });
+    // The held Step's result still goes to a, over the connection it started on.
+    release.open();
+    await draining;
+    expect(await outcome(cb, busy.taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
   });
 
   it('refuses a Client or FetchClient reconnectBackoff that is no backoff, naming the field', () => {

@@ -109,6 +109,9 @@ export function createSdkChannel(
   const options: Record<string, number> = {
     // No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message.
     'grpc.enable_channelz': 0,
+    // A connection of this channel's own, not one shared with other channels to the same
+    // address: a Worker's new channel after a Reconnect must dial anew (worker.ts renewChannel).
+    'grpc.use_local_subchannel_pool': 1,
     'grpc.keepalive_time_ms': keepaliveMs,
     'grpc.keepalive_timeout_ms': Math.min(KEEPALIVE_TIMEOUT_MS, keepaliveMs),
   };

@@ -22,6 +22,10 @@ export type WorkerClient = Client<typeof WorkerTaskServiceDefinition>;
 export interface SlotHost {
   readonly options: CompiledWorkerOptions;
   readonly client: WorkerClient;
+  /** Which connection `client` is (it changes when the worker redials after a Reconnect). */
+  readonly channelGen?: number;
+  /** A node asked a stream opened on connection `gen` to reconnect: it drains, so later streams go over a new one. */
+  reconnectAsked?(gen: number): void;
   readonly readiness: ReadinessTracker;
   /** One Pong timer for all the worker's running tasks. */
   readonly pongs: PongSweep;
@@ -57,6 +61,8 @@ const SLOT_KIND: Record<SlotKindName, pb.SlotKind> = {
 export class Session {
   registered = false;
   reconnectRequested = false;
+  /** The connection this session's stream went over (SlotHost.channelGen). */
+  private channelGen = 0;
   private registeredAt = 0;
   private unregisteredAt = 0;
   /**
@@ -93,7 +99,8 @@ export class Session {
 
   /** Resolves when the server ends the stream; rejects with its ClientError (or AbortError on reset). */
   async run(): Promise<void> {
-    const { options, client } = this.host;
+    const { options, client, channelGen } = this.host;
+    this.channelGen = channelGen ?? 0;
     let failure: unknown = null;
     try {
       // A credential function may never answer (a hung token service): the
@@ -179,6 +186,7 @@ export class Session {
       case 'reconnect':
         this.host.options.logger.info('server asked the slot to reconnect', { slotKind: this.kind, reason: frame.reconnect!.reason });
         this.reconnectRequested = true;
+        this.host.reconnectAsked?.(this.channelGen);
         this.closing = true;
         if (!this.task) this.outbox.end();
         return;

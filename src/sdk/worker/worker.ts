@@ -33,6 +33,9 @@ export class Worker {
   private stopPromise: Promise<void> | undefined;
   private fatal: unknown = null;
   private channel: Channel | undefined;
+  private client: SlotHost['client'] | undefined;
+  /** Counts the connections made: a Reconnect renews the one its stream used, once. */
+  private channelGen = 0;
   private slots: Slot[] = [];
   private loops: Promise<void>[] = [];
   private hasRegistered = false;
@@ -114,9 +117,8 @@ export class Worker {
   }
 
   private openSlots(): void {
-    this.channel = createSdkChannel(this.options.address, this.options.tls, this.options.keepaliveMs, this.options.reconnectBackoff);
-    const client = createClient(WorkerTaskServiceDefinition, this.channel);
-    const host = this.host(client);
+    this.openChannel();
+    const host = this.host();
     this.slots = this.options.slotKinds.map((kind, i) => new Slot(i, kind, host));
     this.loops = this.slots.map((s) => s.run());
     this.options.logger.info('worker starting', {
@@ -159,12 +161,41 @@ export class Worker {
     this.stateValue = this.fatal ? 'failed' : 'stopped';
   }
 
-  private host(client: SlotHost['client']): SlotHost {
+  private openChannel(): void {
+    this.channel = createSdkChannel(this.options.address, this.options.tls, this.options.keepaliveMs, this.options.reconnectBackoff);
+    this.client = createClient(WorkerTaskServiceDefinition, this.channel);
+    this.channelGen++;
+  }
+
+  /**
+   * A node that drains asks every stream to reconnect, but new streams on the same
+   * connection reach that node again: behind a connection balancer (a Kubernetes
+   * ClusterIP Service, any L4 one) they were refused with ZD_DRAINING until the node
+   * closed, drain.timeout later, and the worker's slots sat idle. Once per connection
+   * (the first Reconnect on it), later streams go over a new one, which the balancer
+   * sends to another node; streams still running on the old one finish there (grpc-js
+   * closes a channel's connections gracefully).
+   */
+  private renewChannel(gen: number): void {
+    if (gen !== this.channelGen || this.stateValue !== 'running') return;
+    const old = this.channel;
+    this.openChannel();
+    this.options.logger.info('node asked to reconnect: later streams go over a new connection', { generation: this.channelGen });
+    old?.close();
+  }
+
+  private host(): SlotHost {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const worker = this;
     return {
       options: this.options,
-      client,
+      get client() {
+        return worker.client!;
+      },
+      get channelGen() {
+        return worker.channelGen;
+      },
+      reconnectAsked: (gen) => this.renewChannel(gen),
       readiness: this.tracker,
       pongs: this.pongs,
       stopSignal: this.stopController.signal,
