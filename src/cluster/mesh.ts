@@ -19,6 +19,14 @@ import { LinkServer, PeerLink, type PendingBatch } from './peer-link';
 
 /** No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message. */
 const NO_CHANNELZ = { 'grpc.enable_channelz': 0 };
+/**
+ * Peers are on the cluster's network and a member until nodeTtl passes: one that stops
+ * answering is redialled every second at most, not on grpc-js's backoff (1 s growing to
+ * 120 s), and its connection is its own (not shared with another channel to the address).
+ */
+const PEER_CHANNEL = {
+  ...NO_CHANNELZ, 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1000, 'grpc.use_local_subchannel_pool': 1,
+};
 
 export interface MeshHandlers {
   offer(ref: OfferRef): Promise<OfferResult>;
@@ -95,6 +103,8 @@ interface PendingOffer {
 
 interface PeerEntry {
   address: string;
+  /** The peer's boot the connection was made for. */
+  bootId: string;
   channel: Channel;
   client: PeerClient;
   /** The peer answered OfferBatch with UNIMPLEMENTED (an older build): single offers only. */
@@ -228,14 +238,17 @@ export class Mesh {
     const m = this.membership.get(nodeId);
     if (!m || !m.address) return undefined;
     const cur = this.clients.get(nodeId);
-    if (cur && cur.address === m.address) return cur;
+    // A new boot at the same address (a container restarted in its pod within nodeTtl) gets a
+    // connection of its own: the dead boot's had backed off its redials (and may remember an
+    // older build's answers, singleOffers / noLink), and calls to the new one failed meanwhile.
+    if (cur && cur.address === m.address && cur.bootId === m.bootId) return cur;
     cur?.link?.close();
     cur?.channel.close();
     const t = this.tls;
     const channel = t
-      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), { ...NO_CHANNELZ, ...peerNameOptions(t) })
-      : createChannel(m.address, undefined, NO_CHANNELZ);
-    const entry: PeerEntry = { address: m.address, channel, client: createClient(PeerServiceDefinition, channel) };
+      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), { ...PEER_CHANNEL, ...peerNameOptions(t) })
+      : createChannel(m.address, undefined, PEER_CHANNEL);
+    const entry: PeerEntry = { address: m.address, bootId: m.bootId, channel, client: createClient(PeerServiceDefinition, channel) };
     this.clients.set(nodeId, entry);
     return entry;
   }

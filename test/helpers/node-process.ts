@@ -139,6 +139,9 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
   if (opts.keyPrefix) redis.keyPrefix = opts.keyPrefix;
   if (Object.keys(redis).length) config.redis = redis;
   if (opts.config) config = deepMerge(config, opts.config);
+  // The addresses as configured: `config` may set listeners of its own (a restart on the same ports).
+  const listenOf = (section: string) => String((config[section] as ConfigTree).listen);
+  const apiAddress = listenOf('api');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-node-'));
   const configFile = path.join(dir, 'config.yaml');
@@ -179,7 +182,7 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
     return exited;
   };
 
-  const metricsAddress = `127.0.0.1:${metrics}`;
+  const metricsAddress = listenOf('metrics');
   const stopWaiting = new AbortController();
   void exited.then((v) => stopWaiting.abort(new Error(`node ${nodeId} exited (${String(v)}) before it was ready:\n${logs().slice(-4000)}`)));
   try {
@@ -188,7 +191,7 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
         const status = await httpStatus(`http://${metricsAddress}/healthz`).catch(() => 0);
         if (status === 200) return true;
         // A node without /healthz yet: an accepting gRPC port is the next best signal.
-        return status === 404 && (await tcpOpen(api));
+        return status === 404 && (await tcpOpen(Number(apiAddress.slice(apiAddress.lastIndexOf(':') + 1))));
       },
       { timeoutMs: opts.readyTimeoutMs ?? 30000, intervalMs: 50, description: `node ${nodeId} ready`, signal: stopWaiting.signal },
     );
@@ -200,9 +203,9 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
 
   return {
     nodeId,
-    apiAddress: `127.0.0.1:${api}`,
-    httpAddress: `127.0.0.1:${httpPort}`,
-    internalAddress: `127.0.0.1:${internal}`,
+    apiAddress,
+    httpAddress: listenOf('http'),
+    internalAddress: listenOf('internal'),
     metricsAddress,
     configFile,
     process: child,
