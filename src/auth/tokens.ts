@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
+import YAML, { YAMLError } from 'yaml';
 import type { Logger } from '../util/logger';
 
 export type TokenKind = 'worker' | 'client';
@@ -90,6 +90,19 @@ export function parseTokensFile(text: string, kind: TokenKind): Map<string, Prin
   return out;
 }
 
+/**
+ * Why a load failed, for the log: a system error's code (ENOENT), a YAML error's code and position (its
+ * message quotes the file, which may hold plain tokens), else parseTokensFile's message (entry and field).
+ */
+function reasonOf(err: unknown): string {
+  if (err instanceof YAMLError) {
+    const at = err.linePos?.[0];
+    return at ? `${err.code} at line ${at.line}, column ${at.col}` : err.code;
+  }
+  const e = err as NodeJS.ErrnoException;
+  return e.code ?? e.message;
+}
+
 /** One kind's tokens, kept current with its file. */
 export class TokenFile {
   /** undefined = failed closed (or not configured). */
@@ -98,6 +111,7 @@ export class TokenFile {
   private watcher: fs.FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reloadQueued: NodeJS.Timeout | undefined;
+  private reloadForced = false;
   /** Loads so far (tests wait on it). */
   generation = 0;
 
@@ -106,14 +120,17 @@ export class TokenFile {
   /** First load and watchers; a bad file at boot still boots (fail closed) but logs an ERROR. */
   start(): void {
     if (!this.file) {
-      this.log.warn({ kind: this.kind }, `auth: no auth.${this.kind}TokensFile configured; every ${this.kind} token is refused`);
+      // An ERROR, as a broken file is: this node serves no caller of this kind (docs/security.md).
+      this.log.error({ kind: this.kind }, `auth: no auth.${this.kind}TokensFile configured; every ${this.kind} token is refused`);
       return;
     }
     this.reload();
     try {
       // Watch the folder: rotation by rename replaces the file's inode, which a watch on the file would miss.
       this.watcher = fs.watch(path.dirname(path.resolve(this.file)), { persistent: false }, (_ev, name) => {
-        if (!name || name.toString() === path.basename(this.file)) this.queueReload();
+        // Another name may still be our file: a Kubernetes Secret update renames the folder's `..data`
+        // symlink, never the file's own name. A stat tells.
+        this.queueReload(!!name && name.toString() !== path.basename(this.file));
       });
       this.watcher.on('error', () => undefined);
     } catch (err) {
@@ -137,12 +154,16 @@ export class TokenFile {
     return this.tokens !== undefined;
   }
 
-  private queueReload(): void {
+  /** `ifChanged`: only when the stat differs (an event on another name in the folder). */
+  private queueReload(ifChanged: boolean): void {
     // Editors write in several steps: settle for a moment.
     if (this.reloadQueued) clearTimeout(this.reloadQueued);
+    this.reloadForced ||= !ifChanged;
     this.reloadQueued = setTimeout(() => {
       this.reloadQueued = undefined;
-      this.reload();
+      if (this.reloadForced) this.reload();
+      else this.checkStat();
+      this.reloadForced = false;
     }, 20);
     this.reloadQueued.unref();
   }
@@ -171,9 +192,8 @@ export class TokenFile {
       this.log.info({ kind: this.kind, file: this.file, tokens: next.size }, was ? 'auth: tokens file reloaded' : 'auth: tokens file loaded');
     } catch (err) {
       this.tokens = undefined;
-      const e = err as NodeJS.ErrnoException;
       this.log.error(
-        { kind: this.kind, file: this.file, err: e.code ?? e.message },
+        { kind: this.kind, file: this.file, err: reasonOf(err) },
         `auth: the ${this.kind} tokens file is unreadable or invalid; every ${this.kind} token is refused until it is fixed`,
       );
     }
