@@ -33,6 +33,9 @@ const SERVICE_KIND: Record<string, TokenKind> = {
   'zdmatch.v1.ExternalTaskService': 'worker',
   'zdmatch.v1.MatchingService': 'client',
   'zdmatch.v1.OperatorService': 'client',
+  // The schema only (the public services'), for buf curl and grpcurl: any client token.
+  'grpc.reflection.v1.ServerReflection': 'client',
+  'grpc.reflection.v1alpha.ServerReflection': 'client',
 };
 
 /** Methods that need the operator scope. */
