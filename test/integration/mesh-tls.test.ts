@@ -8,7 +8,6 @@
  * Step are routed across the mesh. Two nodes in this process, a CA and a
  * certificate made by openssl in the test, a real redis-server.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +19,7 @@ import { ConfigError, loadConfig, type Config } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { partitionOf } from '../../src/store/keys';
 import { MatchingServiceDefinition, pb, WorkerTaskServiceDefinition } from '../../src/wire';
+import { makeCerts } from '../helpers/certs';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
@@ -36,14 +36,8 @@ let certs: Certs;
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-mesh-tls-'));
-  const f = (n: string) => path.join(dir, n);
-  const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=zdmatch-test-ca', '-keyout', f('ca.key'), '-out', f('ca.pem')]);
-  run(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${CERT_NAME}`, '-keyout', f('node.key'), '-out', f('node.csr')]);
   // One certificate for every node, serving and dialling (mutual TLS on the mesh).
-  fs.writeFileSync(f('ext.cnf'), `subjectAltName=DNS:${CERT_NAME}\nextendedKeyUsage=serverAuth,clientAuth\n`);
-  run(['x509', '-req', '-in', f('node.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', f('ext.cnf'), '-out', f('node.pem')]);
-  certs = { ca: f('ca.pem'), cert: f('node.pem'), key: f('node.key') };
+  certs = makeCerts(dir, { cn: CERT_NAME, san: `DNS:${CERT_NAME}`, clientAuth: true });
 });
 
 afterAll(() => {

@@ -6,7 +6,7 @@
  * redis.tlsCa, and one the client cannot verify is refused. Real
  * redis-servers with certificates made by openssl in the test.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import {
 import { partitionOf } from '../../src/store/keys';
 import { createRedis } from '../../src/store/redis';
 import { pb } from '../../src/wire';
+import { makeCerts } from '../helpers/certs';
 import { freePort } from '../helpers/ports';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
@@ -32,14 +33,9 @@ let sentinel: ChildProcess | undefined;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-redis-tls-'));
-  const f = (n: string) => path.join(dir, n);
-  const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=zdmatch-test-redis-ca', '-keyout', f('ca.key'), '-out', f('ca.pem')]);
-  run(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=redis', '-keyout', f('redis.key'), '-out', f('redis.csr')]);
   // Cluster nodes dial each other's bus with the same certificate: client and server use.
-  fs.writeFileSync(f('ext.cnf'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-  run(['x509', '-req', '-in', f('redis.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', f('ext.cnf'), '-out', f('redis.pem')]);
-  tls = { certFile: f('redis.pem'), keyFile: f('redis.key'), caFile: f('ca.pem') };
+  const c = makeCerts(dir, { cn: 'redis', san: 'IP:127.0.0.1', clientAuth: true });
+  tls = { certFile: c.cert, keyFile: c.key, caFile: c.ca };
 });
 
 afterAll(async () => {

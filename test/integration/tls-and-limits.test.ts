@@ -2,7 +2,7 @@
  * TLS on the API and HTTP listeners with a CA made by openssl in the test,
  * and the bound on in-flight long polls per node (limits.maxLongPolls).
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,24 +10,16 @@ import path from 'node:path';
 import { ClientError, Status } from 'nice-grpc';
 import { Client } from '../../src';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { makeCerts } from '../helpers/certs';
 import { startTestNode } from '../helpers/node';
 
 const redis = useEmbeddedRedis();
 
-/** A CA and a server certificate for 127.0.0.1, made with openssl. */
-function makeCerts(dir: string): { ca: string; cert: string; key: string } {
-  const f = (n: string) => path.join(dir, n);
-  const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=zdmatch-test-ca', '-keyout', f('ca.key'), '-out', f('ca.pem')]);
-  run(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', f('node.key'), '-out', f('node.csr')]);
-  fs.writeFileSync(f('ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  run(['x509', '-req', '-in', f('node.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', f('ext.cnf'), '-out', f('node.pem')]);
-  return { ca: f('ca.pem'), cert: f('node.pem'), key: f('node.key') };
-}
+const makeServerCerts = (dir: string) => makeCerts(dir, { cn: '127.0.0.1', san: 'IP:127.0.0.1,DNS:localhost' });
 
 it('serves the API over TLS to a Client that trusts the CA, and HTTPS to curl', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-tls-'));
-  const certs = makeCerts(dir);
+  const certs = makeServerCerts(dir);
   const t = await startTestNode(redis.url, uniquePrefix('tls'), {
     'tls.enabled': true, 'tls.cert': certs.cert, 'tls.key': certs.key, 'tls.ca': certs.ca,
   });
