@@ -82,6 +82,8 @@ export function parseTokensFile(text: string, kind: TokenKind): Map<string, Prin
     if (operator && kind === 'worker') throw new Error(`${at}.operator: only client tokens carry the operator scope`);
     if (tenants.length === 0 && !operator) throw new Error(`${at}.tenants: must name at least one tenant (or set operator: true)`);
     if (out.has(digest)) throw new Error(`${at}: the same token appears twice`);
+    // The name is what logs and metrics call the caller: one that is not text is a mistake in the file.
+    if (e.name !== undefined && typeof e.name !== 'string') throw new Error(`${at}.name: must be a string`);
     const name = typeof e.name === 'string' && e.name ? e.name.slice(0, 128) : `token #${i}`;
     out.set(digest, {
       name, kind, allTenants: tenants.includes('*'), tenants: new Set(tenants.filter((t) => t !== '*')), operator,

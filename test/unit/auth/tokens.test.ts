@@ -23,6 +23,12 @@ it.each([
   expect(() => parseTokensFile(file(token), 'client')).toThrow(message);
 });
 
+it.each([['a number', '42'], ['a list', '[a, b]'], ['a mapping', '{ first: a }']])('refuses a name that is %s, naming the entry', (_what, name) => {
+  const text = `tokens:\n  - { name: ${name}, token: "client-secret-0123456789", tenants: [acme] }\n`;
+  expect(() => parseTokensFile(text, 'client')).toThrow('tokens[0].name: must be a string');
+  expect(parseTokensFile(text.replace(`name: ${name}`, 'name: ci'), 'client').size).toBe(1);
+});
+
 it('accepts the longest and the most varied token a bearer header carries', () => {
   const longest = 'y'.repeat(4096);
   const punctuated = '!"#$%&\'()*+,-./0123456789:;<=>?@[\\]^_`{|}~';
