@@ -76,6 +76,8 @@ export interface EnqueueStarts {
 
 const DEFAULT_CONSUME_COUNT = 100;
 const MAX_CONSUME_COUNT = 1000;
+/** Outcome ids one AckOutcomes, or one ConsumeOutcomes' `ack`, may carry. */
+const MAX_ACK_IDS = MAX_CONSUME_COUNT * 10;
 /** Consumers whose last claim of stale outcomes a node remembers. */
 export const LAST_CLAIM_ENTRIES = 10_000;
 /** Running attempts per partition DescribeQueues reads the queue of (one HGET each). */
@@ -264,6 +266,8 @@ export function matchingService(d: MatchingDeps) {
       const count = requireCount('max_count', req.max_count, MAX_CONSUME_COUNT, DEFAULT_CONSUME_COUNT);
       const waitMs = requireDuration('wait_ms', req.wait_ms, c.limits.maxWait);
       const redeliverAfter = requireDuration('redeliver_after_ms', req.redeliver_after_ms) || c.outcomes.redeliverAfter;
+      // The same bound as AckOutcomes': the acks ride along, they are no way around it.
+      if (req.ack.length > MAX_ACK_IDS) throw invalidArgument('ack', `holds more than ${MAX_ACK_IDS} ids`);
       const acks = req.ack.map((id, i) => {
         const parsed = parseOutcomeId(id, c.cluster.partitions);
         if (!parsed) throw invalidArgument(`ack[${i}]`, 'is not an outcome id');
@@ -341,7 +345,7 @@ export function matchingService(d: MatchingDeps) {
       const tenant = outcomeTenant(principalOf(ctx), req.tenant);
       const group = outcomeGroupKey(tenant, requireName('group', req.group, c.matching.maxQueueLength, 'matching.maxQueueLength'));
       if (req.outcome_ids.length === 0) throw invalidArgument('outcome_ids', 'must hold at least one id');
-      if (req.outcome_ids.length > MAX_CONSUME_COUNT * 10) throw invalidArgument('outcome_ids', `holds more than ${MAX_CONSUME_COUNT * 10} ids`);
+      if (req.outcome_ids.length > MAX_ACK_IDS) throw invalidArgument('outcome_ids', `holds more than ${MAX_ACK_IDS} ids`);
       const ids = req.outcome_ids.map((id, i) => {
         const parsed = parseOutcomeId(id, c.cluster.partitions);
         if (!parsed) throw invalidArgument(`outcome_ids[${i}]`, 'is not an outcome id');

@@ -176,8 +176,11 @@ function streamIdsByPartition(ids: { partition: number; streamId: string }[]): M
   return byPartition;
 }
 
-/** Idle time that makes an entry stale to any claim (a year; XCLAIM IDLE counts back from now). */
-const LONG_IDLE_MS = 365 * 24 * 3600 * 1000;
+/**
+ * Idle time that makes an entry stale to any claim: past the longest redeliver_after_ms
+ * a call may ask (366 days, api/validation.ts), ten years (XCLAIM IDLE counts back from now).
+ */
+const LONG_IDLE_MS = 10 * 365 * 24 * 3600 * 1000;
 /** (group, partition) pairs whose claim cursor a node remembers. */
 const CLAIM_CURSORS = 10_000;
 

@@ -3,7 +3,8 @@
  * field and changes nothing). An outcome id is "<partition>-<ms>-<seq>"; a
  * stream id part past 2^64 - 1 looks like a number but Redis refuses it
  * ("Invalid stream ID"), and the acks of the other partitions, sent alongside,
- * had already gone through.
+ * had already gone through. An ack list longer than AckOutcomes takes is refused
+ * whole, on ConsumeOutcomes too.
  */
 import { Status } from 'nice-grpc';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -59,4 +60,14 @@ it('takes the largest stream id Redis reads as an id that matched nothing', asyn
   const max = '18446744073709551615';
   expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [`${1 - partition}-${max}-${max}`] })).acked).toBe(0);
   expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [id] })).acked).toBe(1);
+});
+
+it('refuses a ConsumeOutcomes carrying more acks than AckOutcomes takes, naming the field, and acks none of them', async () => {
+  const { id, partition } = await pendingOutcome();
+  // 10 000 ids is AckOutcomes' ceiling; the pending one among them must not be acked either.
+  const ack = [id, ...Array.from({ length: 10_000 }, (_, i) => `${partition}-1-${i}`)];
+  const err = await failureOf(t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', ack }));
+  expect(err.code).toBe(Status.INVALID_ARGUMENT);
+  expect(err.details).toMatch(/\back\b.*10000/);
+  expect(await pendingCount(partition)).toBe(1);
 });

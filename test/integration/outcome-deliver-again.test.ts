@@ -2,7 +2,8 @@
  * ConsumeOutcomes answers stop short of what one gRPC message carries, and the
  * outcomes read past that bound are handed to the next call of the group
  * (docs/fetch.md), whichever consumer makes it: not left until that consumer's
- * next periodic claim of stale outcomes, seconds later.
+ * next periodic claim of stale outcomes, seconds later, and whatever its
+ * redeliver_after_ms.
  */
 import { startTestNode, type TestNode } from '../helpers/node';
 import { BIG_OUTPUT, completeSteps } from '../helpers/outcomes';
@@ -47,4 +48,17 @@ it('hands over a dead consumer\'s stale outcomes one full claim after another, n
   const got: string[] = [];
   for (let i = 0; i < 3; i++) got.push(...(await consume('heir', 10)).outcomes.map((o) => o.task_id!));
   expect(new Set(got).size).toBe(30);
+});
+
+it('hands them to a next call that asks for the longest redeliver_after_ms, too', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('again-long'), { 'cluster.partitions': 1 });
+  const consume = (consumer: string, waitMs = 0, redeliverAfter?: number) =>
+    t.matching.consumeOutcomes({ group: 'engine', consumer, max_count: 10, wait_ms: waitMs, redeliver_after_ms: redeliverAfter });
+  expect((await consume('c2')).outcomes).toEqual([]);
+  const ids = await completeSteps(t, 5, BIG_OUTPUT);
+  const first = (await consume('c1')).outcomes.map((o) => o.task_id!);
+  expect(first.length).toBeLessThan(ids.size);
+  // 366 days, the ceiling of redeliver_after_ms: what c1's answer could not carry is stale to it all the same.
+  const second = (await consume('c2', 1000, 366 * 86_400_000)).outcomes.map((o) => o.task_id!);
+  expect([...first, ...second].sort()).toEqual([...ids].sort());
 });
