@@ -355,9 +355,15 @@ export class Mesh {
   }
 
   /** `dispatchWaitMs`: what is left of the call's matching.dispatchWait; the peer looks for a worker no longer. */
-  invokeRpc(nodeId: string, req: pb.IInvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse> {
-    const client = this.peer(nodeId);
-    if (!client) return Promise.reject(new Error(`peer ${nodeId} is not reachable`));
+  async invokeRpc(nodeId: string, req: pb.IInvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse> {
+    let client = this.peer(nodeId);
+    // A peer whose capacity we hold but whose membership entry we lack: it joined after our last
+    // read, or a stall here let its heartbeat look old. One fresh read of the members settles it.
+    if (!client && !this.closed) {
+      await this.membership.beat().catch((err: Error) => this.log.debug({ err: err.message }, 'membership read for an RPC failed'));
+      client = this.peer(nodeId);
+    }
+    if (!client) throw new Error(`peer ${nodeId} is not reachable`);
     this.sent('invoke_rpc');
     const metadata = dispatchWaitMs === undefined
       ? undefined

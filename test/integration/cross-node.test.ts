@@ -245,3 +245,15 @@ it('runs an InvokeRpc on a busy worker that has the name, not NOT_FOUND for the 
   wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
   expect((await call).app_worker_id).toBe('w-a');
 });
+
+it("runs an InvokeRpc on a peer's idle worker although this node's member list lacks the peer for a moment", async () => {
+  const remote = await slotAt(b, 'w-b');
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === b.node.nodeId, { timeoutMs: 5000, description: "a sees b's idle slot" });
+  // What a stalled event loop leaves behind (b's heartbeat read late, b's entry expired here), or a
+  // peer whose capacity arrived before its first heartbeat was read: a's members lack b.
+  (a.node.membership as unknown as { members: Map<string, unknown> }).members.delete(b.node.nodeId);
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'r9', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });
+  const task = (await remote.nextOf('rpc_task', 2000)).rpc_task!;
+  remote.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from b') } });
+  expect((await call).app_worker_id).toBe('w-b');
+});
