@@ -219,3 +219,19 @@ ZD_INTERNAL_ADVERTISE).
 {{- $_ := set $c.internal "advertise" "" }}
 {{- toYaml $c }}
 {{- end }}
+
+{{/*
+Milliseconds of a Prometheus duration (1m30s, 15s, 500ms, 1h), the syntax of
+the ServiceMonitor's interval and scrapeTimeout; fails on anything else.
+*/}}
+{{- define "zdmatch.promMs" -}}
+{{- $re := "^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$" }}
+{{- $v := toString .value }}
+{{- if or (eq $v "") (not (regexMatch $re $v)) }}{{ fail (printf "%s: cannot read %q as a Prometheus duration (use 15s, 1m, 1m30s or 500ms)" .key $v) }}{{ end }}
+{{- $ms := 0 }}
+{{- range $i, $unit := list 31536000000 604800000 86400000 3600000 60000 1000 1 }}
+{{- $n := regexReplaceAll $re $v (printf "${%d}" (add (mul $i 2) 2)) | atoi }}
+{{- $ms = add $ms (mul $n $unit) }}
+{{- end }}
+{{- $ms }}
+{{- end }}
