@@ -14,6 +14,7 @@ import type { BackoffOptions } from '../common/backoff';
 import { checkedReconnectBackoff } from '../common/reconnect';
 import { CallSignal } from '../common/call-signal';
 import { checkCount, INT32_MAX, UINT32_MAX } from '../common/counts';
+import { kindOf } from '../common/kind-of';
 import { checkDuration, timerDelayMs, type DurationBounds } from '../common/durations';
 import { mapFetchError } from './errors';
 import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, Topic } from './types';
@@ -58,8 +59,6 @@ function fromLocked(t: pb.ILockedTask): LockedTask {
     input: toBuffer(t.input), lockUntil: new Date(toNum(t.lock_until_ms)), retries: t.retries ?? 0, attempt: t.attempt ?? 0,
   };
 }
-
-const kindOf = (v: unknown): string => (v === null ? 'null' : typeof v);
 
 /**
  * The topics as sent; a TypeError naming the option or field (`topics[1].flowType`) when they

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { PROTOCOL_VERSION } from '../../wire';
 import { backoffProblem, consoleLogger, KEEPALIVE_MS, MAX_TIMER_MS, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
+import { kindOf } from '../common/kind-of';
 import { PONG_INTERVAL_MS } from './task';
 import type { FlowTypeHandlers, SlotKindName } from './types';
 
@@ -102,10 +103,6 @@ function isNonNegativeInt(n: unknown): n is number {
 /** An object of named entries (not null, not an array). */
 function isTable(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function kindOf(v: unknown): string {
-  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
 }
 
 /** Resolves defaults and validates; throws a TypeError naming the option. */
