@@ -6,6 +6,8 @@
  *   leaving the nodes unscraped and every zdmatch alert silent;
  * - a PodDisruptionBudget with maxUnavailable 0, which no eviction can ever
  *   satisfy, so every node drain and node upgrade hangs.
+ * And what an operator reads after an install: the budget lets drains evict
+ * pods that serve nothing, and NOTES name the API's real scheme.
  */
 import { useChart, type K8sObject } from '../helpers/helm';
 
@@ -82,5 +84,53 @@ describe('PodDisruptionBudget', () => {
     const r = chart.render([...BASE, '--set', 'podDisruptionBudget.enabled=false', '--set', 'podDisruptionBudget.maxUnavailable=0']);
     expect(r.stderr).toBe('');
     expect(pdb(r.objs)).toBeUndefined();
+  });
+});
+
+describe('PodDisruptionBudget unhealthy pods', () => {
+  it('lets a drain evict a pod that is not ready (AlwaysAllow) by default', () => {
+    const r = chart.render(BASE);
+    expect(r.stderr).toBe('');
+    expect(pdb(r.objs)!.spec.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
+  });
+
+  it('takes IfHealthyBudget, and leaves the field to the cluster when empty', () => {
+    expect(pdb(chart.render([...BASE, '--set', 'podDisruptionBudget.unhealthyPodEvictionPolicy=IfHealthyBudget']).objs)!.spec.unhealthyPodEvictionPolicy).toBe('IfHealthyBudget');
+    const empty = pdb(chart.render([...BASE, '--set', 'podDisruptionBudget.unhealthyPodEvictionPolicy=']).objs)!;
+    expect(empty.spec).not.toHaveProperty('unhealthyPodEvictionPolicy');
+    expect(empty.spec.maxUnavailable).toBe(1);
+  });
+
+  it('refuses a policy Kubernetes does not know, naming the key', () => {
+    const r = chart.render([...BASE, '--set', 'podDisruptionBudget.unhealthyPodEvictionPolicy=Always']);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('unhealthyPodEvictionPolicy');
+  });
+});
+
+describe('install NOTES', () => {
+  const TLS = ['--set', 'tls.enabled=true', '--set', 'tls.existingSecret=zd-tls'];
+
+  it('names the API h2c (cleartext) and the fetch surface http without TLS', () => {
+    const notes = chart.notes(BASE);
+    expect(notes).toMatch(/gRPC API \(h2c\): +zdmatch\.zd\.svc:8801/);
+    expect(notes).toContain('http://zdmatch.zd.svc:8802');
+    expect(notes).not.toMatch(/TLS/);
+  });
+
+  it('names TLS, https and the certificate to check when tls.enabled', () => {
+    const notes = chart.notes([...BASE, ...TLS]);
+    expect(notes).toMatch(/gRPC API \(TLS\): +zdmatch\.zd\.svc:8801/);
+    expect(notes).not.toContain('h2c');
+    expect(notes).toContain('https://zdmatch.zd.svc:8802');
+    expect(notes).toContain('Secret zd-tls');
+  });
+
+  it('warns when auth is off, and leaves out the fetch line when its Service port is', () => {
+    expect(chart.notes(BASE)).toContain('auth.enabled=false');
+    const notes = chart.notes([...BASE, '--set', 'service.http=false']);
+    expect(notes).not.toContain(':8802');
+    const withAuth = chart.notes(['--set', 'redis.url=redis://redis:6379', '--set', 'auth.existingSecret=zd-tokens']);
+    expect(withAuth).not.toContain('auth.enabled=false');
   });
 });
