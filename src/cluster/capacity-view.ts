@@ -193,8 +193,9 @@ export class CapacityView {
    * A peer with an idle slot (RPC-only or shared) of a worker of the flow type, if any;
    * with `rpcName`, of a worker that has not declined it.
    */
-  idleNodeFor(tenant: string, flowType: string, rpcName?: string): string | undefined {
+  idleNodeFor(tenant: string, flowType: string, rpcName?: string, skip?: ReadonlySet<string>): string | undefined {
     for (const [node, c] of this.nodes) {
+      if (skip?.has(node)) continue;
       for (const w of c.workers.values()) {
         if (w.tenant !== tenant || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
         if (rpcName !== undefined && c.declined.has(declineKey(tenant, flowType, rpcDeclineType(rpcName), w.app_worker_id ?? ''))) continue;

@@ -58,6 +58,16 @@ function peerNameOptions(t: MeshTls): Record<string, string> {
 
 type PeerClient = ReturnType<typeof createClient<typeof PeerServiceDefinition>>;
 
+/**
+ * An RPC that never left for the peer: it is not a member, or grpc-js had no
+ * connection to put the call on. Nothing ran there, so the caller may try
+ * another node, which a call that reached the peer (and may be running) must not.
+ */
+export class PeerUnreachableError extends Error {}
+
+/** grpc-js's words for a call that found no transport (picker and pick_first). */
+const NO_CONNECTION = /^(\w+: )?No connection established/;
+
 /** Reading the membership when a peer's link ends: at most this often. */
 const LINK_END_BEAT_MS = 1000;
 
@@ -363,7 +373,7 @@ export class Mesh {
       await this.membership.beat().catch((err: Error) => this.log.debug({ err: err.message }, 'membership read for an RPC failed'));
       client = this.peer(nodeId);
     }
-    if (!client) throw new Error(`peer ${nodeId} is not reachable`);
+    if (!client) throw new PeerUnreachableError(`peer ${nodeId} is not reachable`);
     this.sent('invoke_rpc');
     const metadata = dispatchWaitMs === undefined
       ? undefined
@@ -371,9 +381,17 @@ export class Mesh {
     // A peer that stops answering (a network partition, a frozen process) must not hold
     // the caller past the call's own budget: the peer gets it whole, plus a moment to answer.
     const budget = Number(req.timeout_ms ?? 0);
-    if (budget <= 0) return client.invokeRpc(req, { signal, metadata });
-    const bounded = boundedSignal(signal, budget + RPC_ANSWER_GRACE_MS);
-    return client.invokeRpc(req, { signal: bounded.signal, metadata }).finally(bounded.dispose);
+    const bounded = budget > 0 ? boundedSignal(signal, budget + RPC_ANSWER_GRACE_MS) : undefined;
+    try {
+      return await client.invokeRpc(req, { signal: bounded?.signal ?? signal, metadata });
+    } catch (err) {
+      if (err instanceof ClientError && err.code === Status.UNAVAILABLE && NO_CONNECTION.test(err.details)) {
+        throw new PeerUnreachableError(`peer ${nodeId} is not reachable: ${err.details}`);
+      }
+      throw err;
+    } finally {
+      bounded?.dispose();
+    }
   }
 
   cancelAttempts(nodeId: string, attempts: pb.ICancelledAttemptRef[], reason: string): void {

@@ -679,6 +679,16 @@ export class Gateway {
     });
   }
 
+  /**
+   * A call moved to a peer that could not be reached (it never left): it waits
+   * here again, under its own dispatch deadline, as if it had not moved.
+   */
+  rpcBack(call: RpcCall): void {
+    if (call.settled) return;
+    this.armDispatchDeadline(call);
+    this.placeRpc(call);
+  }
+
   /** The sticky phase of a call is over (its window closed, or its sticky worker left): any worker may take it. */
   private endStickyWindow(call: RpcCall): void {
     call.stickyUntil = 0;

@@ -57,6 +57,8 @@ export interface RpcCall {
   signal: AbortSignal;
   /** A peer sent it here to run: it does not move on to a third node. */
   pinned?: boolean;
+  /** Peers it was handed to that could not be reached: it is not handed to them again. */
+  unreachable?: Set<string>;
   settle(r: RpcSettlement): void;
   settled: boolean;
 }

@@ -90,7 +90,10 @@ export class ZdNode {
   readonly mesh: Mesh;
   readonly view = new CapacityView();
   readonly routing: Routing;
+  /** What peers dial (internal.advertise, else the bound internal.listen). */
   internalAddress = '';
+  /** The port internal.listen bound (with internal.advertise, peers may reach it through something else). */
+  internalPort = 0;
   /** Its first waiter and its last leaving change what peers send us: a fresh capacity snapshot tells them. */
   private readonly bell = new OutcomeBell(() => this.mesh.capacityChanged());
   /** NOT_SERVING until the node has joined the cluster (the library starts at SERVING): probes must not pass before. */
@@ -363,6 +366,7 @@ export class ZdNode {
 
     const internalPort = await listenGrpc('internal.listen', c.internal.listen,
       () => this.mesh.listen(c.internal.listen, c.limits.maxPayloadBytes + 64 * 1024));
+    this.internalPort = internalPort;
     this.internalAddress = c.internal.advertise || `${hostOf(c.internal.listen)}:${internalPort}`;
     this.membership.setAddress(this.internalAddress);
     await this.membership.start();

@@ -8,7 +8,7 @@ import { ClientError, Status } from 'nice-grpc';
 import type { CapacityView } from '../cluster/capacity-view';
 import type { LeaseManager } from '../cluster/leases';
 import type { Membership } from '../cluster/membership';
-import type { Mesh } from '../cluster/mesh';
+import { PeerUnreachableError, type Mesh } from '../cluster/mesh';
 import { ownerOf } from '../cluster/rendezvous';
 import { zdError } from '../errors';
 import type { FetchBell } from '../gateway/fetch-bell';
@@ -41,6 +41,9 @@ export interface RpcLimits {
 }
 
 const Kind = pb.DoorbellEvent.Kind;
+
+/** A hop to a peer the call never reached (PeerUnreachableError): nothing ran there. */
+type Unreachable = { kind: 'unreachable'; reason: string };
 
 export class Routing {
   constructor(
@@ -279,13 +282,17 @@ export class Routing {
     const start = this.clock.now();
     const tried = new Set<string>();
     let hop = r;
+    // A peer the call never reached (gone, or no connection to it) ran nothing: the
+    // next node is tried the same way, and the search ends UNAVAILABLE only when none is left.
     for (;;) {
-      const s = node === this.nodeId ? await this.runLocal(hop, signal) : await this.runOn(node, hop, signal);
-      if (s.kind !== 'not-found' || signal.aborted) return s;
+      const s: RpcSettlement | Unreachable = node === this.nodeId ? await this.runLocal(hop, signal) : await this.runOn(node, hop, signal);
+      if (s.kind !== 'not-found' && s.kind !== 'unreachable') return s;
+      const ended: RpcSettlement = s.kind === 'not-found' ? s : { kind: 'unavailable', reason: signal.aborted ? 'the caller went away' : s.reason };
+      if (signal.aborted) return ended;
       tried.add(node);
       const here = this.gateway.hasConnected(r.tenant, r.flowType) ? [this.nodeId] : [];
       const next = [...here, ...this.view.nodesFor(r.tenant, r.flowType, r.rpcName)].find((n) => !tried.has(n));
-      if (!next) return s;
+      if (!next) return ended;
       const elapsed = this.clock.now() - start;
       // The caller's budget is spent: nothing is left to run it in.
       if (r.runMs - elapsed <= 0) return { kind: 'unavailable', reason: 'no worker took it' };
@@ -297,17 +304,22 @@ export class Routing {
 
   /** A call waiting here runs on a peer that advertises an idle slot for it, if any (Gateway's hook). */
   rpcToIdlePeer(call: RpcCall): boolean {
-    const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName);
+    const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName, call.unreachable);
     if (!peer || peer === this.nodeId) return false;
     const now = this.clock.now();
     void this.runOn(peer, {
       tenant: call.tenant, flowId: call.flowId, flowType: call.flowType, rpcName: call.rpcName, input: call.input,
       sticky: '', waitMs: Math.max(0, call.deadline - now), runMs: Math.max(0, call.runDeadline - now),
-    }, call.signal).then((s) => call.settle(s));
+    }, call.signal).then((s) => {
+      if (s.kind !== 'unreachable') return call.settle(s);
+      // It never left: it waits here again, and that peer is not picked for it again.
+      (call.unreachable ??= new Set()).add(peer);
+      this.gateway.rpcBack(call);
+    });
     return true;
   }
 
-  private async runOn(node: string, r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
+  private async runOn(node: string, r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement | Unreachable> {
     try {
       const res = await this.mesh.invokeRpc(node, {
         tenant: r.tenant, flow_id: r.flowId, flow_type: r.flowType, rpc_name: r.rpcName, input: r.input,
@@ -322,6 +334,7 @@ export class Routing {
           failure: { message: res.failure?.message ?? '', type: res.failure?.type ?? '', nonRetryable: res.failure?.non_retryable ?? false },
         };
     } catch (err) {
+      if (err instanceof PeerUnreachableError) return { kind: 'unreachable', reason: err.message };
       if (err instanceof ClientError && err.code === Status.NOT_FOUND) return { kind: 'not-found' };
       return { kind: 'unavailable', reason: err instanceof Error ? err.message : String(err) };
     }
