@@ -287,6 +287,10 @@ export class OutcomeStore {
 
   /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`; at most `count`. */
   claimStale(group: string, consumer: string, minIdleMs: number, count: number, partitions: number[]): Promise<StoredOutcome[]> {
+    // Claiming resets an entry's idle time, but to a redeliver_after_ms of a millisecond or two
+    // what this call claimed is stale again when its scan wraps to the head or a partition is
+    // asked again: each entry goes into the answer once.
+    const seen = new Set<string>();
     return this.inRounds(count, partitions, perPartition(async (p, n) => {
       const key = `${group}\0${p}`;
       const claimed: Entry[] = [];
@@ -296,7 +300,12 @@ export class OutcomeStore {
       for (let scan = 0; scan < CLAIM_SCANS && claimed.length < n; scan++) {
         const r = (await this.inGroup(group, p, () => (this.redis as unknown as BufferCommands)
           .xautoclaimBuffer(this.keys.out(p), group, consumer, minIdleMs, cursor, 'COUNT', n - claimed.length))) as [Buffer, Entry[]];
-        claimed.push(...(r[1] ?? []));
+        for (const e of r[1] ?? []) {
+          const id = `${p}:${e[0].toString()}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+          claimed.push(e);
+        }
         cursor = r[0]?.toString() ?? '0-0';
         if (cursor !== '0-0') continue;
         // The end of the list: once round from its head, or done.
