@@ -104,7 +104,7 @@ export class ExternalTasks {
         if (this.hooks.beforeWait) await this.hooks.beforeWait(round);
         const now = this.d.clock.now();
         const left = deadline - now;
-        if (left <= 0 || signal.aborted) return [];
+        if (left <= 0 || signal.aborted || this.d.longPolls?.closed) return [];
         await sub.wait(Math.min(left, Math.max(MIN_RECHECK_MS, nextDue - now)));
       }
     } finally {

@@ -248,7 +248,7 @@ export function matchingService(d: MatchingDeps) {
             return { outcome: outcomeToWire(outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done)) };
           }
           const left = deadline - d.clock.now();
-          if (left <= 0) return {};
+          if (left <= 0 || d.longPolls?.closed) return {};
           // A ring may come from a peer that wrote it; re-check at most every second regardless.
           await sub.wait(Math.min(left, 1000));
         }
@@ -314,7 +314,7 @@ export function matchingService(d: MatchingDeps) {
               // Read on at once (more may follow the foreign entries), but not past the caller's wait: a long
               // foreign backlog is skipped over several calls, each answering empty at its deadline.
               if (found.length === 0) {
-                if (d.clock.now() >= deadline) return { outcomes: [] };
+                if (d.clock.now() >= deadline || d.longPolls?.closed) return { outcomes: [] };
                 continue;
               }
             }
@@ -329,7 +329,7 @@ export function matchingService(d: MatchingDeps) {
             return { outcomes: answer.map(outcomeToWire) };
           }
           const left = deadline - d.clock.now();
-          if (left <= 0) return { outcomes: [] };
+          if (left <= 0 || d.longPolls?.closed) return { outcomes: [] };
           // Each ring names its partition; the once-a-second look (no ring) reads them all.
           const rang = await sub.wait(Math.min(left, 1000));
           const rung = sub.takeRung();

@@ -89,6 +89,11 @@ export class FetchBell {
     };
   }
 
+  /** Wakes every waiting fetch (the node is stopping: they answer what they have). */
+  wakeAll(): void {
+    for (const topic of this.topics()) this.ring(topic);
+  }
+
   stop(): void {
     for (const d of this.due.values()) clearTimeout(d.timer);
     this.due.clear();

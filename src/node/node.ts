@@ -476,6 +476,11 @@ export class ZdNode {
     await step('membership', () => this.membership.leave());
     await step('mesh', () => this.mesh.close());
     await step('server', async () => {
+      // Waiting calls answer now (nothing yet), so shutdown need not wait them out: their callers
+      // ask again on a new connection, to a node that serves on.
+      this.longPolls.close();
+      this.bell.wakeAll();
+      this.fetchBell.wakeAll();
       const server = this.server;
       if (!server) return;
       const forced = sleep(2000).then(() => server.forceShutdown());

@@ -3,11 +3,13 @@
  * Reconnect frame; idle streams end at once; a busy one finishes its Step
  * (its result is accepted) and the drain ends as soon as none is busy, before
  * drain.timeout; a Register that arrives meanwhile is refused with
- * ZD_DRAINING (UNAVAILABLE), so the worker dials another node.
+ * ZD_DRAINING (UNAVAILABLE), so the worker dials another node. Calls waiting
+ * on the node (long polls) answer "nothing yet" when it stops, so their
+ * callers ask again elsewhere.
  */
-import { Status } from 'nice-grpc';
+import { createChannel, createClient, Status } from 'nice-grpc';
 import { partitionOf } from '../../src/store/keys';
-import { pb } from '../../src/wire';
+import { ExternalTaskServiceDefinition, MatchingServiceDefinition, pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -72,4 +74,34 @@ it('waits for a running RPC before it ends its stream', async () => {
   s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('fine') } });
   expect(Buffer.from((await call).output!).toString()).toBe('fine');
   await drained;
+});
+
+it('answers the calls waiting on it with nothing yet when it stops, over gRPC and HTTP, instead of holding its shutdown', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('drain'), { 'drain.timeout': '2s' });
+  // Callers of their own: the node's close ends the test node's channel, not these.
+  const channel = createChannel(t.node.apiAddress);
+  const matching = createClient(MatchingServiceDefinition, channel);
+  const external = createClient(ExternalTaskServiceDefinition, channel);
+  try {
+    const { task_id: queued } = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'nobody', step_type: 's', step_execution_id: 'x' } });
+    const LONG = 20_000;
+    const settled = <T>(p: Promise<T>) => p.then((value) => ({ value }), (err: Error) => ({ err: err.message }));
+    const waits = {
+      waitOutcome: settled(matching.waitOutcome({ task_id: queued, wait_ms: LONG })),
+      consume: settled(matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: LONG })),
+      fetch: settled(external.fetchAndLock({ worker_id: 'A', topics: [{ tenant: 'acme', flow_type: 'order', step_type: 'none' }], wait_ms: LONG })),
+      http: settled(fetch(`http://${t.node.httpAddress}/v1/external-tasks/fetch-and-lock`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ workerId: 'B', topics: [{ tenant: 'acme', flowType: 'order', stepType: 'none' }], waitMs: LONG }),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }))),
+    };
+    await new Promise((r) => setTimeout(r, 300)); // all four are waiting
+    await t.close();
+    expect(await waits.waitOutcome).toEqual({ value: expect.not.objectContaining({ outcome: expect.anything() }) });
+    expect(await waits.consume).toEqual({ value: { outcomes: [] } });
+    expect(await waits.fetch).toEqual({ value: { tasks: [] } });
+    expect(await waits.http).toEqual({ value: { status: 200, body: { tasks: [] } } });
+  } finally {
+    channel.close();
+  }
 });
