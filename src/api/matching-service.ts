@@ -75,6 +75,8 @@ export interface EnqueueStarts {
 }
 
 const DEFAULT_CONSUME_COUNT = 100;
+/** A waiting ConsumeOutcomes reads every partition at least this often, rings or not. */
+const FULL_LOOK_MS = 1000;
 const MAX_CONSUME_COUNT = 1000;
 /** Outcome ids one AckOutcomes, or one ConsumeOutcomes' `ack`, may carry. */
 const MAX_ACK_IDS = MAX_CONSUME_COUNT * 10;
@@ -280,8 +282,11 @@ export function matchingService(d: MatchingDeps) {
         await d.outcomes.ensureGroup(group);
         if (acks.length > 0) await d.outcomes.ack(group, acks);
         const deadline = d.clock.now() + waitMs;
-        // The first read covers every partition; one woken by rings, those that rang.
+        // The first read covers every partition; one woken by rings, those that rang, but every
+        // partition again once a second: rings for some partitions must not hide, for the whole
+        // wait, an outcome whose ring was lost (a peer's doorbell) in another.
         let targets = all;
+        let fullLookAt = d.clock.now();
         sub.takeRung();
         for (;;) {
           // The caller has gone: a wait on an aborted signal returns at once, and every read would
@@ -331,9 +336,10 @@ export function matchingService(d: MatchingDeps) {
           const left = deadline - d.clock.now();
           if (left <= 0 || d.longPolls?.closed) return { outcomes: [] };
           // Each ring names its partition; the once-a-second look (no ring) reads them all.
-          const rang = await sub.wait(Math.min(left, 1000));
+          const rang = await sub.wait(Math.min(left, Math.max(0, fullLookAt + FULL_LOOK_MS - d.clock.now())));
           const rung = sub.takeRung();
-          targets = rang && rung && rung.length > 0 ? rung : all;
+          targets = rang && rung && rung.length > 0 && d.clock.now() - fullLookAt < FULL_LOOK_MS ? rung : all;
+          if (targets === all) fullLookAt = d.clock.now();
         }
       } finally {
         sub.close();

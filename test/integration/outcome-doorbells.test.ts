@@ -5,6 +5,7 @@
  * when the outcome lands before the writer has learnt of the waiter. Two
  * nodes in this process, real gRPC and a real redis-server.
  */
+import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
@@ -147,4 +148,37 @@ it('a waiting consumer reads the partitions again on a ring or once a second, no
   expect(partitions).toBeGreaterThan(1);
   expect(reads).toBeGreaterThanOrEqual(3);
   expect(reads).toBeLessThanOrEqual(6);
+});
+
+it('a waiting consumer kept busy by rings of one partition still reads every partition once a second', async () => {
+  const partitions = waiterNode.config.cluster.partitions;
+  const consume = (wait_ms?: number) => waiterNode.matching.consumeOutcomes({ group: 'engine', tenant: 'acme', consumer: 'c1', max_count: 10, wait_ms });
+  await consume(); // the group exists
+  // Rings of partition A (outcomes of another tenant, which this group drops), and an outcome of
+  // ours in partition B that nothing rings for (a peer's doorbell that was lost).
+  const A = partitionOf('other', 'ring-0', partitions);
+  const B = (A + 1) % partitions;
+  const flows = Array.from({ length: 2000 }, (_, i) => `ring-${i}`).filter((f) => partitionOf('other', f, partitions) === A);
+  const started = Date.now();
+  const call = consume(15_000).then((r) => ({ r, at: Date.now() - started }));
+  let answered = false;
+  void call.then(() => (answered = true));
+  let ringing = true;
+  const rings = (async () => {
+    for (let i = 0; i < flows.length && !answered && Date.now() - started < 6000; i++) {
+      await waiterNode.matching.enqueueStep({ step: { tenant: 'other', flow_id: flows[i], flow_type: 'nobody', step_type: 's', step_execution_id: 'x' } });
+      await waiterNode.matching.cancelFlow({ tenant: 'other', flow_id: flows[i] });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    ringing = false;
+  })();
+  await new Promise((r) => setTimeout(r, 500));
+  await redis.command('XADD', waiterNode.node.keys.out(B), '*', 'taskId', 'unrung', 'tenant', 'acme', 'flowId', 'f', 'flowType', 'order', 'stepType', 's', 'status', 'CANCELLED');
+  const { r } = await call;
+  const stillRinging = ringing;
+  await rings;
+  expect(r.outcomes.map((o) => o.task_id)).toEqual(['unrung']);
+  expect(flows.length).toBeGreaterThan(40);
+  // Found by a look at every partition while partition A still rang, not once the rings stopped.
+  expect(stillRinging).toBe(true);
 });
