@@ -14,7 +14,7 @@ import type { OutcomeBell } from '../gateway/outcome-bell';
 import type { Metrics } from '../metrics/registry';
 import type { Keys } from '../store/keys';
 import { parseQueueName, partitionOf, partitionOfTaskId } from '../store/keys';
-import { OutcomeStore, outcomeFromFields, parseOutcomeId } from '../store/outcomes';
+import { OutcomeStore, outcomeFromFields, parseOutcomeId, type StoredOutcome } from '../store/outcomes';
 import { connectionEpoch, waitForReplicas, type RedisClient } from '../store/redis';
 import type { CancelledAttempt, NewTask, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
@@ -86,6 +86,17 @@ export const LAST_CLAIM_ENTRIES = 10_000;
 const DESCRIBE_RUNNING_MAX = 10_000;
 /** How long an enqueue waits for redis.waitReplicas replicas to confirm it. */
 const WAIT_REPLICAS_MS = 1000;
+
+/**
+ * An outcome's wire size beyond ENTRY_OVERHEAD_BYTES: its output, and in UTF-8 bytes (up to
+ * three a character) the text callers choose — flow and step execution ids of up to 512
+ * characters, a fetch worker's id, an error message of up to 4096 — which a count of
+ * characters put at a third of what the answer carries.
+ */
+function outcomeTextBytes(o: StoredOutcome): number {
+  return o.output.length + Buffer.byteLength(o.flowId) + Buffer.byteLength(o.stepExecutionId) + Buffer.byteLength(o.appWorkerId) +
+    (o.error ? Buffer.byteLength(o.error.message) + Buffer.byteLength(o.error.type) : 0);
+}
 
 export function matchingService(d: MatchingDeps) {
   const c = d.config;
@@ -326,7 +337,7 @@ export function matchingService(d: MatchingDeps) {
           }
           if (found.length > 0) {
             // Read past what one answer can carry: the rest go to the next call's claim.
-            const [answer, over] = splitAtBytes(found, (o) => o.output.length + (o.error ? o.error.message.length + o.error.type.length : 0));
+            const [answer, over] = splitAtBytes(found, outcomeTextBytes);
             if (over.length > 0) {
               await d.outcomes.deliverAgainSoon(group, consumer, over.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!));
               claimAtOnce.set(group, true);
