@@ -368,7 +368,13 @@ export function matchingService(d: MatchingDeps) {
         if (!parsed) throw invalidArgument(`outcome_ids[${i}]`, 'is not an outcome id');
         return parsed;
       });
-      return { acked: await d.outcomes.ack(group, ids) };
+      const acked = await d.outcomes.ack(group, ids);
+      // Nothing acked may mean no such group (a tenant's group acked without its tenant, a typo):
+      // that matched nothing and is no success, or the engine's outcomes come back at every redelivery.
+      if (acked === 0 && !(await d.outcomes.hasGroup(group, ids.map((i) => i.partition)))) {
+        throw zdError('ZD_OUTCOME_GROUP_NOT_FOUND', { group: tenant ? `${req.group} of tenant ${tenant}` : req.group });
+      }
+      return { acked };
     },
 
     async cancelFlow(req: pb.CancelFlowRequest, ctx: CallContext): Promise<pb.ICancelFlowResponse> {

@@ -351,7 +351,6 @@ export class OutcomeStore {
     return out;
   }
 
-  /** Acks outcome ids (grouped by partition); returns how many were pending and are now acked. */
   /**
    * Entries read for `consumer` that its answer could not carry: marked idle for
    * long (XCLAIM IDLE, JUSTID so their delivery count stays), so the next claim
@@ -365,6 +364,20 @@ export class OutcomeStore {
     }));
   }
 
+  /**
+   * Whether the group exists: in the registry, or on the stream of one of `partitions`
+   * (a group made by hand). XACK answers 0 for a group that does not exist, as it does
+   * for ids acked already; this tells the two apart.
+   */
+  async hasGroup(group: string, partitions: number[]): Promise<boolean> {
+    if ((await this.redis.sismember(this.keys.groups(), group)) === 1) return true;
+    for (const p of new Set(partitions)) {
+      if ((await streamGroups(this.redis, this.keys.out(p), true))?.some((g) => String(g.name) === group)) return true;
+    }
+    return false;
+  }
+
+  /** Acks outcome ids (grouped by partition); returns how many were pending and are now acked. */
   async ack(group: string, ids: { partition: number; streamId: string }[]): Promise<number> {
     const byPartition = streamIdsByPartition(ids);
     const counts = await Promise.all(

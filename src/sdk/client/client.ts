@@ -116,7 +116,10 @@ export class Client {
     return res.outcomes.map(fromOutcome);
   }
 
-  /** Returns how many outcomes were acked. `tenant`: as given to consumeOutcomes. */
+  /**
+   * Returns how many outcomes were acked (ids acked before count 0). `tenant`: as given to
+   * consumeOutcomes; a group that does not exist (under that tenant) is ZdNotFoundError.
+   */
   async ackOutcomes(group: string, outcomeIds: string[], opts?: CallOptions & { tenant?: string }): Promise<number> {
     const tenant = opts?.tenant ?? '';
     const res = await this.call('ackOutcomes', (o) => this.stub.ackOutcomes({ group, outcome_ids: outcomeIds, tenant }, o), opts);
