@@ -15,7 +15,7 @@ import type { OutcomeStore } from '../store/outcomes';
 import type { RedisClient } from '../store/redis';
 import type { Logger } from '../util/logger';
 import type { pb } from '../wire';
-import { requireName } from './validation';
+import { requireId, requireName } from './validation';
 
 /** A group a consumer read more recently than this is not dropped unless forced. */
 export const ACTIVE_GROUP_MS = 10 * 60_000;
@@ -52,7 +52,10 @@ export function outcomeGroupHandlers(d: OutcomeGroupDeps) {
     async dropOutcomeGroup(req: pb.DropOutcomeGroupRequest, ctx: CallContext): Promise<pb.IDropOutcomeGroupResponse> {
       requireOperator(ctx, 'DropOutcomeGroup');
       const tenant = req.tenant ? requireName('tenant', req.tenant, c.matching.maxQueueLength, 'matching.maxQueueLength') : '';
-      const group = requireName('group', req.group, c.matching.maxQueueLength, 'matching.maxQueueLength');
+      // Any group name ListOutcomeGroups lists, not only those ConsumeOutcomes makes: a group made
+      // by hand may hold ':' or a space and holds the trim just the same. It is only looked up
+      // among the groups that exist, never made.
+      const group = requireId('group', req.group);
       const name = outcomeGroupKey(tenant, group);
       const label = tenant ? `${group} of tenant ${tenant}` : group;
       const info = (await describeOutcomeGroups(d.redis, d.keys, partitions)).find((g) => g.name === name);
