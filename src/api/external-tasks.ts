@@ -152,9 +152,10 @@ export class ExternalTasks {
   async extendLock(ref: TaskRef, workerId: string, lockMs: number): Promise<number> {
     const r = await this.d.store.extend(ref.partition, ref.taskId, workerId, lockMs, this.d.clock.now());
     if (r.kind === 'refused') throw verdictError(ref.taskId, r.verdict);
-    // The owner was told when the fetch's lock lapses; a shorter lock lapses sooner, and an expired lock
-    // is a slot's head again at once (DESIGN §4), not at the owner's next backlog pass.
-    this.d.taskReady(ref.partition, r.queue, ref.taskId, r.lockUntil);
+    // The owner and the waiting fetches were told when the fetch's lock lapses; a shorter lock lapses sooner.
+    // An expired lock is a slot's head again at once (DESIGN §4), not at the owner's next backlog pass, and
+    // a fetch that saw the old lockUntil as its queue's next due time claims it then, not at the end of its wait.
+    this.ready(ref.partition, r.queue, ref.taskId, r.lockUntil);
     return r.lockUntil;
   }
 
