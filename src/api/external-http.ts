@@ -188,6 +188,10 @@ function parseTaskRoute(action: string, body: Body, c: Config): TaskCall {
     case 'failure': {
       const failure = body.failure === undefined || body.failure === null ? {} : body.failure;
       if (typeof failure !== 'object' || Array.isArray(failure)) throw invalidArgument('failure', 'must be an object {message, type}');
+      // JSON can leave it out, and taken as 0 a missing count would make the task terminal (gRPC cannot tell the two apart).
+      if (body.retries === undefined || body.retries === null || body.retries === '') {
+        throw invalidArgument('retries', 'is required: the fetch retries left after this failure (0 makes the task terminal)');
+      }
       const f = parseFail('http', failure as { message?: unknown; type?: unknown }, body.retries, body.retryTimeoutMs);
       return async (surface, ref, workerId) => ({ terminal: await surface.fail(ref, workerId, f) });
     }

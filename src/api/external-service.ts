@@ -71,6 +71,14 @@ export function externalTaskService(surface: ExternalTasks, c: Config) {
       const ref = taskRefOf('grpc', req.task_id, c);
       const workerId = workerIdOf('grpc', req.worker_id, c);
       const f = parseFail('grpc', req.failure, req.retries, req.retry_timeout_ms);
+      // The step budget's fields of the common Failure (DESIGN §6: the budgets never meet). Dropped, a
+      // non-retryable failure would be handed out again, as HTTP refuses a field its route does not read.
+      if (req.failure?.non_retryable) {
+        throw invalidArgument('failure.non_retryable', 'is not read by Fail: retries = 0 makes the task terminal');
+      }
+      if (Number(req.failure?.retry_after_ms ?? 0) > 0) {
+        throw invalidArgument('failure.retry_after_ms', 'is not read by Fail: retry_timeout_ms sets when the task is fetchable again');
+      }
       await authorizeTask(principalOf(ctx), surface, ref);
       return { terminal: await surface.fail(ref, workerId, f) };
     },
