@@ -90,8 +90,9 @@ async function readFrames(
         // A client reset reaches us as END_STREAM followed a moment later by
         // RST_STREAM (Node's http2 closes that way), so the end of the request
         // side alone does not prove a half-close: give the cancellation a
-        // bounded moment to land before returning a held task unconsumed.
-        graceful = !(await abortedWithin(signal, slot.attempt ? RESET_GRACE_MS : 0));
+        // bounded moment to land before returning a held task unconsumed. A held RPC
+        // too: taken for a half-close, a reset one would run again on another worker.
+        graceful = !(await abortedWithin(signal, slot.attempt || slot.rpc ? RESET_GRACE_MS : 0));
         break;
       }
       await handleFrame(r.value, slot, gateway);
