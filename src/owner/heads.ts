@@ -194,6 +194,11 @@ export class QueueHeads {
     this.add(ref);
   }
 
+  /** A held task leaves without entering the window: it is not ready now. */
+  release(taskId: string): void {
+    this.known.delete(taskId);
+  }
+
   /** Forgets a ref in the window (not one out on an offer or held): its task is not ready now. */
   drop(taskId: string): boolean {
     const i = this.refs.findIndex((r, j) => j >= this.start && r?.taskId === taskId);

@@ -34,6 +34,8 @@ export interface PartitionHost {
   taskRequeued(partition: number, queue: string, readyAt: number): void;
   /** A head ready now with a sticky worker: its sticky phase (placement) instead of the window. */
   placeSticky(q: QueueHeads, ref: HeadRef, sticky: string): void;
+  /** A task held in its sticky or sync-match phase is not ready now (locked by a fetch): it leaves the phase. */
+  notReady(q: QueueHeads, taskId: string): void;
 }
 
 const EXPIRY_BATCH = 100;
@@ -137,7 +139,7 @@ export class PartitionOwner {
     if (readyAt > this.clock.now()) {
       // Not ready before then (a fetch locked it, say): a head of it in the window is
       // stale, and on a queue no slot stream serves nothing would ever offer it away.
-      if (q.has(taskId)) q.drop(taskId);
+      if (q.has(taskId) && !q.drop(taskId)) this.host.notReady(q, taskId);
       if (sticky) this.stickyAtReady.set(taskId, sticky);
       this.wakeQueueAt(q, readyAt);
       return;

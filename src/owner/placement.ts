@@ -62,6 +62,8 @@ export class Placement {
   private readonly syncWaiters = new Map<string, SyncLines>();
   /** Waiters of either phase by (tenant, flowType): the enqueue path asks on every new Step. */
   private readonly byFlow = new Map<string, number>();
+  /** Waiters by task id (ids are unique across partitions): a task locked meanwhile leaves its phase. */
+  private readonly byTask = new Map<string, Waiter>();
   private count = 0;
   private seq = 0;
 
@@ -143,6 +145,7 @@ export class Placement {
     if (!line) lines.set(lineKey, (line = new Yallist()));
     line.push(w);
     w.node = line.tail;
+    this.byTask.set(ref.taskId, w);
     this.byFlow.set(fk, (this.byFlow.get(fk) ?? 0) + 1);
     this.count++;
   }
@@ -157,6 +160,7 @@ export class Placement {
     if (!line || !w.node || w.node.list !== line) return false;
     line.removeNode(w.node);
     w.node = undefined;
+    if (this.byTask.get(w.ref.taskId) === w) this.byTask.delete(w.ref.taskId);
     if (line.length === 0) lines!.delete(lineKey);
     if (lines!.size === 0) map.delete(key);
     w.timer.cancel();
@@ -217,6 +221,19 @@ export class Placement {
         this.syncPhase(w.q, w.ref);
       }
     }
+  }
+
+  /**
+   * The task is not ready now (a fetch locked it during its sticky or sync-match phase):
+   * it leaves the phase without going to the heads, where a head of a locked task would
+   * count as backlog and be offered only to bounce. Its queue hears of it again when
+   * it is ready (the lock's lapse, an unlock, a retry). False when it is not waiting here.
+   */
+  notReady(q: QueueHeads, taskId: string): boolean {
+    const w = this.byTask.get(taskId);
+    if (!w || w.q !== q || !this.unpark(w)) return false;
+    q.release(taskId);
+    return true;
   }
 
   /** A partition left this node: its waiters are dropped (the new owner reloads them from Redis). */

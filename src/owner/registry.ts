@@ -307,6 +307,10 @@ export class OwnerRegistry implements PartitionHost {
     this.placement.place(q, ref, sticky);
   }
 
+  notReady(q: QueueHeads, taskId: string): void {
+    this.placement.notReady(q, taskId);
+  }
+
   /**
    * Heads of `q` can be offered. Only the queue object its partition's current owner
    * here holds counts: a placement offer that bounces after the partition was given
