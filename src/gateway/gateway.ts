@@ -649,6 +649,7 @@ export class Gateway {
           clearTimeout(call.timer);
           clearTimeout(stickyTimer);
           signal.removeEventListener('abort', onAbort);
+          if (r.kind === 'unavailable') call.abandoned?.(r.reason);
           resolve(r);
         },
       };
@@ -784,6 +785,11 @@ export class Gateway {
       this.placeRpc(call);
       return;
     }
+    // Nobody waits for its result any more: the handler hears so (its context's signal)
+    // and may stop, rather than hold the slot to the end of a run no caller reads.
+    call.abandoned = (reason) => {
+      if (slot.rpc === call) slot.send({ cancel: { task_token: call.token, reason } }, this.clock.now());
+    };
     // An RPC's wait for a slot (DESIGN §10 "RPC waits"), from its arrival at this node.
     this.metrics.dispatchLatency.observe({ path: 'rpc' }, Math.max(0, now - call.arrivedAt) / 1000);
     // Taken: matching.dispatchWait bounds finding a worker, not the worker's run, which

@@ -61,6 +61,8 @@ export interface RpcCall {
   unreachable?: Set<string>;
   settle(r: RpcSettlement): void;
   settled: boolean;
+  /** Told when it settles without its slot's result (the caller left, its deadline passed). */
+  abandoned?: (reason: string) => void;
 }
 
 export type RpcSettlement =
