@@ -105,6 +105,8 @@ export class Gateway {
   /** Streams are swept four times per matching.pingInterval or busyStreamSilence, whichever is shorter (at least 50 ms apart). */
   private readonly pingSweepMs: number;
   private draining = false;
+  /** closeAll ran: no slot will take an RPC here again. */
+  private closed = false;
   /** The node is stopping: background store retries end (the owners fail its attempts once it has left). */
   private stopped = false;
 
@@ -716,6 +718,10 @@ export class Gateway {
   /** Puts an RPC on an eligible idle slot, or makes it wait for one. */
   private placeRpc(call: RpcCall): void {
     if (call.settled) return;
+    if (this.closed) {
+      call.settle({ kind: 'unavailable', reason: 'this node is stopping' });
+      return;
+    }
     if (this.allDeclined(call)) {
       call.settle({ kind: 'not-found' });
       return;
@@ -915,8 +921,19 @@ export class Gateway {
     return n;
   }
 
-  /** Ends every remaining stream (after the drain deadline). */
+  /** Whether the node drains: its workers were told to reconnect elsewhere. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /**
+   * Ends every remaining stream (after the drain deadline), and answers the RPCs
+   * still waiting here for a slot: none will come, and their callers may try
+   * another node now rather than hold this node's shutdown until dispatchWait.
+   */
   closeAll(): void {
+    this.closed = true;
+    for (const call of this.rpcWaiters.drain()) call.settle({ kind: 'unavailable', reason: 'this node is stopping' });
     for (const slot of this.slots.values()) slot.close();
     if (this.pingTimer) clearInterval(this.pingTimer);
   }

@@ -50,6 +50,15 @@ export class RpcWaiters {
     return moved;
   }
 
+  /** Removes and returns every waiter. */
+  drain(): RpcCall[] {
+    const out: RpcCall[] = [];
+    for (const set of this.byFlow.values()) out.push(...set);
+    this.byFlow.clear();
+    this.count = 0;
+    return out;
+  }
+
   /** The waiters of `tenant` whose sticky worker is `appWorkerId`, oldest first per flow type. */
   stickyTo(tenant: string, appWorkerId: string): RpcCall[] {
     const out: RpcCall[] = [];

@@ -262,8 +262,17 @@ export class Routing {
     if (this.gateway.hasIdleRpcSlot(r.tenant, r.flowType, r.rpcName)) return this.nodeId;
     const idlePeer = this.view.idleNodeFor(r.tenant, r.flowType, r.rpcName);
     if (idlePeer) return idlePeer;
-    if (this.gateway.hasConnected(r.tenant, r.flowType)) return this.nodeId;
+    if (this.waitsHere(r)) return this.nodeId;
     return this.view.nodesFor(r.tenant, r.flowType, r.rpcName)[0] ?? this.nodeId;
+  }
+
+  /**
+   * Whether an RPC may wait here for a busy slot of its flow type: a worker of it is
+   * connected, and this node is not draining (its workers are leaving: a call waiting
+   * for them would wait for nothing while a peer's workers could run it).
+   */
+  private waitsHere(r: RpcRequest): boolean {
+    return this.gateway.hasConnected(r.tenant, r.flowType) && !this.gateway.isDraining;
   }
 
   async invokeRpc(r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement> {
@@ -271,7 +280,7 @@ export class Routing {
     // No worker of the flow type here, and every one the peers advertise declined the
     // name: the named error at once (DESIGN §4), not UNAVAILABLE after waiting here for
     // a worker that is not coming.
-    if (node === this.nodeId && !this.gateway.hasConnected(r.tenant, r.flowType)
+    if (node === this.nodeId && !this.waitsHere(r)
       && this.view.nodesFor(r.tenant, r.flowType).length > 0 && this.view.nodesFor(r.tenant, r.flowType, r.rpcName).length === 0) {
       return { kind: 'not-found' };
     }
@@ -290,7 +299,7 @@ export class Routing {
       const ended: RpcSettlement = s.kind === 'not-found' ? s : { kind: 'unavailable', reason: signal.aborted ? 'the caller went away' : s.reason };
       if (signal.aborted) return ended;
       tried.add(node);
-      const here = this.gateway.hasConnected(r.tenant, r.flowType) ? [this.nodeId] : [];
+      const here = this.waitsHere(r) ? [this.nodeId] : [];
       const next = [...here, ...this.view.nodesFor(r.tenant, r.flowType, r.rpcName)].find((n) => !tried.has(n));
       if (!next) return ended;
       const elapsed = this.clock.now() - start;

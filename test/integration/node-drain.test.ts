@@ -7,7 +7,7 @@
  * on the node (long polls) answer "nothing yet" when it stops, so their
  * callers ask again elsewhere.
  */
-import { createChannel, createClient, Status } from 'nice-grpc';
+import { ClientError, createChannel, createClient, Status } from 'nice-grpc';
 import { partitionOf } from '../../src/store/keys';
 import { ExternalTaskServiceDefinition, MatchingServiceDefinition, pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -101,6 +101,23 @@ it('answers the calls waiting on it with nothing yet when it stops, over gRPC an
     expect(await waits.consume).toEqual({ value: { outcomes: [] } });
     expect(await waits.fetch).toEqual({ value: { tasks: [] } });
     expect(await waits.http).toEqual({ value: { status: 200, body: { tasks: [] } } });
+  } finally {
+    channel.close();
+  }
+});
+
+it('answers an RPC waiting on it for a slot UNAVAILABLE when it stops, instead of holding its shutdown', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('drain'), { 'drain.timeout': '2s', 'matching.dispatchWait': '20s' });
+  const channel = createChannel(t.node.apiAddress);
+  const matching = createClient(MatchingServiceDefinition, channel);
+  try {
+    // No worker of the flow type yet: the call waits here, up to dispatchWait, for one.
+    const call = matching.invokeRpc({ tenant: 'acme', flow_id: 'f', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 20_000 })
+      .then(() => 'answered', (e: ClientError) => ({ code: e.code, details: e.details }));
+    await new Promise((r) => setTimeout(r, 300));
+    await t.close();
+    const outcome = await Promise.race([call, new Promise((r) => setTimeout(() => r('still waiting 5 s after the node stopped'), 5000))]);
+    expect(outcome).toEqual({ code: Status.UNAVAILABLE, details: expect.stringContaining('this node is stopping') });
   } finally {
     channel.close();
   }
