@@ -10,7 +10,9 @@ import type { Logger } from '../util/logger';
 /**
  * A value parser for names and ids: an empty one (`--tenant ''`, an unset shell
  * variable) is a usage error naming the flag, exit 2, rather than a call the node
- * refuses naming its own field (`steps[0].tenant`).
+ * refuses naming its own field (`steps[0].tenant`), or one it takes as no value
+ * at all: an empty filter lists everything, and `outcome-groups drop --tenant ''`
+ * would drop the group over every tenant.
  */
 export function nonEmpty(value: string): string {
   if (value === '') throw new InvalidArgumentError('must not be empty');

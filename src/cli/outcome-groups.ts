@@ -31,7 +31,9 @@ export function registerOutcomeGroups(program: Command): void {
     .action(async (opts: CommonOptions & { json?: boolean }) => {
       const list = await withClient(opts.address, (c) => c.listOutcomeGroups());
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(list, jsonReplacer, 2)}\n`);
+        // Unknown lag ('?') and never read ('never') are null: JSON.stringify would drop an undefined field.
+        const rows = list.map((g) => ({ ...g, lag: g.lag ?? null, idleMs: g.idleMs ?? null }));
+        process.stdout.write(`${JSON.stringify(rows, jsonReplacer, 2)}\n`);
         return;
       }
       if (list.length === 0) {
@@ -49,7 +51,7 @@ export function registerOutcomeGroups(program: Command): void {
   address(groups.command('drop'))
     .description('drop an abandoned group from every partition and the registry, so outcomes it held can be trimmed')
     .argument('<group>', 'group name, as engines pass it to ConsumeOutcomes', nonEmpty)
-    .option('--tenant <tenant>', "the tenant of a tenant's own group")
+    .option('--tenant <tenant>', "the tenant of a tenant's own group (without it, the group over every tenant)", nonEmpty)
     .option('--force', 'drop it even though a consumer read it in the last 10 minutes')
     .action(async (group: string, opts: CommonOptions & { tenant?: string; force?: boolean }) => {
       const r = await withClient(opts.address, (c) => c.dropOutcomeGroup(group, { tenant: opts.tenant, force: opts.force }));

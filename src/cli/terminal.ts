@@ -4,8 +4,9 @@ import { CliExit, EXIT_CONFIG, nonEmpty } from './common';
 import { cell, jsonReplacer, oneLine } from './format';
 import { checkedAddress, cliConnection } from './client';
 
+/** Decimal digits only: Number() would read '' (an unset shell variable) as 0, and take ' 3', '1e2' or '0x10'. */
 function count(flag: string, value: string, min: number, max: number): number {
-  const n = Number(value);
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) throw new CliExit(`${flag}: must be a whole number from ${min} to ${max}`, EXIT_CONFIG);
   return n;
 }
@@ -35,8 +36,8 @@ export function registerTerminal(program: Command): void {
   address(terminal.command('list'))
     .description('list the terminal tasks of a tenant, oldest first')
     .requiredOption('--tenant <tenant>', 'tenant', nonEmpty)
-    .option('--flow-type <type>', 'only this flow type')
-    .option('--step-type <type>', 'only this step type')
+    .option('--flow-type <type>', 'only this flow type', nonEmpty)
+    .option('--step-type <type>', 'only this step type', nonEmpty)
     .option('--limit <n>', 'at most this many (1-1000)', '100')
     .option('--json', 'print JSON')
     .action(async (opts: CommonOptions & { tenant: string; flowType?: string; stepType?: string; limit: string; json?: boolean }) => {
@@ -46,7 +47,9 @@ export function registerTerminal(program: Command): void {
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(tasks, jsonReplacer, 2)}\n`);
       } else if (tasks.length === 0) {
-        process.stdout.write(`no terminal tasks for tenant ${opts.tenant}\n`);
+        // Name the filters: "none for the tenant" would tell an operator its terminal tasks are all resolved.
+        const filters = [opts.flowType === undefined ? '' : ` and flow type ${opts.flowType}`, opts.stepType === undefined ? '' : ` and step type ${opts.stepType}`];
+        process.stdout.write(`no terminal tasks for tenant ${opts.tenant}${filters.join('')}\n`);
       } else {
         for (const t of tasks) {
           process.stdout.write(`${[t.taskId, `${t.topic.flowType}/${t.topic.stepType}`, t.flowId, `attempt ${t.attempt}`,
