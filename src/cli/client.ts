@@ -23,10 +23,23 @@ export function checkedAddress(address: string): string {
  */
 export function cliConnection(env = process.env): { credential?: Credential; tls?: TlsOptions } {
   const out: { credential?: Credential; tls?: TlsOptions } = {};
-  if (env.ZD_TOKEN_FILE) out.credential = { file: env.ZD_TOKEN_FILE };
+  if (env.ZD_TOKEN_FILE) out.credential = { file: readableTokenFile(env.ZD_TOKEN_FILE) };
   else if (env.ZD_TOKEN) out.credential = env.ZD_TOKEN;
   if (env.ZD_TLS_CA) out.tls = { ca: readCa(env.ZD_TLS_CA) };
   return out;
+}
+
+/**
+ * Checked here, as ZD_TLS_CA is: a wrong path is a usage error naming the setting, exit 2.
+ * The client still reads the file at each call (a rotated token is picked up).
+ */
+function readableTokenFile(file: string): string {
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+  } catch (err) {
+    throw new CliExit(`ZD_TOKEN_FILE: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT_CONFIG);
+  }
+  return file;
 }
 
 /** Read here, so that a wrong path is told as the setting's, not as a bare `ENOENT: ... open '...'`. */
