@@ -233,13 +233,22 @@ export class ZdNode {
 
   static async start(config: Config, opts: NodeOptions): Promise<ZdNode> {
     const node = new ZdNode(config, opts);
+    // What the connection last failed with: a boot that never reached Redis says so, not
+    // ioredis's "Reached the max retries per request limit".
+    let lastRedisError: string | undefined;
+    const onRedisError = (err: Error) => (lastRedisError = err.message);
+    node.redis.on('error', onRedisError);
     try {
       await node.boot();
       return node;
     } catch (err) {
       node.state = 'failed';
+      const neverReached = lastRedisError !== undefined && node.redis.status !== 'ready';
       await node.close().catch(() => undefined);
+      if (neverReached) throw new Error(`redis: cannot reach ${redisTarget(config)} (${lastRedisError}); is it running, and are redis.* right?`, { cause: err });
       throw err;
+    } finally {
+      node.redis.off('error', onRedisError);
     }
   }
 
@@ -524,4 +533,17 @@ async function closeRedis(client: RedisClient, quitWithinMs = 1000): Promise<voi
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Where the node looks for Redis, for messages: the configured target without credentials. */
+function redisTarget(c: Config): string {
+  const r = c.redis;
+  if (r.clusterNodes.length > 0) return `the Redis Cluster at ${r.clusterNodes.join(', ')} (redis.clusterNodes)`;
+  if (r.sentinels.length > 0) return `Sentinel master ${r.sentinelName} via ${r.sentinels.join(', ')} (redis.sentinels)`;
+  try {
+    const u = new URL(r.url);
+    return `${u.protocol}//${u.host} (redis.url)`;
+  } catch {
+    return 'redis.url';
+  }
 }

@@ -48,6 +48,16 @@ describe('zdmatch serve', () => {
     }
   });
 
+  it('fails with one line naming where it looked for Redis when nothing answers there, without its password', async () => {
+    const port = await freePort(); // nothing listens here
+    const failed = await startNodeProcess({ redisUrl: `redis://app:s3cret@127.0.0.1:${port}`, keyPrefix: uniquePrefix() }).then(
+      () => { throw new Error('the node started without Redis'); }, (err: Error) => err.message);
+    expect(failed).toMatch(/exited \(1\) before it was ready/);
+    expect(failed).toContain(`redis: cannot reach redis://127.0.0.1:${port} (redis.url) (connect ECONNREFUSED 127.0.0.1:${port})`);
+    expect(failed).not.toMatch(/max retries per request/);
+    expect(failed).not.toContain('s3cret');
+  });
+
   it('becomes ready, serves /healthz, and drains on SIGTERM with exit 0', async () => {
     const node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: uniquePrefix(), config: { drain: { timeout: '5s' } } });
     try {
