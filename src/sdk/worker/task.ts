@@ -135,8 +135,11 @@ export class TaskRun {
     if (ack.verdict === pb.ResultVerdict.ACCEPTED) return;
     const verdict = pb.ResultVerdict[ack.verdict ?? 0] ?? String(ack.verdict);
     const fields = { ...this.labels, verdict, error: ack.error || undefined };
-    // A refusal after our own Cancel frame is expected, not a problem.
-    if (this.cancelled && ack.verdict === pb.ResultVerdict.REFUSED_CANCELLED) this.io.logger.info('result refused: task was cancelled', fields);
+    // A refusal after our own Cancel frame is expected, not a problem: a cancelled Step's result
+    // is REFUSED_CANCELLED, and an RPC's whose caller went away or whose deadline passed is
+    // REFUSED_STALE (nobody waits for it any more).
+    const expected = ack.verdict === pb.ResultVerdict.REFUSED_CANCELLED || (this.kind === 'rpc' && ack.verdict === pb.ResultVerdict.REFUSED_STALE);
+    if (this.cancelled && expected) this.io.logger.info('result refused: task was cancelled', fields);
     else this.io.logger.warn('result not accepted', fields);
   }
 
