@@ -12,6 +12,7 @@ import {
 } from '../common';
 import type { BackoffOptions } from '../common/backoff';
 import { checkedReconnectBackoff } from '../common/reconnect';
+import { checkedCredential } from '../common/credential-option';
 import { CallSignal } from '../common/call-signal';
 import { checkDuration, timerDelayMs } from '../common/durations';
 import { RpcFailedError } from './errors';
@@ -30,7 +31,8 @@ export interface ClientOptions {
   address: string;
   /**
    * Bearer token sent as `authorization` metadata: a string, `{ file }` (re-read when it changes) or a
-   * function; resolved at each call, and a failure fails the call before it is sent. @default none
+   * function; resolved at each call, and a failure fails the call before it is sent.
+   * One that can never resolve (a string that is no token, trailing newline included) is a TypeError here. @default none
    */
   credential?: Credential;
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
@@ -78,7 +80,7 @@ export class Client {
     if (!options.address) throw new TypeError('Client option address: is required');
     // Past MAX_TIMER_MS (Infinity included) every call's timer would fire after 1 ms.
     this.defaultTimeoutMs = checkDuration('Client', 'defaultTimeoutMs', options.defaultTimeoutMs ?? 30_000, { zero: false });
-    this.credential = options.credential;
+    this.credential = checkedCredential('Client', options.credential);
     this.protocolVersion = options._internal?.protocolVersion ?? PROTOCOL_VERSION;
     this.channel = createSdkChannel(options.address, options.tls, undefined, checkedReconnectBackoff('Client', options.reconnectBackoff));
     this.stub = createClient(MatchingServiceDefinition, this.channel);

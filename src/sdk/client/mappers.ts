@@ -1,6 +1,7 @@
 /** The one place that maps Client types to and from the proto messages. */
 import { pb } from '../../wire';
-import { fromEpochMs, toBuffer, toBytes, toEpochMs, toNum } from '../common';
+import { fromEpochMs, toBuffer, toEpochMs, toNum } from '../common';
+import { checkedPayload } from '../common/payloads';
 import { checkCount, UINT32_MAX } from '../common/counts';
 import { checkDuration, type DurationBounds } from '../common/durations';
 import type {
@@ -47,7 +48,7 @@ export function toStepSpec(s: StepSpec, where = 'step'): pb.IStepSpec {
     flow_type: s.flowType,
     step_type: s.stepType,
     step_execution_id: s.stepExecutionId,
-    input: toBytes(s.input),
+    input: checkedPayload('StepSpec', `${where}.input`, s.input),
     ready_at_ms: wireEpochMs('StepSpec', `${where}.readyAt`, s.readyAt),
     flow_deadline_ms: wireEpochMs('StepSpec', `${where}.flowDeadline`, s.flowDeadline),
     method_timeout_ms: wireMs('StepSpec', `${where}.methodTimeoutMs`, s.methodTimeoutMs),
@@ -75,7 +76,7 @@ export function toInvokeRpc(r: InvokeRpcRequest): pb.IInvokeRpcRequest {
     flow_id: r.flowId,
     flow_type: r.flowType,
     rpc_name: r.rpcName,
-    input: toBytes(r.input),
+    input: checkedPayload('invokeRpc', 'request.input', r.input),
     sticky_worker_id: r.stickyWorkerId ?? '',
     // The server never waits for a worker past the caller's own budget.
     timeout_ms: r.timeoutMs ?? 0,

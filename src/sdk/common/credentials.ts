@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { ChannelCredentials } from '@grpc/grpc-js';
 import { createChannel, Metadata, type Channel } from 'nice-grpc';
 import type { BackoffOptions } from './backoff';
+import { TOKEN } from './credential-option';
 
 /**
  * A bearer token: the token itself, `{ file }` (a file holding the token,
@@ -17,7 +18,6 @@ export class CredentialError extends Error {
   override name = 'CredentialError';
 }
 
-const TOKEN = /^[\x21-\x7e]{1,4096}$/;
 const fileCache = new Map<string, { stamp: string; token: string }>();
 
 async function readTokenFile(file: string): Promise<string> {

@@ -7,13 +7,15 @@ import { abortable } from 'abort-controller-x';
 import { createClient, Status, type Channel, type Client as GrpcClient, type Metadata } from 'nice-grpc';
 import { ExternalTaskServiceDefinition, OperatorServiceDefinition, PROTOCOL_VERSION, type pb } from '../../wire';
 import {
-  authMetadata, createSdkChannel, fromEpochMs, toBuffer, toBytes, toNum, withProtocolVersion, ZdDeadlineExceededError,
+  authMetadata, createSdkChannel, fromEpochMs, toBuffer, toNum, withProtocolVersion, ZdDeadlineExceededError,
   type Credential, type Payload, type TlsOptions,
 } from '../common';
 import type { BackoffOptions } from '../common/backoff';
 import { checkedReconnectBackoff } from '../common/reconnect';
+import { checkedCredential } from '../common/credential-option';
 import { CallSignal } from '../common/call-signal';
 import { checkCount, INT32_MAX, UINT32_MAX } from '../common/counts';
+import { checkedPayload } from '../common/payloads';
 import { kindOf } from '../common/kind-of';
 import { checkDuration, timerDelayMs, type DurationBounds } from '../common/durations';
 import { mapFetchError } from './errors';
@@ -24,7 +26,8 @@ interface BaseOptions {
   address: string;
   /**
    * Bearer token sent as `authorization` metadata: a string, `{ file }` (re-read when it changes) or a
-   * function; resolved at each call, and a failure fails the call before it is sent. @default none
+   * function; resolved at each call, and a failure fails the call before it is sent.
+   * One that can never resolve (a string that is no token, trailing newline included) is a TypeError here. @default none
    */
   credential?: Credential;
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext */
@@ -88,7 +91,7 @@ abstract class BaseClient {
     if (!options.address) throw new TypeError(`${what} option address: is required`);
     // Past MAX_TIMER_MS (Infinity included) every call's timer would fire after 1 ms.
     this.defaultTimeoutMs = checkDuration(what, 'defaultTimeoutMs', options.defaultTimeoutMs ?? 30_000, { zero: false });
-    this.credential = options.credential;
+    this.credential = checkedCredential(what, options.credential);
     this.channel = createSdkChannel(options.address, options.tls, undefined, checkedReconnectBackoff(what, options.reconnectBackoff));
   }
 
@@ -163,8 +166,9 @@ export class FetchClient extends BaseClient {
    */
   async complete(taskId: string, options: { result?: Payload; idempotencyKey?: string } = {}, opts?: FetchCallOptions): Promise<void> {
     const has = options.result != null; // null too: plain JavaScript, or JSON passed through, means no result
+    const result = checkedPayload('FetchClient.complete', 'result', options.result);
     await this.call('complete', (o) => this.stub.complete({
-      task_id: taskId, worker_id: this.workerId, has_result: has, result: has ? toBytes(options.result) : new Uint8Array(),
+      task_id: taskId, worker_id: this.workerId, has_result: has, result,
       idempotency_key: options.idempotencyKey ?? '',
     }, o), opts);
   }

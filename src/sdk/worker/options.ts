@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { PROTOCOL_VERSION } from '../../wire';
 import { backoffProblem, consoleLogger, KEEPALIVE_MS, MAX_TIMER_MS, type BackoffOptions, type Credential, type SdkLogger, type TlsOptions } from '../common';
+import { checkedCredential } from '../common/credential-option';
 import { kindOf } from '../common/kind-of';
 import { PONG_INTERVAL_MS } from './task';
 import type { FlowTypeHandlers, SlotKindName } from './types';
@@ -51,7 +52,8 @@ export interface WorkerOptions {
   stopOnPermanentStreamRejection?: boolean;
   /**
    * Bearer token sent as `authorization` metadata: a string, `{ file }` (re-read when it changes) or a
-   * function; resolved when each stream opens and on every reconnect. @default none
+   * function; resolved when each stream opens and on every reconnect.
+   * One that can never resolve (a string that is no token, trailing newline included) is a TypeError here. @default none
    */
   credential?: Credential;
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext unless the address is https:// */
@@ -181,7 +183,7 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     reservedRpcTasks: reserve,
     stopDrainTimeout,
     stopOnPermanentStreamRejection: options.stopOnPermanentStreamRejection ?? false,
-    credential: options.credential,
+    credential: checkedCredential('Worker', options.credential),
     tls: options.tls,
     logger,
     reconnectBackoff: options.reconnectBackoff ?? {},
