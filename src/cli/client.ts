@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { Client } from '../sdk/client';
 import type { Credential, TlsOptions } from '../sdk/common';
+import { TOKEN } from '../sdk/common/credential-option';
 import { CliExit, EXIT_CONFIG } from './common';
 
 /**
@@ -24,9 +25,15 @@ export function checkedAddress(address: string): string {
 export function cliConnection(env = process.env): { credential?: Credential; tls?: TlsOptions } {
   const out: { credential?: Credential; tls?: TlsOptions } = {};
   if (env.ZD_TOKEN_FILE) out.credential = { file: readableTokenFile(env.ZD_TOKEN_FILE) };
-  else if (env.ZD_TOKEN) out.credential = env.ZD_TOKEN;
+  else if (env.ZD_TOKEN) out.credential = usableToken(env.ZD_TOKEN);
   if (env.ZD_TLS_CA) out.tls = { ca: readCa(env.ZD_TLS_CA) };
   return out;
+}
+
+/** A token the SDK would refuse (a space, a newline from `$(cat file)` kept by quoting) is the setting's error, exit 2. */
+function usableToken(token: string): string {
+  if (!TOKEN.test(token)) throw new CliExit('ZD_TOKEN: must be printable ASCII without spaces or newlines (or use ZD_TOKEN_FILE)', EXIT_CONFIG);
+  return token;
 }
 
 /**

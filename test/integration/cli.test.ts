@@ -100,6 +100,11 @@ describe('zdmatch CLI', () => {
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: 'ZD_TLS_CA: cannot read /nonexistent/ca.pem: ENOENT\n' });
   });
 
+  it.each([['with a newline', 'abc123\n'], ['with a space', 'abc 123']])('names ZD_TOKEN when it holds a token %s, exit 2', (_label, token) => {
+    const r = runCli(['task', 't1', '--address', '127.0.0.1:1'], { env: { ...env, ZD_TOKEN: token } });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: 'ZD_TOKEN: must be printable ASCII without spaces or newlines (or use ZD_TOKEN_FILE)\n' });
+  });
+
   it.each([[['task', 't1']], [['terminal', 'list', '--tenant', 'acme']]])('%j names ZD_TOKEN_FILE when its file cannot be read, exit 2', (args) => {
     const r = runCli([...args, '--address', '127.0.0.1:1'], { env: { ...env, ZD_TOKEN_FILE: '/nonexistent/token' } });
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: 'ZD_TOKEN_FILE: cannot read /nonexistent/token: ENOENT\n' });
