@@ -22,6 +22,15 @@ import type { FailInput, FetchRequest, TaskRef } from './external-validation';
 import type { LongPollGate } from './long-polls';
 import { splitAtBytes } from './response-budget';
 
+/**
+ * A claimed task's wire size beyond ENTRY_OVERHEAD_BYTES: its input, and in UTF-8 bytes (up
+ * to three a character) its flow and step execution ids of up to 512 characters each, which
+ * the flat overhead alone put at a third of what a batch of such tasks carries.
+ */
+function claimedBytes(t: ClaimedTask): number {
+  return t.input.length + Buffer.byteLength(t.flowId) + Buffer.byteLength(t.stepExecutionId);
+}
+
 export interface ExternalTasksDeps {
   config: Config;
   store: FetchStore;
@@ -97,7 +106,7 @@ export class ExternalTasks {
         if (tasks.length > 0) {
           if (this.hooks.afterClaim) await this.hooks.afterClaim(tasks);
           // Claimed past what one answer can carry: those go back at once, unseen.
-          const [answer, over] = splitAtBytes(tasks, (t) => t.input.length);
+          const [answer, over] = splitAtBytes(tasks, claimedBytes);
           if (over.length > 0) await this.unlockClaimed(r.workerId, over);
           return answer;
         }
