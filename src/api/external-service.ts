@@ -10,6 +10,7 @@ import { invalidArgument, zdError } from '../errors';
 import type { ClaimedTask, TerminalTaskRecord } from '../store/fetch-store';
 import type { pb } from '../wire';
 import type { ExternalTasks } from './external-tasks';
+import { splitAtBytes } from './response-budget';
 import {
   idempotencyKeyOf, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf, workerIdOf, type FetchRequest, type TaskRef,
 } from './external-validation';
@@ -110,6 +111,12 @@ export function terminalTaskToWire(t: TerminalTaskRecord): pb.ITerminalTask {
   };
 }
 
+/** A terminal task's wire size beyond ENTRY_OVERHEAD_BYTES: its text, in UTF-8 bytes. */
+function terminalTextBytes(t: TerminalTaskRecord): number {
+  return Buffer.byteLength(t.flowId) + Buffer.byteLength(t.stepExecutionId) + Buffer.byteLength(t.reason) +
+    Buffer.byteLength(t.errMsg) + Buffer.byteLength(t.errType);
+}
+
 /** The auth middleware refuses non-operators already; each handler checks again so it fails closed on its own. */
 function requireOperator(ctx: CallContext, method: string): void {
   if (!principalOf(ctx).operator) throw zdError('ZD_OPERATOR_SCOPE_REQUIRED', { method });
@@ -124,7 +131,10 @@ export function operatorService(surface: ExternalTasks, c: Config) {
       const flowType = req.flow_type ? requireName('flow_type', req.flow_type, m.maxFlowTypeLength, 'matching.maxFlowTypeLength') : '';
       const stepType = req.step_type ? requireName('step_type', req.step_type, m.maxQueueLength, 'matching.maxQueueLength') : '';
       const limit = requireCount('limit', req.limit, MAX_LIST, DEFAULT_LIST);
-      return { tasks: (await surface.listTerminal(tenant, flowType, stepType, limit)).map(terminalTaskToWire) };
+      // At most what one gRPC answer carries: a thousand tasks with long non-ASCII ids and errors
+      // (up to three bytes a character) would pass 4 MiB and the operator's client refuse them all.
+      const [shown] = splitAtBytes(await surface.listTerminal(tenant, flowType, stepType, limit), terminalTextBytes);
+      return { tasks: shown.map(terminalTaskToWire) };
     },
 
     async retryTerminalTask(req: pb.RetryTerminalTaskRequest, ctx: CallContext): Promise<pb.IRetryTerminalTaskResponse> {
