@@ -468,7 +468,8 @@ export function matchingService(d: MatchingDeps) {
       const runMs = timeout > 0 ? timeout : c.limits.maxWait;
       const waitMs = Math.min(runMs, m.dispatchWait);
       const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs, runMs }, ctx.signal);
-      d.metrics.rpcs.inc({ result: r.kind });
+      // A caller that went away is answered nothing: its call is no UNAVAILABLE (the alert reads those as workers missing).
+      if (!ctx.signal.aborted) d.metrics.rpcs.inc({ result: r.kind });
       if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName, flowType });
       if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName, waitMs, reason: r.reason });
       return r.output
