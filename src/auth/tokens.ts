@@ -45,9 +45,21 @@ const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').dig
 export const MAX_TOKEN_CHARS = 4096;
 const TENANT = /^(\*|[A-Za-z0-9_][A-Za-z0-9_.\-]*)$/;
 
+/**
+ * The file's YAML. A warning (a tag or directive YAML does not know, such as `token: !vault …`) refuses the
+ * file as an error does: YAML.parse would print it to stderr quoting the file's line, which may hold a
+ * plain token, and take the tagged value literally, granting a token nobody meant to write down.
+ */
+function parseYaml(text: string): unknown {
+  const doc = YAML.parseDocument(text);
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw problem;
+  return doc.toJS();
+}
+
 /** Parses a tokens file; throws an Error naming the entry and field. */
 export function parseTokensFile(text: string, kind: TokenKind): Map<string, Principal> {
-  const doc: unknown = YAML.parse(text);
+  const doc = parseYaml(text);
   if (!doc || typeof doc !== 'object' || !Array.isArray((doc as { tokens?: unknown }).tokens)) {
     throw new Error('must be a YAML object with a list "tokens"');
   }

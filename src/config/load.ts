@@ -104,9 +104,14 @@ function readConfigFile(file: string): Record<string, unknown> {
   } catch (err) {
     throw new ConfigError('file', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  // A warning (a tag or directive YAML does not know, `password: !vault …`) fails as an error does:
+  // YAML.parse would print it to stderr quoting the file's line, which may hold redis.password.
+  const doc = YAML.parseDocument(text);
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw new ConfigError('file', `${file}: ${(problem.message.split('\n')[0] ?? '').replace(/:$/, '')}`);
   let parsed: unknown;
   try {
-    parsed = YAML.parse(text);
+    parsed = doc.toJS();
   } catch (err) {
     throw new ConfigError('file', `${file}: ${((err as Error).message.split('\n')[0] ?? '').replace(/:$/, '')}`);
   }
