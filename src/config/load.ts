@@ -177,11 +177,30 @@ function toConfigError(err: unknown): ConfigError {
   return new ConfigError('file', first);
 }
 
+/** The most milliseconds a Node timer holds (setTimeout, setInterval, socket timeouts): a longer one fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Durations the node arms a timer with as they are. Past MAX_TIMER_MS each turns into its opposite:
+ * `auth.reloadInterval: 30d` stats the tokens files every millisecond, `matching.headsResyncInterval`
+ * resyncs without pause, `limits.maxWait` ends every RPC without its own timeout at once.
+ */
+const TIMER_KEYS = [
+  'matching.dispatchWait', 'matching.stickyWait', 'matching.syncMatchWait', 'matching.headsResyncInterval', 'matching.pingInterval',
+  'limits.maxWait', 'limits.httpKeepAliveTimeout', 'cluster.heartbeat', 'cluster.nodeTtl', 'cluster.leaseTtl',
+  'fetch.wait', 'fetch.maxWait', 'auth.reloadInterval',
+] as const;
+
 /** Checks between keys (convict validates one key at a time). */
 function checkRelations(c: Config): void {
   const fail = (key: string, reason: string): never => {
     throw new ConfigError(key, reason);
   };
+  for (const key of TIMER_KEYS) {
+    const [section, name] = key.split('.') as [keyof Config, string];
+    const ms = (c[section] as unknown as Record<string, number>)[name]!;
+    if (ms > MAX_TIMER_MS) fail(key, `${ms}ms is longer than a timer holds (at most ${MAX_TIMER_MS}ms, about 24.8 days)`);
+  }
   if (c.matching.syncMatchWait <= 0) fail('matching.syncMatchWait', 'must be greater than 0');
   if (c.matching.stickyWait > c.matching.dispatchWait) {
     fail('matching.stickyWait', `${c.matching.stickyWait}ms must not exceed matching.dispatchWait (${c.matching.dispatchWait}ms)`);

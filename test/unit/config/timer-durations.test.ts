@@ -1,0 +1,36 @@
+/**
+ * Durations the node arms a timer with: Node's timers hold at most 2^31-1 ms
+ * (about 24.8 days) and fire a longer one after 1 ms, so such a value fails at
+ * startup naming the key rather than turning, say, a rare tokens-file check
+ * into one every millisecond.
+ */
+import { ConfigError, loadConfig } from '../../../src/config';
+
+function failure(overrides: Record<string, unknown>): ConfigError {
+  try {
+    loadConfig({ env: {}, overrides });
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+it.each([
+  'matching.dispatchWait', 'matching.stickyWait', 'matching.syncMatchWait', 'matching.headsResyncInterval', 'matching.pingInterval',
+  'limits.maxWait', 'limits.httpKeepAliveTimeout', 'cluster.heartbeat', 'cluster.nodeTtl', 'cluster.leaseTtl',
+  'fetch.wait', 'fetch.maxWait', 'auth.reloadInterval',
+])('%s of 30d fails naming the key', (key) => {
+  // Room for every relation the key has, so the only fault is the timer's bound.
+  const err = failure({
+    'matching.dispatchWait': '24d', 'cluster.nodeTtl': '24d', 'fetch.maxWait': '24d', 'limits.httpRequestTimeout': '31d', [key]: '30d',
+  });
+  expect(err.key).toBe(key);
+  expect(err.message).toBe(`config ${key}: 2592000000ms is longer than a timer holds (at most 2147483647ms, about 24.8 days)`);
+});
+
+it('takes the longest duration a timer holds, and longer ones where no timer holds them (outcomes.retention)', () => {
+  const c = loadConfig({ env: {}, overrides: { 'auth.reloadInterval': 2 ** 31 - 1, 'outcomes.retention': '90d' } });
+  expect(c.auth.reloadInterval).toBe(2 ** 31 - 1);
+  expect(c.outcomes.retention).toBe(90 * 86_400_000);
+});
