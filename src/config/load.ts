@@ -61,14 +61,18 @@ export interface LoadOptions {
 export function loadConfig(opts: LoadOptions = {}): Config {
   registerFormats();
   let conf;
-  const args = normaliseArgs(opts.args ?? []);
-  checkFlagNames(args);
+  const flags = parseFlags(opts.args ?? []);
+  checkFlagNames(flags.map(([k]) => k));
   const fromFile = opts.file ? readConfigFile(opts.file) : undefined;
   try {
-    conf = convict(withFlags(schema) as never, { env: opts.env ?? process.env, args });
-    // convict re-applies env and flags after every load(), so these stay below them.
+    // Flags are not convict's: its argument parser reads a value that looks like a number as one,
+    // so --redis.password=1e3 would become "1000" and --redis.keyPrefix=2.0 "2", where env keeps them whole.
+    conf = convict(schema as never, { env: opts.env ?? process.env, args: [] });
+    // convict re-applies env after every load(), so these stay below it.
     if (opts.defaults) conf.load(nest(opts.defaults));
     if (fromFile) conf.load(fromFile);
+    // As text, as env is: each key's format reads it the same way from either.
+    for (const [k, v] of flags) conf.set(k, v as never);
     for (const [k, v] of Object.entries(opts.overrides ?? {})) conf.set(k, v as never);
     conf.validate({ allowed: 'strict' });
   } catch (err) {
@@ -134,36 +138,39 @@ function nest(flat: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** Gives every leaf a `--section.key` flag named after its path. */
-function withFlags(node: object, prefix = ''): object {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(node)) {
-    const p = prefix ? `${prefix}.${k}` : k;
-    out[k] = v && typeof v === 'object' && 'default' in v ? { ...v, arg: p } : withFlags(v as object, p);
+/**
+ * `--section.key=value` and `--section.key value` as [key, value], the value as written; a flag with no
+ * value (the last word, or another flag next) is `true`. Other words are skipped (the CLI refuses them).
+ */
+function parseFlags(args: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--([^=]+)(?:=([\s\S]*))?$/.exec(args[i]!);
+    if (!m) continue;
+    let value = m[2];
+    if (value === undefined) {
+      const next = args[i + 1];
+      if (next !== undefined && !next.startsWith('--')) {
+        value = next;
+        i++;
+      } else {
+        value = 'true';
+      }
+    }
+    out.push([m[1]!, value]);
   }
   return out;
 }
 
-/** convict ignores flags it does not know; a misspelt flag must fail like a misspelt file key. */
-function checkFlagNames(args: string[]): void {
-  for (const a of args) {
-    const m = /^--([A-Za-z][\w.]*)$/.exec(a);
-    if (!m) continue;
-    const key = m[1]!;
+/** Every flag names a key: a misspelt flag must fail like a misspelt file key. */
+function checkFlagNames(keys: string[]): void {
+  for (const key of keys) {
     let node: unknown = schema;
     for (const part of key.split('.')) {
       node = node && typeof node === 'object' && !('default' in node) ? (node as Record<string, unknown>)[part] : undefined;
     }
     if (!node || typeof node !== 'object' || !('default' in node)) throw new ConfigError(key, 'is not a known key');
   }
-}
-
-/** convict reads `--key value`; accept `--key=value` too. */
-function normaliseArgs(args: string[]): string[] {
-  return args.flatMap((a) => {
-    const m = /^--([^=]+)=(.*)$/.exec(a);
-    return m ? [`--${m[1]}`, m[2]] : [a];
-  });
 }
 
 function toConfigError(err: unknown): ConfigError {
