@@ -243,7 +243,7 @@ export class LeaseManager extends EventEmitter {
     return Date.now() - (this.confirmedAt.get(lease.partition) ?? Infinity) >= this.leaseTtlMs;
   }
 
-  /** No renewal answered within leaseTtl: unloaded as lost. A renewal that answers later finds it gone; the next acquire takes it back if it is still ours. */
+  /** No renewal answered within leaseTtl: unloaded as lost. A renewal that answers later finds it gone; the next acquire takes it back, under a new epoch, if it is still ours. */
   private async lapse(lease: HeldLease): Promise<void> {
     this.forget(lease);
     this.log.warn({ partition: lease.partition, epoch: lease.epoch, leaseTtlMs: this.leaseTtlMs }, 'partition lease lapsed: no renewal answered within leaseTtl');
