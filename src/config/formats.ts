@@ -69,6 +69,27 @@ export function registerFormats(): void {
     coerce: (value: unknown) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
   });
   convict.addFormat({
+    // convict's Boolean takes any text but "false" as true: ZD_REDIS_TLS=0 or YAML `tls: off` turned TLS on.
+    name: 'boolean',
+    validate(value: unknown) {
+      if (typeof value !== 'boolean') throw new Error('must be true or false');
+    },
+    coerce: (value: unknown) => {
+      if (typeof value !== 'string') return value;
+      const v = value.trim().toLowerCase();
+      return v === 'true' ? true : v === 'false' ? false : value;
+    },
+  });
+  convict.addFormat({
+    // convict's Number reads "1.5x" as 1.5 and lets "abc" through as NaN, which every check compares false with.
+    name: 'number',
+    validate(value: unknown) {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error('must be a number');
+    },
+    coerce: (value: unknown) =>
+      typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value) ? Number(value) : value,
+  });
+  convict.addFormat({
     name: 'string-list',
     validate(value: unknown) {
       if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new Error('must be a list of strings');

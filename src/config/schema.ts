@@ -64,7 +64,7 @@ export const schema = {
     sentinelName: { doc: 'Sentinel master name', format: String, default: 'mymaster', env: 'ZD_REDIS_SENTINEL_NAME' },
     username: { doc: 'Redis ACL user (Cluster and Sentinel), with redis.password; empty = the default user', format: String, default: '', env: 'ZD_REDIS_USERNAME' },
     password: { doc: 'Redis password (Cluster and Sentinel)', format: String, default: '', env: 'ZD_REDIS_PASSWORD', sensitive: true },
-    tls: { doc: 'TLS to Redis: Cluster nodes, the Sentinels and the primary they name, or redis.url (a rediss:// url is TLS either way)', format: Boolean, default: false, env: 'ZD_REDIS_TLS' },
+    tls: { doc: 'TLS to Redis: Cluster nodes, the Sentinels and the primary they name, or redis.url (a rediss:// url is TLS either way)', format: 'boolean', default: false, env: 'ZD_REDIS_TLS' },
     tlsCa: { doc: "PEM file of the CAs that Redis's certificates are checked against; empty = the system CAs", format: String, default: '', env: 'ZD_REDIS_TLS_CA' },
     keyPrefix: { doc: 'prefix of every key', format: String, default: 'zd', env: 'ZD_REDIS_KEY_PREFIX' },
     waitReplicas: { doc: 'replicas to WAIT for after each acknowledged enqueue; 0 = none', format: 'nat', default: 0, env: 'ZD_REDIS_WAIT_REPLICAS' },
@@ -79,7 +79,7 @@ export const schema = {
   steps: {
     maxAttempts: { doc: 'default retry policy: attempts', format: 'positive-int', default: 3, env: 'ZD_STEPS_MAX_ATTEMPTS' },
     initialInterval: { doc: 'default retry policy: first backoff', format: 'duration', default: '1s', env: 'ZD_STEPS_INITIAL_INTERVAL' },
-    backoffCoefficient: { doc: 'default retry policy: backoff growth', format: Number, default: 2, env: 'ZD_STEPS_BACKOFF_COEFFICIENT' },
+    backoffCoefficient: { doc: 'default retry policy: backoff growth', format: 'number', default: 2, env: 'ZD_STEPS_BACKOFF_COEFFICIENT' },
     maxInterval: { doc: 'default retry policy: longest backoff', format: 'duration', default: '100s', env: 'ZD_STEPS_MAX_INTERVAL' },
   },
   fetch: {
@@ -98,14 +98,14 @@ export const schema = {
   auth: {
     enabled: {
       doc: 'require bearer tokens (docs/security.md); on unless set to false explicitly (`zdmatch dev` does), which logs a WARN banner',
-      format: Boolean, default: true, env: 'ZD_AUTH_ENABLED',
+      format: 'boolean', default: true, env: 'ZD_AUTH_ENABLED',
     },
     workerTokensFile: { doc: 'YAML file of worker tokens and their tenants', format: String, default: '', env: 'ZD_AUTH_WORKER_TOKENS_FILE' },
     clientTokensFile: { doc: 'YAML file of client (and operator) tokens and their tenants', format: String, default: '', env: 'ZD_AUTH_CLIENT_TOKENS_FILE' },
     reloadInterval: { doc: 'periodic check of the tokens files (besides fs.watch)', format: 'duration', default: '2s', env: 'ZD_AUTH_RELOAD_INTERVAL' },
   },
   tls: {
-    enabled: { doc: 'serve the API, HTTP and peer listeners over TLS', format: Boolean, default: false, env: 'ZD_TLS_ENABLED' },
+    enabled: { doc: 'serve the API, HTTP and peer listeners over TLS', format: 'boolean', default: false, env: 'ZD_TLS_ENABLED' },
     cert: { doc: 'PEM certificate file', format: String, default: '', env: 'ZD_TLS_CERT' },
     key: { doc: 'PEM private key file', format: String, default: '', env: 'ZD_TLS_KEY', sensitive: true },
     ca: {

@@ -1,0 +1,45 @@
+/**
+ * Switches and numbers are read strictly, from env, flags and the file alike:
+ * convict's own Boolean took any text but "false" as true (ZD_REDIS_TLS=0 or
+ * YAML `tls: off` turned TLS on), and its Number read "1.5x" as 1.5 and let
+ * "abc" through as NaN, which every check (`< 1`) compares false with.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../../src/config';
+
+const refusal = (f: () => unknown): string => {
+  try {
+    f();
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return 'accepted';
+};
+
+it.each([
+  ['ZD_REDIS_TLS', '0', 'redis.tls'], ['ZD_REDIS_TLS', 'off', 'redis.tls'], ['ZD_TLS_ENABLED', 'no', 'tls.enabled'],
+  ['ZD_AUTH_ENABLED', '1', 'auth.enabled'], ['ZD_AUTH_ENABLED', '', 'auth.enabled'],
+])('%s=%j is refused naming %s, not taken as true', (env, value, key) => {
+  expect(refusal(() => loadConfig({ env: { [env]: value } }))).toMatch(new RegExp(`${key.replace('.', '\\.')}.*must be true or false`));
+});
+
+it('a YAML switch that is no boolean (`tls: off` reads as text) is refused naming the key', () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'zd-config-')), 'config.yaml');
+  fs.writeFileSync(file, 'redis:\n  tls: off\n');
+  expect(refusal(() => loadConfig({ env: {}, file }))).toMatch(/redis\.tls.*must be true or false/);
+});
+
+it.each([['true', true], ['false', false], ['TRUE', true], [' false ', false]])('takes %j as %s', (value, want) => {
+  expect(loadConfig({ env: { ZD_REDIS_TLS: value } }).redis.tls).toBe(want);
+  expect(loadConfig({ env: {}, args: [`--redis.tls=${value}`] }).redis.tls).toBe(want);
+});
+
+it.each(['abc', '1.5x', '', 'NaN', 'Infinity'])('steps.backoffCoefficient %j is refused naming the key', (value) => {
+  expect(refusal(() => loadConfig({ env: { ZD_STEPS_BACKOFF_COEFFICIENT: value } }))).toMatch(/steps\.backoffCoefficient.*must be a number/);
+});
+
+it.each([['1.5', 1.5], ['2', 2], ['3e0', 3]])('steps.backoffCoefficient %j is %d', (value, want) => {
+  expect(loadConfig({ env: { ZD_STEPS_BACKOFF_COEFFICIENT: value } }).steps.backoffCoefficient).toBe(want);
+});
