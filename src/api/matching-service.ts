@@ -84,6 +84,8 @@ const MAX_ACK_IDS = MAX_CONSUME_COUNT * 10;
 export const LAST_CLAIM_ENTRIES = 10_000;
 /** Running attempts per partition DescribeQueues reads the queue of (one HGET each). */
 const DESCRIBE_RUNNING_MAX = 10_000;
+/** The longest delay a Node timer holds (2^31-1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long an enqueue waits for redis.waitReplicas replicas to confirm it. */
 const WAIT_REPLICAS_MS = 1000;
 
@@ -457,7 +459,8 @@ export function matchingService(d: MatchingDeps) {
       const flowType = requireName('flow_type', req.flow_type, m.maxFlowTypeLength, 'matching.maxFlowTypeLength');
       const rpcName = requireName('rpc_name', req.rpc_name, m.maxQueueLength, 'matching.maxQueueLength');
       const input = requireBytes('input', req.input, c.limits.maxPayloadBytes);
-      const timeout = requireDuration('timeout_ms', req.timeout_ms);
+      // At most what a timer holds: the run budget arms one, and Node fires a longer one at once.
+      const timeout = requireDuration('timeout_ms', req.timeout_ms, MAX_TIMER_MS);
       requireTenant(principalOf(ctx), tenant);
       let sticky = optionalId('sticky_worker_id', req.sticky_worker_id, m.maxQueueLength);
       if (!sticky) {

@@ -121,6 +121,8 @@ describe('reads and outcome methods', () => {
     ['InvokeRpc with an rpc name over maxQueueLength', () => t.matching.invokeRpc({ ...rpc, rpc_name: long(257) }), 'rpc_name'],
     ['InvokeRpc with an oversized input', () => t.matching.invokeRpc({ ...rpc, input: Buffer.alloc(1025) }), 'input'],
     ['InvokeRpc with a timeout over a year', () => t.matching.invokeRpc({ ...rpc, timeout_ms: 400 * 86_400_000 }), 'timeout_ms'],
+    // A node timer holds 2^31-1 ms: a longer run budget fired at once, as "did not answer in time".
+    ['InvokeRpc with a timeout of 30 days, past what a timer holds', () => t.matching.invokeRpc({ ...rpc, timeout_ms: 30 * 86_400_000 }), 'timeout_ms'],
     ['InvokeRpc with a sticky worker id with a control character', () => t.matching.invokeRpc({ ...rpc, sticky_worker_id: 'w\n' }), 'sticky_worker_id'],
   ];
   for (const [name, call, field, code] of cases) {
