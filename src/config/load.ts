@@ -256,6 +256,17 @@ function checkRelations(c: Config): void {
       }
     }
   }
+  // Checked here: ioredis takes "localhost:6379" or "http://…" for something else (a socket path, a
+  // default host) and fails later with an error about neither; a seed without its port dialled port NaN.
+  if (c.redis.url !== '' && !/^rediss?:\/\/[^/?#\s]*[^/?#\s@:][^/?#\s]*(\/\d*)?(\?.*)?$/.test(c.redis.url)) {
+    fail('redis.url', 'must be redis://[user:password@]host[:port][/db] or rediss://…');
+  }
+  for (const key of ['clusterNodes', 'sentinels'] as const) {
+    for (const entry of c.redis[key]) {
+      const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(entry);
+      if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) fail(`redis.${key}`, `${entry} must be host:port`);
+    }
+  }
   const redisModes = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean).length;
   if (redisModes > 1) fail('redis.url', 'set only one of redis.url, redis.clusterNodes, redis.sentinels');
   if (c.redis.tlsCa) {

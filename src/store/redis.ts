@@ -33,9 +33,11 @@ function tlsOptions(settings: RedisSettings): ConnectionOptions | undefined {
   return settings.tlsCa ? { ca: fs.readFileSync(settings.tlsCa) } : {};
 }
 
+/** "host:port" (config/load.ts checks the form), an IPv6 host bracketed: the brackets are not the host's. */
 function hostPort(s: string): { host: string; port: number } {
   const i = s.lastIndexOf(':');
-  return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
+  const host = s.slice(0, i);
+  return { host: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host, port: Number(s.slice(i + 1)) };
 }
 
 /**
