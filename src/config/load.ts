@@ -234,6 +234,8 @@ function checkRelations(c: Config): void {
   if (c.outcomes.retention < 1000) fail('outcomes.retention', 'must be at least 1s');
   // 0 would hand every consumer's unacked outcomes to the next one that asks.
   if (c.outcomes.redeliverAfter <= 0) fail('outcomes.redeliverAfter', 'must be greater than 0');
+  // 0 would end every RPC without a timeout of its own at once, and refuse every wait a caller asks.
+  if (c.limits.maxWait <= 0) fail('limits.maxWait', 'must be greater than 0');
   // auth.enabled with no tokens file is not a config error: the node boots and
   // refuses every call of that kind (fail closed) with an ERROR at startup, so
   // a config that forgot auth never serves anyone by accident (docs/security.md).

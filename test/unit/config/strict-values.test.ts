@@ -2,7 +2,8 @@
  * Switches and numbers are read strictly, from env, flags and the file alike:
  * convict's own Boolean took any text but "false" as true (ZD_REDIS_TLS=0 or
  * YAML `tls: off` turned TLS on), and its Number read "1.5x" as 1.5 and let
- * "abc" through as NaN, which every check (`< 1`) compares false with.
+ * "abc" through as NaN, which every check (`< 1`) compares false with. And a
+ * limits.maxWait of 0, which ended every RPC without its own timeout at once.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -42,4 +43,8 @@ it.each(['abc', '1.5x', '', 'NaN', 'Infinity'])('steps.backoffCoefficient %j is 
 
 it.each([['1.5', 1.5], ['2', 2], ['3e0', 3]])('steps.backoffCoefficient %j is %d', (value, want) => {
   expect(loadConfig({ env: { ZD_STEPS_BACKOFF_COEFFICIENT: value } }).steps.backoffCoefficient).toBe(want);
+});
+
+it('limits.maxWait of 0 is refused naming the key: every RPC without its own timeout would end at once', () => {
+  expect(refusal(() => loadConfig({ env: { ZD_LIMITS_MAX_WAIT: '0' } }))).toMatch(/limits\.maxWait: must be greater than 0/);
 });
