@@ -100,10 +100,23 @@ export class BacklogCounter {
     }
   }
 
-  /** Each consumer group's unread entries of the partition's outcome stream (Redis 7 reports `lag`). */
+  /**
+   * Each consumer group's unread entries of the partition's outcome stream (Redis 7 reports `lag`).
+   * Redis answers no lag (nil) for a group it cannot count, one set by hand to an id inside the
+   * stream, until that group reads to the end; Number(null) read that as 0, caught up, and the lag
+   * alert could not fire for it. The stream's length stands in then: past the trim, which keeps what
+   * such a group has not read, that is about what it lags by, and never less.
+   */
   private async groupLag(partition: number): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    for (const info of (await streamGroups(this.redis, this.keys.out(partition))) ?? []) {
+    const key = this.keys.out(partition);
+    let length: number | undefined;
+    for (const info of (await streamGroups(this.redis, key)) ?? []) {
+      if (info.lag === null || info.lag === undefined) {
+        length ??= await this.redis.xlen(key);
+        out.set(String(info.name), length);
+        continue;
+      }
       const lag = Number(info.lag);
       if (Number.isFinite(lag)) out.set(String(info.name), lag);
     }

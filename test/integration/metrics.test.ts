@@ -149,6 +149,25 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   s.reset();
 });
 
+it('reports the lag of a group set by hand inside the outcome stream, for which Redis counts none, as the entries it holds', async () => {
+  await start('20ms');
+  // 5 outcomes in one partition's stream: CANCELLED Steps of one flow, which no worker serves.
+  for (let i = 0; i < 5; i++) {
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'lag', flow_type: 'nobody', step_type: 's', step_execution_id: `x${i}` } });
+  }
+  await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'lag' });
+  const p = partitionOf('acme', 'lag', t.config.cluster.partitions);
+  const key = t.node.keys.out(p);
+  const ids = ((await redis.command('XRANGE', key, '-', '+')) as [string, unknown][]).map(([id]) => id);
+  expect(ids).toHaveLength(5);
+  // An operator's group at the second entry: Redis reports its lag as nil until it reads to the end.
+  await redis.command('XGROUP', 'CREATE', key, 'by-hand', ids[1]!);
+  await countNow();
+  const lag = value(await scrape(), 'dexzd_outcome_consumer_lag', { group: 'by-hand' });
+  expect(lag).toBeGreaterThanOrEqual(3); // at least the three entries after its id, not 0
+  expect(lag).toBeLessThanOrEqual(5);
+});
+
 it('counts the backlog of partitions that have no outcome stream yet without an error reply from Redis', async () => {
   await start('20ms');
   // Operators alert on Redis's error replies (INFO stats total_error_replies): a
