@@ -72,3 +72,21 @@ it('a handler heartbeating steadily past the heartbeat timeout keeps its attempt
   // About one per second (timeout / 3); unthrottled it was one per call, ~250.
   expect(heartbeats().length).toBeLessThanOrEqual(15);
 });
+
+it('refuses heartbeat details that are neither a string nor bytes, naming them, and sends no empty frame for them', async () => {
+  let refused = '';
+  const c = await setup(async (ctx) => {
+    try {
+      ctx.heartbeat({ progress: 50 } as unknown as string);
+    } catch (err) {
+      refused = (err as Error).message;
+    }
+    ctx.heartbeat('50%');
+    return 'ok';
+  });
+  const { taskId } = await c.enqueueStep({ ...spec, retryPolicy: { maxAttempts: 1 } });
+  expect(await c.waitOutcome(taskId, { waitMs: 20_000 })).toMatchObject({ status: 'COMPLETED' });
+  expect(refused).toMatch(/heartbeat option details: must be a string, Buffer or Uint8Array/);
+  const details = heartbeats().map((f) => Buffer.from((f.frame as { heartbeat: { details: Uint8Array } }).heartbeat.details).toString());
+  expect(details).toEqual(['50%']);
+});

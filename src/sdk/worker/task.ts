@@ -5,6 +5,7 @@
  */
 import { pb } from '../../wire';
 import { toBytes, type Payload, type SdkLogger } from '../common';
+import { checkedPayload } from '../common/payloads';
 import { toFailure } from './failure';
 import { HeartbeatThrottle, heartbeatIntervalMs } from './heartbeats';
 import { PongSweep } from './pongs';
@@ -83,10 +84,12 @@ export class TaskRun {
 
   /** Throttled (heartbeats.ts): at most one frame per a third of the heartbeat timeout, the latest details last. */
   heartbeat(details?: Payload): void {
+    // Checked before anything else: protobufjs would send an object as empty details, at once or later.
+    const bytes = checkedPayload('heartbeat', 'details', details);
     if (this.phase !== 'running') return;
     this.heartbeats ??= new HeartbeatThrottle(heartbeatIntervalMs(this.heartbeatTimeoutMs),
       (d) => this.io.send({ heartbeat: { task_token: this.token, details: d } }, 'heartbeat'));
-    this.heartbeats.beat(toBytes(details));
+    this.heartbeats.beat(bytes);
   }
 
   /** The server cancelled the attempt: the handler may still return; its result will be refused. */

@@ -17,6 +17,7 @@ export interface TaskContextBase {
    * Records progress and keeps the attempt alive. Call it as often as you
    * like: the first goes at once, then at most one Heartbeat frame per third
    * of the heartbeat timeout (per second without one), carrying the latest details.
+   * Details that are neither a string nor bytes are a TypeError.
    */
   heartbeat(details?: Payload): void;
 }
