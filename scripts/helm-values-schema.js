@@ -20,8 +20,8 @@ const fmt = (f) => {
   if (f === 'nat') return { type: 'integer', minimum: 0 };
   if (f === 'string-list') return { type: 'array', items: { type: 'string' } };
   if (f === String) return { type: 'string' };
-  if (f === Number) return { type: 'number' };
-  if (f === Boolean) return { type: 'boolean' };
+  if (f === Number || f === 'number') return { type: 'number' };
+  if (f === Boolean || f === 'boolean') return { type: 'boolean' };
   if (Array.isArray(f)) return { type: 'string', enum: f };
   throw new Error(`unknown config format ${String(f)}`);
 };
@@ -99,7 +99,10 @@ const out = {
     affinity: anyObj,
     topologySpreadConstraints: { type: 'array' },
     priorityClassName: str,
-    podDisruptionBudget: obj({ enabled: { type: 'boolean' }, maxUnavailable: { type: ['integer', 'string'] } }),
+    podDisruptionBudget: obj({
+      enabled: { type: 'boolean' }, maxUnavailable: { type: ['integer', 'string'] },
+      unhealthyPodEvictionPolicy: { type: 'string', enum: ['', 'AlwaysAllow', 'IfHealthyBudget'] },
+    }),
     autoscaling: obj({
       enabled: { type: 'boolean' }, minReplicas: { type: 'integer', minimum: 1 }, maxReplicas: { type: 'integer', minimum: 1 },
       targetCPUUtilizationPercentage: { type: 'integer', minimum: 1, maximum: 100 },
