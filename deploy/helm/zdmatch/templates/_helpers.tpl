@@ -46,6 +46,21 @@ app.kubernetes.io/part-of: zdmatch
 {{- end }}
 
 {{/*
+Each listen port names a container port, a Service port and the health
+checks, which Kubernetes takes from 1 to 65535 only; the node refuses a port
+over 65535 at startup, and would bind 0 to a random port nothing points at.
+*/}}
+{{- define "zdmatch.checkListens" -}}
+{{- range $key := list "api" "http" "internal" "metrics" }}
+{{- $listen := index $.Values.config $key "listen" | toString }}
+{{- $port := include "zdmatch.port" $listen | atoi }}
+{{- if or (lt $port 1) (gt $port 65535) }}
+{{- fail (printf "config.%s.listen (%s): the port must be from 1 to 65535: it is the container's port, a Service port and the port the kubelet checks, which Kubernetes refuses outside that range (the node refuses a port over 65535 at startup, and would take 0 as any free port)" $key $listen) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 Milliseconds of a duration as the node reads it (src/config/formats.ts
 parseDuration) and values.schema.json admits it: a number of ms, or a number
 (decimals allowed) with an optional ms, s, m, h or d, such as 30s, 1.5m, 1500ms.
@@ -163,6 +178,7 @@ ZD_INTERNAL_ADVERTISE).
 */}}
 {{- define "zdmatch.configYaml" -}}
 {{- include "zdmatch.checkRelations" . }}
+{{- include "zdmatch.checkListens" . }}
 {{- $c := deepCopy .Values.config }}
 {{- $r := .Values.redis }}
 {{- if and (not $r.url) (not $r.existingSecret) (not $r.clusterNodes) (not $r.sentinels) }}
