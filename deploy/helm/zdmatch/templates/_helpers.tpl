@@ -22,11 +22,23 @@ app.kubernetes.io/name: {{ include "zdmatch.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/*
+The image tag as a label value, which Kubernetes takes only up to 63
+characters of letters, digits, "-", "_" and "." that begin and end with a
+letter or digit: a tag pinned to a digest (1.4.0@sha256:…) keeps its tag part,
+and a longer tag (up to 128 characters) is cut, so every object stays valid.
+*/}}
+{{- define "zdmatch.versionLabel" -}}
+{{- $tag := .Values.image.tag | default .Chart.AppVersion | toString }}
+{{- $tag = regexReplaceAll "@.*$" $tag "" }}
+{{- regexReplaceAll "[^A-Za-z0-9._-]" $tag "_" | trunc 63 | trimAll "_.-" }}
+{{- end }}
+
 {{/* part-of is fixed: the ServiceMonitor's jobLabel, so every target gets job="zdmatch" (the alert rules select it). */}}
 {{- define "zdmatch.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "zdmatch.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/version: {{ include "zdmatch.versionLabel" . | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: zdmatch
 {{- end }}
