@@ -58,7 +58,6 @@ export class EnqueueStreams {
       d.principal(ctx); // a bad token fails the call before anything is read
       const out = new Channel<pb.IEnqueueStreamResponse>();
       const stop = new AbortController();
-      if (self.draining) stop.abort();
       self.open.add(stop);
       let inFlight = 0; // being enqueued
       let unanswered = 0; // read, and not yet written back
@@ -80,6 +79,9 @@ export class EnqueueStreams {
         endIfIdle();
       };
       stop.signal.addEventListener('abort', stopReading, { once: true });
+      // Opened on a draining node: ends at once, as the streams open when the drain began
+      // (aborted only now that the listener is there: an abort before it would go unheard).
+      if (self.draining) stop.abort();
       const answer = async (req: pb.EnqueueStreamRequest) => {
         try {
           const results = await d.enqueueSteps(d.principal(ctx), req.steps);
