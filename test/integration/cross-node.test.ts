@@ -261,23 +261,23 @@ it("runs an InvokeRpc on a peer's idle worker although this node's member list l
 it("sends an InvokeRpc arriving at a draining node to wait at a peer's busy worker, not for its own leaving ones", async () => {
   const wa = await slotAt(a, 'w-a');
   await a.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy-a', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
-  const stepA = (await wa.nextOf('step_task')).step_task!;
+  const stepA = (await wa.nextOf('step_task', 10_000)).step_task!;
   const wb = await slotAt(b, 'w-b');
   await a.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy-b', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
-  const stepB = (await wb.nextOf('step_task')).step_task!;
+  const stepB = (await wb.nextOf('step_task', 10_000)).step_task!;
   await seesWorker(a, 'w-b');
   await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: 'a sees w-b busy' });
   const drained = a.node.drain(); // waits for w-a's Step
-  await wa.nextOf('reconnect');
-  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'r-drain', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 5000 });
-  await waitFor(() => b.node.gateway.rpcsWaiting === 1, { timeoutMs: 3000, description: 'the call waits at b' });
+  await wa.nextOf('reconnect', 10_000);
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'r-drain', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 20_000 });
+  await waitFor(() => b.node.gateway.rpcsWaiting === 1, { timeoutMs: 10_000, description: 'the call waits at b' });
   await new Promise((r) => setTimeout(r, 300)); // and stays there: a's own worker is leaving
   expect([a.node.gateway.rpcsWaiting, b.node.gateway.rpcsWaiting]).toEqual([0, 1]);
   wb.send({ step_result: { task_token: stepB.task_token, output: Buffer.from('ok') } });
-  await wb.nextOf('result_ack');
-  const task = (await wb.nextOf('rpc_task', 3000)).rpc_task!;
+  await wb.nextOf('result_ack', 10_000);
+  const task = (await wb.nextOf('rpc_task', 10_000)).rpc_task!;
   wb.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-b') } });
   expect((await call).app_worker_id).toBe('w-b');
   wa.send({ step_result: { task_token: stepA.task_token, output: Buffer.from('ok') } });
   await drained;
-});
+}, 60_000);

@@ -83,7 +83,7 @@ it('moves on the other calls waiting for a sticky worker once it declines their 
   const s2 = await slotAt(a, 'S');
   await stepAt(a);
   // The one that got it (the other's wait for a frame ends unanswered, quietly).
-  const got = await Promise.all([s1, s2].map((s) => s.nextOf('step_task', 1000).then(() => true, () => false)));
+  const got = await Promise.all([s1, s2].map((s) => s.nextOf('step_task', 3000).then(() => true, () => false)));
   expect(got.filter(Boolean)).toHaveLength(1);
   const idle = got[0] ? s2 : s1;
   const w1 = await slotAt(a, 'W');
