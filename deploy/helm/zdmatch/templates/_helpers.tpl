@@ -34,6 +34,16 @@ and a longer tag (up to 128 characters) is cut, so every object stays valid.
 {{- regexReplaceAll "[^A-Za-z0-9._-]" $tag "_" | trunc 63 | trimAll "_.-" }}
 {{- end }}
 
+{{/*
+A Service named after the release with a suffix (metrics, peers): a Service
+name is a DNS label of at most 63 characters, so the release's part is cut to
+leave room for the suffix. Call with (dict "root" $ "suffix" "metrics").
+*/}}
+{{- define "zdmatch.serviceName" -}}
+{{- $room := int (sub 62 (len .suffix)) }}
+{{- printf "%s-%s" (include "zdmatch.fullname" .root | trunc $room | trimSuffix "-") .suffix }}
+{{- end }}
+
 {{/* part-of is fixed: the ServiceMonitor's jobLabel, so every target gets job="zdmatch" (the alert rules select it). */}}
 {{- define "zdmatch.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
