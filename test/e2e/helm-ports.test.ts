@@ -83,3 +83,12 @@ describe.each(KEYS)('config.%s.listen', (key) => {
     expect(nodeRefuses(YAML.parse(configYaml(r.objs)))).toBeNull();
   });
 });
+
+describe('two listeners on one port', () => {
+  it.each([['api', 'http'], ['internal', 'metrics'], ['api', 'metrics']])('refuses config.%s.listen and config.%s.listen on one port, naming both', (a, b) => {
+    const r = chart.render([...BASE, '--set', `config.${a}.listen=0.0.0.0:9000`, '--set', `config.${b}.listen=0.0.0.0:9000`]);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain(`config.${a}.listen`);
+    expect(r.stderr).toContain(`config.${b}.listen`);
+  });
+});

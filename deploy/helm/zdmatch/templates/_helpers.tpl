@@ -73,9 +73,15 @@ checks, which Kubernetes takes from 1 to 65535 only; the node refuses a port
 over 65535 at startup, and would bind 0 to a random port nothing points at.
 */}}
 {{- define "zdmatch.checkListens" -}}
+{{- $seen := dict }}
 {{- range $key := list "api" "http" "internal" "metrics" }}
 {{- $listen := index $.Values.config $key "listen" | toString }}
 {{- $port := include "zdmatch.port" $listen | atoi }}
+{{- /* One port per listener: the container's ports and the API Service's must differ, and the node could bind only one of them. */}}
+{{- with index $seen (toString $port) }}
+{{- fail (printf "config.%s.listen (%s) uses port %d, as config.%s.listen does: each listener needs a port of its own (Kubernetes refuses a Service with two ports alike, and the node could not bind both)" $key $listen $port .) }}
+{{- end }}
+{{- $_ := set $seen (toString $port) $key }}
 {{- if or (lt $port 1) (gt $port 65535) }}
 {{- fail (printf "config.%s.listen (%s): the port must be from 1 to 65535: it is the container's port, a Service port and the port the kubelet checks, which Kubernetes refuses outside that range (the node refuses a port over 65535 at startup, and would take 0 as any free port)" $key $listen) }}
 {{- end }}
