@@ -31,10 +31,11 @@ async function bothBusy() {
   const { a, b } = pair;
   const wa = await slotAt(a, 'w-a');
   await a.matching.enqueueStep(step('busy-a'));
-  const aHeld = (await wa.nextOf('step_task')).step_task!;
+  // A loaded machine may take seconds to carry a Step to the peer's slot: these only set the scene.
+  const aHeld = (await wa.nextOf('step_task', 15_000)).step_task!;
   const wb = await slotAt(b, 'w-b');
   await a.matching.enqueueStep(step('busy-b'));
-  const bHeld = (await wb.nextOf('step_task')).step_task!;
+  const bHeld = (await wb.nextOf('step_task', 15_000)).step_task!;
   await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined && a.node.view.nodesFor('acme', 'order', 'status').includes('n-b'),
     { timeoutMs: 5000, description: "a sees b's busy worker" });
   return { wa, aHeld, wb, bHeld };
@@ -57,7 +58,7 @@ it('answers UNAVAILABLE within dispatchWait when the call waited here, was decli
   await sleep(BEFORE_HOP); // it waits at a for w-a
   expect(a.node.gateway.rpcsWaiting).toBe(1);
   wa.send({ step_result: { task_token: aHeld.task_token, output: Buffer.from('done') } });
-  await wa.nextOf('result_ack');
+  await wa.nextOf('result_ack', 10_000);
   // w-a lacks the name: a has no other worker, so the call goes on to b (NOT_FOUND here), where w-b stays busy.
   wa.send({ decline: { task_token: (await wa.nextOf('rpc_task', 2000)).rpc_task!.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
   await waitFor(() => b.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waits at b' });
@@ -72,7 +73,7 @@ it('answers UNAVAILABLE within dispatchWait when a waiting call moved to a peer\
   await sleep(BEFORE_HOP); // it waits at a, whose worker stays busy
   expect(a.node.gateway.rpcsWaiting).toBe(1);
   wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
-  await wb.nextOf('result_ack');
+  await wb.nextOf('result_ack', 10_000);
   // w-b's slot went idle: the call moves to b, and w-b, stopping, gives it back unrun; b has no other worker.
   await wb.nextOf('rpc_task', 2000);
   expect(a.node.gateway.rpcsWaiting).toBe(0);
@@ -88,12 +89,12 @@ it('keeps the caller budget whole for a call that reached the peer late in its d
   const call = a.matching.invokeRpc(rpc('f3', DISPATCH_WAIT * 4));
   await sleep(BEFORE_HOP);
   wa.send({ step_result: { task_token: aHeld.task_token, output: Buffer.from('done') } });
-  await wa.nextOf('result_ack');
+  await wa.nextOf('result_ack', 10_000);
   wa.send({ decline: { task_token: (await wa.nextOf('rpc_task', 2000)).rpc_task!.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
   await waitFor(() => b.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waits at b' });
   // w-b frees up inside the rest of the window and takes it; it answers well after the window ended.
   wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
-  await wb.nextOf('result_ack');
+  await wb.nextOf('result_ack', 10_000);
   const task = (await wb.nextOf('rpc_task', 2000)).rpc_task!;
   expect(Number(task.deadline_ms)).toBeGreaterThanOrEqual(since + DISPATCH_WAIT * 4 - 100);
   await sleep(Math.max(0, since + DISPATCH_WAIT + 400 - Date.now()));
