@@ -8,9 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { Metadata, createChannel } from 'nice-grpc';
+import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
 import { loadConfig } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
+import { MatchingServiceDefinition } from '../../src/wire';
 import { uniquePrefix } from './redis';
 
 export interface TokenEntry {
@@ -31,6 +32,15 @@ export interface AuthNode {
 
 /** Call options that send `token` as the bearer token. */
 export const bearer = (token: string) => ({ metadata: Metadata({ authorization: `Bearer ${token}` }) });
+
+/** Whether the node takes `token` as a client token of tenant acme now (a DescribeQueues call); false when UNAUTHENTICATED. */
+export async function clientTokenAccepted(node: AuthNode, token: string): Promise<boolean> {
+  const client = createClient(MatchingServiceDefinition, node.channel);
+  const err = await client.describeQueues({ tenant: 'acme' }, bearer(token)).then(() => undefined, (e: unknown) => e);
+  if (err === undefined) return true;
+  if (err instanceof ClientError && err.code === Status.UNAUTHENTICATED) return false;
+  throw err;
+}
 
 function tokensFile(entries: TokenEntry[]): string {
   const lines = entries.map((e) => `  - ${JSON.stringify({ token: e.token, ...(e.tenants ? { tenants: e.tenants } : {}), ...(e.operator ? { operator: true } : {}) })}`);

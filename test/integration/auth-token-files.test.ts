@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClientError, Status, createClient } from 'nice-grpc';
-import { ExternalTaskServiceDefinition, MatchingServiceDefinition } from '../../src/wire';
-import { bearer as md, startAuthNode, type AuthNode } from '../helpers/auth-node';
+import { ExternalTaskServiceDefinition } from '../../src/wire';
+import { bearer as md, clientTokenAccepted, startAuthNode, type AuthNode } from '../helpers/auth-node';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 
@@ -49,13 +49,7 @@ afterAll(async () => {
   fs.rmSync(secret, { recursive: true, force: true });
 });
 
-async function accepted(token: string): Promise<boolean> {
-  const client = createClient(MatchingServiceDefinition, t.channel);
-  const err = await client.describeQueues({ tenant: 'acme' }, md(token)).then(() => undefined, (e: unknown) => e);
-  if (err === undefined) return true;
-  if (err instanceof ClientError && err.code === Status.UNAUTHENTICATED) return false;
-  throw err;
-}
+const accepted = (token: string) => clientTokenAccepted(t, token);
 
 it('picks up a Kubernetes Secret update (the ..data symlink swap) at once: the old token stops, the new one works', async () => {
   expect(await accepted(OLD)).toBe(true);

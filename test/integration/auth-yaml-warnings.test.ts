@@ -7,9 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ClientError, Status, createClient } from 'nice-grpc';
-import { MatchingServiceDefinition } from '../../src/wire';
-import { bearer as md, startAuthNode, type AuthNode } from '../helpers/auth-node';
+import { clientTokenAccepted, startAuthNode, type AuthNode } from '../helpers/auth-node';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 
@@ -25,13 +23,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function accepted(token: string): Promise<boolean> {
-  const client = createClient(MatchingServiceDefinition, t.channel);
-  const err = await client.describeQueues({ tenant: 'acme' }, md(token)).then(() => undefined, (e: unknown) => e);
-  if (err === undefined) return true;
-  if (err instanceof ClientError && err.code === Status.UNAUTHENTICATED) return false;
-  throw err;
-}
+const accepted = (token: string) => clientTokenAccepted(t, token);
 
 it('a tokens file with an unknown YAML tag prints none of its text and fails closed, naming the tag warning and its line', async () => {
   expect(await accepted(GOOD)).toBe(true);
