@@ -90,6 +90,14 @@ export function registerFormats(): void {
       typeof value === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value) ? Number(value) : value,
   });
   convict.addFormat({
+    // Replaces convict's own, which read "1.5" as 1 (parseInt): a count is written whole or refused.
+    name: 'nat',
+    validate(value: unknown) {
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new Error('must be a whole number of 0 or more');
+    },
+    coerce: (value: unknown) => (typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value),
+  });
+  convict.addFormat({
     name: 'string-list',
     validate(value: unknown) {
       if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw new Error('must be a list of strings');

@@ -3,7 +3,8 @@
  * convict's own Boolean took any text but "false" as true (ZD_REDIS_TLS=0 or
  * YAML `tls: off` turned TLS on), and its Number read "1.5x" as 1.5 and let
  * "abc" through as NaN, which every check (`< 1`) compares false with. And a
- * limits.maxWait of 0, which ended every RPC without its own timeout at once.
+ * limits.maxWait of 0, which ended every RPC without its own timeout at once;
+ * and counts, which convict cut to a whole number ("1.5" replicas read as 1).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -47,4 +48,13 @@ it.each([['1.5', 1.5], ['2', 2], ['3e0', 3]])('steps.backoffCoefficient %j is %d
 
 it('limits.maxWait of 0 is refused naming the key: every RPC without its own timeout would end at once', () => {
   expect(refusal(() => loadConfig({ env: { ZD_LIMITS_MAX_WAIT: '0' } }))).toMatch(/limits\.maxWait: must be greater than 0/);
+});
+
+it.each(['1.5', '-1', 'two', ''])('redis.waitReplicas %j is refused naming the key, not cut to a whole number', (value) => {
+  expect(refusal(() => loadConfig({ env: { ZD_REDIS_WAIT_REPLICAS: value } }))).toMatch(/redis\.waitReplicas.*must be a whole number of 0 or more/);
+});
+
+it('redis.waitReplicas takes a whole number', () => {
+  expect(loadConfig({ env: { ZD_REDIS_WAIT_REPLICAS: '2' } }).redis.waitReplicas).toBe(2);
+  expect(loadConfig({ env: {}, args: ['--redis.waitReplicas=1'] }).redis.waitReplicas).toBe(1);
 });
