@@ -10,6 +10,7 @@ import { createLogger } from '../../src/util/logger';
 import type { Clock } from '../../src/util/clock';
 import type { Logger } from '../../src/util/logger';
 import { MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../../src/wire';
+import { openSlot, registerFrame, type RawSlot } from './raw-slot';
 
 export interface TestNode {
   node: ZdNode;
@@ -45,4 +46,20 @@ export async function startTestNode(
       await node.close();
     },
   };
+}
+
+/**
+ * Starts `t`'s drain and holds it open: a raw slot takes a Step first and keeps it,
+ * so the node stays `draining` (until drain.timeout) while a test acts on it.
+ * `drained` is the drain; reset `slot` to let it end.
+ */
+export async function drainHeldOpen(t: TestNode): Promise<{ slot: RawSlot; drained: Promise<void> }> {
+  const slot = openSlot(t.worker, registerFrame());
+  await slot.nextOf('registered');
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+  await slot.nextOf('step_task');
+  const drained = t.node.drain();
+  await new Promise((r) => setTimeout(r, 100));
+  if (t.node.state !== 'draining') throw new Error(`drainHeldOpen: the node is ${t.node.state}, not draining`);
+  return { slot, drained };
 }

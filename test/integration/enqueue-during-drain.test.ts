@@ -7,8 +7,7 @@
  * failing the enqueue. A real node and redis-server.
  */
 import { Client } from '../../src';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { drainHeldOpen, startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
@@ -25,13 +24,7 @@ it('enqueues while its node drains, through unary calls', async () => {
   // One enqueue over the stream before the drain.
   expect((await client.enqueueStep({ tenant: 'acme', flowId: 'before', flowType: 'order', stepType: 's', stepExecutionId: '1' })).created).toBe(true);
   // A worker busy with a Step holds the drain open.
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
-  await s.nextOf('step_task');
-  const draining = t.node.drain();
-  await new Promise((r) => setTimeout(r, 100));
-  expect(t.node.state).toBe('draining');
+  const { slot: s, drained: draining } = await drainHeldOpen(t);
   const during = await Promise.all(Array.from({ length: 5 }, (_, i) =>
     client!.enqueueStep({ tenant: 'acme', flowId: `during${i}`, flowType: 'order', stepType: 's', stepExecutionId: '1' })));
   expect(during.map((r) => r.created)).toEqual([true, true, true, true, true]);

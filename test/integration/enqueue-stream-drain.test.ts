@@ -5,8 +5,7 @@
  */
 import { Channel } from '../../src/util/channel';
 import type { pb } from '../../src/wire';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { drainHeldOpen, startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
@@ -18,13 +17,7 @@ afterEach(async () => {
 it('ends a stream opened during the drain with OK at once, while the drain still waits for a busy slot', async () => {
   t = await startTestNode(redis.url, uniquePrefix('es-drain'), { 'drain.timeout': '6s' });
   // A worker busy with a Step holds the drain open.
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
-  await s.nextOf('step_task');
-  const draining = t.node.drain();
-  await new Promise((r) => setTimeout(r, 100));
-  expect(t.node.state).toBe('draining');
+  const { slot: s, drained: draining } = await drainHeldOpen(t);
   expect(t.node.gateway.busySlots()).toBe(1);
 
   // A producer connects now and has nothing to send yet.
