@@ -39,11 +39,11 @@ beforeEach(async () => {
   const prefix = uniquePrefix('fwd');
   [a, b] = await Promise.all([startTestNode(redis.url, prefix, config('n-a')), startTestNode(redis.url, prefix, config('n-b'))]);
   await waitFor(() => a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === PARTITIONS
-    && b.node.leases.heldPartitions().length > 0, { timeoutMs: 10_000, description: 'n-a and n-b split the partitions' });
+    && b.node.leases.heldPartitions().length > 0, { timeoutMs: 30_000, description: 'n-a and n-b split the partitions' });
   // n-b's member list stays {n-a, n-b} from here on: it keeps heartbeating, but reads no members.
   (b.node.membership as unknown as { refresh: () => Promise<void> }).refresh = async () => undefined;
   c = await startTestNode(redis.url, prefix, config('n-c'));
-  await waitFor(() => moving.every((p) => c.node.leases.holds(p) !== undefined), { timeoutMs: 10_000, description: 'n-c holds what n-a gave up' });
+  await waitFor(() => moving.every((p) => c.node.leases.holds(p) !== undefined), { timeoutMs: 30_000, description: 'n-c holds what n-a gave up' });
   // Only a notice can arm n-c's timers now (its load read Redis before the Steps below).
   c.node.owner.backlog.stop();
 });
