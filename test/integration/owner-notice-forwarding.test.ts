@@ -38,8 +38,12 @@ beforeEach(async () => {
   expect(moving.length).toBeGreaterThan(0);
   const prefix = uniquePrefix('fwd');
   [a, b] = await Promise.all([startTestNode(redis.url, prefix, config('n-a')), startTestNode(redis.url, prefix, config('n-b'))]);
-  await waitFor(() => a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === PARTITIONS
-    && b.node.leases.heldPartitions().length > 0, { timeoutMs: 30_000, description: 'n-a and n-b split the partitions' });
+  // Both must see both before n-b's list is held still: frozen while it saw only itself, n-b took
+  // every partition for its own, acquired each one n-a gave up for n-c first, and kept it.
+  const seesBoth = (n: TestNode) => ['n-a', 'n-b'].every((id) => n.node.membership.liveIds().includes(id));
+  await waitFor(() => seesBoth(a) && seesBoth(b)
+    && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === PARTITIONS
+    && b.node.leases.heldPartitions().length > 0, { timeoutMs: 30_000, description: 'n-a and n-b see each other and split the partitions' });
   // n-b's member list stays {n-a, n-b} from here on: it keeps heartbeating, but reads no members.
   (b.node.membership as unknown as { refresh: () => Promise<void> }).refresh = async () => undefined;
   c = await startTestNode(redis.url, prefix, config('n-c'));
