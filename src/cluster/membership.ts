@@ -3,6 +3,11 @@
  * keeps its address, boot id and the newest task layout it reads
  * (store/layout.ts) in `zd:node:<id>`. A node is live while its score is
  * younger than cluster.nodeTtl. Listeners hear when the live set changes.
+ *
+ * Scores are written and judged by Redis's clock (TIME), not by each node's:
+ * one node's score read against another's clock moved its liveness by the skew
+ * between them, so a node whose clock ran behind by nodeTtl was dead to its
+ * peers while it heartbeat, and one whose clock ran ahead outlived its death.
  */
 import { EventEmitter } from 'node:events';
 import type { RedisClient } from '../store/redis';
@@ -44,6 +49,8 @@ export class Membership extends EventEmitter {
   private stopped = false;
   /** This boot has written its heartbeat: the member entry is its own to remove. */
   private joined = false;
+  /** Redis's clock less this node's (ms), as the last TIME read said (readRedisTime). */
+  private offset = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -61,6 +68,7 @@ export class Membership extends EventEmitter {
   }
 
   async start(): Promise<void> {
+    await this.readRedisTime();
     await this.claimId();
     await this.beat();
     this.schedule();
@@ -80,7 +88,7 @@ export class Membership extends EventEmitter {
       return [score, boot];
     };
     const [score, boot] = await read();
-    if (score === null || !boot || boot === bootId || Number(score) < this.clock.now() - nodeTtlMs) return;
+    if (score === null || !boot || boot === bootId || Number(score) < this.now() - nodeTtlMs) return;
     const until = Date.now() + heartbeatMs + Math.min(heartbeatMs, 1000);
     while (Date.now() < until && !this.stopped) {
       await new Promise((r) => setTimeout(r, Math.max(10, Math.min(100, heartbeatMs / 4))));
@@ -99,9 +107,29 @@ export class Membership extends EventEmitter {
     this.timer.unref();
   }
 
+  /**
+   * Now by Redis's clock, read with TIME, and the offset to this node's clock
+   * that now() adds until the next read. The reading is dated halfway through
+   * its round trip. On a Redis Cluster TIME goes to any primary: the clocks of a
+   * few Redis servers, not of every zdmatch node, have to agree.
+   */
+  private async readRedisTime(): Promise<number> {
+    const sent = this.clock.now();
+    const [sec, usec] = await this.redis.time();
+    const got = this.clock.now();
+    const redisNow = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    this.offset = redisNow - Math.round((sent + got) / 2);
+    return got + this.offset;
+  }
+
+  /** Now by Redis's clock, as this node's clock and the last TIME read say. */
+  private now(): number {
+    return this.clock.now() + this.offset;
+  }
+
   /** One heartbeat: announce ourselves, then read who is live. */
   async beat(): Promise<void> {
-    const now = this.clock.now();
+    const now = await this.readRedisTime();
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);
     const [bootBefore] = await Promise.all([
@@ -176,8 +204,8 @@ export class Membership extends EventEmitter {
     this.expiryTimer = setTimeout(() => {
       this.expiryTimer = undefined;
       if (this.stopped) return;
-      this.refresh(this.clock.now()).catch((err: Error) => this.log.warn({ err: err.message }, 'membership read failed'));
-    }, Math.max(1, first - this.clock.now()));
+      this.refresh(this.now()).catch((err: Error) => this.log.warn({ err: err.message }, 'membership read failed'));
+    }, Math.max(1, first - this.now()));
     this.expiryTimer.unref();
   }
 
@@ -211,7 +239,7 @@ export class Membership extends EventEmitter {
       this.redis.zscore(this.keys.members(), nodeId),
       this.redis.hget(this.keys.node(nodeId), 'boot'),
     ]);
-    return score === null || Number(score) < this.clock.now() - this.opts.nodeTtlMs || boot !== bootId;
+    return score === null || Number(score) < this.now() - this.opts.nodeTtlMs || boot !== bootId;
   }
 
   /** Whether the node instance (id + boot) that started an attempt still runs, by the members last read. */
