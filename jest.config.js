@@ -1,12 +1,12 @@
 // Jest: ts-jest transpiles each file on its own (isolatedModules, no type
 // check: `npm run lint` and `npx tsc -p tsconfig.test.json` do that), so a
-// run spends its time in the tests. test/bench is never part of `npm test`.
+// run spends its time in the tests. test/bench and test/soak are never part of `npm test`.
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/bench/'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/bench/', '<rootDir>/test/soak/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }],
   },

@@ -1,0 +1,239 @@
+/**
+ * Chaos soak (`npm run soak`; never part of `npm test`): three node processes on
+ * one redis-server, one worker process-worth of slots per node, an engine that
+ * runs flows of several Steps one after another (it enqueues Step k+1 when it
+ * consumes Step k's outcome, as a durable-execution engine does), handlers that
+ * fail now and then, and a node killed with SIGKILL (or stopped with SIGTERM)
+ * every one to three seconds and started again on the same ports.
+ *
+ * Redis itself is killed too, one event in six, and started again on its data:
+ * it runs with `appendfsync always`, so an acknowledged write is on disk before
+ * its reply leaves (DESIGN §11.1: no acknowledged enqueue is lost, given Redis's
+ * own durability settings).
+ *
+ * At the end, with every process up again, it checks the invariants of DESIGN
+ * §11 that crashes put at risk: every Step of every flow got exactly one outcome
+ * (redeliveries carry the same outcome id), every flow ran to its last Step,
+ * no attempt ran twice, and Redis holds no queued or in-flight task.
+ *
+ * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
+ * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
+ * SOAK_SEED (default: time).
+ * Every loop is bounded by SOAK_SECONDS plus a fixed settling budget.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, Worker, type Outcome, type StepContext } from '../../src';
+import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
+import { freePorts } from '../helpers/ports';
+import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
+import { uniquePrefix } from '../helpers/redis';
+
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
+const FLOWS = Number(process.env.SOAK_FLOWS ?? 300);
+const STEPS = Number(process.env.SOAK_STEPS ?? 6);
+const REDIS_KILLS = process.env.SOAK_REDIS_KILLS !== '0';
+const NODES = 3;
+const SETTLE_MS = 180_000;
+
+/** One redis-server on a fixed port and data dir, with every write on disk before its reply. */
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-soak-'));
+let redisPort = 0;
+let redis: EmbeddedRedis | undefined;
+const startRedis = async () => {
+  redis = await startEmbeddedRedis({ dataDir, port: redisPort || undefined, args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+  redisPort = redis.port;
+};
+beforeAll(startRedis);
+afterAll(async () => {
+  await redis?.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A small seeded PRNG (mulberry32), so a failing run can be repeated with its seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (msg: string) => process.stderr.write(`soak: ${msg}\n`);
+
+it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
+  const seed = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000);
+  const random = prng(seed);
+  log(`seed ${seed}: ${FLOWS} flows × ${STEPS} Steps, ${NODES} nodes, ${SECONDS} s of kills${REDIS_KILLS ? ' (Redis too)' : ''}`);
+  const prefix = uniquePrefix('soak');
+  const ports = await freePorts(NODES);
+  const config = (port: number) => ({
+    api: { listen: `127.0.0.1:${port}` },
+    cluster: { partitions: 16, heartbeat: '200ms', nodeTtl: '1500ms', leaseTtl: '1500ms' },
+    matching: { syncMatchWait: '50ms', stickyWait: '200ms' },
+    steps: { initialInterval: '20ms', maxInterval: '200ms', maxAttempts: 1000 },
+    log: { level: 'error' },
+  });
+  const nodes: (NodeProcess | undefined)[] = [];
+  const start = async (i: number) => {
+    nodes[i] = await startNodeProcess({ redisUrl: `redis://127.0.0.1:${redisPort}`, keyPrefix: prefix, nodeId: `n${i}`, config: config(ports[i]!) });
+  };
+  await Promise.all(ports.map((_, i) => start(i)));
+  const clients = ports.map((p) => new Client({ address: `127.0.0.1:${p}`, reconnectBackoff: { initialMs: 50, maxMs: 300 } }));
+
+  // ---- workers: one per node address, reconnecting to it across its restarts
+  const runs = new Map<string, number>();
+  const violations: string[] = [];
+  const handler = async (ctx: StepContext) => {
+    const key = `${ctx.taskId}#${ctx.attempt}`;
+    const n = (runs.get(key) ?? 0) + 1;
+    runs.set(key, n);
+    if (n > 1) violations.push(`attempt ${key} ran ${n} times`);
+    await sleep(Math.floor(random() * 10));
+    if (random() < 0.03) throw new Error('a failure the retry policy takes');
+    return `done ${ctx.stepExecutionId}`;
+  };
+  const workers = ports.map((p, i) => new Worker({
+    address: `127.0.0.1:${p}`, tenant: 'acme', appWorkerId: `w${i}`, flowTypes: { order: { steps: { work: handler } } },
+    maxConcurrentTasks: 8, reservedRpcTasks: 0, logger: quiet, reconnectBackoff: { initialMs: 50, maxMs: 300 },
+  }));
+  const started = workers.map((w) => w.start());
+
+  // ---- the engine: a call goes to a random node and moves on to the next one on failure
+  const up = () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0);
+  async function anyNode<T>(what: string, call: (c: Client) => Promise<T>): Promise<T> {
+    const until = Date.now() + SECONDS * 1000 + SETTLE_MS;
+    for (let tries = 0; ; tries++) {
+      const live = up();
+      const i = live.length ? live[Math.floor(random() * live.length)]! : Math.floor(random() * NODES);
+      try {
+        return await call(clients[i]!);
+      } catch (err) {
+        if (Date.now() > until) throw new Error(`${what}: still failing after ${tries} tries: ${(err as Error).message}`);
+        await sleep(20 + Math.min(tries, 10) * 20);
+      }
+    }
+  }
+  const enqueue = (flows: number[], step: number) => anyNode(`enqueue of step ${step}`, (c) => c.enqueueSteps(flows.map((f) => ({
+    tenant: 'acme', flowId: `f${f}`, flowType: 'order', stepType: 'work', stepExecutionId: `s${step}`, input: `step ${step} of f${f}`,
+  }))));
+
+  const outcomeOf = new Map<string, Outcome>(); // taskId → its one outcome
+  const stepsDone = new Map<string, number>(); // flowId → highest step completed
+  let redelivered = 0;
+  let running = true;
+  const engine = (async () => {
+    let ack: string[] = [];
+    const until = Date.now() + SECONDS * 1000 + SETTLE_MS;
+    while (running && Date.now() < until) {
+      const got = await anyNode('consume', (c) => c.consumeOutcomes({ group: 'engine', consumer: 'soak', maxCount: 500, waitMs: 500, ack, redeliverAfterMs: 2000 }));
+      ack = got.map((o) => o.outcomeId);
+      const next: number[] = [];
+      let nextStep = -1;
+      for (const o of got) {
+        const seen = outcomeOf.get(o.taskId);
+        if (seen) {
+          if (seen.outcomeId !== o.outcomeId) violations.push(`task ${o.taskId} has two outcomes: ${seen.outcomeId} ${seen.status} and ${o.outcomeId} ${o.status}`);
+          redelivered++;
+          continue;
+        }
+        outcomeOf.set(o.taskId, o);
+        if (o.status !== 'COMPLETED') {
+          violations.push(`task ${o.taskId} (${o.flowId} ${o.stepExecutionId}) ended ${o.status}: ${o.error?.message ?? ''}`);
+          continue;
+        }
+        const step = Number(o.stepExecutionId.slice(1));
+        stepsDone.set(o.flowId, Math.max(stepsDone.get(o.flowId) ?? -1, step));
+        if (step + 1 < STEPS) {
+          // One call per step number: a batch is one step of many flows.
+          if (nextStep !== -1 && nextStep !== step + 1) {
+            await enqueue(next.splice(0), nextStep);
+          }
+          nextStep = step + 1;
+          next.push(Number(o.flowId.slice(1)));
+        }
+      }
+      if (next.length) await enqueue(next, nextStep);
+    }
+  })();
+
+  // ---- load: every flow's first Step, spread over the first four fifths of the chaos phase
+  const t0 = Date.now();
+  const loader = (async () => {
+    const batch = 25;
+    const gap = Math.max(5, Math.floor((SECONDS * 1000 * 0.8) / Math.ceil(FLOWS / batch)));
+    for (let f = 0; f < FLOWS; f += batch) {
+      await enqueue(Array.from({ length: Math.min(batch, FLOWS - f) }, (_, k) => f + k), 0);
+      await sleep(gap);
+    }
+  })();
+
+  // ---- chaos: kill or stop a node, start it again on its ports
+  let kills = 0;
+  let stops = 0;
+  let redisKills = 0;
+  while (Date.now() - t0 < SECONDS * 1000) {
+    await sleep(1000 + Math.floor(random() * 2000));
+    if (REDIS_KILLS && random() < 1 / 6) {
+      const r = redis!;
+      r.kill('SIGKILL');
+      await r.exited();
+      redisKills++;
+      await sleep(100 + Math.floor(random() * 700));
+      await startRedis();
+    } else {
+      const i = Math.floor(random() * NODES);
+      const node = nodes[i];
+      if (!node) continue;
+      nodes[i] = undefined;
+      if (random() < 0.75) {
+        await node.kill('SIGKILL');
+        kills++;
+      } else {
+        await node.stop(20_000);
+        stops++;
+      }
+      await sleep(100 + Math.floor(random() * 700));
+      await start(i);
+    }
+    const done = [...stepsDone.values()].filter((s) => s === STEPS - 1).length;
+    log(`${Math.round((Date.now() - t0) / 1000)} s: ${kills} kills, ${stops} stops, ${redisKills} Redis kills; ${outcomeOf.size} outcomes, ${done}/${FLOWS} flows done`);
+  }
+  await loader;
+
+  // ---- settle: every flow to its last Step
+  const settleUntil = Date.now() + SETTLE_MS;
+  while ([...stepsDone.values()].filter((s) => s === STEPS - 1).length < FLOWS && violations.length === 0 && Date.now() < settleUntil) {
+    await sleep(500);
+  }
+  running = false;
+  await engine;
+  const total = FLOWS * STEPS;
+  const attempts = [...outcomeOf.values()].reduce((s, o) => s + o.attempt, 0);
+  log(`${kills} kills, ${stops} stops and ${redisKills} Redis kills; ${outcomeOf.size}/${total} outcomes (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${violations.length} violations`);
+  for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
+
+  // Nothing left behind: no queued Step, none in flight.
+  const leftovers: string[] = [];
+  const keys = (await sendCommand(redisPort, ['KEYS', `${prefix}:{*}:*`])) as string[];
+  for (const key of keys) {
+    if (/:t:/.test(key)) leftovers.push(key);
+    else if (/:q:|:inflight$/.test(key) && Number(await sendCommand(redisPort, ['ZCARD', key])) > 0) leftovers.push(key);
+  }
+
+  await Promise.all(workers.map((w) => w.stop()));
+  await Promise.all(started);
+  for (const c of clients) c.close();
+  await Promise.all(nodes.map((n) => n?.kill('SIGKILL')));
+
+  expect(violations).toEqual([]);
+  expect(leftovers).toEqual([]);
+  expect(outcomeOf.size).toBe(total);
+  expect([...stepsDone.values()].filter((s) => s === STEPS - 1).length).toBe(FLOWS);
+}, (SECONDS + 300) * 1000);
