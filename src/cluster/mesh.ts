@@ -98,6 +98,14 @@ export function parseDispatchWait(raw: string | Uint8Array | undefined): number 
  * less.
  */
 const CAPACITY_COALESCE_MS = 10;
+/**
+ * A snapshot goes out at least this often, changed or not. An owner counts a slot it
+ * offers as taken (CapacityView.reserve) until the peer's next snapshot; a peer whose
+ * slots then stay as they were sent none, so an offer that never reached it, or that
+ * it answered no-slot while a slot was bound for a moment, left the owner thinking
+ * the slot busy for good, and a Step that only that slot could run waited for ever.
+ */
+const CAPACITY_REFRESH_MS = 1000;
 const BELL_COALESCE_MS = 5;
 const OFFER_TIMEOUT_MS = 2000;
 /** Offers per OfferBatch call; a longer turn's offers go in several calls. */
@@ -130,6 +138,11 @@ export class Mesh {
   private readonly clients = new Map<string, PeerEntry>();
   private capacityTimer: NodeJS.Timeout | undefined;
   private capacitySeq = Date.now() * 1000;
+  /** When the last snapshot went out (Date.now() ms), for the refresh. */
+  private capacitySentAt = 0;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  /** One fresh read of the members for offers to a peer we have capacity of but no entry for. */
+  private membersRead: Promise<void> | undefined;
   private readonly pendingBells = new Map<string, pb.IDoorbellEvent[]>();
   private bellTimer: NodeJS.Timeout | undefined;
   private readonly pendingOffers = new Map<string, PendingOffer[]>();
@@ -155,6 +168,10 @@ export class Mesh {
   /** Starts the PeerService listener; returns the bound port. */
   async listen(address: string, maxMessageBytes: number): Promise<number> {
     const h = this.handlers;
+    this.refreshTimer = setInterval(() => {
+      if (Date.now() - this.capacitySentAt >= CAPACITY_REFRESH_MS) this.capacityChanged();
+    }, CAPACITY_REFRESH_MS);
+    this.refreshTimer.unref();
     const server = createServer({ 'grpc.max_receive_message_length': maxMessageBytes, ...NO_CHANNELZ });
     this.linkServer = new LinkServer({
       capacity: (u) => h.capacity(u),
@@ -295,7 +312,30 @@ export class Mesh {
    */
   offer(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {
     if (nodeId === this.nodeId) return this.handlers.offer(ref);
-    if (!this.peerEntry(nodeId)) return Promise.resolve('no-slot');
+    if (!this.peerEntry(nodeId)) return this.offerAfterMembersRead(nodeId, ref, epoch);
+    return this.queueOffer(nodeId, ref, epoch);
+  }
+
+  /**
+   * A peer whose capacity we hold but whose membership entry (its address) we have not
+   * read yet: it joined after our last read, and its first snapshot came over its own
+   * link sooner. One fresh read of the members, shared by the offers that wait for it;
+   * answered no-slot without one, the offer never reached the peer and its slot stayed
+   * counted as taken here.
+   */
+  private async offerAfterMembersRead(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {
+    if (this.closed) return 'no-slot';
+    this.membersRead ??= this.membership.beat()
+      .catch((err: Error) => this.log.debug({ err: err.message }, 'membership read for an offer failed'))
+      .finally(() => {
+        this.membersRead = undefined;
+      });
+    await this.membersRead;
+    if (this.closed || !this.peerEntry(nodeId)) return 'no-slot';
+    return this.queueOffer(nodeId, ref, epoch);
+  }
+
+  private queueOffer(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {
     return new Promise<OfferResult>((resolve, reject) => {
       const offer: pb.IOfferRequest = { ref: toWireRef(ref), owner_node_id: this.nodeId, epoch };
       const list = this.pendingOffers.get(nodeId);
@@ -419,6 +459,7 @@ export class Mesh {
       this.capacityTimer = undefined;
       const peers = this.peerIds();
       if (peers.length === 0) return;
+      this.capacitySentAt = Date.now();
       const update: pb.ICapacityUpdate = { node_id: this.nodeId, seq: ++this.capacitySeq, ...this.handlers.capacitySnapshot() };
       for (const id of peers) {
         const peer = this.peerEntry(id);
@@ -462,6 +503,7 @@ export class Mesh {
 
   async close(): Promise<void> {
     if (this.capacityTimer) clearTimeout(this.capacityTimer);
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
     if (this.offerFlush) {
       clearImmediate(this.offerFlush);
       this.flushOffers();
