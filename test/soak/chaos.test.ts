@@ -3,8 +3,10 @@
  * one redis-server, one worker process-worth of slots per node, an engine that
  * runs flows of several Steps one after another (it enqueues Step k+1 when it
  * consumes Step k's outcome, as a durable-execution engine does), handlers that
- * fail now and then, and a node killed with SIGKILL (or stopped with SIGTERM)
- * every one to three seconds and started again on the same ports.
+ * fail now and then or hang past their Step's method timeout, flows the engine
+ * cancels while a Step of theirs is queued or running, and a node killed with
+ * SIGKILL (or stopped with SIGTERM) every one to three seconds and started
+ * again on the same ports.
  *
  * Redis itself is killed too, one event in six, and started again on its data:
  * it runs with `appendfsync always`, so an acknowledged write is on disk before
@@ -12,9 +14,10 @@
  * own durability settings).
  *
  * At the end, with every process up again, it checks the invariants of DESIGN
- * §11 that crashes put at risk: every Step of every flow got exactly one outcome
- * (redeliveries carry the same outcome id), every flow ran to its last Step,
- * no attempt ran twice, and Redis holds no queued or in-flight task.
+ * §11 that crashes put at risk: every acknowledged enqueue got exactly one
+ * outcome (redeliveries carry the same outcome id), COMPLETED, or CANCELLED for
+ * a flow the engine cancelled; every flow not cancelled ran to its last Step;
+ * no attempt ran twice; and Redis holds no queued or in-flight task.
  *
  * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
@@ -35,6 +38,8 @@ const FLOWS = Number(process.env.SOAK_FLOWS ?? 300);
 const STEPS = Number(process.env.SOAK_STEPS ?? 6);
 const REDIS_KILLS = process.env.SOAK_REDIS_KILLS !== '0';
 const NODES = 3;
+/** Every Step's method timeout; a hung handler outlives it by half. */
+const METHOD_TIMEOUT_MS = 1000;
 const SETTLE_MS = 180_000;
 
 /** One redis-server on a fixed port and data dir, with every write on disk before its reply. */
@@ -95,8 +100,12 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     const n = (runs.get(key) ?? 0) + 1;
     runs.set(key, n);
     if (n > 1) violations.push(`attempt ${key} ran ${n} times`);
-    await sleep(Math.floor(random() * 10));
-    if (random() < 0.03) throw new Error('a failure the retry policy takes');
+    const dice = random();
+    // Hung past the method timeout, deaf to its signal: the attempt fails by its timer
+    // (armed by the owner, or re-armed by the next one after a kill) and runs again.
+    if (dice < 0.01) await sleep(METHOD_TIMEOUT_MS * 1.5);
+    else await sleep(Math.floor(random() * 10));
+    if (dice > 0.97) throw new Error('a failure the retry policy takes');
     return `done ${ctx.stepExecutionId}`;
   };
   const workers = ports.map((p, i) => new Worker({
@@ -120,9 +129,23 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       }
     }
   }
-  const enqueue = (flows: number[], step: number) => anyNode(`enqueue of step ${step}`, (c) => c.enqueueSteps(flows.map((f) => ({
-    tenant: 'acme', flowId: `f${f}`, flowType: 'order', stepType: 'work', stepExecutionId: `s${step}`, input: `step ${step} of f${f}`,
-  }))));
+  const enqueued = new Set<string>(); // every task id an enqueue acknowledged
+  const cancelled = new Set<string>(); // flows the engine cancels (or decided to)
+  let cancels = 0;
+  const enqueue = async (flows: number[], step: number) => {
+    const r = await anyNode(`enqueue of step ${step}`, (c) => c.enqueueSteps(flows.map((f) => ({
+      tenant: 'acme', flowId: `f${f}`, flowType: 'order', stepType: 'work', stepExecutionId: `s${step}`, input: `step ${step} of f${f}`,
+      methodTimeoutMs: METHOD_TIMEOUT_MS,
+    }))));
+    for (const e of r) enqueued.add(e.taskId);
+    // Now and then a flow is cancelled while this Step of it is queued or running.
+    for (const f of flows) {
+      if (random() >= 0.02) continue;
+      const flowId = `f${f}`;
+      cancelled.add(flowId);
+      setTimeout(() => void anyNode(`cancel of ${flowId}`, (c) => c.cancelFlow('acme', flowId, 'soak')).then(() => cancels++), Math.floor(random() * 20));
+    }
+  };
 
   const outcomeOf = new Map<string, Outcome>(); // taskId → its one outcome
   const stepsDone = new Map<string, number>(); // flowId → highest step completed
@@ -144,13 +167,14 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
           continue;
         }
         outcomeOf.set(o.taskId, o);
-        if (o.status !== 'COMPLETED') {
+        if (o.status !== 'COMPLETED' && !(o.status === 'CANCELLED' && cancelled.has(o.flowId))) {
           violations.push(`task ${o.taskId} (${o.flowId} ${o.stepExecutionId}) ended ${o.status}: ${o.error?.message ?? ''}`);
           continue;
         }
+        if (o.status !== 'COMPLETED') continue;
         const step = Number(o.stepExecutionId.slice(1));
         stepsDone.set(o.flowId, Math.max(stepsDone.get(o.flowId) ?? -1, step));
-        if (step + 1 < STEPS) {
+        if (step + 1 < STEPS && !cancelled.has(o.flowId)) {
           // One call per step number: a batch is one step of many flows.
           if (nextStep !== -1 && nextStep !== step + 1) {
             await enqueue(next.splice(0), nextStep);
@@ -162,6 +186,10 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       if (next.length) await enqueue(next, nextStep);
     }
   })();
+
+  /** Flows at their end: cancelled, or their last Step completed. */
+  const flowsDone = () => Array.from({ length: FLOWS }, (_, f) => `f${f}`).filter((id) => cancelled.has(id) || stepsDone.get(id) === STEPS - 1).length;
+  const unanswered = () => [...enqueued].filter((id) => !outcomeOf.has(id));
 
   // ---- load: every flow's first Step, spread over the first four fifths of the chaos phase
   const t0 = Date.now();
@@ -202,21 +230,22 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       await sleep(100 + Math.floor(random() * 700));
       await start(i);
     }
-    const done = [...stepsDone.values()].filter((s) => s === STEPS - 1).length;
+    const done = flowsDone();
     log(`${Math.round((Date.now() - t0) / 1000)} s: ${kills} kills, ${stops} stops, ${redisKills} Redis kills; ${outcomeOf.size} outcomes, ${done}/${FLOWS} flows done`);
   }
   await loader;
 
   // ---- settle: every flow to its last Step
   const settleUntil = Date.now() + SETTLE_MS;
-  while ([...stepsDone.values()].filter((s) => s === STEPS - 1).length < FLOWS && violations.length === 0 && Date.now() < settleUntil) {
+  while ((flowsDone() < FLOWS || unanswered().length > 0) && violations.length === 0 && Date.now() < settleUntil) {
     await sleep(500);
   }
   running = false;
   await engine;
-  const total = FLOWS * STEPS;
   const attempts = [...outcomeOf.values()].reduce((s, o) => s + o.attempt, 0);
-  log(`${kills} kills, ${stops} stops and ${redisKills} Redis kills; ${outcomeOf.size}/${total} outcomes (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${violations.length} violations`);
+  const byStatus: Record<string, number> = {};
+  for (const o of outcomeOf.values()) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
+  log(`${kills} kills, ${stops} stops and ${redisKills} Redis kills; ${enqueued.size} Steps enqueued, outcomes ${JSON.stringify(byStatus)} (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${cancelled.size} flows cancelled (${cancels} CancelFlow calls answered), ${violations.length} violations`);
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 
   // Nothing left behind: no queued Step, none in flight.
@@ -234,6 +263,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
 
   expect(violations).toEqual([]);
   expect(leftovers).toEqual([]);
-  expect(outcomeOf.size).toBe(total);
-  expect([...stepsDone.values()].filter((s) => s === STEPS - 1).length).toBe(FLOWS);
+  expect(unanswered()).toEqual([]);
+  expect([...outcomeOf.keys()].filter((id) => !enqueued.has(id))).toEqual([]);
+  expect(flowsDone()).toBe(FLOWS);
 }, (SECONDS + 300) * 1000);
