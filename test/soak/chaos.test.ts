@@ -1,12 +1,13 @@
 /**
  * Chaos soak (`npm run soak`; never part of `npm test`): three node processes on
- * one redis-server, one worker process-worth of slots per node, an engine that
+ * one redis-server, a worker process of 8 slots per node, an engine that
  * runs flows of several Steps one after another (it enqueues Step k+1 when it
  * consumes Step k's outcome, as a durable-execution engine does), handlers that
  * fail now and then or hang past their Step's method timeout, flows the engine
  * cancels while a Step of theirs is queued or running, and a node killed with
  * SIGKILL (or stopped with SIGTERM) every one to three seconds and started
- * again on the same ports.
+ * again on the same ports, or a worker process killed with SIGKILL mid-task and
+ * started again under a new app worker id (test/soak/worker-process.js).
  *
  * Redis itself is killed too, one event in six, and started again on its data:
  * it runs with `appendfsync always`, so an acknowledged write is on disk before
@@ -21,13 +22,14 @@
  *
  * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
- * SOAK_SEED (default: time).
+ * SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice).
  * Every loop is bounded by SOAK_SECONDS plus a fixed settling budget.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client, Worker, type Outcome, type StepContext } from '../../src';
+import { Client, type Outcome } from '../../src';
 import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
@@ -55,7 +57,6 @@ afterAll(async () => {
   await redis?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** A small seeded PRNG (mulberry32), so a failing run can be repeated with its seed. */
 function prng(seed: number): () => number {
@@ -92,27 +93,25 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   await Promise.all(ports.map((_, i) => start(i)));
   const clients = ports.map((p) => new Client({ address: `127.0.0.1:${p}`, reconnectBackoff: { initialMs: 50, maxMs: 300 } }));
 
-  // ---- workers: one per node address, reconnecting to it across its restarts
+  // ---- workers: a process per node address, reconnecting to it across its restarts; each
+  // tells every attempt it starts, before running it, so a kill loses none of the count
   const runs = new Map<string, number>();
   const violations: string[] = [];
-  const handler = async (ctx: StepContext) => {
-    const key = `${ctx.taskId}#${ctx.attempt}`;
-    const n = (runs.get(key) ?? 0) + 1;
-    runs.set(key, n);
-    if (n > 1) violations.push(`attempt ${key} ran ${n} times`);
-    const dice = random();
-    // Hung past the method timeout, deaf to its signal: the attempt fails by its timer
-    // (armed by the owner, or re-armed by the next one after a kill) and runs again.
-    if (dice < 0.01) await sleep(METHOD_TIMEOUT_MS * 1.5);
-    else await sleep(Math.floor(random() * 10));
-    if (dice > 0.97) throw new Error('a failure the retry policy takes');
-    return `done ${ctx.stepExecutionId}`;
+  const workers: (ChildProcess | undefined)[] = [];
+  let generation = 0;
+  const startWorker = (i: number) => {
+    const child = fork(path.join(__dirname, 'worker-process.js'), [`127.0.0.1:${ports[i]}`, `w${i}-g${++generation}`, String(METHOD_TIMEOUT_MS)],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    child.on('message', (m: { run?: string }) => {
+      if (!m.run) return;
+      const n = (runs.get(m.run) ?? 0) + 1;
+      runs.set(m.run, n);
+      if (n > 1) violations.push(`attempt ${m.run} ran ${n} times`);
+    });
+    workers[i] = child;
   };
-  const workers = ports.map((p, i) => new Worker({
-    address: `127.0.0.1:${p}`, tenant: 'acme', appWorkerId: `w${i}`, flowTypes: { order: { steps: { work: handler } } },
-    maxConcurrentTasks: 8, reservedRpcTasks: 0, logger: quiet, reconnectBackoff: { initialMs: 50, maxMs: 300 },
-  }));
-  const started = workers.map((w) => w.start());
+  const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+  ports.forEach((_, i) => startWorker(i));
 
   // ---- the engine: a call goes to a random node and moves on to the next one on failure
   const up = () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0);
@@ -206,15 +205,26 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   let kills = 0;
   let stops = 0;
   let redisKills = 0;
+  let workerKills = 0;
   while (Date.now() - t0 < SECONDS * 1000) {
     await sleep(1000 + Math.floor(random() * 2000));
-    if (REDIS_KILLS && random() < 1 / 6) {
+    const dice = random();
+    if (REDIS_KILLS && dice < 1 / 6) {
       const r = redis!;
       r.kill('SIGKILL');
       await r.exited();
       redisKills++;
       await sleep(100 + Math.floor(random() * 700));
       await startRedis();
+    } else if (dice < 2 / 6) {
+      // A worker process dies mid-task: its node fails the attempts it held, and they run again.
+      const i = Math.floor(random() * NODES);
+      const child = workers[i]!;
+      child.kill('SIGKILL');
+      await exited(child);
+      workerKills++;
+      await sleep(100 + Math.floor(random() * 700));
+      startWorker(i);
     } else {
       const i = Math.floor(random() * NODES);
       const node = nodes[i];
@@ -231,7 +241,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       await start(i);
     }
     const done = flowsDone();
-    log(`${Math.round((Date.now() - t0) / 1000)} s: ${kills} kills, ${stops} stops, ${redisKills} Redis kills; ${outcomeOf.size} outcomes, ${done}/${FLOWS} flows done`);
+    log(`${Math.round((Date.now() - t0) / 1000)} s: ${kills} kills, ${stops} stops, ${workerKills} worker kills, ${redisKills} Redis kills; ${outcomeOf.size} outcomes, ${done}/${FLOWS} flows done`);
   }
   await loader;
 
@@ -245,7 +255,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const attempts = [...outcomeOf.values()].reduce((s, o) => s + o.attempt, 0);
   const byStatus: Record<string, number> = {};
   for (const o of outcomeOf.values()) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
-  log(`${kills} kills, ${stops} stops and ${redisKills} Redis kills; ${enqueued.size} Steps enqueued, outcomes ${JSON.stringify(byStatus)} (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${cancelled.size} flows cancelled (${cancels} CancelFlow calls answered), ${violations.length} violations`);
+  log(`${kills} kills, ${stops} stops, ${workerKills} worker kills and ${redisKills} Redis kills; ${enqueued.size} Steps enqueued, outcomes ${JSON.stringify(byStatus)} (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${cancelled.size} flows cancelled (${cancels} CancelFlow calls answered), ${violations.length} violations`);
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 
   // Nothing left behind: no queued Step, none in flight.
@@ -256,8 +266,11 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     else if (/:q:|:inflight$/.test(key) && Number(await sendCommand(redisPort, ['ZCARD', key])) > 0) leftovers.push(key);
   }
 
-  await Promise.all(workers.map((w) => w.stop()));
-  await Promise.all(started);
+  await Promise.all(workers.map(async (w) => {
+    if (!w) return;
+    w.kill('SIGTERM');
+    await exited(w);
+  }));
   for (const c of clients) c.close();
   await Promise.all(nodes.map((n) => n?.kill('SIGKILL')));
 
