@@ -127,8 +127,14 @@ export class Membership extends EventEmitter {
     return this.clock.now() + this.offset;
   }
 
-  /** One heartbeat: announce ourselves, then read who is live. */
+  /**
+   * One heartbeat: announce ourselves, then read who is live. Nothing once the node
+   * has left or stopped: the reads of the members other parts ask for (an offer or an
+   * RPC to a peer not read yet, a link that ended) would otherwise write this node back
+   * into the members while it shuts down, live to its peers for nodeTtl.
+   */
   async beat(): Promise<void> {
+    if (this.stopped) return;
     const now = await this.readRedisTime();
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);

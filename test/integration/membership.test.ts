@@ -43,3 +43,15 @@ it('keeps one array per member list, and a new one when a member joins or its he
   self.stop();
   other.stop();
 });
+
+it('writes no heartbeat once it has left: a late read of the members (an offer, an RPC, a link that ended) does not bring a leaving node back', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('members-left'));
+  const self = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: 'n1:1', heartbeatMs: 60_000, nodeTtlMs: 10_000 }, systemClock, silentLogger);
+  await self.beat();
+  expect(await client.zscore(keys.members(), 'n1')).not.toBeNull();
+  await self.leave();
+  expect(await client.zscore(keys.members(), 'n1')).toBeNull();
+  await self.beat();
+  expect(await client.zscore(keys.members(), 'n1')).toBeNull();
+});
