@@ -47,6 +47,8 @@ export class Membership extends EventEmitter {
   private refreshes = 0;
   private applied = 0;
   private stopped = false;
+  /** leave() ran: this node writes no heartbeat again. */
+  private left = false;
   /** This boot has written its heartbeat: the member entry is its own to remove. */
   private joined = false;
   /** Redis's clock less this node's (ms), as the last TIME read said (readRedisTime). */
@@ -129,12 +131,12 @@ export class Membership extends EventEmitter {
 
   /**
    * One heartbeat: announce ourselves, then read who is live. Nothing once the node
-   * has left or stopped: the reads of the members other parts ask for (an offer or an
-   * RPC to a peer not read yet, a link that ended) would otherwise write this node back
-   * into the members while it shuts down, live to its peers for nodeTtl.
+   * has left: the reads of the members other parts ask for (an offer or an RPC to a
+   * peer not read yet, a link that ended) would otherwise write this node back into
+   * the members while it shuts down, live to its peers for nodeTtl.
    */
   async beat(): Promise<void> {
-    if (this.stopped) return;
+    if (this.left) return;
     const now = await this.readRedisTime();
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);
@@ -261,6 +263,7 @@ export class Membership extends EventEmitter {
   /** Leaves the member set at once (graceful stop), so peers reassign without waiting nodeTtl. */
   async leave(): Promise<void> {
     this.stopped = true;
+    this.left = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     // A boot refused its id (claimId) leaves the entry of the process that holds it alone.
