@@ -325,14 +325,19 @@ export class Mesh {
    */
   private async offerAfterMembersRead(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {
     if (this.closed) return 'no-slot';
+    await this.readMembers();
+    if (this.closed || !this.peerEntry(nodeId)) return 'no-slot';
+    return this.queueOffer(nodeId, ref, epoch);
+  }
+
+  /** One fresh read of the members (a heartbeat), shared by every caller that waits meanwhile. */
+  private readMembers(): Promise<void> {
     this.membersRead ??= this.membership.beat()
-      .catch((err: Error) => this.log.debug({ err: err.message }, 'membership read for an offer failed'))
+      .catch((err: Error) => this.log.debug({ err: err.message }, 'membership read for a peer not read yet failed'))
       .finally(() => {
         this.membersRead = undefined;
       });
-    await this.membersRead;
-    if (this.closed || !this.peerEntry(nodeId)) return 'no-slot';
-    return this.queueOffer(nodeId, ref, epoch);
+    return this.membersRead;
   }
 
   private queueOffer(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {
@@ -440,7 +445,21 @@ export class Mesh {
       return;
     }
     const client = this.peer(nodeId);
-    if (!client) return;
+    if (client) {
+      this.sendCancel(nodeId, client, attempts, reason);
+      return;
+    }
+    // A node we have not read among the members yet (it joined after our last read):
+    // dropped, the Cancel never reached the running handler (its late result is still
+    // refused). One fresh read of the members, then it goes.
+    void this.readMembers().then(() => {
+      const c = this.closed ? undefined : this.peer(nodeId);
+      if (c) this.sendCancel(nodeId, c, attempts, reason);
+      else this.log.warn({ peer: nodeId, attempts: attempts.length }, 'cancel for attempts on a node that is not a member: not sent');
+    });
+  }
+
+  private sendCancel(nodeId: string, client: PeerClient, attempts: pb.ICancelledAttemptRef[], reason: string): void {
     this.sent('cancel_attempts');
     client.cancelAttempts({ attempts, reason }).catch((err: Error) =>
       this.log.warn({ peer: nodeId, err: err.message }, 'cancel to peer failed'));

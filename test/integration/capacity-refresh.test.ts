@@ -8,7 +8,7 @@
  *   among the members, and answered its own offer no-slot;
  * - any reservation the peer never answered with a new snapshot, because its slots
  *   stayed as they were.
- * Now an offer to a peer not yet read waits for one read of the members, and every
+ * Now an offer or a Cancel to a peer not yet read waits for one read of the members, and every
  * node sends its snapshot at least once a second.
  * Two nodes in this process on a real redis-server.
  */
@@ -73,4 +73,24 @@ it("reads the members once for an offer to a peer whose snapshot came before its
   expect((await w.nextOf('step_task', 5_000)).step_task!.task_id).toBe(r.task_id);
   // The first offer reached b: it was not answered no-slot here for want of b's address.
   expect(await offers(a, 'no-slot')).toBe(noSlotBefore);
+});
+
+it("reads the members once for a Cancel to a peer not read yet, and the running attempt there gets it", async () => {
+  const { a, b } = pair;
+  const w = await pair.slotAt(b, 'w-b');
+  await b.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'cancel-unread', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
+  const task = (await w.nextOf('step_task')).step_task!;
+  // a has not read b among the members yet: the Cancel for b's slot needs b's address.
+  const membership = a.node.membership as unknown as { get(id: string): unknown; beat(): Promise<void> };
+  const realGet = membership.get.bind(membership);
+  const realBeat = membership.beat.bind(membership);
+  let unread = true;
+  membership.get = (id: string) => (unread && id === b.node.nodeId ? undefined : realGet(id));
+  membership.beat = async () => {
+    unread = false;
+    await realBeat();
+  };
+  const c = await a.matching.cancelFlow({ tenant: 'acme', flow_id: 'cancel-unread', reason: 'user asked' });
+  expect(c).toMatchObject({ cancelled_running: 1 });
+  expect((await w.nextOf('cancel', 3_000)).cancel!.task_token).toBe(task.task_token);
 });
