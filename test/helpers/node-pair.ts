@@ -1,6 +1,6 @@
 /**
  * Two nodes on one redis-server, in this process, each holding its half of
- * the partitions before every test; the raw slots a test opens through
+ * the partitions and seeing the other among the members before every test; the raw slots a test opens through
  * `slotAt` are reset after it, then both nodes close. The cluster timings are
  * fast ones; `config` adds to them (sticky and dispatch waits, say).
  */
@@ -29,8 +29,12 @@ export function useNodePair(redis: TestRedis, label: string, config: Record<stri
       startTestNode(redis.url, prefix, { ...all, 'cluster.nodeId': ids[1] }),
     ]);
     const partitions = a.config.cluster.partitions;
-    await waitFor(() => a!.node.leases.heldPartitions().length === partitions / 2 && b!.node.leases.heldPartitions().length === partitions / 2,
-      { timeoutMs: 30_000, description: 'each node holds its half of the partitions' });
+    // Each has read the other among the members too: holding its half alone does not say so,
+    // and a node that has not read its peer yet has no address to send it anything.
+    const seesBoth = (n: TestNode) => ids.every((id) => n.node.membership.liveIds().includes(id));
+    await waitFor(() => a!.node.leases.heldPartitions().length === partitions / 2 && b!.node.leases.heldPartitions().length === partitions / 2
+      && seesBoth(a!) && seesBoth(b!),
+      { timeoutMs: 30_000, description: 'each node holds its half of the partitions and sees the other' });
   });
   afterEach(async () => {
     for (const s of slots.splice(0)) s.reset();
