@@ -141,7 +141,7 @@ export class Mesh {
   /** When the last snapshot went out (Date.now() ms), for the refresh. */
   private capacitySentAt = 0;
   private refreshTimer: NodeJS.Timeout | undefined;
-  /** One fresh read of the members for offers to a peer we have capacity of but no entry for. */
+  /** One fresh read of the members for offers, Cancels and RPCs to a peer we have no entry for yet. */
   private membersRead: Promise<void> | undefined;
   private readonly pendingBells = new Map<string, pb.IDoorbellEvent[]>();
   private bellTimer: NodeJS.Timeout | undefined;
@@ -415,7 +415,7 @@ export class Mesh {
     // A peer whose capacity we hold but whose membership entry we lack: it joined after our last
     // read, or a stall here let its heartbeat look old. One fresh read of the members settles it.
     if (!client && !this.closed) {
-      await this.membership.beat().catch((err: Error) => this.log.debug({ err: err.message }, 'membership read for an RPC failed'));
+      await this.readMembers();
       client = this.peer(nodeId);
     }
     if (!client) throw new PeerUnreachableError(`peer ${nodeId} is not reachable`);

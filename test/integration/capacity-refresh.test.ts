@@ -32,6 +32,19 @@ async function offers(node: TestNode, result: string): Promise<number> {
   return Number(new RegExp(`result="${result}"} (\\d+)`).exec(m)?.[1] ?? 0);
 }
 
+/** Until its next read of the members, `node` has no entry for `peer` (as when the peer just joined). */
+function unreadUntilNextRead(node: TestNode, peer: TestNode): void {
+  const membership = node.node.membership as unknown as { get(id: string): unknown; beat(): Promise<void> };
+  const realGet = membership.get.bind(membership);
+  const realBeat = membership.beat.bind(membership);
+  let unread = true;
+  membership.get = (id: string) => (unread && id === peer.node.nodeId ? undefined : realGet(id));
+  membership.beat = async () => {
+    unread = false;
+    await realBeat();
+  };
+}
+
 /** b's worker is idle and a knows it (a has b's snapshot). */
 async function idleWorkerAtB() {
   const { a, b } = pair;
@@ -57,15 +70,7 @@ it("reads the members once for an offer to a peer whose snapshot came before its
   const { a, b } = pair;
   const w = await idleWorkerAtB();
   // a has not read b among the members yet (as when b just joined): no address to dial until a's next read.
-  const membership = a.node.membership as unknown as { get(id: string): unknown; beat(): Promise<void> };
-  const realGet = membership.get.bind(membership);
-  const realBeat = membership.beat.bind(membership);
-  let unread = true;
-  membership.get = (id: string) => (unread && id === b.node.nodeId ? undefined : realGet(id));
-  membership.beat = async () => {
-    unread = false;
-    await realBeat();
-  };
+  unreadUntilNextRead(a, b);
   const noSlotBefore = await offers(a, 'no-slot');
   const r = await a.matching.enqueueStep({ step: {
     tenant: 'acme', flow_id: flowOwnedBy(a, 'unread-'), flow_type: 'order', step_type: 'charge', step_execution_id: 's',
@@ -81,15 +86,7 @@ it("reads the members once for a Cancel to a peer not read yet, and the running 
   await b.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'cancel-unread', flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
   const task = (await w.nextOf('step_task')).step_task!;
   // a has not read b among the members yet: the Cancel for b's slot needs b's address.
-  const membership = a.node.membership as unknown as { get(id: string): unknown; beat(): Promise<void> };
-  const realGet = membership.get.bind(membership);
-  const realBeat = membership.beat.bind(membership);
-  let unread = true;
-  membership.get = (id: string) => (unread && id === b.node.nodeId ? undefined : realGet(id));
-  membership.beat = async () => {
-    unread = false;
-    await realBeat();
-  };
+  unreadUntilNextRead(a, b);
   const c = await a.matching.cancelFlow({ tenant: 'acme', flow_id: 'cancel-unread', reason: 'user asked' });
   expect(c).toMatchObject({ cancelled_running: 1 });
   expect((await w.nextOf('cancel', 3_000)).cancel!.task_token).toBe(task.task_token);
