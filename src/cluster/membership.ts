@@ -138,6 +138,8 @@ export class Membership extends EventEmitter {
   async beat(): Promise<void> {
     if (this.left) return;
     const now = await this.readRedisTime();
+    // leave() may have sent its ZREM while TIME was on the wire: writes sent now would land after it.
+    if (this.left) return;
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);
     const [bootBefore] = await Promise.all([

@@ -55,3 +55,16 @@ it('writes no heartbeat once it has left: a late read of the members (an offer, 
   await self.beat();
   expect(await client.zscore(keys.members(), 'n1')).toBeNull();
 });
+
+it('a heartbeat in flight when the node leaves writes nothing after the removal', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('members-leaving'));
+  const self = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: 'n1:1', heartbeatMs: 60_000, nodeTtlMs: 10_000 }, systemClock, silentLogger);
+  await self.beat();
+  // The beat's TIME read is on the wire when leave() sends its ZREM; the beat's writes would follow it.
+  const inFlight = self.beat();
+  await self.leave();
+  await inFlight;
+  expect(await client.zscore(keys.members(), 'n1')).toBeNull();
+  expect(self.liveIds()).toEqual(['n1']); // the last read before leaving stands: nothing new was read
+});
