@@ -505,19 +505,39 @@ export class Mesh {
 
   private flushBells(): void {
     this.bellTimer = undefined;
-    const kinds = new Map<number, number>();
+    let unread: Map<string, pb.IDoorbellEvent[]> | undefined;
     for (const [id, events] of this.pendingBells) {
       const peer = this.peerEntry(id);
-      if (!peer) continue;
-      this.sent('doorbell');
-      for (const e of events) kinds.set(e.kind ?? 0, (kinds.get(e.kind ?? 0) ?? 0) + 1);
-      const req: pb.IDoorbellRequest = { from_node_id: this.nodeId, events };
-      const link = this.linkOf(peer);
-      if (link) link.send({ doorbell: req });
-      else this.unaryDoorbell(peer, req);
+      if (peer) this.sendBells(peer, events);
+      else (unread ??= new Map()).set(id, events);
     }
     this.pendingBells.clear();
-    for (const [kind, n] of kinds) this.metrics?.meshDoorbellEvents.inc({ kind: doorbellKindLabel(kind) }, n);
+    // A peer not read among the members yet (it joined after our last read): one fresh read, then
+    // they go. Dropped, a READY notice waited for the owner's backlog count, an outcome's for a
+    // waiter's next look.
+    if (unread) {
+      const later = unread;
+      void this.readMembers().then(() => {
+        for (const [id, events] of later) {
+          const peer = this.closed ? undefined : this.peerEntry(id);
+          if (peer) this.sendBells(peer, events);
+          else this.log.debug({ peer: id, events: events.length }, 'doorbell for a node that is not a member: not sent');
+        }
+      });
+    }
+  }
+
+  private sendBells(peer: PeerEntry, events: pb.IDoorbellEvent[]): void {
+    this.sent('doorbell');
+    if (this.metrics) {
+      const kinds = new Map<number, number>();
+      for (const e of events) kinds.set(e.kind ?? 0, (kinds.get(e.kind ?? 0) ?? 0) + 1);
+      for (const [kind, n] of kinds) this.metrics.meshDoorbellEvents.inc({ kind: doorbellKindLabel(kind) }, n);
+    }
+    const req: pb.IDoorbellRequest = { from_node_id: this.nodeId, events };
+    const link = this.linkOf(peer);
+    if (link) link.send({ doorbell: req });
+    else this.unaryDoorbell(peer, req);
   }
 
   async close(): Promise<void> {

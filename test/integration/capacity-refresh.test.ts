@@ -8,7 +8,7 @@
  *   among the members, and answered its own offer no-slot;
  * - any reservation the peer never answered with a new snapshot, because its slots
  *   stayed as they were.
- * Now an offer or a Cancel to a peer not yet read waits for one read of the members, and every
+ * Now an offer, a Cancel or a doorbell to a peer not yet read waits for one read of the members, and every
  * node sends its snapshot at least once a second.
  * Two nodes in this process on a real redis-server.
  */
@@ -90,4 +90,19 @@ it("reads the members once for a Cancel to a peer not read yet, and the running 
   const c = await a.matching.cancelFlow({ tenant: 'acme', flow_id: 'cancel-unread', reason: 'user asked' });
   expect(c).toMatchObject({ cancelled_running: 1 });
   expect((await w.nextOf('cancel', 3_000)).cancel!.task_token).toBe(task.task_token);
+});
+
+it('reads the members once for a doorbell to a peer not read yet, and the peer hears it', async () => {
+  const { a, b } = pair;
+  const heard: string[] = [];
+  const handlers = (b.node.mesh as unknown as { handlers: { doorbell(events: { task_id?: string | null }[], from: string): void } }).handlers;
+  const realDoorbell = handlers.doorbell.bind(handlers);
+  handlers.doorbell = (events, from) => {
+    for (const e of events) if (e.task_id) heard.push(e.task_id);
+    realDoorbell(events, from);
+  };
+  // a has not read b among the members yet: the doorbell needs b's address.
+  unreadUntilNextRead(a, b);
+  a.node.mesh.ring(b.node.nodeId, { kind: 2 /* OUTCOME */, partition: 0, task_id: 'bell-unread' });
+  await waitFor(() => heard.includes('bell-unread'), { timeoutMs: 3_000, description: 'b hears the doorbell' });
 });
