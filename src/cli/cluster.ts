@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { withClient } from './client';
-import { jsonReplacer, newTable } from './format';
+import { fittedTable, jsonReplacer } from './format';
 
 interface ClusterOptions {
   address: string;
@@ -22,17 +22,13 @@ export function registerCluster(program: Command): void {
         process.stdout.write(`${JSON.stringify(info, jsonReplacer, 2)}\n`);
         return;
       }
-      const nodes = newTable(['node', 'peer address', 'partitions', 'last heartbeat']);
-      for (const n of info.nodes) {
-        nodes.push([n.nodeId, n.address, String(n.ownedPartitions), n.lastHeartbeat?.toISOString() ?? '']);
-      }
+      const nodes = info.nodes.map((n) => [n.nodeId, n.address, String(n.ownedPartitions), n.lastHeartbeat?.toISOString() ?? '']);
       const unowned = info.partitionOwners.filter((p) => !p.owner).length;
       process.stdout.write(`${info.partitions} partitions, ${info.nodes.length} live nodes${unowned ? `, ${unowned} partitions without an owner` : ''}\n`);
-      process.stdout.write(`${nodes.toString()}\n`);
+      process.stdout.write(`${fittedTable(['node', 'peer address', 'partitions', 'last heartbeat'], nodes)}\n`);
       if (opts.partitions) {
-        const parts = newTable(['partition', 'owner', 'epoch']);
-        for (const p of info.partitionOwners) parts.push([String(p.partition), p.owner || '-', String(p.epoch)]);
-        process.stdout.write(`${parts.toString()}\n`);
+        const parts = info.partitionOwners.map((p) => [String(p.partition), p.owner || '-', String(p.epoch)]);
+        process.stdout.write(`${fittedTable(['partition', 'owner', 'epoch'], parts)}\n`);
       }
     });
 }

@@ -50,9 +50,54 @@ function tableStyle(): { head: string[]; border: string[] } | undefined {
   return process.stdout.isTTY ? undefined : { head: [], border: [] };
 }
 
-/** A table with these column heads, styled for a terminal or plain when piped. */
-export function newTable(head: string[]): InstanceType<typeof Table> {
-  return new Table({ head, style: tableStyle() });
+/** The width listings fit: the terminal's; piped output is not wrapped, so each row stays one line for grep and awk. */
+export function outputWidth(): number {
+  return process.stdout.isTTY ? process.stdout.columns || 100 : Infinity;
+}
+
+/** A column is never narrower than this (its head's longest word, when longer): ids wrap, they are never cut. */
+const MIN_COLUMN = 8;
+
+/**
+ * A listing as a table no wider than `width`: when the columns' natural widths do
+ * not fit, the widest give way first, down to MIN_COLUMN, and their values wrap
+ * (node ids, addresses and type names are never cut short). Heads wrap between words.
+ */
+export function fittedTable(head: readonly string[], rows: readonly (readonly string[])[], width = outputWidth()): string {
+  const longestLine = (t: string) => Math.max(0, ...t.split('\n').map((l) => l.length));
+  // Content plus cli-table3's one space of padding each side.
+  const widths = head.map((h, i) => Math.max(longestLine(h), ...rows.map((r) => longestLine(r[i] ?? ''))) + 2);
+  const floors = head.map((h, i) => Math.min(widths[i]!, Math.max(MIN_COLUMN, ...h.split(' ').map((w) => w.length + 2))));
+  let total = widths.reduce((a, b) => a + b, 0) + head.length + 1;
+  let narrowed = false;
+  while (total > width) {
+    let widest = -1;
+    widths.forEach((w, i) => {
+      if (w > floors[i]! && (widest < 0 || w > widths[widest]!)) widest = i;
+    });
+    if (widest < 0) break; // every column at its floor: wider than the screen, but nothing is cut
+    widths[widest]!--;
+    total--;
+    narrowed = true;
+  }
+  const table = new Table({
+    head: narrowed ? head.map((h, i) => wrapWords(h, widths[i]! - 2)) : [...head],
+    style: tableStyle(),
+    ...(narrowed ? { colWidths: widths, wordWrap: true, wrapOnWordBoundary: false } : {}),
+  });
+  for (const r of rows) table.push([...r]);
+  return table.toString();
+}
+
+/** A head's words on lines of at most `width` characters (a word longer than that keeps its own line). */
+function wrapWords(text: string, width: number): string {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.length + 1 + word.length <= width) lines[last] += ` ${word}`;
+    else lines.push(word);
+  }
+  return lines.join('\n');
 }
 
 export interface QueueRow {
@@ -64,17 +109,13 @@ export interface QueueRow {
   oldestReadyAt: Date | undefined;
 }
 
-/** The queues of `zdmatch queues` as a table. */
-export function queuesTable(queues: readonly QueueRow[], now = Date.now()): string {
-  const table = new Table({
-    head: ['flow type', 'step type', 'ready', 'delayed', 'running', 'oldest ready', 'oldest age'],
-    style: tableStyle(),
-  });
-  for (const q of queues) {
+/** The queues of `zdmatch queues` as a table no wider than `width`. */
+export function queuesTable(queues: readonly QueueRow[], now = Date.now(), width = outputWidth()): string {
+  const rows = queues.map((q) => {
     const age = q.oldestReadyAt ? `${Math.max(0, Math.round((now - q.oldestReadyAt.getTime()) / 1000))}s` : '';
-    table.push([q.flowType, q.stepType, q.ready, q.delayed, q.running, cell(q.oldestReadyAt), age].map((v) => cell(v)));
-  }
-  return table.toString();
+    return [q.flowType, q.stepType, q.ready, q.delayed, q.running, cell(q.oldestReadyAt), age].map((v) => cell(v));
+  });
+  return fittedTable(['flow type', 'step type', 'ready', 'delayed', 'running', 'oldest ready', 'oldest age'], rows, width);
 }
 
 /** The most of one value `zdmatch task` shows (an input or output may be 1 MB); `--json` prints all. */

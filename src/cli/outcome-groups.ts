@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withClient } from './client';
 import { nonEmpty } from './common';
-import { jsonReplacer, newTable } from './format';
+import { fittedTable, jsonReplacer } from './format';
 
 interface CommonOptions {
   address: string;
@@ -40,12 +40,10 @@ export function registerOutcomeGroups(program: Command): void {
         process.stdout.write('no outcome consumer groups\n');
         return;
       }
-      const table = newTable(['tenant', 'group', 'lag', 'unacked', 'consumers', 'last read', 'partitions', 'registered']);
-      for (const g of list) {
-        table.push([g.tenant || '(all)', g.group, g.lag === undefined ? '?' : String(g.lag), String(g.pending),
-          String(g.consumers), ago(g.idleMs), String(g.partitions), g.registered ? 'yes' : 'no']);
-      }
-      process.stdout.write(`${table.toString()}\n`);
+      const rows = list.map((g) => [g.tenant || '(all)', g.group, g.lag === undefined ? '?' : String(g.lag), String(g.pending),
+        String(g.consumers), ago(g.idleMs), String(g.partitions), g.registered ? 'yes' : 'no']);
+      const head = ['tenant', 'group', 'lag', 'unacked', 'consumers', 'last read', 'partitions', 'registered'];
+      process.stdout.write(`${fittedTable(head, rows)}\n`);
     });
 
   address(groups.command('drop'))

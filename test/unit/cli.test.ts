@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { devListenOverrides } from '../../src/cli/dev';
-import { bytesToText, cell, queuesTable, readInput, taskTable } from '../../src/cli/format';
+import { bytesToText, cell, fittedTable, queuesTable, readInput, taskTable } from '../../src/cli/format';
 
 describe('dev listen overrides', () => {
   it('moves listeners left at their default to 127.0.0.1, same port', () => {
@@ -35,6 +35,23 @@ describe('enqueue --input', () => {
   });
 });
 
+/** Each cell of a table's rows, its wrapped lines joined again (heads included). */
+function columnTexts(table: string): string[] {
+  const cells: string[] = [];
+  let row: string[] = [];
+  for (const line of table.split('\n')) {
+    if (!line.startsWith('│')) {
+      cells.push(...row);
+      row = [];
+      continue;
+    }
+    line.split('│').slice(1, -1).forEach((c, i) => {
+      row[i] = (row[i] ?? '') + c.trim();
+    });
+  }
+  return cells;
+}
+
 describe('table cells', () => {
   it('prints text bytes as text and binary bytes as base64', () => {
     expect(bytesToText(Buffer.from('{"x":1}'))).toBe('{"x":1}');
@@ -57,6 +74,35 @@ describe('table cells', () => {
     expect(t).toContain('abc');
     expect(t).toContain('hi');
     expect(t).not.toContain('nodeId');
+  });
+
+  it('fits a listing to a narrow terminal by wrapping its widest columns, cutting no id', () => {
+    const now = Date.UTC(2030, 0, 1, 0, 1, 0);
+    const flowType = 'order-fulfilment-with-a-long-flow-type-name';
+    const q = queuesTable([{ flowType, stepType: 'charge-the-card-of-the-customer', ready: 123456, delayed: 0, running: 64, oldestReadyAt: new Date(now - 5000) }], now, 72);
+    const lines = q.split('\n');
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(72);
+    expect(lines.length).toBeGreaterThan(5); // wrapped
+    const text = columnTexts(q).join(' ');
+    expect(text).toContain(flowType);
+    expect(text).toContain('charge-the-card-of-the-customer');
+    expect(text).toContain('2030-01-01T00:00:55.000Z');
+    expect(text).toContain('123456');
+    // Heads wrap between words, never inside one.
+    expect(q).toMatch(/│ oldest\s/);
+    expect(q).not.toMatch(/oldes\s/);
+  });
+
+  it('leaves a listing that fits, and piped output, one line a row', () => {
+    const rows = [['n-1', '10.0.0.1:8802', '32', '2030-01-01T00:00:00.000Z'], ['n-2', '10.0.0.2:8802', '32', '2030-01-01T00:00:00.000Z']];
+    const head = ['node', 'peer address', 'partitions', 'last heartbeat'];
+    for (const width of [200, Infinity]) {
+      const t = fittedTable(head, rows, width);
+      expect(t.split('\n')).toHaveLength(7); // top, head, rule, row, rule, row, bottom
+    }
+    // Columns at their floor still show every character: the table is wider than asked, nothing is cut.
+    const tight = fittedTable(head, rows, 10);
+    expect(columnTexts(tight)).toContain('10.0.0.1:8802');
   });
 
   it('keeps a task table within the terminal width, wrapping long values and cutting huge ones', () => {
