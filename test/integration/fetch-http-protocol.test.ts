@@ -100,11 +100,17 @@ it('gives a long poll\'s limits.maxLongPolls place back as soon as its HTTP clie
   waiting.on('error', () => undefined);
   waiting.end(JSON.stringify({ workerId: 'A', topics: [topic], waitMs: 30_000 }));
   for (let i = 0; i < 50 && t.node.longPolls.count === 0; i++) await sleep(20);
-  const refused = await send('POST', FETCH, { workerId: 'B', topics: [topic], waitMs: 1 });
+  const refused = await send('POST', FETCH, { workerId: 'B', topics: [topic], waitMs: 1000 });
   expect([refused.status, refused.body.code]).toEqual([429, 'ZD_TOO_MANY_LONG_POLLS']);
+  // A fetch that asks for no long poll (wait 1 ms; 0 means the default) takes no place, so a full gate serves it.
+  await t.matching.enqueueStep({ step: step({ step_type: 'refund' }) });
+  const quick = await send('POST', FETCH, { workerId: 'B', topics: [{ ...topic, stepType: 'refund' }], waitMs: 1 });
+  expect(quick.status).toBe(200);
+  expect(quick.body.tasks).toHaveLength(1);
+  expect(t.node.longPolls.count).toBe(1);
   waiting.destroy();
   await sleep(100);
   expect(t.node.longPolls.count).toBe(0);
-  const served = await send('POST', FETCH, { workerId: 'B', topics: [topic], waitMs: 1 });
+  const served = await send('POST', FETCH, { workerId: 'B', topics: [topic], waitMs: 1000 });
   expect([served.status, served.body]).toEqual([200, { tasks: [] }]);
 });
