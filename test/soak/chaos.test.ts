@@ -12,7 +12,12 @@
  * Redis itself is killed too, one event in six, and started again on its data:
  * it runs with `appendfsync always`, so an acknowledged write is on disk before
  * its reply leaves (DESIGN §11.1: no acknowledged enqueue is lost, given Redis's
- * own durability settings).
+ * own durability settings). With SOAK_REDIS=cluster the nodes run on a Redis
+ * Cluster of three primaries instead, and a Redis kill takes one primary down
+ * (its partitions' hash slots answer nothing until it is back, on its data and
+ * its cluster config); the others serve on. No replicas: a replica promoted
+ * over a killed primary may lack writes the primary acknowledged (Redis
+ * replicates asynchronously), which is Redis's durability, not zdmatch's.
  *
  * At the end, with every process up again, it checks the invariants of DESIGN
  * §11 that crashes put at risk: every acknowledged enqueue got exactly one
@@ -22,7 +27,8 @@
  *
  * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
- * SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice).
+ * SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice),
+ * SOAK_REDIS (`single`, the default, or `cluster`).
  * Every loop is bounded by SOAK_SECONDS plus a fixed settling budget.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -30,7 +36,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, type Outcome } from '../../src';
-import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
+import { sendCommand, startEmbeddedRedis, startRedisCluster, type EmbeddedRedis } from '../../src/store/embedded-redis';
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { uniquePrefix } from '../helpers/redis';
@@ -39,23 +45,36 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const FLOWS = Number(process.env.SOAK_FLOWS ?? 300);
 const STEPS = Number(process.env.SOAK_STEPS ?? 6);
 const REDIS_KILLS = process.env.SOAK_REDIS_KILLS !== '0';
+const CLUSTER = process.env.SOAK_REDIS === 'cluster';
+if (!['single', 'cluster', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is neither single nor cluster`);
 const NODES = 3;
 /** Every Step's method timeout; a hung handler outlives it by half. */
 const METHOD_TIMEOUT_MS = 1000;
 const SETTLE_MS = 180_000;
 
-/** One redis-server on a fixed port and data dir, with every write on disk before its reply. */
+/** Every write on disk before its reply. */
+const DURABLE = ['--appendonly', 'yes', '--appendfsync', 'always'];
+const CLUSTER_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'];
+
+/**
+ * The Redis servers, each on a fixed port and data dir so that a killed one starts
+ * again on its data: one redis-server, or the three primaries of a Redis Cluster.
+ */
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-soak-'));
-let redisPort = 0;
-let redis: EmbeddedRedis | undefined;
-const startRedis = async () => {
-  redis = await startEmbeddedRedis({ dataDir, port: redisPort || undefined, args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
-  redisPort = redis.port;
+let servers: EmbeddedRedis[] = [];
+const restartRedis = async (i: number) => {
+  const old = servers[i]!;
+  servers[i] = await startEmbeddedRedis({ dataDir: old.dataDir, port: old.port, args: [...DURABLE, ...(CLUSTER ? CLUSTER_ARGS : [])] });
 };
-beforeAll(startRedis);
+beforeAll(async () => {
+  if (CLUSTER) servers = [...(await startRedisCluster({ args: DURABLE })).nodes];
+  else servers = [await startEmbeddedRedis({ dataDir, args: DURABLE })];
+}, 90_000);
 afterAll(async () => {
-  await redis?.stop();
+  await Promise.all(servers.map((r) => r.stop()));
   fs.rmSync(dataDir, { recursive: true, force: true });
+  // A restarted cluster node runs on the data dir its first start made; stop() keeps a dir it was given.
+  for (const r of servers) if (r.dataDir !== dataDir) fs.rmSync(r.dataDir, { recursive: true, force: true });
 });
 
 /** A small seeded PRNG (mulberry32), so a failing run can be repeated with its seed. */
@@ -76,7 +95,7 @@ const log = (msg: string) => process.stderr.write(`soak: ${msg}\n`);
 it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const seed = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000);
   const random = prng(seed);
-  log(`seed ${seed}: ${FLOWS} flows × ${STEPS} Steps, ${NODES} nodes, ${SECONDS} s of kills${REDIS_KILLS ? ' (Redis too)' : ''}`);
+  log(`seed ${seed}: ${FLOWS} flows × ${STEPS} Steps, ${NODES} nodes on ${CLUSTER ? 'a Redis Cluster of 3 primaries' : 'one redis-server'}, ${SECONDS} s of kills${REDIS_KILLS ? ' (Redis too)' : ''}`);
   const prefix = uniquePrefix('soak');
   const ports = await freePorts(NODES);
   const config = (port: number) => ({
@@ -88,7 +107,10 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   });
   const nodes: (NodeProcess | undefined)[] = [];
   const start = async (i: number) => {
-    nodes[i] = await startNodeProcess({ redisUrl: `redis://127.0.0.1:${redisPort}`, keyPrefix: prefix, nodeId: `n${i}`, config: config(ports[i]!) });
+    const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`) } } : {};
+    nodes[i] = await startNodeProcess({
+      ...(CLUSTER ? {} : { redisUrl: servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`, config: { ...config(ports[i]!), ...redisConfig },
+    });
   };
   await Promise.all(ports.map((_, i) => start(i)));
   const clients = ports.map((p) => new Client({ address: `127.0.0.1:${p}`, reconnectBackoff: { initialMs: 50, maxMs: 300 } }));
@@ -210,12 +232,13 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     await sleep(1000 + Math.floor(random() * 2000));
     const dice = random();
     if (REDIS_KILLS && dice < 1 / 6) {
-      const r = redis!;
+      const i = Math.floor(random() * servers.length);
+      const r = servers[i]!;
       r.kill('SIGKILL');
       await r.exited();
       redisKills++;
       await sleep(100 + Math.floor(random() * 700));
-      await startRedis();
+      await restartRedis(i);
     } else if (dice < 2 / 6) {
       // A worker process dies mid-task: its node fails the attempts it held, and they run again.
       const i = Math.floor(random() * NODES);
@@ -260,10 +283,12 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
 
   // Nothing left behind: no queued Step, none in flight.
   const leftovers: string[] = [];
-  const keys = (await sendCommand(redisPort, ['KEYS', `${prefix}:{*}:*`])) as string[];
-  for (const key of keys) {
-    if (/:t:/.test(key)) leftovers.push(key);
-    else if (/:q:|:inflight$/.test(key) && Number(await sendCommand(redisPort, ['ZCARD', key])) > 0) leftovers.push(key);
+  for (const { port } of servers) {
+    const keys = (await sendCommand(port, ['KEYS', `${prefix}:{*}:*`])) as string[];
+    for (const key of keys) {
+      if (/:t:/.test(key)) leftovers.push(key);
+      else if (/:q:|:inflight$/.test(key) && Number(await sendCommand(port, ['ZCARD', key])) > 0) leftovers.push(key);
+    }
   }
 
   await Promise.all(workers.map(async (w) => {
