@@ -12,6 +12,7 @@
  */
 import type { Command } from 'commander';
 import { CliExit, EXIT_CONFIG, EXIT_FAILURE, SHUTDOWN_SIGNALS } from './common';
+import { fittedTable } from './format';
 import { startLocal, type LocalEnv } from './bench/local';
 import type { BenchSystem } from './bench/protocol';
 import { runBench, type BenchConfig, type BenchMode, type BenchResult } from './bench/run';
@@ -140,7 +141,7 @@ export function registerBench(program: Command): void {
         const result = await runBench(cfg);
         bar?.stop();
         if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else process.stdout.write(`${await table(result)}\n`);
+        else process.stdout.write(`${table(result)}\n`);
         if (result.timedOut) process.exitCode = 1;
       } catch (err) {
         // A run cut short by a signal fails because its processes stop; the signal handler exits once they have.
@@ -220,9 +221,9 @@ function bySecond(all: BenchResult['latencyMs']['submitToStartBySecond']): [stri
   return rows;
 }
 
-async function table(r: BenchResult): Promise<string> {
-  const { default: Table } = await import('cli-table3');
-  const t = new Table({ head: ['metric', 'value'] });
+/** The summary as a table: plain when piped (no colour codes in a saved file), fitted to a terminal's width. */
+function table(r: BenchResult): string {
+  const t: [string, string][] = [];
   const l = r.latencyMs;
   const pct = (p: typeof l.submitToStart) => `p50 ${f(p.p50)} · p99 ${f(p.p99)} · max ${f(p.max)} ms (n=${p.n})`;
   t.push(
@@ -254,5 +255,5 @@ async function table(r: BenchResult): Promise<string> {
     ['producer CPU / Step', f(r.cpuUsecPerTask.producers, ' µs')],
     ['wakeups / Step', wakeups(r.wakeupsPerTask)],
   );
-  return t.toString();
+  return fittedTable(['metric', 'value'], t);
 }

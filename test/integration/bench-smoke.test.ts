@@ -84,3 +84,10 @@ test('zdmatch bench --local --nodes 2 --redis-cluster reports each node and each
   const sumScripts = r.redis.perPrimary.reduce((s: number, p: { scriptCallsPerTask: number }) => s + p.scriptCallsPerTask, 0);
   expect(sumScripts).toBeCloseTo(r.redis.scriptCallsPerTask, 1);
 }, 40_000);
+
+test('zdmatch bench without --json prints its summary as a plain table when piped: no colour codes in a saved file', async () => {
+  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '100', '--warmup', '20', '--no-progress'], 18_000);
+  expect(stdout).toMatch(/│ Steps started \/ expected\s+│ 100 \/ 100\s+│/);
+  expect(stdout).toMatch(/│ Redis CPU \/ Step\s+│ [\d.]+ µs/);
+  expect(stdout).not.toContain('\u001b[');
+}, 25_000);
