@@ -20,13 +20,20 @@ describe('zdmatch bench --local', () => {
     let started: Proc[] = [];
     try {
       // Running once the worker and producer processes are up (after the redis-server and the node).
-      started = await waitFor(() => {
+      const running = waitFor(() => {
         const kids = childrenOf(bench.pid!);
         const redis = kids.filter((k) => k.cmdline.includes('redis-server'));
         const node = kids.filter((k) => k.cmdline.includes('main.js serve'));
         const load = kids.filter((k) => k.cmdline.includes('"role":"producer"'));
         return redis.length === 1 && node.length === 1 && load.length === 1 ? [...redis, ...node] : undefined;
       }, { timeoutMs: 30_000, description: 'bench --local running' });
+      // A bench that could not start says why, at once: not a 30-s wait for processes that will never come.
+      const endedEarly = exited.then((code) => {
+        throw new Error(`bench --local exited (${code}) before it ran`);
+      });
+      started = await Promise.race([running, endedEarly]).catch((err: Error) => {
+        throw new Error(`${err.message}; its stderr: ${stderr.slice(-1500)}`);
+      });
 
       bench.kill(signal);
       expect(await exited).not.toBe(0);

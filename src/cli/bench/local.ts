@@ -55,6 +55,8 @@ export interface LocalOptions {
   redisCluster?: boolean;
   /** Setup progress lines ("starting 3 nodes…"). */
   onStatus?: (line: string) => void;
+  /** Where a node's ports come from (a test seam); a free loopback port each by default. */
+  pickPort?: () => Promise<number>;
 }
 
 function healthy(address: string): Promise<boolean> {
@@ -84,11 +86,33 @@ function killOnExit(node: ChildProcess): void {
   node.once('exit', () => liveNodes.delete(node));
 }
 
-/** Starts a node process against `redis`; resolves once /healthz answers 200. */
+/** How often a node whose free ports were taken before it bound them starts again on others. */
+const PORT_CLASH_ATTEMPTS = 3;
+
+/**
+ * Starts a node process against `redis`; resolves once /healthz answers 200. Its
+ * four ports were free a moment before it binds them; another process may take
+ * one meanwhile (an outgoing connection's local port, a neighbour's listener),
+ * and the node then exits with "address already in use": it starts again on
+ * other ports.
+ */
 export async function startNodeProcess(redis: RedisTarget, keyPrefix: string, opts: LocalOptions = {}): Promise<LocalNode> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startNodeOnce(redis, keyPrefix, opts);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || attempt >= PORT_CLASH_ATTEMPTS) throw err;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startNodeOnce(redis: RedisTarget, keyPrefix: string, opts: LocalOptions): Promise<LocalNode> {
+  const pick = opts.pickPort ?? findFreePort;
   const ports: number[] = [];
   while (ports.length < 4) {
-    const p = await findFreePort();
+    const p = await pick();
     if (!ports.includes(p)) ports.push(p);
   }
   const [api, httpPort, internal, metrics] = ports as [number, number, number, number];
@@ -113,14 +137,19 @@ export async function startNodeProcess(redis: RedisTarget, keyPrefix: string, op
   };
   node.stdout!.on('data', keep);
   node.stderr!.on('data', keep);
-  const exited = new Promise<void>((r) => node.once('exit', () => r()));
+  // 'close': the process has exited and its output has been read to the end.
+  const exited = new Promise<void>((r) => node.once('close', () => r()));
   let gone = false;
   void exited.then(() => (gone = true));
   killOnExit(node);
   const metricsAddress = `127.0.0.1:${metrics}`;
   const deadline = Date.now() + 30_000;
   while (!(await healthy(metricsAddress))) {
-    if (gone) throw new Error(`node exited before it was ready: ${out.join('').slice(-2000)}`);
+    if (gone) {
+      const said = out.join('');
+      if (/address already in use/i.test(said)) throw new PortTakenError(`a port of the node was taken before it bound it: ${said.slice(-500)}`);
+      throw new Error(`node exited before it was ready: ${said.slice(-2000)}`);
+    }
     if (Date.now() > deadline) {
       node.kill('SIGKILL');
       throw new Error(`node was not ready within 30s: ${out.join('').slice(-2000)}`);
