@@ -11,6 +11,7 @@ import type { Gateway } from '../gateway/gateway';
 import type { Slot, SlotRegistration } from '../gateway/slot';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION } from '../wire';
+import { decodeErrorOf } from '../wire/adapter';
 import { requireName } from './validation';
 
 /** Oldest worker protocol this server still serves. */
@@ -50,6 +51,7 @@ export function workerService(gateway: Gateway, config: Config, log: Logger) {
       const it = requests[Symbol.asyncIterator]();
       const first = await it.next();
       if (first.done) return;
+      requireDecoded(first.value);
       const registration = validateRegister(first.value.register, config);
       // The stream's credential was checked when it opened (auth middleware); a rotated token does not end it.
       requireTenant(principalOf(context), registration.tenant);
@@ -123,7 +125,18 @@ function abortedWithin(signal: AbortSignal, ms: number): Promise<boolean> {
   });
 }
 
+/**
+ * A frame whose bytes are no WorkerFrame (a client bug, a middlebox) ends the
+ * stream with INVALID_ARGUMENT: read as an empty frame it would be ignored, and a
+ * result lost that way left its attempt running on a slot the worker thinks free.
+ */
+function requireDecoded(f: pb.WorkerFrame): void {
+  const decodeError = decodeErrorOf(f);
+  if (decodeError !== undefined) throw invalidArgument('frame', `is not a valid WorkerFrame protobuf message (${decodeError})`);
+}
+
 async function handleFrame(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): Promise<void> {
+  requireDecoded(f);
   gateway.heardFrom(slot);
   switch (f.frame) {
     case 'step_result':

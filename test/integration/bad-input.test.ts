@@ -4,7 +4,7 @@
  * refused by its ack (REFUSED_INVALID naming the field) and changes nothing.
  */
 import { ClientError, Status, createClient } from 'nice-grpc';
-import { MatchingServiceDefinition, pb } from '../../src/wire';
+import { MatchingServiceDefinition, pb, WorkerTaskServiceDefinition } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -171,6 +171,49 @@ describe('a second Register on a registered stream', () => {
       expect(task.attempt).toBe(2);
       await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'again' });
     }
+  });
+});
+
+describe('a WorkerFrame that does not decode', () => {
+  /** A Connect call that sends these bytes as its frames, then waits; what came back, and how it ended. */
+  async function connectRaw(frames: (() => Promise<Uint8Array>)[]) {
+    const def = { connect: { ...WorkerTaskServiceDefinition.connect, requestSerialize: (b: Uint8Array) => b } };
+    const raw = createClient(def as never, t.channel) as { connect(req: AsyncIterable<Uint8Array>): AsyncIterable<pb.ServerFrame> };
+    const got: pb.ServerFrame[] = [];
+    const err = await (async () => {
+      for await (const f of raw.connect((async function* () {
+        for (const frame of frames) yield await frame();
+        await new Promise((r) => setTimeout(r, 3000));
+      })())) got.push(f);
+    })().then(() => undefined, (e: unknown) => e as ClientError);
+    return { got, err };
+  }
+  const garbage = Uint8Array.from([0x0a, 0xff, 0xff, 0xff]); // field 1 as a length-delimited run past the end
+
+  it('ends the stream with INVALID_ARGUMENT naming the frame when it comes first, not as a missing Register', async () => {
+    const { got, err } = await connectRaw([async () => garbage]);
+    expect(got).toEqual([]);
+    expect(err).toMatchObject({ code: Status.INVALID_ARGUMENT });
+    expect(err!.details).toMatch(/^ZD_INVALID_ARGUMENT: frame: is not a valid WorkerFrame protobuf message/);
+  });
+
+  it('ends the stream when a later frame does not decode, instead of ignoring it with the attempt left running', async () => {
+    const enqueued = { taskId: '' };
+    const { got, err } = await connectRaw([
+      async () => pb.WorkerFrame.encode(pb.WorkerFrame.fromObject(registerFrame({ app_worker_id: 'garbled' }))).finish(),
+      async () => {
+        await new Promise((r) => setTimeout(r, 200));
+        enqueued.taskId = (await t.matching.enqueueStep({ step: spec({ flow_id: 'garbled', step_execution_id: 'g1' }) })).task_id!;
+        await new Promise((r) => setTimeout(r, 300));
+        return garbage; // a StepResult mangled on the way
+      },
+    ]);
+    expect(got.map((f) => f.frame).filter((f) => f !== 'ping')).toEqual(['registered', 'step_task']);
+    expect(err).toMatchObject({ code: Status.INVALID_ARGUMENT });
+    expect(err!.details).toContain('frame: is not a valid WorkerFrame protobuf message');
+    // As a reset would: the attempt it held is spent, and the Step runs again as attempt 2.
+    expect((await t.matching.getTask({ task_id: enqueued.taskId })).task).toMatchObject({ attempt: 2 });
+    await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'garbled' });
   });
 });
 
