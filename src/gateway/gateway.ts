@@ -502,11 +502,16 @@ export class Gateway {
         if (output.length > this.opts.maxPayloadBytes) {
           const r = await this.store.fail(ref, { message: `output: ${output.length} bytes exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`, type: 'invalid_result', nonRetryable: false, retryAfterMs: 0 }, now);
           this.afterFail(r, held.partition, held.taskId, held.queue);
-          // Refused, and unlike other refusals the attempt is spent: no valid output can follow.
-          slot.send({ result_ack: {
-            task_token: held.token, verdict: pb.ResultVerdict.REFUSED_INVALID, retry_scheduled: r.kind === 'retry',
-            error: `step_result.output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes}); the attempt failed`,
-          } }, now);
+          if (r.kind === 'retry' || r.kind === 'terminal') {
+            // Refused, and unlike other refusals the attempt is spent: no valid output can follow.
+            slot.send({ result_ack: {
+              task_token: held.token, verdict: pb.ResultVerdict.REFUSED_INVALID, retry_scheduled: r.kind === 'retry',
+              error: `step_result.output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes}); the attempt failed`,
+            } }, now);
+          } else {
+            // The attempt had ended already (cancelled, timed out): that is what the worker learns, not a failure it did not cause.
+            this.ackRefusal(slot, held.token, r);
+          }
         } else {
           const r = await this.store.complete(ref, output, now);
           if (r.kind === 'completed') {
@@ -568,7 +573,11 @@ export class Gateway {
       return;
     }
     const held = this.heldBy(slot, msg.task_token ?? '');
-    if (!held) return;
+    if (!held) {
+      // Nothing was returned: a worker that takes the decline as done must not think the task went back.
+      this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_STALE, 'decline.task_token: no such attempt on this stream; nothing was returned');
+      return;
+    }
     const reason = msg.reason === pb.DeclineReason.NO_CAPACITY ? 'legacy_no_capacity' : 'unknown_type';
     this.metrics.returnedAttempts.inc({ reason });
     if (reason === 'unknown_type') {

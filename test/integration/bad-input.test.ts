@@ -259,6 +259,29 @@ describe('StepResult and RpcResult', () => {
     slot.reset();
   });
 
+  it('answers an output over limits.maxPayloadBytes for an attempt already cancelled as cancelled, not as a failure', async () => {
+    const { slot, r, task } = await running();
+    await t.matching.cancelFlow({ tenant: 'acme', flow_id: `res-${seq}` });
+    expect((await slot.nextOf('cancel')).cancel!.task_token).toBe(task.task_token);
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.alloc(1025) } });
+    const ack = (await slot.nextOf('result_ack')).result_ack!;
+    expect(ack).toMatchObject({ verdict: pb.ResultVerdict.REFUSED_CANCELLED, retry_scheduled: false });
+    expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.CANCELLED, attempt: 1 });
+    slot.reset();
+  });
+
+  it('answers a Decline naming no attempt of the stream as stale, and the attempt it holds runs on', async () => {
+    const { slot, r, task } = await running();
+    slot.send({ decline: { task_token: 'bogus', reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    const ack = (await slot.nextOf('result_ack')).result_ack!;
+    expect(ack).toMatchObject({ task_token: 'bogus', verdict: pb.ResultVerdict.REFUSED_STALE });
+    expect(ack.error).toContain('decline.task_token');
+    expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    expect((await slot.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+    slot.reset();
+  });
+
   it('refuses an RpcResult with neither output nor failure, and the caller still gets the good one', async () => {
     const slot = openSlot(t.worker, registerFrame({ app_worker_id: 'rpc-res' }));
     await slot.nextOf('registered');
