@@ -214,8 +214,9 @@ export class Gateway {
     slot.rpc = undefined;
     if (rpc && !rpc.settled) {
       // A half-close without its result: the worker is stopping and did not run it (as a
-      // held Step goes back unconsumed). A reset may have run it: the caller hears so.
-      if (graceful) this.returnRpc(rpc);
+      // held Step goes back unconsumed); nor did it run one held behind an ack (Slot.awaitAck),
+      // which never reached it. A reset may have run it: the caller hears so.
+      if (graceful || slot.holdsTask) this.returnRpc(rpc);
       else rpc.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} went away while running rpc ${rpc.rpcName}` });
     }
     const held = slot.attempt;

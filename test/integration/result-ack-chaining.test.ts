@@ -11,6 +11,7 @@ import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -77,6 +78,25 @@ it('holds a task behind an unwritten ack, writes it after the ack, and returns i
   await g.unregister(other, false); // a reset, which fails a task the worker had
   expect(await returned('write_failed')).toBe(before + 1);
   expect((await t.matching.getTask({ task_id: b.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+});
+
+it('sends an RPC held behind an unwritten ack to another slot when the stream resets: the worker never saw it', async () => {
+  const g = t.node.gateway;
+  const reg = { tenant: 'acme', appWorkerId: 'held-rpc', flowTypes: ['order'], kind: 'STEP_AND_RPC' as const, taskLimit: 1, sdk: 'test', acceptsTaskAfterAck: true, acceptsTaskInAck: false };
+  const slot = g.register(reg);
+  const frames = slot.out[Symbol.asyncIterator]();
+  expect((await frames.next()).value.registered).toBeTruthy();
+  slot.awaitAck(); // a result came in and its ack is not written yet
+  const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'held-rpc', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 5000 });
+  await waitFor(() => slot.holdsTask, { description: 'the rpc task held behind the ack' });
+  // A second slot of the same worker, idle, then the first stream resets.
+  const other = openSlot(t.worker, registerFrame({ app_worker_id: 'held-rpc-2' }));
+  await other.nextOf('registered');
+  await g.unregister(slot, false);
+  const task = (await other.nextOf('rpc_task')).rpc_task!;
+  other.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('ran elsewhere') } });
+  expect(Buffer.from((await call).output!).toString()).toBe('ran elsewhere');
+  other.reset();
 });
 
 it('the SDK takes a task that arrives right behind an ack: no declines, every Step runs once', async () => {
