@@ -208,6 +208,11 @@ function checkRelations(c: Config): void {
     const ms = (c[section] as unknown as Record<string, number>)[name]!;
     if (ms > MAX_TIMER_MS) fail(key, `${ms}ms is longer than a timer holds (at most ${MAX_TIMER_MS}ms, about 24.8 days)`);
   }
+  // Every key carries its partition's hash tag {p} after the prefix; Redis Cluster hashes the first
+  // braces of a key, so a brace in the prefix would put every partition in one slot, on one primary.
+  if (/[{}]/.test(c.redis.keyPrefix)) {
+    fail('redis.keyPrefix', `"${c.redis.keyPrefix}" must not contain { or }: each partition's keys carry the hash tag {p} after it, and a brace in the prefix would put every partition in one Redis Cluster slot`);
+  }
   if (c.matching.syncMatchWait <= 0) fail('matching.syncMatchWait', 'must be greater than 0');
   if (c.matching.stickyWait > c.matching.dispatchWait) {
     fail('matching.stickyWait', `${c.matching.stickyWait}ms must not exceed matching.dispatchWait (${c.matching.dispatchWait}ms)`);

@@ -113,3 +113,12 @@ it.each(CASES)('the chart and the node agree on %s', (_label, values, refusedKey
     expect(r.stderr).toContain(refusedKey);
   }
 });
+
+it('refuses a redis.keyPrefix with a brace at render time, as the node refuses it at startup', () => {
+  const refused = chart.render([...BASE, '-f', write('values', { redis: { keyPrefix: 'app{x}' } })]);
+  expect(refused.ok).toBe(false);
+  expect(refused.stderr).toMatch(/redis[./]keyPrefix/);
+  const taken = chart.render([...BASE, '-f', write('values', { redis: { keyPrefix: 'tenant-a:zd' } })]);
+  expect(taken.stderr).toBe('');
+  expect(YAML.parse(configYaml(taken.objs)).redis.keyPrefix).toBe('tenant-a:zd');
+});

@@ -58,3 +58,11 @@ it('redis.waitReplicas takes a whole number', () => {
   expect(loadConfig({ env: { ZD_REDIS_WAIT_REPLICAS: '2' } }).redis.waitReplicas).toBe(2);
   expect(loadConfig({ env: {}, args: ['--redis.waitReplicas=1'] }).redis.waitReplicas).toBe(1);
 });
+
+it.each(['app{x}', 'zd{', 'a}b'])('refuses a redis.keyPrefix with a brace (%s): it would put every partition in one Redis Cluster slot', (prefix) => {
+  expect(refusal(() => loadConfig({ env: { ZD_REDIS_KEY_PREFIX: prefix } }))).toMatch(/redis\.keyPrefix: .*must not contain \{ or \}/);
+});
+
+it('takes a redis.keyPrefix without braces', () => {
+  expect(loadConfig({ env: { ZD_REDIS_KEY_PREFIX: 'tenant-a:zd' } }).redis.keyPrefix).toBe('tenant-a:zd');
+});
