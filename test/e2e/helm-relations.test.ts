@@ -48,6 +48,8 @@ const CASES: [string, Values, string | null][] = [
   ['an outcome retention under 1 s', { config: { outcomes: { retention: '999ms' } } }, 'outcomes.retention'],
   ['an outcome retention of 1 s', { config: { outcomes: { retention: '1s' } } }, null],
   ['a zero redeliverAfter', { config: { outcomes: { redeliverAfter: 0 } } }, 'outcomes.redeliverAfter'],
+  ['a zero limits.maxWait', { config: { limits: { maxWait: 0 } } }, 'limits.maxWait'],
+  ['a limits.maxWait of 1 ms', { config: { limits: { maxWait: 1 } } }, null],
   ['a zero auth.reloadInterval', { auth: { reloadInterval: 0 } }, 'auth.reloadInterval'],
   ['an HTTP request timeout that would cut long polls', { config: { limits: { httpRequestTimeout: '60s' } } }, 'limits.httpRequestTimeout'],
   ['an HTTP request timeout just over fetch.maxWait', { config: { limits: { httpRequestTimeout: '61s' } } }, null],

@@ -121,7 +121,7 @@ milliseconds (then its text follows).
 {{- $c := .Values.config }}
 {{- $v := dict "auth.reloadInterval" (include "zdmatch.ms" .Values.auth.reloadInterval | atoi) }}
 {{- $raw := dict "auth.reloadInterval" .Values.auth.reloadInterval }}
-{{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.pingInterval" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient" "steps.initialInterval" "steps.maxInterval" "outcomes.retention" "outcomes.redeliverAfter" "limits.httpRequestTimeout" "limits.httpHeadersTimeout" "limits.httpKeepAliveTimeout" }}
+{{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.pingInterval" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient" "steps.initialInterval" "steps.maxInterval" "outcomes.retention" "outcomes.redeliverAfter" "limits.maxWait" "limits.httpRequestTimeout" "limits.httpHeadersTimeout" "limits.httpKeepAliveTimeout" }}
 {{- $p := splitList "." $key }}
 {{- $x := index $c (first $p) (last $p) }}
 {{- $_ := set $raw $key $x }}
@@ -149,6 +149,7 @@ milliseconds (then its text follows).
   (list "steps.maxInterval" "ge" "steps.initialInterval")
   (list "outcomes.retention" "ge" 1000 "1s")
   (list "outcomes.redeliverAfter" "gt" 0 "0")
+  (list "limits.maxWait" "gt" 0 "0")
   (list "auth.reloadInterval" "gt" 0 "0")
   (list "limits.httpRequestTimeout" "gt" "fetch.maxWait")
   (list "limits.httpHeadersTimeout" "gt" 0 "0")
