@@ -1,14 +1,28 @@
 import convict from 'convict';
 import ms from 'ms';
 
-/** Parses "10s", "200ms", "5m" or a number of milliseconds; NaN when unparsable. */
+/** A decimal number and ms's unit names ("1.5m", "45 s", "2 minutes"); the unit alone goes to ms. */
+const DURATION = /^(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]+)?$/;
+
+/**
+ * Parses "10s", "200ms", "5m" or a number of milliseconds; NaN when unparsable
+ * or not a whole number of milliseconds ("0.5ms"). The decimal is scaled exactly:
+ * ms() multiplies in floating point, so it read "2.01s" as 2009.9999999999998 and
+ * "4.35h" likewise, and the node refused them while the chart (exact decimals) took them.
+ */
 export function parseDuration(value: unknown): number {
-  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 ? value : NaN;
-  if (typeof value !== 'string' || value.trim() === '') return NaN;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const parsed = ms(trimmed as ms.StringValue);
-  return typeof parsed === 'number' && Number.isInteger(parsed) && parsed >= 0 ? parsed : NaN;
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : NaN;
+  if (typeof value !== 'string') return NaN;
+  const m = DURATION.exec(value.trim());
+  if (!m) return NaN;
+  const unitMs = m[2] === undefined ? 1 : ms(`1${m[2]}` as ms.StringValue);
+  if (typeof unitMs !== 'number' || !Number.isSafeInteger(unitMs) || unitMs <= 0) return NaN;
+  const [whole = '', fraction = ''] = m[1]!.split('.');
+  const scaled = BigInt(`${whole}${fraction}` || '0') * BigInt(unitMs);
+  const divisor = 10n ** BigInt(fraction.length);
+  if (scaled % divisor !== 0n) return NaN;
+  const result = Number(scaled / divisor);
+  return Number.isSafeInteger(result) ? result : NaN;
 }
 
 /** A DNS name (labels of letters, digits and inner hyphens, an optional final dot) or an IPv4 literal. */
