@@ -12,7 +12,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, loadConfig, parseDuration } from '../../src/config';
+import { schema } from '../../src/config/schema';
 import { useChart, type K8sObject } from '../helpers/helm';
 
 const BASE = ['--set', 'redis.url=redis://redis:6379', '--set', 'auth.enabled=false'];
@@ -123,4 +124,50 @@ it('refuses a redis.keyPrefix with a brace at render time, as the node refuses i
   const taken = chart.render([...BASE, '-f', write('values', { redis: { keyPrefix: 'tenant-a:zd' } })]);
   expect(taken.stderr).toBe('');
   expect(YAML.parse(configYaml(taken.objs)).redis.keyPrefix).toBe('tenant-a:zd');
+});
+
+/** Every key of the node's schema whose format is duration, as "section.name". */
+function durationKeys(): string[] {
+  const out: string[] = [];
+  for (const [section, keys] of Object.entries(schema as Record<string, Record<string, { format?: unknown }>>)) {
+    for (const [name, spec] of Object.entries(keys)) if (spec && spec.format === 'duration') out.push(`${section}.${name}`);
+  }
+  return out;
+}
+
+/** Values setting one duration key (config.* or auth.*); drain.timeout gets the grace period it needs. */
+function setDuration(key: string, value: string): Values & { terminationGracePeriodSeconds?: number } {
+  const [section, name] = key.split('.') as [string, string];
+  if (section === 'auth') return { auth: { [name]: value } };
+  const grace = section === 'drain' ? { terminationGracePeriodSeconds: Math.ceil((parseDuration(value) || 0) / 1000) + 100 } : {};
+  return { config: { [section]: { [name]: value } }, ...grace };
+}
+
+describe('durations the node refuses fail the render, naming the key', () => {
+  const keys = durationKeys();
+  it('knows every duration key of the schema', () => {
+    expect(keys).toEqual(expect.arrayContaining(['matching.headsResyncInterval', 'auth.reloadInterval', 'drain.timeout', 'outcomes.retention']));
+    expect(keys.length).toBeGreaterThanOrEqual(20);
+  });
+
+  // "0.5ms" is no whole number of milliseconds; 25 days is past what a Node timer holds (2^31-1 ms),
+  // which the node refuses for the durations it arms a timer with and takes for the rest
+  // (outcomes.retention is a Redis TTL); "2.01s" is taken by both (ms() once read it as 2009.9999999999998).
+  it.each(durationKeys().flatMap((key) => ['0.5ms', '25d', '2.01s'].map((value) => [key, value] as const)))(
+    'the chart and the node agree on %s: %s',
+    (key, value) => {
+      const values = setDuration(key, value);
+      const refusedKey = nodeRefuses(nodeConfig(values));
+      if (value === '0.5ms') expect(refusedKey).toBe(key);
+      const r = chart.render([...BASE, '-f', write('values', values)]);
+      if (refusedKey === null) {
+        expect(r.stderr).toBe('');
+        expect(r.ok).toBe(true);
+        expect(nodeRefuses(write('rendered', YAML.parse(configYaml(r.objs))))).toBeNull();
+      } else {
+        expect(r.ok).toBe(false);
+        expect(r.stderr).toContain(key);
+      }
+    },
+  );
 });

@@ -93,21 +93,50 @@ Milliseconds of a duration as the node reads it (src/config/formats.ts
 parseDuration) and values.schema.json admits it: a number of ms, or a number
 (decimals allowed) with an optional ms, s, m, h or d, such as 30s, 1.5m, 1500ms.
 A number from a values file arrives as a float (1000000 prints as 1e+06).
+Called with (list NAME VALUE): the node refuses a duration that is not a whole
+number of milliseconds ("0.5ms", "1.0005s"), so the render fails naming NAME.
+mulf multiplies exact decimals, as the node does.
 */}}
 {{- define "zdmatch.ms" -}}
+{{- $name := index . 0 }}
+{{- $x := index . 1 }}
 {{- $re := "^([0-9]+(\\.[0-9]+)?)\\s*(ms|s|m|h|d)?$" }}
-{{- if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}{{ int64 . }}
+{{- if or (kindIs "float64" $x) (kindIs "int64" $x) (kindIs "int" $x) }}{{ int64 $x }}
 {{- else }}
-{{- $v := toString . | trim }}
-{{- if not (regexMatch $re $v) }}{{ fail (printf "cannot read %q as a duration (use 30s, 1.5m, 2h or 1500ms)" $v) }}{{ end }}
+{{- $v := toString $x | trim }}
+{{- if not (regexMatch $re $v) }}{{ fail (printf "%s: cannot read %q as a duration (use 30s, 1.5m, 2h or 1500ms)" $name $v) }}{{ end }}
 {{- $unitMs := dict "" 1 "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 }}
-{{- round (mulf (float64 (regexReplaceAll $re $v "${1}")) (get $unitMs (regexReplaceAll $re $v "${3}"))) 0 | int64 }}
+{{- $f := mulf (float64 (regexReplaceAll $re $v "${1}")) (get $unitMs (regexReplaceAll $re $v "${3}")) }}
+{{- if ne (floor $f) $f }}{{ fail (printf "%s (%q) is not a whole number of milliseconds: the node refuses it at startup (src/config/formats.ts), so every pod would crash-loop" $name $v) }}{{ end }}
+{{- int64 $f }}
 {{- end }}
 {{- end }}
 
-{{/* Whole seconds (rounded up) of a duration, read as zdmatch.ms reads it. */}}
+{{/* Whole seconds (rounded up) of a duration: (list NAME VALUE), read as zdmatch.ms reads it. */}}
 {{- define "zdmatch.seconds" -}}
 {{- div (add (include "zdmatch.ms" . | atoi) 999) 1000 }}
+{{- end }}
+
+{{/*
+Every duration key of the node's schema (src/config/schema.ts, format
+duration) read as the node reads it, so one it refuses fails the render naming
+it; and the ones the node arms a Node timer with (src/config/load.ts
+TIMER_KEYS) at most 2^31-1 ms, about 24.8 days: a longer timer fires at once.
+*/}}
+{{- define "zdmatch.checkDurations" -}}
+{{- $timers := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.headsResyncInterval" "matching.pingInterval" "limits.maxWait" "limits.httpKeepAliveTimeout" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.wait" "fetch.maxWait" "auth.reloadInterval" }}
+{{- $values := .Values }}
+{{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.headsResyncInterval" "matching.pingInterval" "matching.busyStreamSilence" "limits.maxWait" "limits.httpHeadersTimeout" "limits.httpRequestTimeout" "limits.httpKeepAliveTimeout" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "steps.initialInterval" "steps.maxInterval" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "outcomes.retention" "outcomes.redeliverAfter" "auth.reloadInterval" "drain.timeout" }}
+{{- $p := splitList "." $key }}
+{{- $name := print "config." $key }}
+{{- $x := "" }}
+{{- if hasPrefix "auth." $key }}{{ $name = $key }}{{ $x = index $values.auth (last $p) }}
+{{- else }}{{ $x = index $values.config (first $p) (last $p) }}{{ end }}
+{{- $ms := include "zdmatch.ms" (list $name $x) | atoi }}
+{{- if and (has $key $timers) (gt $ms 2147483647) }}
+{{- fail (printf "%s (%v) is %d ms, longer than a Node timer holds (at most 2147483647 ms, about 24.8 days): the node refuses it at startup (src/config/load.ts), so every pod would crash-loop" $name $x $ms) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -119,7 +148,7 @@ milliseconds (then its text follows).
 */}}
 {{- define "zdmatch.checkRelations" -}}
 {{- $c := .Values.config }}
-{{- $v := dict "auth.reloadInterval" (include "zdmatch.ms" .Values.auth.reloadInterval | atoi) }}
+{{- $v := dict "auth.reloadInterval" (include "zdmatch.ms" (list "auth.reloadInterval" .Values.auth.reloadInterval) | atoi) }}
 {{- $raw := dict "auth.reloadInterval" .Values.auth.reloadInterval }}
 {{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.pingInterval" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient" "steps.initialInterval" "steps.maxInterval" "outcomes.retention" "outcomes.redeliverAfter" "limits.maxWait" "limits.httpRequestTimeout" "limits.httpHeadersTimeout" "limits.httpKeepAliveTimeout" }}
 {{- $p := splitList "." $key }}
@@ -127,7 +156,7 @@ milliseconds (then its text follows).
 {{- $_ := set $raw $key $x }}
 {{- /* counts and the coefficient are plain numbers, the rest durations */}}
 {{- if has $key (list "fetch.maxTasks" "fetch.maxMaxTasks" "steps.backoffCoefficient") }}{{ $_ := set $v $key $x }}
-{{- else }}{{ $_ := set $v $key (include "zdmatch.ms" $x) }}{{ end }}
+{{- else }}{{ $_ := set $v $key (include "zdmatch.ms" (list (print "config." $key) $x)) }}{{ end }}
 {{- end }}
 {{- $checks := list
   (list "matching.syncMatchWait" "gt" 0 "0")
@@ -206,6 +235,7 @@ cluster.nodeId / internal.advertise from the pod (ZD_CLUSTER_NODE_ID,
 ZD_INTERNAL_ADVERTISE).
 */}}
 {{- define "zdmatch.configYaml" -}}
+{{- include "zdmatch.checkDurations" . }}
 {{- include "zdmatch.checkRelations" . }}
 {{- include "zdmatch.checkListens" . }}
 {{- $c := deepCopy .Values.config }}
