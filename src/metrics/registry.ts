@@ -175,7 +175,7 @@ export function createMetrics(opts: MetricSources = {}) {
         this.set({ reason: 'no_supporting_worker' }, u.no_supporting_worker);
       },
     }),
-    headsRestored: new Counter({ name: 'dexzd_matching_heads_restored_refs_total', help: 'Queued tasks the periodic resync found matching had lost (should stay 0)', registers: r }),
+    headsRestored: new Counter({ name: 'dexzd_matching_heads_restored_refs_total', help: 'Queued tasks the periodic heads resync or backlog count found matching had lost (should stay 0)', registers: r }),
     headsIncompleteScans: new Counter({ name: 'dexzd_matching_heads_incomplete_scans_total', help: 'Heads resync scans that did not finish', registers: r }),
     incompleteSeeks: new Counter({ name: 'dexzd_step_task_queue_incomplete_seeks_total', help: 'Searches for the next queued task that passed too many deleted or stale entries', registers: r }),
     returnedAttempts: startAtZero(

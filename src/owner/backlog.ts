@@ -50,6 +50,8 @@ export class BacklogCounter {
     private readonly everyMs: number,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** The heads resync's restore of one queue: counts and logs refs the owner lost. */
+    private readonly restoreQueue: (p: PartitionOwner, name: string) => Promise<number>,
   ) {}
 
   start(): void {
@@ -90,6 +92,10 @@ export class BacklogCounter {
       for (const [name, row] of rows) {
         const q = p.queues.get(name);
         if (row.entries > 0 && (!q || (q.size === 0 && !q.more && !q.loading))) {
+          // Entries older than the resync's grace that the owner does not hold were lost: counted and
+          // logged as the resync does. The refill below still reads the younger ones, uncounted.
+          await this.restoreQueue(p, name);
+          if (!p.active) return;
           const heads = q ?? p.queueFor(name);
           heads.more = true;
           p.refillInBackground(heads);

@@ -104,7 +104,8 @@ export class OwnerRegistry implements PartitionHost {
       incomplete: () => hooks.headsIncompleteScan(),
     }, waits.headsResyncIntervalMs, clock, log);
     this.resync.start();
-    this.backlog = new BacklogCounter(() => this.owned(), () => this.dispatcher, redis, keys, waits.backlogCountIntervalMs ?? 5000, clock, log);
+    this.backlog = new BacklogCounter(() => this.owned(), () => this.dispatcher, redis, keys, waits.backlogCountIntervalMs ?? 5000, clock, log,
+      (p, name) => this.resync.restoreQueue(p, name));
     this.backlog.start();
   }
 

@@ -2,7 +2,10 @@
  * The periodic heads resync (matching.headsResyncInterval): compares each
  * owned queue's ready entries in Redis with what the owner holds in memory
  * and restores any the owner lost. It only catches bugs: every restore is
- * counted (dexzd_matching_heads_restored_refs_total) and logged at WARN.
+ * counted (dexzd_matching_heads_restored_refs_total) and logged at WARN, also
+ * when the 5-s backlog count (backlog.ts) finds the loss first and calls
+ * restoreQueue: it used to refill the queue silently, and the resync then
+ * found nothing to count.
  */
 import type { Keys } from '../store/keys';
 import type { RedisClient } from '../store/redis';
@@ -44,29 +47,47 @@ export class HeadsResync {
   /** One pass over every owned partition; returns how many refs were restored. */
   async runOnce(): Promise<number> {
     let restored = 0;
-    // Entries younger than this may still be on their way in (a doorbell in flight).
-    const grace = Math.min(2000, Math.max(50, Math.floor(this.intervalMs / 2)));
     for (const p of this.owned()) {
       if (!p.active) continue;
       try {
         const names = await this.redis.smembers(this.keys.queues(p.partition));
-        for (const name of names) {
-          const q = p.queueFor(name);
-          if (q.more || q.loading) continue; // a refill will read Redis anyway
-          const ids = await this.redis.zrangebyscore(this.keys.queue(p.partition, name), '-inf', this.clock.now() - grace, 'WITHSCORES', 'LIMIT', 0, SCAN_LIMIT);
-          if (ids.length / 2 >= SCAN_LIMIT) this.hooks.incomplete();
-          for (let i = 0; i + 1 < ids.length; i += 2) {
-            const taskId = ids[i]!;
-            if (q.has(taskId) || !p.active) continue;
-            this.log.warn({ partition: p.partition, queue: name, taskId }, 'periodic Heads restored a queued task that matching had lost');
-            restored++;
-            p.taskReady(name, taskId, Number(ids[i + 1]));
-          }
-        }
+        for (const name of names) restored += await this.scanQueue(p, name);
       } catch (err) {
         this.hooks.incomplete();
         this.log.warn({ partition: p.partition, err: (err as Error).message }, 'heads resync scan did not finish');
       }
+    }
+    return restored;
+  }
+
+  /**
+   * Restores the ready entries of one queue that the owner does not hold (counted, logged);
+   * returns how many. For the backlog count, which found ready entries behind empty heads.
+   */
+  async restoreQueue(p: PartitionOwner, name: string): Promise<number> {
+    try {
+      return await this.scanQueue(p, name);
+    } catch (err) {
+      this.hooks.incomplete();
+      this.log.warn({ partition: p.partition, queue: name, err: (err as Error).message }, 'heads resync scan did not finish');
+      return 0;
+    }
+  }
+
+  private async scanQueue(p: PartitionOwner, name: string): Promise<number> {
+    const q = p.queueFor(name);
+    if (q.more || q.loading) return 0; // a refill will read Redis anyway
+    // Entries younger than this may still be on their way in (a doorbell in flight).
+    const grace = Math.min(2000, Math.max(50, Math.floor(this.intervalMs / 2)));
+    const ids = await this.redis.zrangebyscore(this.keys.queue(p.partition, name), '-inf', this.clock.now() - grace, 'WITHSCORES', 'LIMIT', 0, SCAN_LIMIT);
+    if (ids.length / 2 >= SCAN_LIMIT) this.hooks.incomplete();
+    let restored = 0;
+    for (let i = 0; i + 1 < ids.length; i += 2) {
+      const taskId = ids[i]!;
+      if (q.has(taskId) || !p.active) continue;
+      this.log.warn({ partition: p.partition, queue: name, taskId }, 'periodic Heads restored a queued task that matching had lost');
+      restored++;
+      p.taskReady(name, taskId, Number(ids[i + 1]));
     }
     if (restored > 0) this.hooks.restored(restored);
     return restored;

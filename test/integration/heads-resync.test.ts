@@ -75,6 +75,26 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
   });
 });
 
+it('counts and logs a lost head that the 5-s backlog count finds before the resync', async () => {
+  const lines: string[] = [];
+  const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
+  // The resync runs every 10 minutes: the backlog count, every 5 s, sees the loss first.
+  await withNode('10m', pino({ level: 'warn' }, sink), async (node, matching, channel) => {
+    const r = await enqueueAndLoseHead(node, matching);
+    const slot = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame());
+    await slot.nextOf('registered');
+    try {
+      // Nobody calls runOnce; the backlog count refills the queue, and the slot gets the Step.
+      expect((await slot.nextOf('step_task', 8000)).step_task).toMatchObject({ task_id: r.task_id });
+    } finally {
+      slot.reset(); // a busy slot would hold the node's close for drain.timeout
+    }
+    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
+    expect(restored.values[0]!.value).toBe(1);
+    expect(lines.filter((l) => l.includes('periodic Heads restored a queued task that matching had lost') && l.includes(r.task_id!))).toHaveLength(1);
+  });
+}, 15_000);
+
 it('runs by itself every matching.headsResyncInterval', async () => {
   await withNode('300ms', pino({ level: 'silent' }), async (node, matching, channel) => {
     const r = await enqueueAndLoseHead(node, matching);
