@@ -32,6 +32,7 @@ const PUBLISHED = new Set([
   // prom-client's default process metrics, under the prefix dexzd_process_ (so process_cpu_seconds_total
   // becomes dexzd_process_process_cpu_seconds_total)
   'dexzd_process_process_cpu_seconds_total', 'dexzd_process_process_resident_memory_bytes', 'dexzd_process_nodejs_eventloop_lag_p99_seconds',
+  'dexzd_process_nodejs_eventloop_lag_max_seconds', 'dexzd_process_process_start_time_seconds',
 ]);
 const HISTOGRAMS = ['dexzd_matching_dispatch_latency_seconds', 'dexzd_redis_command_seconds'];
 
