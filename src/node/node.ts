@@ -323,7 +323,12 @@ export class ZdNode {
           t.partition, t.queue, t.taskId, Math.max(t.readyAt, this.clock.now()), sticky, t.flowDeadline,
         );
       },
-      taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
+      taskReady: (p, queue, taskId, readyAt) => {
+        // A retried enqueue: the first may have committed on a node that died before
+        // it rang, so long-polling fetches of the topic (and their hints) hear it too.
+        this.routing.taskFetchable(queue, readyAt, p);
+        this.routing.taskReady(p, queue, taskId, readyAt);
+      },
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
       outcomeWritten: (p, taskId, status, count) => this.outcomeWritten(p, taskId, status, count),
       longPolls: this.longPolls,

@@ -14,6 +14,7 @@ import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { taskBuilder } from '../helpers/store';
 import { HINT_TTL_MS } from '../../src/gateway/fetch-hints';
 import { partitionOf as partitionOfFlow } from '../../src/store/keys';
+import { toNewTask } from '../../src/api/step-spec';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -570,6 +571,21 @@ describe('shared with stream slots', () => {
     const r = await fetch({ wait_ms: 5000 });
     expect(r.tasks.map((x) => [x.task_id, x.attempt])).toEqual([[id, 2]]);
     expect(Date.now() - started).toBeLessThan(2500);
+  });
+  it('a retried enqueue wakes a long-polling fetch: the first may have committed on a node that died before it rang', async () => {
+    // Guards the retry's ring reaching the fetch surface: it rang the heads only, so a
+    // fetch waiting on the topic slept to the end of its wait with the task queued.
+    await boot();
+    const spec = step({ flow_id: 'retried' });
+    const started = Date.now();
+    const waiting = fetch({ wait_ms: 6000 });
+    await sleep(200); // subscribed, its first claim found nothing
+    // The first enqueue's commit, on a node that died before its rings went out.
+    await t.node.store.enqueue(toNewTask(spec, 'step', t.config), Date.now());
+    expect((await t.matching.enqueueStep({ step: spec })).created).toBe(false);
+    const r = await waiting;
+    expect(r.tasks.map((x) => x.flow_id)).toEqual(['retried']);
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 });
 
