@@ -17,7 +17,7 @@ import { parseQueueName, partitionOf, partitionOfTaskId } from '../store/keys';
 import { OutcomeStore, outcomeFromFields, parseOutcomeId, type StoredOutcome } from '../store/outcomes';
 import { connectionEpoch, waitForReplicas, type RedisClient } from '../store/redis';
 import type { CancelledAttempt, NewTask, OutcomeStatusName, TaskStore } from '../store/task-store';
-import type { Clock } from '../util/clock';
+import { MAX_TIMER_MS, type Clock } from '../util/clock';
 import { pb } from '../wire';
 import { outcomeToWire, taskToWire } from './mappers';
 import type { LongPollGate } from './long-polls';
@@ -84,8 +84,6 @@ const MAX_ACK_IDS = MAX_CONSUME_COUNT * 10;
 export const LAST_CLAIM_ENTRIES = 10_000;
 /** Running attempts per partition DescribeQueues reads the queue of (one HGET each). */
 const DESCRIBE_RUNNING_MAX = 10_000;
-/** The longest delay a Node timer holds (2^31-1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long an enqueue waits for redis.waitReplicas replicas to confirm it. */
 const WAIT_REPLICAS_MS = 1000;
 

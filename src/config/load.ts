@@ -4,6 +4,7 @@ import net from 'node:net';
 import YAML from 'yaml';
 import { registerFormats } from './formats';
 import { schema } from './schema';
+import { MAX_TIMER_MS } from '../util/clock';
 
 /** The loaded config; durations are milliseconds. Mirrors schema.ts. */
 export interface Config {
@@ -183,9 +184,6 @@ function toConfigError(err: unknown): ConfigError {
   if (unknown) return new ConfigError(unknown[1]!, 'is not a known key');
   return new ConfigError('file', first);
 }
-
-/** The most milliseconds a Node timer holds (setTimeout, setInterval, socket timeouts): a longer one fires after 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Durations the node arms a timer with as they are. Past MAX_TIMER_MS each turns into its opposite:

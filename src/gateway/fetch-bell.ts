@@ -15,6 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { subscribeBell, type BellSubscription } from './doorbell';
+import { MAX_TIMER_MS } from '../util/clock';
 import { FetchHints } from './fetch-hints';
 
 export type FetchSubscription = BellSubscription;
@@ -67,10 +68,12 @@ export class FetchBell {
     const cur = this.due.get(topic);
     if (cur && cur.at <= at) return;
     if (cur) clearTimeout(cur.timer);
+    // A retry timeout may run to a year; past what a timer holds it would fire at once.
+    // Capped, the ring comes early instead: a spurious ring costs one claim.
     const timer = setTimeout(() => {
       this.due.delete(topic);
       this.ring(topic);
-    }, delay);
+    }, Math.min(delay, MAX_TIMER_MS));
     timer.unref();
     this.due.set(topic, { at, timer });
   }

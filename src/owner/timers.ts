@@ -3,9 +3,7 @@
  * setTimeout, so delayed tasks, attempt deadlines and flow deadlines cost no
  * per-task timers. Fires callbacks whose time has come, in due order.
  */
-import type { Clock } from '../util/clock';
-
-const MAX_DELAY_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS, type Clock } from '../util/clock';
 
 interface Entry {
   at: number;
@@ -53,7 +51,7 @@ export class Timers {
     if (this.timer) clearTimeout(this.timer);
     this.armedAt = next.at;
     // setTimeout holds at most 2^31-1 ms; a farther deadline re-arms when this one fires.
-    this.timer = setTimeout(() => this.fire(), Math.min(MAX_DELAY_MS, Math.max(0, next.at - this.clock.now())));
+    this.timer = setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(0, next.at - this.clock.now())));
     this.timer.unref();
   }
 

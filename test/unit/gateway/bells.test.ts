@@ -42,6 +42,17 @@ describe('FetchBell', () => {
     bell.ringAt('q', Date.now() - 1);
     await expect(sub.wait(0)).resolves.toBe(false);
   });
+
+  test('a ring further off than a timer holds waits, rather than firing at once', async () => {
+    // A fetch Fail's retry timeout may be a year; a Node timer past 2^31-1 ms fires
+    // after 1 ms, which woke every waiting fetch of the topic to claim nothing.
+    const bell = new FetchBell();
+    const sub = bell.subscribe(['q'], new AbortController().signal);
+    bell.ringAt('q', Date.now() + 30 * 24 * 3_600_000);
+    await expect(sub.wait(100)).resolves.toBe(false);
+    sub.close();
+    bell.stop();
+  });
 });
 
 describe('OutcomeBell', () => {
