@@ -13,6 +13,12 @@ export const HEADS_WINDOW = 256;
 const LOW_WATER = 64;
 /** Stale heads in a row (offered, their task gone) that make one incomplete seek. */
 export const STALE_RUN = 64;
+/**
+ * A refill reads past the ids it knows (out on offers, held in a waiting phase), up
+ * to this many more: a few hundred sticky waiters at the front of a queue must not
+ * hide the Steps behind them from idle slots.
+ */
+export const KNOWN_READ_MAX = 4096;
 
 /**
  * How many queues of each name, over the partitions this node owns, have a
@@ -49,6 +55,16 @@ export class QueueHeads {
   private staleRun = 0;
   /** A ready task was left to the refill in flight (add while loading). */
   private addedWhileLoading = false;
+  /**
+   * Ids out on an offer or held in a waiting phase whose task was made ready again
+   * meanwhile (released, retried at once): their readyAt, for when that ends (settle).
+   */
+  private readyAgain?: Map<string, number>;
+  /**
+   * The last refill read a full page of ids all known here: reading again finds
+   * nothing new until one of them settles (settle), so nothing reads again before.
+   */
+  private starved = false;
   /** Whether this queue counts as busy in `busy` (see sync). */
   private counted = false;
   loading = false;
@@ -117,7 +133,12 @@ export class QueueHeads {
 
   /** A task became ready: keep it if the window holds everything, else leave it to a refill. */
   add(ref: HeadRef): boolean {
-    if (this.known.has(ref.taskId)) return false;
+    if (this.known.has(ref.taskId)) {
+      // Out on an offer or held: the offer's answer would forget it (settle), and the
+      // task, ready in Redis, would wait for the backlog count to be found again.
+      if (!this.inWindow(ref.taskId)) (this.readyAgain ??= new Map()).set(ref.taskId, ref.readyAt);
+      return false;
+    }
     if (this.more || this.size >= HEADS_WINDOW) {
       // A refill in flight may have read the queue before this task was written:
       // its answer must not say that Redis holds nothing more (fill).
@@ -135,9 +156,30 @@ export class QueueHeads {
    * this refill while it was in flight keeps `more` set: the next refill reads it.
    */
   fill(refs: HeadRef[], more: boolean): void {
-    for (const r of refs) if (!this.known.has(r.taskId)) this.insertSorted(r);
-    this.more = more || this.addedWhileLoading;
+    let fresh = 0;
+    let full = false;
+    for (const r of refs) {
+      if (this.known.has(r.taskId)) continue;
+      if (this.size >= HEADS_WINDOW) {
+        full = true; // read past the known ids: the rest waits for the next refill
+        break;
+      }
+      this.insertSorted(r);
+      fresh++;
+    }
+    this.starved = more && fresh === 0 && !this.addedWhileLoading;
+    this.more = more || full || this.addedWhileLoading;
     this.addedWhileLoading = false;
+  }
+
+  /** Whether reading the queue again now would find nothing new (see `starved`). */
+  get refillWouldRepeat(): boolean {
+    return this.starved;
+  }
+
+  /** How many ids the next refill reads: the window and past the known ids. */
+  get refillCount(): number {
+    return HEADS_WINDOW + Math.min(this.known.size, KNOWN_READ_MAX);
   }
 
   shift(): HeadRef | undefined {
@@ -159,9 +201,26 @@ export class QueueHeads {
     this.sync();
   }
 
-  /** An offer settled (taken or gone): forget the id. */
-  settle(taskId: string): void {
+  /**
+   * An offer settled (taken or gone): forget the id. True when the queue has
+   * something to offer or read because of it: the task was made ready again while
+   * out (it is back), or the last refill found only known ids.
+   */
+  settle(taskId: string): boolean {
+    return this.forget(taskId);
+  }
+
+  private forget(taskId: string): boolean {
     this.known.delete(taskId);
+    const again = this.readyAgain?.get(taskId);
+    if (again !== undefined) {
+      this.readyAgain!.delete(taskId);
+      this.add({ taskId, readyAt: again });
+      return true;
+    }
+    if (!this.starved) return false;
+    this.starved = false;
+    return true;
   }
 
   /**
@@ -191,12 +250,18 @@ export class QueueHeads {
   /** A held task goes to the durable-queue phase: into the window, or left to a refill. */
   unhold(ref: HeadRef): void {
     this.known.delete(ref.taskId);
+    this.readyAgain?.delete(ref.taskId);
+    this.starved = false;
     this.add(ref);
   }
 
-  /** A held task leaves without entering the window: it is not ready now. */
-  release(taskId: string): void {
-    this.known.delete(taskId);
+  /**
+   * A held task leaves without entering the window: it is not ready now (that news
+   * is newer than any ready notice it had). True as settle.
+   */
+  release(taskId: string): boolean {
+    this.readyAgain?.delete(taskId);
+    return this.forget(taskId);
   }
 
   /** Forgets a ref in the window (not one out on an offer or held): its task is not ready now. */
@@ -207,6 +272,11 @@ export class QueueHeads {
     this.known.delete(taskId);
     this.sync();
     return true;
+  }
+
+  private inWindow(taskId: string): boolean {
+    for (let i = this.start; i < this.refs.length; i++) if (this.refs[i]!.taskId === taskId) return true;
+    return false;
   }
 
   has(taskId: string): boolean {

@@ -13,7 +13,7 @@ import type { RedisClient } from '../store/redis';
 import type { CancelledAttempt, FailCondition, OutcomeStatusName, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
-import { HEADS_WINDOW, QueueHeads, type BusyQueues, type HeadRef } from './heads';
+import { QueueHeads, type BusyQueues, type HeadRef } from './heads';
 import { Timers } from './timers';
 
 /** What a partition needs from the node around it. */
@@ -161,8 +161,9 @@ export class PartitionOwner {
     try {
       const now = this.clock.now();
       const key = this.keys.queue(this.partition, q.name);
+      const count = q.refillCount;
       const [ready, next] = await Promise.all([
-        this.redis.zrangebyscore(key, '-inf', now, 'WITHSCORES', 'LIMIT', 0, HEADS_WINDOW),
+        this.redis.zrangebyscore(key, '-inf', now, 'WITHSCORES', 'LIMIT', 0, count),
         this.redis.zrangebyscore(key, `(${now}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1),
       ]);
       const refs = [];
@@ -173,7 +174,7 @@ export class PartitionOwner {
         if (worker === undefined) refs.push(ref);
         else sticky.push([ref, worker]);
       }
-      q.fill(refs, ready.length / 2 >= HEADS_WINDOW);
+      q.fill(refs, ready.length / 2 >= count);
       if (next.length === 2) this.wakeQueueAt(q, Number(next[1]));
     } finally {
       q.loading = false;
@@ -184,7 +185,9 @@ export class PartitionOwner {
       this.host.placeSticky(q, ref, worker);
     }
     if (q.size > 0) this.host.headsAvailable(q);
-    else if (q.more) this.refillInBackground(q);
+    // Left to this refill while it ran: read again. Not when all it read is out on offers
+    // or held (they spun here, a read per turn): the first of them to settle reads again.
+    else if (q.more && !q.refillWouldRepeat) this.refillInBackground(q);
   }
 
   /** A refill no caller waits for: one that fails (Redis did not answer) runs again shortly. */

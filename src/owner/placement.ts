@@ -232,7 +232,7 @@ export class Placement {
   notReady(q: QueueHeads, taskId: string): boolean {
     const w = this.byTask.get(taskId);
     if (!w || w.q !== q || !this.unpark(w)) return false;
-    q.release(taskId);
+    if (q.release(taskId)) this.host.headsAvailable(q);
     return true;
   }
 
@@ -266,7 +266,7 @@ export class Placement {
       (r: OfferResult) => {
         this.host.offerSettled(p);
         if (r === 'no-slot') this.toHeads(q, ref);
-        else q.settle(ref.taskId);
+        else if (q.settle(ref.taskId)) this.host.headsAvailable(q);
       },
       (err: Error) => {
         this.host.offerSettled(p);

@@ -458,7 +458,7 @@ export class OwnerRegistry implements PartitionHost {
       this.headsAvailable(q); // only while q is still its partition's queue here
       return;
     }
-    q.settle(ref.taskId);
+    if (q.settle(ref.taskId)) this.headsAvailable(q);
     if (q.passed(result === 'gone')) this.hooks.incompleteSeek();
   }
 }

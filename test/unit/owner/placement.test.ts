@@ -68,7 +68,7 @@ function setup(syncMatchWaitMs = 60_000) {
     free.set(stepType, (free.get(stepType) ?? 0) + 1);
     placement.capacity('acme', flowType, appWorkerId);
   };
-  return { placement, timers, park, parkSticky, freeSlot, offered, reserveCalls, toHeads, out, answer };
+  return { placement, timers, q, park, parkSticky, freeSlot, offered, reserveCalls, toHeads, out, answer };
 }
 
 let stop: (() => void) | undefined;
@@ -201,4 +201,21 @@ it('moves every sticky waiter of a worker that left on to sync-match at once', (
   s.freeSlot('*', 'other');
   s.freeSlot('*', 'other', 'invoice');
   expect(s.offered).toEqual(['o1', 'i1']);
+});
+
+it('hands a Step made ready again while its offer was out to the heads once the offer is taken', async () => {
+  // Guards the answer of a placement offer keeping a ready notice that came meanwhile (the
+  // worker released it at once): the id was forgotten and the Step waited for the backlog count.
+  const s = setup();
+  stop = () => s.timers.stop();
+  let answer!: (r: 'taken') => void;
+  s.park('a1', 'charge');
+  s.answer.result = new Promise((resolve) => (answer = resolve));
+  s.freeSlot('charge');
+  expect(s.offered).toEqual(['a1']);
+  s.q('charge').add({ taskId: 'a1', readyAt: 7 }); // released while the offer's answer is on its way
+  expect(s.toHeads).toEqual([]);
+  answer('taken');
+  await new Promise((r) => setImmediate(r));
+  expect(s.toHeads).toEqual(['a1']);
 });

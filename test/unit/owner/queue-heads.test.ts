@@ -68,3 +68,43 @@ describe('an idle queue (one its partition may forget)', () => {
     expect(q.idle).toBe(false);
   });
 });
+
+describe('a task made ready again while out on an offer', () => {
+  // Guards the owner keeping a READY notice that comes while the task's earlier offer is
+  // out (it was started, then released or retried at once): the answer forgot the id and
+  // the task waited in Redis for the 5-s backlog count.
+  const loaded = () => {
+    const q = heads();
+    q.fill([], false);
+    q.add({ taskId: 't1', readyAt: 1 });
+    expect(q.shift()?.taskId).toBe('t1'); // offered
+    return q;
+  };
+
+  it('comes back to the window once the offer settles', () => {
+    const q = loaded();
+    expect(q.add({ taskId: 't1', readyAt: 5 })).toBe(false); // still out
+    expect(q.size).toBe(0);
+    expect(q.settle('t1')).toBe(true);
+    expect(q.peek()).toEqual({ taskId: 't1', readyAt: 5 });
+  });
+
+  it('is forgotten by a settle with no notice since, and by a held task leaving as not ready', () => {
+    const q = loaded();
+    expect(q.settle('t1')).toBe(false);
+    expect(q.size).toBe(0);
+    q.hold('t2');
+    q.add({ taskId: 't2', readyAt: 3 });
+    expect(q.release('t2')).toBe(false); // not ready now: newer than the ready notice
+    expect(q.size).toBe(0);
+    expect(q.idle).toBe(true);
+  });
+
+  it('is not taken for a notice of a head still in the window', () => {
+    const q = heads();
+    q.fill([{ taskId: 't1', readyAt: 1 }], false);
+    expect(q.add({ taskId: 't1', readyAt: 1 })).toBe(false);
+    q.shift();
+    expect(q.settle('t1')).toBe(false); // offered once, not twice
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * A partition's queue refill over a real redis-server (src/owner/partition.ts):
+ * the ids it already knows (out on offers, held in a sticky or sync-match
+ * phase) neither hide the Steps behind them nor make it read the same page
+ * over and over.
+ */
+import { PartitionOwner, type PartitionHost } from '../../src/owner/partition';
+import { HEADS_WINDOW, KNOWN_READ_MAX, type QueueHeads } from '../../src/owner/heads';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useTaskStore } from '../helpers/store';
+
+const redis = useEmbeddedRedis();
+const s = useTaskStore(redis, 'refill');
+const log = { warn: () => undefined, info: () => undefined, debug: () => undefined, error: () => undefined } as never;
+const QUEUE = 'acme:order:charge';
+
+/** A partition owner whose host only counts what it is told. */
+function owner(): { p: PartitionOwner; available: QueueHeads[] } {
+  const available: QueueHeads[] = [];
+  const host = {
+    headsAvailable: (q: QueueHeads) => available.push(q),
+    isNodeGone: async () => false,
+  } as Partial<PartitionHost> as PartitionHost;
+  const p = new PartitionOwner({ partition: 0, epoch: 1, token: 't' }, s.client, s.keys, s.store, host, { now: () => Date.now() }, log);
+  return { p, available };
+}
+
+/** `n` ready entries t0…t(n-1) in the queue's sorted set, oldest first. */
+async function queued(n: number): Promise<string[]> {
+  const ids = Array.from({ length: n }, (_, i) => `t${i}`);
+  for (let i = 0; i < n; i += 1000) {
+    const args = ids.slice(i, i + 1000).flatMap((id, j) => [i + j + 1, id]);
+    await s.client.zadd(s.keys.queue(0, QUEUE), ...args);
+  }
+  return ids;
+}
+
+async function zrangeCalls(): Promise<number> {
+  const stats = String(await s.client.info('commandstats'));
+  return Number(/cmdstat_zrangebyscore:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+it('reads past the held Steps at the front of a queue to the ones behind them', async () => {
+  // Guards the read past known ids: 300 sticky waiters at the front filled the page of
+  // 256, and the 10 plain Steps behind them stayed unseen while slots idled.
+  const ids = await queued(310);
+  const { p, available } = owner();
+  const q = p.queueFor(QUEUE);
+  for (const id of ids.slice(0, 300)) q.hold(id);
+  await p.refill(q);
+  expect(q.size).toBe(10);
+  expect(q.peek()?.taskId).toBe('t300');
+  expect(available).toContain(q);
+});
+
+it('does not read the same page again while every id on it is known, and reads once one settles', async () => {
+  // Guards the refill's loop: a page of known ids made it read again at once, thousands
+  // of ZRANGEBYSCOREs a second, for as long as the offers were out.
+  const known = HEADS_WINDOW + KNOWN_READ_MAX;
+  const ids = await queued(known + 20);
+  const { p } = owner();
+  const q = p.queueFor(QUEUE);
+  for (const id of ids.slice(0, known)) q.hold(id);
+  const before = await zrangeCalls();
+  await p.refill(q);
+  await new Promise((r) => setTimeout(r, 200));
+  // the refill's two reads (the ready page, the next delayed entry), and no more
+  expect((await zrangeCalls()) - before).toBe(2);
+  expect(q.size).toBe(0);
+  expect(q.more).toBe(true);
+
+  // one of them is taken: its offer settles, the queue says it wants a read, and that
+  // read gets past the known ids again
+  await s.client.zrem(s.keys.queue(0, QUEUE), ids[0]!);
+  expect(q.settle(ids[0]!)).toBe(true);
+  await p.refill(q);
+  expect(q.peek()?.taskId).toBe(ids[known]);
+});
