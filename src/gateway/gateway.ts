@@ -514,7 +514,8 @@ export class Gateway {
             this.ackRefusal(slot, held.token, r);
           }
         } else {
-          const r = await this.store.complete(ref, output, now);
+          const stopping = this.drainingWorkers.has(workerKey(slot.reg.tenant, slot.reg.appWorkerId));
+          const r = await this.store.complete(ref, output, now, stopping);
           if (r.kind === 'completed') {
             this.hooks.outcomeWritten(held.partition, held.taskId, 'COMPLETED');
             // Types evicted from the decline cache are offered to this worker again.

@@ -142,6 +142,8 @@ interface CompleteCall {
   a: AttemptRef;
   output: string | Buffer;
   now: number;
+  /** Its worker is stopping: the flow's sticky entry naming it is cleared, not set. */
+  stopping: boolean;
 }
 
 /**
@@ -200,7 +202,10 @@ export class TaskStore {
     const cluster = redis.isCluster;
     this.starts = new CallBatch((calls) => this.startBatch(calls),
       (c) => `${cluster ? c.partition : ''}\0${c.slot.nodeId}\0${c.slot.bootId}`, BATCH_CALL_MAX);
-    this.completions = new CallBatch((calls) => this.completeBatch(calls), (c) => (cluster ? c.a.partition : 0), BATCH_CALL_MAX);
+    // A stopping worker's completions are a call of their own: the sticky TTL is one per call.
+    this.completions = new CallBatch(
+      (calls) => this.completeBatch(calls), (c) => (cluster ? 2 * c.a.partition : 0) + (c.stopping ? 1 : 0), BATCH_CALL_MAX,
+    );
   }
 
   private timed<T>(command: string, call: Promise<T>): Promise<T> {
@@ -316,8 +321,9 @@ export class TaskStore {
     return out;
   }
 
-  async complete(a: AttemptRef, output: Buffer, now: number): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
-    const r = await this.completions.add({ a, output: payloadArg(output), now });
+  /** `stopping`: the worker is stopping (DESIGN §4: a draining worker's sticky entries are cleared). */
+  async complete(a: AttemptRef, output: Buffer, now: number, stopping = false): Promise<{ kind: 'completed'; outcomeId: string } | Refusal> {
+    const r = await this.completions.add({ a, output: payloadArg(output), now, stopping });
     if (Number(r[0]) === 1) return { kind: 'completed', outcomeId: String(r[1]) };
     return refusalOf(r);
   }
@@ -325,7 +331,8 @@ export class TaskStore {
   /** One completeTasks call (completeTasks-1.lua), at the latest of the calls' clocks; its two values per task paired up. */
   private async completeBatch(calls: CompleteCall[]): Promise<ScriptReply[]> {
     const first = calls[0]!;
-    const args: (string | number | Buffer)[] = [this.keys.task(first.a.partition, first.a.taskId), latest(calls), this.retention, this.stickyTtlMs];
+    const args: (string | number | Buffer)[] = [this.keys.task(first.a.partition, first.a.taskId), latest(calls), this.retention,
+      first.stopping ? 0 : this.stickyTtlMs];
     for (const c of calls) args.push(this.keys.tag(c.a.partition), c.a.taskId, c.a.attempt, c.a.nonce, c.output);
     const flat = (await this.timed('completeTasks', hotScriptsFor(this.redis).completeTasks.call(this.redis, args))) as ScriptReply;
     if (flat.length !== 2 * calls.length) throw new Error(`completeTasks: ${flat.length / 2} replies for ${calls.length} tasks`);

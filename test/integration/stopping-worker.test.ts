@@ -61,3 +61,27 @@ it('lets a worker taken for stopping take work again when it opens a new stream'
   const tasks = [await enqueue('again-1'), await enqueue('again-2')].map((r) => r.task_id);
   expect((await a.nextOf('step_task', 3000)).step_task!.task_id).toMatch(new RegExp(`^(${tasks.join('|')})$`));
 });
+
+it('clears the sticky entry naming a stopping worker when it completes a Step of the flow, and sets none', async () => {
+  // Guards DESIGN §4 "a draining worker's sticky entries are cleared": its last completions
+  // wrote the flow's entry for a worker that was leaving.
+  const { a, fa } = await stoppingWorker();
+  const tag = env.t.node.keys.tag(Number(fa.task_id!.split('-')[0]));
+  const runA = `${tag}sticky:acme:run-a`;
+  await redis.command('SET', runA, 'w1'); // an earlier Step of the flow ran on w1
+  a.send({ step_result: { task_token: fa.task_token, output: Buffer.from('x') } });
+  expect((await a.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect(await redis.command('GET', runA)).toBeNull();
+  // run-b's Step completed before w1 began to stop: its entry stays
+  const fbTag = await redis.command('KEYS', `${env.t.config.redis.keyPrefix}*sticky:acme:run-b`);
+  expect(fbTag).toHaveLength(1);
+});
+
+it('leaves a flow\'s sticky entry naming another worker when a stopping worker completes its Step', async () => {
+  const { a, fa } = await stoppingWorker();
+  const runA = `${env.t.node.keys.tag(Number(fa.task_id!.split('-')[0]))}sticky:acme:run-a`;
+  await redis.command('SET', runA, 'w2');
+  a.send({ step_result: { task_token: fa.task_token, output: Buffer.from('x') } });
+  await a.nextOf('result_ack');
+  expect(await redis.command('GET', runA)).toBe('w2');
+});

@@ -3,7 +3,7 @@
   script call (store/call-batch.ts). On a Redis Cluster every task of a call is
   in one partition; on one Redis they may span partitions.
   KEYS[1]  the first task's hash (routes the call)
-  ARGV[1]  now (ms)  ARGV[2] outcomes.retention (ms)  ARGV[3] sticky TTL (ms)
+  ARGV[1]  now (ms)  ARGV[2] outcomes.retention (ms)  ARGV[3] sticky TTL (ms; "0": the worker is stopping)
   ARGV     then five values per task: tag, taskId, attempt, start nonce, output
   Returns: two values per task, in order: completeOne's two.
 ]]

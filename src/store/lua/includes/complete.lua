@@ -2,7 +2,8 @@
 --@include "outcome"
 
 -- Records a successful attempt (completeTasks): the task's one COMPLETED
--- outcome, and the flow's sticky worker for `stickyTtl` ms.
+-- outcome, and the flow's sticky worker for `stickyTtl` ms; a stickyTtl of "0" (the
+-- worker is stopping) clears the flow's entry when it names this worker instead.
 -- Returns two values, not a table (a table per task is an allocation and a
 -- nested reply): 1, outcomeId | -1, '' no such task | -2, '' not this attempt |
 -- -4, status already ended. The same call run again (its reply was lost, or the
@@ -25,7 +26,9 @@ local function completeOne(tag, taskId, attempt, nonce, output, now, retention, 
   deleteEnded(tag, taskKey, taskId, deadline, tenant, flowId)
   local worker = t[3]
   if worker and worker ~= '' then
-    redis.call('PSETEX', tag .. 'sticky:' .. tenant .. ':' .. flowId, stickyTtl, worker)
+    local stickyKey = tag .. 'sticky:' .. tenant .. ':' .. flowId
+    if stickyTtl ~= '0' then redis.call('PSETEX', stickyKey, stickyTtl, worker)
+    elseif redis.call('GET', stickyKey) == worker then redis.call('DEL', stickyKey) end
   end
   return 1, id
 end
