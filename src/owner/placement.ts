@@ -34,6 +34,8 @@ interface Waiter {
   timer: TimerHandle;
   /** Park order, across Step types: the oldest sync-match waiter is served first. */
   seq: number;
+  /** When its phase ends (epoch ms). */
+  until: number;
   /** The waiter's place in its line (its Step type's, or its sticky worker's for the flow type). */
   node?: Node<Waiter>;
 }
@@ -125,11 +127,12 @@ export class Placement {
     if (q.backlogged) this.host.headsAvailable(q);
   }
 
-  private park(q: QueueHeads, ref: HeadRef, phase: 'sticky' | 'sync', sticky: string): void {
+  private park(q: QueueHeads, ref: HeadRef, phase: 'sticky' | 'sync', sticky: string, until?: number): void {
     const wait = phase === 'sticky' ? this.stickyWaitMs : this.syncMatchWaitMs;
+    const at = until ?? this.clock.now() + wait;
     const w: Waiter = {
-      q, ref, phase, sticky, seq: this.seq++,
-      timer: this.timers.schedule(this.clock.now() + wait, () => {
+      q, ref, phase, sticky, seq: this.seq++, until: at,
+      timer: this.timers.schedule(at, () => {
         if (!this.unpark(w)) return;
         if (phase === 'sticky') this.syncPhase(q, ref);
         else this.toHeads(q, ref);
@@ -188,7 +191,7 @@ export class Placement {
         continue;
       }
       if (!this.unpark(w)) break;
-      this.offerTo(node, w.q, w.ref, 'sticky', appWorkerId);
+      this.offerTo(node, w.q, w.ref, 'sticky', appWorkerId, w.until);
     }
     const lines = this.syncWaiters.get(flowKey(tenant, flowType));
     // The oldest waiter of the Step types that may still find a slot, while slots last:
@@ -236,6 +239,18 @@ export class Placement {
     return true;
   }
 
+  /**
+   * Its sticky worker's slot was taken before the offer reached it: the worker is busy,
+   * so the Step waits for it for the rest of its sticky phase, as one parked at once
+   * would; with the worker gone or that phase over it goes on to sync-match.
+   */
+  private stickyBounced(q: QueueHeads, ref: HeadRef, appWorkerId: string, until: number): void {
+    if (this.host.epochOf(q.partition) === undefined) return; // the partition left: its new owner reloads it
+    const presence = this.host.dispatcher()?.presence(q.tenant, appWorkerId, q.flowType, q.stepType);
+    if (until > this.clock.now() && presence !== undefined && presence !== 'absent') this.park(q, ref, 'sticky', appWorkerId, until);
+    else this.syncPhase(q, ref);
+  }
+
   /** A partition left this node: its waiters are dropped (the new owner reloads them from Redis). */
   dropPartition(partition: number): void {
     for (const map of [this.stickyWaiters, this.syncWaiters]) {
@@ -248,12 +263,16 @@ export class Placement {
   private tryOffer(q: QueueHeads, ref: HeadRef, path: DispatchPath, appWorkerId?: string): boolean {
     const node = this.host.dispatcher()?.reserveSlot(q.tenant, q.flowType, q.stepType, appWorkerId);
     if (!node) return false;
-    this.offerTo(node, q, ref, path, appWorkerId);
+    this.offerTo(node, q, ref, path, appWorkerId, this.clock.now() + this.stickyWaitMs);
     return true;
   }
 
-  /** Offers to a node whose slot was just reserved; a bounce sends the Step to the heads. */
-  private offerTo(node: string, q: QueueHeads, ref: HeadRef, path: DispatchPath, appWorkerId?: string): void {
+  /**
+   * Offers to a node whose slot was just reserved. A bounce (the slot was taken
+   * meanwhile) sends a sync-match Step to the heads; a sticky one waits on for its
+   * worker until `stickyUntil` while that worker is still there (DESIGN §4).
+   */
+  private offerTo(node: string, q: QueueHeads, ref: HeadRef, path: DispatchPath, appWorkerId?: string, stickyUntil = 0): void {
     const d = this.host.dispatcher();
     const epoch = this.host.epochOf(q.partition);
     if (!d || epoch === undefined) return;
@@ -265,7 +284,8 @@ export class Placement {
     }, epoch).then(
       (r: OfferResult) => {
         this.host.offerSettled(p);
-        if (r === 'no-slot') this.toHeads(q, ref);
+        if (r === 'no-slot' && path === 'sticky' && appWorkerId) this.stickyBounced(q, ref, appWorkerId, stickyUntil);
+        else if (r === 'no-slot') this.toHeads(q, ref);
         else if (q.settle(ref.taskId)) this.host.headsAvailable(q);
       },
       (err: Error) => {

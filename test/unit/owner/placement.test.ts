@@ -12,7 +12,7 @@ import type { Dispatcher, OfferRef } from '../../../src/owner/dispatcher';
 const clock = { now: () => Date.now() };
 const log = { warn: () => undefined, info: () => undefined, debug: () => undefined, error: () => undefined } as never;
 
-function setup(syncMatchWaitMs = 60_000) {
+function setup(syncMatchWaitMs = 60_000, stickyWaitMs = 60_000) {
   const free = new Map<string, number>();
   const offered: string[] = [];
   const reserveCalls: string[] = [];
@@ -47,7 +47,7 @@ function setup(syncMatchWaitMs = 60_000) {
     headsAvailable: (q) => toHeads.push(q.peek()?.taskId ?? '(none)'),
     offerSent: (p) => out.set(p, (out.get(p) ?? 0) + 1),
     offerSettled: (p) => out.set(p, (out.get(p) ?? 0) - 1),
-  }, timers, 60_000, syncMatchWaitMs, clock, log);
+  }, timers, stickyWaitMs, syncMatchWaitMs, clock, log);
   const queues = new Map<string, QueueHeads>();
   const q = (stepType: string, partition = 0, flowType = 'order') => {
     const key = `${partition}:${flowType}:${stepType}`;
@@ -218,4 +218,43 @@ it('hands a Step made ready again while its offer was out to the heads once the 
   answer('taken');
   await new Promise((r) => setImmediate(r));
   expect(s.toHeads).toEqual(['a1']);
+});
+
+it('keeps a sticky Step whose offer bounced waiting for its busy worker', async () => {
+  // Guards DESIGN §4's sticky phase across a bounce (the worker's slot was taken before the
+  // offer reached it): the Step went to the general heads, and any worker could take it.
+  const s = setup();
+  stop = () => s.timers.stop();
+  s.parkSticky('o1', 'W');
+  s.answer.result = Promise.resolve('no-slot');
+  s.freeSlot('*', 'W');
+  expect(s.offered).toEqual(['o1']);
+  await new Promise((r) => setImmediate(r));
+  expect(s.toHeads).toEqual([]);
+  expect(s.placement.size).toBe(1); // waits for W again
+  s.freeSlot('*', 'other'); // a slot of another worker does not take it
+  expect(s.offered).toEqual(['o1']);
+  s.answer.result = Promise.resolve('taken');
+  s.freeSlot('*', 'W');
+  expect(s.offered).toEqual(['o1', 'o1']);
+});
+
+it('gives a sticky Step whose offer bounced the rest of its sticky wait, not a new one', async () => {
+  jest.useFakeTimers({ now: 10_000 });
+  try {
+    const s = setup(60_000, 1_000);
+    stop = () => s.timers.stop();
+    s.parkSticky('o1', 'W');
+    await jest.advanceTimersByTimeAsync(800);
+    s.answer.result = Promise.resolve('no-slot');
+    s.freeSlot('*', 'W');
+    await jest.advanceTimersByTimeAsync(0);
+    expect(s.placement.size).toBe(1);
+    await jest.advanceTimersByTimeAsync(250); // 1 050 ms after it was placed: its sticky phase is over
+    s.answer.result = Promise.resolve('taken');
+    s.freeSlot('*', 'other'); // now a sync-match waiter: any worker's slot takes it
+    expect(s.offered).toEqual(['o1', 'o1']);
+  } finally {
+    jest.useRealTimers();
+  }
 });
