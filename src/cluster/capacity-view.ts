@@ -20,10 +20,16 @@ interface NodeCapacity {
   fetchTopics: Set<string>;
   /** The peer's backlog as an owner; undefined: a build that does not advertise it. */
   backlog: { busyQueues: Set<string>; waitingFlows: Set<string>; loading: boolean } | undefined;
+  /** Its workers say which flow types their Step slots run (false: an older build). */
+  stepFlowTypes: boolean;
 }
 
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 const declineKey = (tenant: string, flowType: string, type: string, app: string) => `${tenant}\0${flowType}\0${type}\0${app}`;
+
+/** Whether the worker's Step slots run the flow type (an older peer says only that some slot registers it). */
+const runsSteps = (c: NodeCapacity, w: pb.IWorkerPresence, flowType: string): boolean =>
+  (c.stepFlowTypes ? w.step_flow_types : w.flow_types)?.includes(flowType) ?? false;
 
 export class CapacityView {
   private readonly nodes = new Map<string, NodeCapacity>();
@@ -37,7 +43,7 @@ export class CapacityView {
     const next: NodeCapacity = {
       seq, idleStep: new Map(), connected: new Set(), workers: new Map(), declined: new Set(),
       outcomeGen: Number(u.outcome_waiter_gen ?? 0), outcomeWaiters: u.outcome_waiters ?? 0,
-      fetchTopics: new Set(u.fetch_topics ?? []),
+      fetchTopics: new Set(u.fetch_topics ?? []), stepFlowTypes: u.step_flow_types_advertised === true,
       backlog: u.backlog_advertised
         ? { busyQueues: new Set(u.busy_queues ?? []), waitingFlows: new Set(u.waiting_flows ?? []), loading: u.backlog_loading === true }
         : undefined,
@@ -142,7 +148,7 @@ export class CapacityView {
       if (idle <= 0) continue;
       if (appWorkerId !== undefined) {
         const w = c.workers.get(`${tenant}\0${appWorkerId}`);
-        if (!w || w.draining || (w.idle_step_slots ?? 0) <= 0 || !(w.flow_types ?? []).includes(flowType)) continue;
+        if (!w || w.draining || (w.idle_step_slots ?? 0) <= 0 || !runsSteps(c, w, flowType)) continue;
         if (c.declined.has(declineKey(tenant, flowType, stepType, appWorkerId))) continue;
         w.idle_step_slots = (w.idle_step_slots ?? 1) - 1;
       } else if (this.allDeclinedOn(c, tenant, flowType, stepType)) {
@@ -158,7 +164,7 @@ export class CapacityView {
     let busy = false;
     for (const c of this.nodes.values()) {
       const w = c.workers.get(`${tenant}\0${appWorkerId}`);
-      if (!w || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
+      if (!w || w.draining || !runsSteps(c, w, flowType)) continue;
       if (c.declined.has(declineKey(tenant, flowType, stepType, appWorkerId))) continue;
       if ((w.idle_step_slots ?? 0) > 0) return 'idle';
       if ((w.busy_slots ?? 0) > 0) busy = true;
@@ -166,9 +172,22 @@ export class CapacityView {
     return busy ? 'busy' : 'absent';
   }
 
+  /**
+   * Whether a peer has a worker that can run this Step type: connected, not stopping,
+   * with Step slots of the flow type (an RPC-only worker runs none: counted, queued Steps
+   * no worker can run showed as served), and not declining it.
+   */
   canServe(tenant: string, flowType: string, stepType: string): boolean {
     for (const c of this.nodes.values()) {
-      if (c.connected.has(flowKey(tenant, flowType)) && !this.allDeclinedOn(c, tenant, flowType, stepType)) return true;
+      if (!c.connected.has(flowKey(tenant, flowType))) continue;
+      if (!c.stepFlowTypes) {
+        if (!this.allDeclinedOn(c, tenant, flowType, stepType)) return true;
+        continue;
+      }
+      for (const w of c.workers.values()) {
+        if (w.tenant !== tenant || w.draining || !runsSteps(c, w, flowType)) continue;
+        if (!c.declined.has(declineKey(tenant, flowType, stepType, w.app_worker_id ?? ''))) return true;
+      }
     }
     return false;
   }

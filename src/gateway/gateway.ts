@@ -865,8 +865,13 @@ export class Gateway {
       let idleRpc = 0;
       let busy = 0;
       const flowTypes = new Set<string>();
+      const stepFlowTypes = new Set<string>();
       for (const slot of slots) {
         for (const ft of slot.reg.flowTypes) flowTypes.add(ft);
+        // as canServe counts them: an RPC-only slot, or one of a draining node, runs no new Step
+        if (slot.reg.kind === 'STEP_AND_RPC' && (slot.state === 'idle' || slot.state === 'busy')) {
+          for (const ft of slot.reg.flowTypes) stepFlowTypes.add(ft);
+        }
         if (slot.state === 'idle') {
           if (slot.reg.kind === 'STEP_AND_RPC') idleStep++;
           else idleRpc++;
@@ -877,6 +882,7 @@ export class Gateway {
       workers.push({
         tenant: first.reg.tenant, app_worker_id: app, flow_types: [...flowTypes], idle_step_slots: idleStep,
         idle_rpc_slots: idleRpc, busy_slots: busy, draining: this.drainingWorkers.has(workerKey(first.reg.tenant, app)),
+        step_flow_types: [...stepFlowTypes],
       });
     }
     const declined: pb.IDeclinedType[] = [];

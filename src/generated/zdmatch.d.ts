@@ -1004,6 +1004,7 @@ export namespace zdmatch {
             busy_slots: number;
             idle_rpc_slots: number;
             draining: boolean;
+            step_flow_types: string[];
             static create(properties: zdmatch.v1.WorkerPresence.$Shape): zdmatch.v1.WorkerPresence & zdmatch.v1.WorkerPresence.$Shape;
             static create(properties?: zdmatch.v1.WorkerPresence.$Properties): zdmatch.v1.WorkerPresence;
             static encode(m: zdmatch.v1.WorkerPresence.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1026,6 +1027,7 @@ export namespace zdmatch {
                 busy_slots?: (number|null);
                 idle_rpc_slots?: (number|null);
                 draining?: (boolean|null);
+                step_flow_types?: (string[]|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.WorkerPresence.$Properties;
@@ -1049,6 +1051,7 @@ export namespace zdmatch {
             waiting_flows: string[];
             backlog_loading: boolean;
             fetch_topics: string[];
+            step_flow_types_advertised: boolean;
             static create(properties: zdmatch.v1.CapacityUpdate.$Shape): zdmatch.v1.CapacityUpdate & zdmatch.v1.CapacityUpdate.$Shape;
             static create(properties?: zdmatch.v1.CapacityUpdate.$Properties): zdmatch.v1.CapacityUpdate;
             static encode(m: zdmatch.v1.CapacityUpdate.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1076,6 +1079,7 @@ export namespace zdmatch {
                 waiting_flows?: (string[]|null);
                 backlog_loading?: (boolean|null);
                 fetch_topics?: (string[]|null);
+                step_flow_types_advertised?: (boolean|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.CapacityUpdate.$Properties;

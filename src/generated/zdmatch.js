@@ -10985,6 +10985,7 @@ $root.zdmatch = (function() {
              * @property {number|null} [busy_slots] WorkerPresence busy_slots
              * @property {number|null} [idle_rpc_slots] WorkerPresence idle_rpc_slots
              * @property {boolean|null} [draining] WorkerPresence draining
+             * @property {Array.<string>|null} [step_flow_types] WorkerPresence step_flow_types
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -11011,6 +11012,7 @@ $root.zdmatch = (function() {
              */
             var WorkerPresence = function (p) {
                 this.flow_types = [];
+                this.step_flow_types = [];
                 if (p)
                     for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -11074,6 +11076,14 @@ $root.zdmatch = (function() {
             WorkerPresence.prototype.draining = false;
 
             /**
+             * WorkerPresence step_flow_types.
+             * @member {Array.<string>} step_flow_types
+             * @memberof zdmatch.v1.WorkerPresence
+             * @instance
+             */
+            WorkerPresence.prototype.step_flow_types = $util.emptyArray;
+
+            /**
              * Creates a new WorkerPresence instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.WorkerPresence
@@ -11121,6 +11131,10 @@ $root.zdmatch = (function() {
                     w.uint32(/* id 6, wireType 0 =*/48).uint32(m.idle_rpc_slots);
                 if (m.draining != null && $Object.hasOwnProperty.call(m, "draining") && m.draining !== false)
                     w.uint32(/* id 7, wireType 0 =*/56).bool(m.draining);
+                if (m.step_flow_types != null && m.step_flow_types.length) {
+                    for (var i = 0; i < m.step_flow_types.length; ++i)
+                        w.uint32(/* id 8, wireType 2 =*/66).string(m.step_flow_types[i]);
+                }
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -11240,6 +11254,14 @@ $root.zdmatch = (function() {
                                 delete m.draining;
                             continue;
                         }
+                    case 8: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.step_flow_types && m.step_flow_types.length))
+                                m.step_flow_types = [];
+                            m.step_flow_types.push(r.stringVerify());
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -11320,6 +11342,14 @@ $root.zdmatch = (function() {
                     if (typeof m.draining !== "boolean")
                         return "draining: boolean expected";
                 }
+                if (m.step_flow_types != null && $Object.hasOwnProperty.call(m, "step_flow_types")) {
+                    if (!$Array.isArray(m.step_flow_types))
+                        return "step_flow_types: array expected";
+                    for (var i = 0; i < m.step_flow_types.length; ++i) {
+                        if (!$util.isString(m.step_flow_types[i]))
+                            return "step_flow_types: string[] expected";
+                    }
+                }
                 return null;
             };
 
@@ -11379,6 +11409,14 @@ $root.zdmatch = (function() {
                         m.draining = $Boolean(d.draining);
                     }
                 }
+                if (d.step_flow_types) {
+                    if (!$Array.isArray(d.step_flow_types))
+                        throw $TypeError(".zdmatch.v1.WorkerPresence.step_flow_types: array expected");
+                    m.step_flow_types = $Array(d.step_flow_types.length);
+                    for (var i = 0; i < d.step_flow_types.length; ++i) {
+                        m.step_flow_types[i] = $String(d.step_flow_types[i]);
+                    }
+                }
                 return m;
             };
 
@@ -11401,6 +11439,7 @@ $root.zdmatch = (function() {
                 var d = {};
                 if (o.arrays || o.defaults) {
                     d.flow_types = [];
+                    d.step_flow_types = [];
                 }
                 if (o.defaults) {
                     d.tenant = "";
@@ -11433,6 +11472,12 @@ $root.zdmatch = (function() {
                 }
                 if (m.draining != null && $Object.hasOwnProperty.call(m, "draining")) {
                     d.draining = m.draining;
+                }
+                if (m.step_flow_types && m.step_flow_types.length) {
+                    d.step_flow_types = $Array(m.step_flow_types.length);
+                    for (var j = 0; j < m.step_flow_types.length; ++j) {
+                        d.step_flow_types[j] = m.step_flow_types[j];
+                    }
                 }
                 return d;
             };
@@ -11482,6 +11527,7 @@ $root.zdmatch = (function() {
              * @property {Array.<string>|null} [waiting_flows] CapacityUpdate waiting_flows
              * @property {boolean|null} [backlog_loading] CapacityUpdate backlog_loading
              * @property {Array.<string>|null} [fetch_topics] CapacityUpdate fetch_topics
+             * @property {boolean|null} [step_flow_types_advertised] CapacityUpdate step_flow_types_advertised
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -11616,6 +11662,14 @@ $root.zdmatch = (function() {
             CapacityUpdate.prototype.fetch_topics = $util.emptyArray;
 
             /**
+             * CapacityUpdate step_flow_types_advertised.
+             * @member {boolean} step_flow_types_advertised
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.step_flow_types_advertised = false;
+
+            /**
              * Creates a new CapacityUpdate instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.CapacityUpdate
@@ -11683,6 +11737,8 @@ $root.zdmatch = (function() {
                     for (var i = 0; i < m.fetch_topics.length; ++i)
                         w.uint32(/* id 12, wireType 2 =*/98).string(m.fetch_topics[i]);
                 }
+                if (m.step_flow_types_advertised != null && $Object.hasOwnProperty.call(m, "step_flow_types_advertised") && m.step_flow_types_advertised !== false)
+                    w.uint32(/* id 13, wireType 0 =*/104).bool(m.step_flow_types_advertised);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -11842,6 +11898,15 @@ $root.zdmatch = (function() {
                             m.fetch_topics.push(r.stringVerify());
                             continue;
                         }
+                    case 13: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.step_flow_types_advertised = v;
+                            else
+                                delete m.step_flow_types_advertised;
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -11971,6 +12036,10 @@ $root.zdmatch = (function() {
                             return "fetch_topics: string[] expected";
                     }
                 }
+                if (m.step_flow_types_advertised != null && $Object.hasOwnProperty.call(m, "step_flow_types_advertised")) {
+                    if (typeof m.step_flow_types_advertised !== "boolean")
+                        return "step_flow_types_advertised: boolean expected";
+                }
                 return null;
             };
 
@@ -12090,6 +12159,11 @@ $root.zdmatch = (function() {
                         m.fetch_topics[i] = $String(d.fetch_topics[i]);
                     }
                 }
+                if (d.step_flow_types_advertised != null) {
+                    if (d.step_flow_types_advertised) {
+                        m.step_flow_types_advertised = $Boolean(d.step_flow_types_advertised);
+                    }
+                }
                 return m;
             };
 
@@ -12133,6 +12207,7 @@ $root.zdmatch = (function() {
                     d.outcome_waiters = 0;
                     d.backlog_advertised = false;
                     d.backlog_loading = false;
+                    d.step_flow_types_advertised = false;
                 }
                 if (m.node_id != null && $Object.hasOwnProperty.call(m, "node_id")) {
                     d.node_id = m.node_id;
@@ -12197,6 +12272,9 @@ $root.zdmatch = (function() {
                     for (var j = 0; j < m.fetch_topics.length; ++j) {
                         d.fetch_topics[j] = m.fetch_topics[j];
                     }
+                }
+                if (m.step_flow_types_advertised != null && $Object.hasOwnProperty.call(m, "step_flow_types_advertised")) {
+                    d.step_flow_types_advertised = m.step_flow_types_advertised;
                 }
                 return d;
             };

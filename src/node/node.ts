@@ -212,7 +212,7 @@ export class ZdNode {
         return {
           ...this.gateway.capacitySnapshot(), outcome_waiter_gen: this.bell.generation, outcome_waiters: this.bell.waiting,
           fetch_topics: this.fetchBell.topics(),
-          backlog_advertised: true, busy_queues: b.busyQueues, waiting_flows: b.waitingFlows, backlog_loading: b.loading,
+          backlog_advertised: true, step_flow_types_advertised: true, busy_queues: b.busyQueues, waiting_flows: b.waitingFlows, backlog_loading: b.loading,
         };
       },
     }, this.log, this.metrics);

@@ -281,3 +281,18 @@ it("sends an InvokeRpc arriving at a draining node to wait at a peer's busy work
   wa.send({ step_result: { task_token: stepA.task_token, output: Buffer.from('ok') } });
   await drained;
 }, 60_000);
+
+it("does not count a peer's RPC-only worker as one that can run the flow type's Steps", async () => {
+  // Guards the RPC-only slots in the capacity view: a peer's worker of the flow type counted
+  // whatever its slots ran, so queued Steps no worker could run showed as served
+  // (dexzd_matching_unserved_task_queues stayed 0) and new Steps queued behind them.
+  const rpcOnly = await slotAt(b, 'w-rpc', { slot_kind: pb.SlotKind.RPC_ONLY });
+  await seesWorker(a, 'w-rpc');
+  expect(a.node.view.canServe('acme', 'order', 'charge')).toBe(false);
+  expect(a.node.view.nodesFor('acme', 'order')).toEqual([b.node.nodeId]); // counted as no_supporting_worker, not no_worker
+
+  const steps = await slotAt(b, 'w-steps');
+  await waitFor(() => a.node.view.canServe('acme', 'order', 'charge'), { timeoutMs: 5000, description: "a sees b's Step worker" });
+  rpcOnly.reset();
+  steps.reset();
+});

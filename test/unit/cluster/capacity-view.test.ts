@@ -53,3 +53,34 @@ it('tells an owner whether another owner holds ready Steps of a queue (its place
   v.retainOnly(new Set(['a', 'old'])); // b left the cluster
   expect(v.peerHasBacklog(Q)).toBe(false);
 });
+
+describe('which peers\' workers can run a Step type', () => {
+  const worker = (app: string, over: Record<string, unknown> = {}) => ({
+    tenant: 'acme', app_worker_id: app, flow_types: ['order'], step_flow_types: ['order'], idle_step_slots: 0, busy_slots: 1, ...over,
+  });
+  const peer = (node: string, workers: ReturnType<typeof worker>[], advertised = true) => ({
+    node_id: node, seq: ++seq, entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: 0 }], workers, declined: [],
+    step_flow_types_advertised: advertised,
+  });
+
+  it('leaves out RPC-only workers, stopping ones, and those that declined the type', () => {
+    const v = new CapacityView();
+    v.apply(peer('a', [worker('rpc', { step_flow_types: [] })]));
+    expect(v.canServe('acme', 'order', 'charge')).toBe(false);
+    expect(v.presence('acme', 'rpc', 'order', 'charge')).toBe('absent');
+    v.apply(peer('a', [worker('stopping', { draining: true })]));
+    expect(v.canServe('acme', 'order', 'charge')).toBe(false);
+    v.apply({ ...peer('a', [worker('w')]), declined: [{ tenant: 'acme', flow_type: 'order', type: 'charge', app_worker_id: 'w' }] });
+    expect(v.canServe('acme', 'order', 'charge')).toBe(false);
+    expect(v.canServe('acme', 'order', 'pack')).toBe(true);
+    v.apply(peer('a', [worker('rpc', { step_flow_types: [] }), worker('w')]));
+    expect(v.canServe('acme', 'order', 'charge')).toBe(true);
+    expect(v.presence('acme', 'w', 'order', 'charge')).toBe('busy');
+  });
+
+  it('takes every worker of a peer that does not say which slots run Steps as able to', () => {
+    const v = new CapacityView();
+    v.apply(peer('old', [worker('rpc', { step_flow_types: undefined })], false));
+    expect(v.canServe('acme', 'order', 'charge')).toBe(true);
+  });
+});
