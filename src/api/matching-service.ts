@@ -27,7 +27,7 @@ import { outcomeGroupHandlers } from './outcome-groups';
 import { outcomeGroupKey } from '../store/outcome-groups';
 import { toNewTask } from './step-spec';
 import { optionalId, requireBytes, requireCount, requireDuration, requireId, requireName } from './validation';
-import { splitAtBytes } from './response-budget';
+import { RESPONSE_BYTES_MAX, splitAtBytes } from './response-budget';
 
 /** What the service needs from the node. */
 export interface MatchingDeps {
@@ -93,6 +93,20 @@ const WAIT_REPLICAS_MS = 1000;
  * characters, a fetch worker's id, an error message of up to 4096 — which a count of
  * characters put at a third of what the answer carries.
  */
+/** Whether an answer of these outcomes has room for one more as large as the largest (its read stopped at the bytes). */
+function roomForOneMore(found: readonly StoredOutcome[]): boolean {
+  let largest = 0;
+  for (const o of found) largest = Math.max(largest, outcomeTextBytes(o));
+  return answerBytes(found) + largest <= RESPONSE_BYTES_MAX;
+}
+
+/** What an answer of these outcomes carries, as splitAtBytes counts it. */
+function answerBytes(found: readonly StoredOutcome[]): number {
+  let n = 0;
+  for (const o of found) n += outcomeTextBytes(o);
+  return n;
+}
+
 function outcomeTextBytes(o: StoredOutcome): number {
   return o.output.length + Buffer.byteLength(o.flowId) + Buffer.byteLength(o.stepExecutionId) + Buffer.byteLength(o.appWorkerId) +
     (o.error ? Buffer.byteLength(o.error.message) + Buffer.byteLength(o.error.type) : 0);
@@ -159,6 +173,19 @@ export function matchingService(d: MatchingDeps) {
       else if (queued) d.taskReady(t.partition, queued.queue, t.taskId, Math.max(queued.readyAt, now));
       return { task_id: t.taskId, created: result === 'created', partition: t.partition };
     });
+  }
+
+  /**
+   * Acks outcomes in a group. Nothing acked may mean no such group (a tenant's group acked
+   * without its tenant, a typo): that matched nothing and is no success, or the engine's
+   * outcomes come back at every redelivery. `named`: the group as the request named it.
+   */
+  async function ackInGroup(group: string, named: string, tenant: string | undefined, ids: { partition: number; streamId: string }[]): Promise<number> {
+    const acked = await d.outcomes.ack(group, ids);
+    if (acked === 0 && !(await d.outcomes.hasGroup(group, ids.map((i) => i.partition)))) {
+      throw zdError('ZD_OUTCOME_GROUP_NOT_FOUND', { group: tenant ? `${named} of tenant ${tenant}` : named });
+    }
+    return acked;
   }
 
   /** EnqueueSteps (and each EnqueueStream request): validate and authorise every Step, then enqueue them together. */
@@ -290,8 +317,10 @@ export function matchingService(d: MatchingDeps) {
       const all = Array.from({ length: c.cluster.partitions }, (_, p) => p);
       const sub = d.bell.subscribe(undefined, ctx.signal);
       try {
+        // The acks first, as AckOutcomes: acks of a group that does not exist match nothing, and
+        // the read would have made that group (one the engine never meant, a typo) and answered OK.
+        if (acks.length > 0) await ackInGroup(group, req.group, tenant, acks);
         await d.outcomes.ensureGroup(group);
-        if (acks.length > 0) await d.outcomes.ack(group, acks);
         const deadline = d.clock.now() + waitMs;
         // The first read covers every partition; one woken by rings, those that rang, but every
         // partition again once a second: rings for some partitions must not hide, for the whole
@@ -308,12 +337,15 @@ export function matchingService(d: MatchingDeps) {
           const claimKey = `${group}\0${consumer}`;
           if (claimAtOnce.delete(group) || now - (lastClaim.get(claimKey) ?? 0) >= Math.max(100, redeliverAfter / 2)) {
             lastClaim.set(claimKey, now);
-            found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all);
+            found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all, RESPONSE_BYTES_MAX);
             // A full claim may have left more stale ones behind (a dead consumer's backlog): the group's
             // next call claims again at once, not half a redeliver_after_ms later per batch.
-            if (found.length >= count) claimAtOnce.set(group, true);
+            if (found.length >= count || !roomForOneMore(found)) claimAtOnce.set(group, true);
           }
-          if (found.length < count) found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, targets));
+          const room = RESPONSE_BYTES_MAX - answerBytes(found);
+          if (found.length < count && room > 0) {
+            found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, targets, room));
+          }
           if (ctx.signal.aborted && found.length > 0) {
             // Read as the caller left: handed to the group's next call, not left until redeliver_after_ms.
             await d.outcomes.deliverAgainSoon(group, consumer, found.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!));
@@ -368,13 +400,7 @@ export function matchingService(d: MatchingDeps) {
         if (!parsed) throw invalidArgument(`outcome_ids[${i}]`, 'is not an outcome id');
         return parsed;
       });
-      const acked = await d.outcomes.ack(group, ids);
-      // Nothing acked may mean no such group (a tenant's group acked without its tenant, a typo):
-      // that matched nothing and is no success, or the engine's outcomes come back at every redelivery.
-      if (acked === 0 && !(await d.outcomes.hasGroup(group, ids.map((i) => i.partition)))) {
-        throw zdError('ZD_OUTCOME_GROUP_NOT_FOUND', { group: tenant ? `${req.group} of tenant ${tenant}` : req.group });
-      }
-      return { acked };
+      return { acked: await ackInGroup(group, req.group, tenant, ids) };
     },
 
     async cancelFlow(req: pb.CancelFlowRequest, ctx: CallContext): Promise<pb.ICancelFlowResponse> {

@@ -183,10 +183,20 @@ function streamIdsByPartition(ids: { partition: number; streamId: string }[]): M
 const LONG_IDLE_MS = 10 * 365 * 24 * 3600 * 1000;
 /** (group, partition) pairs whose claim cursor a node remembers. */
 const CLAIM_CURSORS = 10_000;
+/** Groups a node remembers having made (ensureGroup); one forgotten is made again, idempotently. */
+const GROUPS_READY = 10_000;
 
 export class OutcomeStore {
-  private readonly groupsReady = new Set<string>();
+  // Bounded: group names come from clients, and each new one was kept for good.
+  private readonly groupsReady = new LRUCache<string, true>({ max: GROUPS_READY });
   private rotation = 0;
+  /**
+   * The largest entry the latest read that found any held: how many entries the first
+   * round of the next read may ask for within its byte budget (inRounds). 0 until a read
+   * has found one: that first round asks for the count (an idle consumer's reads of empty
+   * streams stay one command, not one per few partitions).
+   */
+  private entryBytesHint = 0;
   /**
    * Where each (group, partition)'s last claim stopped in the pending list.
    * XAUTOCLAIM scans a bounded stretch of it per call: started from the head each
@@ -212,7 +222,7 @@ export class OutcomeStore {
         }),
       ),
     );
-    this.groupsReady.add(group);
+    this.groupsReady.set(group, true);
   }
 
   /**
@@ -230,14 +240,14 @@ export class OutcomeStore {
    * list), so each round asks each partition for its share only, and asks
    * again while some partition filled its share and the budget is not spent.
    */
-  readNew(group: string, consumer: string, count: number, partitions: number[]): Promise<StoredOutcome[]> {
+  readNew(group: string, consumer: string, count: number, partitions: number[], maxBytes = Infinity): Promise<StoredOutcome[]> {
     const one = (p: number, n: number) => this.inGroup(group, p, () =>
       (this.redis as unknown as BufferCommands)
         .xreadgroupBuffer('GROUP', group, consumer, 'COUNT', n, 'STREAMS', this.keys.out(p), '>')
         .then((r) => ((r as [Buffer, Entry[]][] | null) ?? []).flatMap(([, entries]) => entries)));
     // On a Redis Cluster each partition's stream is in a slot of its own: one command per partition.
-    if (this.redis instanceof Cluster) return this.inRounds(count, partitions, perPartition(one));
-    return this.inRounds(count, partitions, async (ps, n) => {
+    if (this.redis instanceof Cluster) return this.inRounds(count, maxBytes, partitions, perPartition(one));
+    return this.inRounds(count, maxBytes, partitions, async (ps, n) => {
       try {
         return await this.readStreams(group, consumer, n, ps);
       } catch (err) {
@@ -286,12 +296,14 @@ export class OutcomeStore {
   }
 
   /** Entries delivered to the group but unacked for longer than `minIdleMs`, claimed for `consumer`; at most `count`. */
-  claimStale(group: string, consumer: string, minIdleMs: number, count: number, partitions: number[]): Promise<StoredOutcome[]> {
+  claimStale(
+    group: string, consumer: string, minIdleMs: number, count: number, partitions: number[], maxBytes = Infinity,
+  ): Promise<StoredOutcome[]> {
     // Claiming resets an entry's idle time, but to a redeliver_after_ms of a millisecond or two
     // what this call claimed is stale again when its scan wraps to the head or a partition is
     // asked again: each entry goes into the answer once.
     const seen = new Set<string>();
-    return this.inRounds(count, partitions, perPartition(async (p, n) => {
+    return this.inRounds(count, maxBytes, partitions, perPartition(async (p, n) => {
       const key = `${group}\0${p}`;
       const claimed: Entry[] = [];
       let cursor = this.claimCursors.get(key) ?? '0-0';
@@ -319,28 +331,45 @@ export class OutcomeStore {
   }
 
   /**
-   * Reads up to `count` entries over the partitions in rounds: each round asks every
-   * partition it picks for its share, `read(picked, share)`, and the next round asks
-   * again those that filled theirs, while the budget is not spent.
+   * Reads up to `count` entries, and about `maxBytes` of them, over the partitions in
+   * rounds: each round asks every partition it picks for its share, `read(picked, share)`,
+   * and the next round asks again those that filled theirs, while the budget is not spent.
+   * A read returns whole entries, however large: a round asks for as many as the bytes
+   * left hold at the size of the largest seen, in this read or the latest that found any
+   * (a call of 1 000 read a thousand 1-MiB outputs to answer four, put the rest back, and
+   * read them all again on each call after).
    */
   private async inRounds(
-    count: number, partitions: number[], read: (picked: number[], share: number) => Promise<Map<number, Entry[]>>,
+    count: number, maxBytes: number, partitions: number[], read: (picked: number[], share: number) => Promise<Map<number, Entry[]>>,
   ): Promise<StoredOutcome[]> {
     const out: StoredOutcome[] = [];
+    let bytes = 0;
+    let largest = 0;
     // Start at a different partition each call so a small budget does not always favour the first ones.
     const start = this.rotation++ % Math.max(1, partitions.length);
     // Partitions not read yet this round, and those that filled their share (they may hold more).
     let pending = [...partitions.slice(start), ...partitions.slice(0, start)];
     let full: number[] = [];
-    while (out.length < count && pending.length > 0) {
-      const budget = count - out.length;
+    while (out.length < count && bytes < maxBytes && pending.length > 0) {
+      const perEntry = largest || this.entryBytesHint;
+      const fits = perEntry > 0 ? Math.floor((maxBytes - bytes) / perEntry) : count;
+      // One entry at least, however large: else an answer could never carry it.
+      if (fits < 1 && out.length > 0) break;
+      const budget = Math.min(count - out.length, Math.max(1, fits));
       const share = Math.max(1, Math.floor(budget / pending.length));
       const picked = pending.slice(0, Math.min(pending.length, budget));
       pending = pending.slice(picked.length);
       const replies = await read(picked, share);
       for (const p of picked) {
         const entries = replies.get(p) ?? [];
-        for (const [id, fields] of entries) if (fields) out.push(outcomeFromFields(p, id.toString(), decodeEntry(pairs(fields))));
+        for (const [id, fields] of entries) {
+          if (!fields) continue;
+          let size = 0;
+          for (const f of fields) size += f.length;
+          bytes += size;
+          largest = Math.max(largest, size);
+          out.push(outcomeFromFields(p, id.toString(), decodeEntry(pairs(fields))));
+        }
         if (entries.length >= share) full.push(p);
       }
       if (pending.length === 0) {
@@ -348,6 +377,7 @@ export class OutcomeStore {
         full = [];
       }
     }
+    if (largest > 0) this.entryBytesHint = largest;
     return out;
   }
 

@@ -48,3 +48,19 @@ it('takes an ack of a group made by hand on the streams, outside the registry, a
   for (let p = 0; p < 2; p++) await redis.command('XGROUP', 'CREATE', `${t.config.redis.keyPrefix}:{${p}}:out`, 'legacy', '0', 'MKSTREAM');
   expect((await t.matching.ackOutcomes({ group: 'legacy', outcome_ids: ['0-1-0', '1-1-0'] })).acked).toBe(0);
 });
+
+it('refuses the acks a ConsumeOutcomes carries for a group that does not exist, and makes no group', async () => {
+  // Guards the acks riding on ConsumeOutcomes: the read made the group first, the acks matched
+  // nothing, and the call answered OK with outcomes of every tenant and the outcome still pending.
+  t = await startTestNode(redis.url, uniquePrefix('ack-consume'), { 'cluster.partitions': 2 });
+  const id = await pendingOutcome();
+  const refused = await failureOf(t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', ack: [id] }));
+  expect(refused.code).toBe(Status.NOT_FOUND);
+  expect(refused.details).toMatch(/ZD_OUTCOME_GROUP_NOT_FOUND.*engine/);
+  expect(await redis.command('SMEMBERS', `${t.config.redis.keyPrefix}:groups`)).toEqual(['t:acme:engine']);
+  // In the group it belongs to, the same ack rides along and takes it off the pending list.
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', tenant: 'acme', ack: [id] });
+  const [p] = id.split('-');
+  const pending = await redis.command('XPENDING', `${t.config.redis.keyPrefix}:{${p}}:out`, 't:acme:engine') as unknown[];
+  expect(pending[0]).toBe(0);
+});

@@ -9,6 +9,8 @@
  */
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { BIG_OUTPUT, completeSteps } from '../helpers/outcomes';
+import { RESPONSE_BYTES_MAX } from '../../src/api/response-budget';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -43,4 +45,31 @@ it('answers with what one gRPC message carries when the outcomes hold long non-A
     ack = got.map((o) => o.outcome_id!);
   }
   expect(seen.size).toBe(COUNT);
+});
+
+it('reads about one answer of large outcomes per call once it has seen how large they are', async () => {
+  // Guards the byte budget of the reads: a call of max_count 1 000 over 40 outputs of 900 KiB
+  // read all 36 MB from Redis to answer four, put the rest back, and read them again on every
+  // call after (quadratic in the backlog: 200 MB to drain these 37). The node's first read
+  // knows no size yet and reads its count; every later one reads about what it answers.
+  t = await startTestNode(redis.url, uniquePrefix('answer-bytes-big'), { 'cluster.partitions': 2 });
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c' });
+  const N = 40;
+  await completeSteps(t, N, BIG_OUTPUT);
+  const sent = async () => Number(/total_net_output_bytes:(\d+)/.exec(String(await redis.command('INFO', 'stats')))![1]);
+  const seen = new Set<string>();
+  let ack: string[] = [];
+  let calls = 0;
+  let before = 0;
+  while (seen.size < N && calls < 30) {
+    calls++;
+    const got = (await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1000, wait_ms: 200, ack })).outcomes;
+    expect(got.length).toBeGreaterThan(0);
+    for (const o of got) seen.add(o.task_id!);
+    ack = got.map((o) => o.outcome_id!);
+    if (calls === 1) before = await sent();
+  }
+  expect(seen.size).toBe(N);
+  // What the calls after the first read: each output left about once.
+  expect((await sent()) - before).toBeLessThan((N - 4) * BIG_OUTPUT.length + RESPONSE_BYTES_MAX);
 });
