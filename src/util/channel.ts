@@ -35,6 +35,15 @@ export class Channel<T> implements AsyncIterable<T> {
     return this.closed;
   }
 
+  /** Takes back an item the reader has not taken yet; false when it has (or was never queued). */
+  withdraw(item: T): boolean {
+    // Withdrawn items are most often the oldest (callers time out in order): found near the front.
+    const i = this.items.indexOf(item);
+    if (i < 0) return false;
+    this.items.splice(i, 1);
+    return true;
+  }
+
   /** Items waiting for the reader. */
   get size(): number {
     return this.items.length;

@@ -149,3 +149,24 @@ it('the Client sends its enqueues over one stream and maps a refused one to the 
     client.close();
   }
 });
+
+it('the Client takes back the unwritten requests of enqueues that gave up on a node that stopped reading', async () => {
+  // Guards the lane's send queue: a node stops reading a stream at 256 unanswered requests
+  // (its Redis stalled here), and each enqueue that timed out meanwhile left its request,
+  // payload and all, queued in the client for good, to be run when the node read again.
+  const client = new Client({ address: t.node.apiAddress });
+  try {
+    await client.enqueueStep({ tenant: 'acme', flowId: 'open', flowType: 'order', stepType: 'pack', stepExecutionId: 'x' });
+    await redis.command('CLIENT', 'PAUSE', '4000', 'WRITE');
+    const input = 'x'.repeat(10_000);
+    const outcomes = await Promise.all(Array.from({ length: 1000 }, (_, i) => client.enqueueStep(
+      { tenant: 'acme', flowId: `stall-${i}`, flowType: 'order', stepType: 'pack', stepExecutionId: 'x', input }, { timeoutMs: 500 },
+    ).then(() => 'enqueued', () => 'gave up')));
+    expect(outcomes.filter((o) => o === 'gave up')).toHaveLength(1000);
+    const lane = (client as unknown as { lane: { stream?: { requests: Channel<unknown> } } }).lane;
+    expect(lane.stream?.requests.size ?? 0).toBe(0);
+  } finally {
+    await redis.command('CLIENT', 'UNPAUSE');
+    client.close();
+  }
+});

@@ -41,9 +41,10 @@ const UNARY_AFTER_DRAIN_MS = 1000;
 
 interface Pending {
   steps: pb.IStepSpec[];
-  /** The stream carrying it, under this request id. */
+  /** The stream carrying it, under this request id, and the request while it waits to be written. */
   stream?: LaneStream;
   id?: number;
+  request?: pb.IEnqueueStreamRequest;
   /** Settle the enqueue; each also forgets it in the lane (deadline, abort listener). */
   resolve(r: Results): void;
   reject(err: unknown): void;
@@ -97,7 +98,11 @@ export class EnqueueLane {
   send(steps: pb.IStepSpec[], call: Omit<LaneCall, 'token'> & { token: string | Promise<string> }): Promise<Results> {
     return new Promise<Results>((resolve, reject) => {
       const signal = call.signal;
-      if (signal?.aborted) return reject(signal.reason);
+      if (signal?.aborted) {
+        // Nothing will wait for the token: its failure must not surface as an unhandled rejection.
+        if (typeof call.token !== 'string') call.token.catch(() => undefined);
+        return reject(signal.reason);
+      }
       const onAbort = () => {
         p.stream?.forget(p);
         p.cancel?.();
@@ -248,12 +253,20 @@ class LaneStream {
     p.stream = this;
     p.id = id;
     this.pending.set(id, p);
-    this.requests.push({ request_id: id, steps: p.steps });
+    p.request = { request_id: id, steps: p.steps };
+    this.requests.push(p.request);
   }
 
-  /** An enqueue whose caller gave up (timeout, abort): its answer is ignored. */
+  /**
+   * An enqueue whose caller gave up (timeout, abort): its answer is ignored, and a request
+   * not written yet never is. While a node reads no more (it stops at 256 unanswered),
+   * the requests of enqueues that timed out piled up here, payloads and all, and the node
+   * ran every one of them when it read again.
+   */
   forget(p: Pending): void {
     if (p.id !== undefined && this.pending.get(p.id) === p) this.pending.delete(p.id);
+    if (p.request) this.requests.withdraw(p.request);
+    p.request = undefined;
     this.maybeEnd();
   }
 

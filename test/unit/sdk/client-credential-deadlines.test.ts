@@ -103,3 +103,22 @@ describe('Client with a credential that never resolves', () => {
     expect(received).toBe(0);
   });
 });
+
+it('leaves no unhandled rejection behind an enqueue aborted before its failing credential settled', async () => {
+  // Guards the enqueue lane's early refusal of an aborted signal: the credential's promise
+  // was left without a handler, and its failure took a producer process down.
+  const unhandled: unknown[] = [];
+  const spy = (err: unknown) => unhandled.push(err);
+  process.on('unhandledRejection', spy);
+  const c = new Client({ address: '127.0.0.1:1', credential: async () => { throw new Error('token service down'); } });
+  try {
+    await expect(c.enqueueStep(step, { signal: AbortSignal.abort() })).rejects.toThrow();
+    await expect(c.enqueueSteps([step], { signal: AbortSignal.abort() })).rejects.toThrow();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(unhandled).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', spy);
+    c.close();
+  }
+});
