@@ -26,6 +26,22 @@ function wireEpochMs(what: string, field: string, value: Date | number | undefin
   return ms;
 }
 
+/**
+ * An optional text field. protobufjs sends a number as '' and a string where a list belongs as its
+ * letters: a sticky worker dropped, and `nonRetryable: 'ValidationError'` retried as 15 one-letter types.
+ */
+function wireText(what: string, field: string, value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'string') throw new TypeError(`${what} option ${field}: must be a string, got ${typeof value}`);
+  return value;
+}
+
+function wireTexts(what: string, field: string, value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new TypeError(`${what} option ${field}: must be an array of strings, got ${typeof value}`);
+  return value.map((v, i) => wireText(what, `${field}[${i}]`, v));
+}
+
 /** A uint32 count (0 = the server's default), refused when protobufjs would not send it as given. */
 const wireCount = (what: string, field: string, value: number | undefined): number => checkCount(what, field, value ?? 0, UINT32_MAX);
 
@@ -36,7 +52,7 @@ export function toRetryPolicy(p: RetryPolicy | undefined, where = 'retryPolicy')
     initial_interval_ms: wireMs('StepSpec', `${where}.initialIntervalMs`, p.initialIntervalMs),
     backoff_coefficient: p.backoffCoefficient ?? 0,
     max_interval_ms: wireMs('StepSpec', `${where}.maxIntervalMs`, p.maxIntervalMs),
-    non_retryable: p.nonRetryable ?? [],
+    non_retryable: wireTexts('StepSpec', `${where}.nonRetryable`, p.nonRetryable),
   };
 }
 
@@ -54,7 +70,7 @@ export function toStepSpec(s: StepSpec, where = 'step'): pb.IStepSpec {
     method_timeout_ms: wireMs('StepSpec', `${where}.methodTimeoutMs`, s.methodTimeoutMs),
     heartbeat_timeout_ms: wireMs('StepSpec', `${where}.heartbeatTimeoutMs`, s.heartbeatTimeoutMs),
     retry_policy: toRetryPolicy(s.retryPolicy, `${where}.retryPolicy`),
-    sticky_worker_id: s.stickyWorkerId ?? '',
+    sticky_worker_id: wireText('StepSpec', `${where}.stickyWorkerId`, s.stickyWorkerId),
   };
 }
 

@@ -110,6 +110,12 @@ function isTable(v: unknown): v is Record<string, unknown> {
 /** Resolves defaults and validates; throws a TypeError naming the option. */
 export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOptions {
   const logger = options.logger ?? consoleLogger;
+  // Checked here: a logger without one of them threw inside the stream's frame handler,
+  // and every slot reconnected for ever without the worker ever becoming ready.
+  if (!isTable(logger) && typeof logger !== 'function') fail('logger', `must be an object with debug, info, warn and error methods, got ${kindOf(logger)}`);
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+    if (typeof (logger as unknown as Record<string, unknown>)[level] !== 'function') fail(`logger.${level}`, 'must be a function');
+  }
   for (const field of ['address', 'tenant'] as const) {
     const value: unknown = options[field];
     if (!value) fail(field, 'is required');
@@ -117,6 +123,10 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
   }
   if (options.appWorkerId !== undefined && typeof options.appWorkerId !== 'string') {
     fail('appWorkerId', `must be a string, got ${kindOf(options.appWorkerId)}`);
+  }
+  // 'false' from an environment variable is truthy: it would stop the worker it meant to keep.
+  if (options.stopOnPermanentStreamRejection !== undefined && typeof options.stopOnPermanentStreamRejection !== 'boolean') {
+    fail('stopOnPermanentStreamRejection', `must be a boolean, got ${kindOf(options.stopOnPermanentStreamRejection)}`);
   }
   const flowTypes = options.flowTypes ?? {};
   if (!isTable(flowTypes)) fail('flowTypes', `must be an object of handlers by flow type, got ${kindOf(flowTypes)}`);

@@ -45,6 +45,19 @@ describe('client mappers', () => {
     expect(() => toConsumeRequest({ group: 'g', consumer: 'c', redeliverAfterMs: ms })).toThrow(/redeliverAfterMs: must be a whole number of ms/);
   });
 
+  it('refuses a sticky worker that is no string and non-retryable types that are no array of strings, naming them', () => {
+    // protobufjs sent the number as '' (the sticky preference dropped) and the string as its letters.
+    const base = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' };
+    expect(() => toStepSpec({ ...base, stickyWorkerId: 42 as never })).toThrow(/StepSpec option step\.stickyWorkerId: must be a string/);
+    expect(() => toStepSpec({ ...base, retryPolicy: { nonRetryable: 'ValidationError' as never } }))
+      .toThrow(/step\.retryPolicy\.nonRetryable: must be an array of strings/);
+    expect(() => toStepSpec({ ...base, retryPolicy: { nonRetryable: ['A', 7 as never] } }, 'steps[3]'))
+      .toThrow(/steps\[3\]\.retryPolicy\.nonRetryable\[1\]: must be a string/);
+    expect(toStepSpec({ ...base, stickyWorkerId: 'w', retryPolicy: { nonRetryable: ['A'] } })).toMatchObject({
+      sticky_worker_id: 'w', retry_policy: { non_retryable: ['A'] },
+    });
+  });
+
   it('omits optional fields as proto zero values', () => {
     const step = toStepSpec({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' });
     expect(step).toMatchObject({ ready_at_ms: 0, flow_deadline_ms: 0, method_timeout_ms: 0, sticky_worker_id: '', retry_policy: undefined });

@@ -12,6 +12,15 @@ const base = (o: Partial<WorkerOptions> = {}): WorkerOptions => ({
 });
 
 describe('worker options', () => {
+  it('refuses a logger without one of its four methods, naming it, and a stop flag that is no boolean', () => {
+    // A logger without debug threw inside every stream's Registered frame: the slots
+    // reconnected for ever and the worker never became ready.
+    const { debug: _debug, ...noDebug } = recordingLogger();
+    expect(() => compileWorkerOptions(base({ logger: noDebug as never }))).toThrow(/Worker option logger\.debug: must be a function/);
+    expect(() => compileWorkerOptions(base({ logger: 'console' as never }))).toThrow(/Worker option logger: must be an object/);
+    expect(() => compileWorkerOptions(base({ stopOnPermanentStreamRejection: 'false' as never }))).toThrow(/stopOnPermanentStreamRejection: must be a boolean/);
+  });
+
   it('defaults the limit to the CPU count and reserves one RPC slot', () => {
     const c = compileWorkerOptions(base());
     const cpus = os.availableParallelism();
