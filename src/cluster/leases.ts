@@ -135,6 +135,9 @@ export class LeaseManager extends EventEmitter {
    * releases; the promise returned resolves once those releases have finished too.
    */
   tick(): Promise<void> {
+    // Stopped (releaseAll, stop): a late caller (a fenced script refused after the give-back,
+    // a membership read that answered after leaving) must not take every lease back.
+    if (this.stopped) return Promise.resolve();
     if (this.ticking) return this.ticking.then(() => this.tick());
     const releases: Promise<void>[] = [];
     const started = Date.now();

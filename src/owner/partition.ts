@@ -199,7 +199,8 @@ export class PartitionOwner {
   }
 
   private wakeQueueAt(q: QueueHeads, at: number): void {
-    if (at >= q.wakeAt) return;
+    // A refill in flight at the unload must not arm a timer that keeps this owner alive until then.
+    if (!this.active || at >= q.wakeAt) return;
     q.wakeAt = at;
     this.timers.schedule(at, () => {
       if (q.wakeAt !== at) return;

@@ -165,3 +165,20 @@ describe('owner-initiated scripts', () => {
     expect(await fx.store.timeout(late.partition, late.taskId, now, 'b:2')).toBe('timed-out');
   });
 });
+
+it('takes nothing back after releaseAll, whoever asks for a pass', async () => {
+  // Guards the stopped manager's passes: a fenced script refused after the give-back
+  // (leaseMoved) or a membership read answered after leaving asked for one, and it took
+  // every lease again under a new epoch, to give it back or leave it for a TTL.
+  const { m } = manager('a');
+  m.start();
+  await m.setTargets(new Set([0, 1, 2]));
+  expect(m.heldPartitions()).toHaveLength(3);
+  await m.releaseAll();
+  const epoch = await fx.client.get(fx.keys.epoch(0));
+  await m.tick();
+  await sleep(100);
+  expect(await fx.client.get(fx.keys.epoch(0))).toBe(epoch);
+  expect(await Promise.all([0, 1, 2].map((p) => fx.client.get(fx.keys.lease(p))))).toEqual([null, null, null]);
+  expect(m.heldPartitions()).toEqual([]);
+});

@@ -76,3 +76,16 @@ it('does not read the same page again while every id on it is known, and reads o
   await p.refill(q);
   expect(q.peek()?.taskId).toBe(ids[known]);
 });
+
+it('arms no timer for a delayed entry when its partition unloads while the refill reads', async () => {
+  // Guards the unload: a refill in flight then armed the delayed entry's timer on the
+  // unloaded owner, keeping it and its heads in memory until that entry's time (days, say).
+  await s.client.zadd(s.keys.queue(0, QUEUE), Date.now() + 86_400_000, 'later');
+  const { p } = owner();
+  const q = p.queueFor(QUEUE);
+  const reading = p.refill(q);
+  p.unload('membership');
+  await reading;
+  expect((p as unknown as { timers: { size: number } }).timers.size).toBe(0);
+  expect(q.wakeAt).toBe(Infinity);
+});
