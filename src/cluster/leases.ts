@@ -38,6 +38,8 @@ export class LeaseManager extends EventEmitter {
   private running = false;
   /** stop() or releaseAll() ran: nothing acquired from now on is kept. */
   private stopped = false;
+  /** The pass queued behind the running one (tick). */
+  private nextTick: Promise<void> | undefined;
   private ticking: Promise<void> | undefined;
   /**
    * Partitions being given up (unload, then the lease deleted), with the release's
@@ -138,7 +140,12 @@ export class LeaseManager extends EventEmitter {
     // Stopped (releaseAll, stop): a late caller (a fenced script refused after the give-back,
     // a membership read that answered after leaving) must not take every lease back.
     if (this.stopped) return Promise.resolve();
-    if (this.ticking) return this.ticking.then(() => this.tick());
+    // Asked during a pass: one more pass after it, however many ask (a batch of refused
+    // scripts asked once each, and each got a full pass of its own).
+    if (this.ticking) return (this.nextTick ??= this.ticking.catch(() => undefined).then(() => {
+      this.nextTick = undefined;
+      return this.tick();
+    }));
     const releases: Promise<void>[] = [];
     const started = Date.now();
     this.ticking = this.doTick(releases).finally(() => {

@@ -57,6 +57,8 @@ export class PartitionOwner {
   private deadlineWake = Infinity;
   private state: 'loading' | 'active' | 'unloaded' = 'loading';
   private readonly stickyAtReady = new LRUCache<string, string>({ max: STICKY_AT_READY_ENTRIES });
+  /** An owner-initiated script found the lease moved: this owner is done, its unload on the way. */
+  private leaseRefused = false;
 
   constructor(
     readonly lease: HeldLease,
@@ -254,7 +256,17 @@ export class PartitionOwner {
     const now = this.clock.now();
     const due = await this.redis.zrangebyscore(this.keys.inflight(this.partition), '-inf', now, 'LIMIT', 0, EXPIRY_BATCH);
     await Promise.all(due.map((id) => this.failAttempt(id, 'attempt timed out', 'timeout', { kind: 'due' })));
+    // Refused: the attempts are still due, and re-armed the timer would fire at once, a
+    // batch of refused scripts a turn until the unload lands. The new owner expires them.
+    if (this.leaseRefused) return;
     await this.armInflight();
+  }
+
+  /** Tells the node once: each refused script of a batch asked for a lease pass of its own. */
+  private leaseGone(): void {
+    if (this.leaseRefused) return;
+    this.leaseRefused = true;
+    this.host.leaseMoved(this.partition);
   }
 
   /**
@@ -304,7 +316,7 @@ export class PartitionOwner {
       this.flowDeadline(r.flowDeadline); // its timer may have found the task running and passed on
     }
     else if (r.kind === 'terminal') this.host.outcomeWritten(this.partition, taskId, r.status);
-    else if (r.kind === 'lease-moved') this.host.leaseMoved(this.partition);
+    else if (r.kind === 'lease-moved') this.leaseGone();
   }
 
   // ---- flow deadlines -----------------------------------------------------
@@ -336,7 +348,7 @@ export class PartitionOwner {
       if (r === 'timed-out') this.host.outcomeWritten(this.partition, due[i]!, 'TIMED_OUT');
     });
     if (results.includes('lease-moved')) {
-      this.host.leaseMoved(this.partition);
+      this.leaseGone();
       return;
     }
     await this.armDeadlines();

@@ -182,3 +182,18 @@ it('takes nothing back after releaseAll, whoever asks for a pass', async () => {
   expect(await Promise.all([0, 1, 2].map((p) => fx.client.get(fx.keys.lease(p))))).toEqual([null, null, null]);
   expect(m.heldPartitions()).toEqual([]);
 });
+
+it('runs one more pass for any number of asks made during a pass', async () => {
+  // Guards the coalescing: every refused script of a batch asked for a pass, and each got one.
+  const { m } = manager('a');
+  await m.setTargets(new Set([0, 1, 2]));
+  const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(String(await fx.client.info('commandstats')))?.[1] ?? 0);
+  const before = await calls();
+  await Promise.all(Array.from({ length: 10 }, () => m.tick()));
+  // two passes (the one asked first, one for the nine asked during it), a renewal a lease each at
+  // most (one still in flight when the next pass starts is not sent again); ten passes sent 29
+  const renewals = (await calls()) - before;
+  expect(renewals).toBeGreaterThanOrEqual(3);
+  expect(renewals).toBeLessThanOrEqual(6);
+  m.stop();
+});

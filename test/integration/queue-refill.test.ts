@@ -89,3 +89,28 @@ it('arms no timer for a delayed entry when its partition unloads while the refil
   expect((p as unknown as { timers: { size: number } }).timers.size).toBe(0);
   expect(q.wakeAt).toBe(Infinity);
 });
+
+it('tells the node once that its lease moved, and does not expire the refused batch again and again', async () => {
+  // Guards a refused expiry batch: each refused script asked for a lease pass of its own (15
+  // passes for one batch), and the timer, re-armed at once, ran the batch again until the unload.
+  const moved: number[] = [];
+  const host = {
+    headsAvailable: () => undefined, isNodeGone: async () => false, leaseMoved: (p: number) => moved.push(p),
+    cancelAttempt: () => undefined,
+  } as Partial<PartitionHost> as PartitionHost;
+  const p = new PartitionOwner({ partition: 0, epoch: 1, token: 'a:1' }, s.client, s.keys, s.store, host, { now: () => Date.now() }, log);
+  await s.client.set(s.keys.lease(0), 'b:2'); // another node holds it now
+  const due = Date.now() - 1000;
+  for (let i = 0; i < 20; i++) await s.client.zadd(s.keys.inflight(0), due, `gone-${i}`);
+  const before = await evalshaCalls();
+  p.attemptDeadline(due);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(moved).toEqual([0]);
+  // one batch of 20 refused scripts, not a batch a turn
+  expect((await evalshaCalls()) - before).toBe(20);
+});
+
+async function evalshaCalls(): Promise<number> {
+  const stats = String(await s.client.info('commandstats'));
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
