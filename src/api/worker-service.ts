@@ -85,6 +85,7 @@ async function readFrames(
   it: AsyncIterator<pb.WorkerFrame>, slot: Slot, gateway: Gateway, log: Logger, signal: AbortSignal, ending: StreamEnding,
 ): Promise<void> {
   let graceful = false;
+  let notRead = false;
   try {
     for (;;) {
       const r = await it.next();
@@ -98,14 +99,28 @@ async function readFrames(
         break;
       }
       await handleFrame(r.value, slot, gateway);
+      // Each frame may queue an answer (an ack echoes its token, up to a MiB): a worker that
+      // sends and never reads would have the node hold them all.
+      if (slot.out.size > MAX_UNREAD_FRAMES) {
+        notRead = true;
+        throw zdError('ZD_STREAM_NOT_READ', { count: slot.out.size, cap: MAX_UNREAD_FRAMES });
+      }
     }
   } catch (err) {
     if (err instanceof ZdError) ending.error = err;
     log.debug({ stream: slot.id, err: (err as Error).message }, 'worker stream ended');
   } finally {
     await gateway.unregister(slot, graceful).catch((err: Error) => log.warn({ err: err.message }, 'unregister failed'));
+    // After unregister, which takes back a task frame the worker never read: the rest goes too.
+    if (notRead) slot.out.clear();
   }
 }
+
+/**
+ * Frames a stream may have waiting for its worker to read: a slot has a task, its ack, a
+ * cancel and a ping in flight at most, so a worker past this reads nothing (ZD_STREAM_NOT_READ).
+ */
+const MAX_UNREAD_FRAMES = 64;
 
 /** How long a stream that ended while holding a task waits to learn whether it was reset. */
 const RESET_GRACE_MS = 150;

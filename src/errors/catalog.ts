@@ -27,6 +27,10 @@ export const ERROR_CATALOG = {
   ZD_TOO_MANY_STREAMS: {
     grpc: Status.RESOURCE_EXHAUSTED, http: 429, message: 'this node has {count} registered streams (matching.maxStreams = {cap})',
   },
+  ZD_STREAM_NOT_READ: {
+    grpc: Status.RESOURCE_EXHAUSTED, http: 429,
+    message: 'the worker reads none of its stream: {count} frames wait for it (at most {cap})',
+  },
   ZD_TASK_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'task {taskId} not found' },
   ZD_RPC_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'no connected worker supports rpc {rpcName} of flow type {flowType}' },
   ZD_RPC_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'no worker took rpc {rpcName} within {waitMs} ms ({reason})' },

@@ -223,8 +223,10 @@ export class Gateway {
     slot.attempt = undefined;
     if (!held) return;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
-    // A task held behind an ack (Slot.awaitAck) never reached the worker either.
-    const returned = graceful || !held.delivered || slot.holdsTask;
+    // A task held behind an ack (Slot.awaitAck), or whose frame still waits to be written (a
+    // worker that reads slowly or not at all), never reached the worker either.
+    const unread = held.delivered && !graceful && held.task !== undefined && slot.takeBackUnread(held.task);
+    const returned = graceful || !held.delivered || slot.holdsTask || unread;
     if (returned) this.metrics.returnedAttempts.inc({ reason: graceful ? 'drain_no_output' : 'write_failed' });
     const settle = returned
       ? () => this.returnTask(ref, held.queue)
@@ -447,15 +449,15 @@ export class Gateway {
     const token = encodeToken({ partition, taskId: started.taskId, attempt: started.attempt, nonce: started.nonce });
     slot.attempt = { partition, taskId: started.taskId, attempt: started.attempt, nonce: started.nonce, queue, token, delivered: false };
     this.hooks.attemptStarted(partition, started.deadlineAt);
-    const written = slot.state === 'busy' && slot.send({
-      step_task: {
-        task_token: token, task_id: started.taskId, tenant: started.tenant, flow_id: started.flowId,
-        flow_type: started.flowType, step_type: started.stepType, step_execution_id: started.stepExecutionId,
-        attempt: started.attempt, input: started.input, enqueued_at_ms: started.enqueuedAt, started_at_ms: now,
-        method_timeout_ms: started.methodTimeout, heartbeat_timeout_ms: started.heartbeatTimeout,
-        flow_deadline_ms: started.flowDeadline,
-      },
-    }, now);
+    const task: pb.IStepTask = {
+      task_token: token, task_id: started.taskId, tenant: started.tenant, flow_id: started.flowId,
+      flow_type: started.flowType, step_type: started.stepType, step_execution_id: started.stepExecutionId,
+      attempt: started.attempt, input: started.input, enqueued_at_ms: started.enqueuedAt, started_at_ms: now,
+      method_timeout_ms: started.methodTimeout, heartbeat_timeout_ms: started.heartbeatTimeout,
+      flow_deadline_ms: started.flowDeadline,
+    };
+    slot.attempt.task = task;
+    const written = slot.state === 'busy' && slot.send({ step_task: task }, now);
     if (!written) {
       slot.attempt = undefined;
       this.metrics.returnedAttempts.inc({ reason: 'write_failed' });

@@ -17,6 +17,8 @@ export interface HeldAttempt {
   token: string;
   /** Set once the start script committed and the frame was queued. */
   delivered: boolean;
+  /** The task as its frame carries it (Slot.takeBackUnread). */
+  task?: pb.IStepTask;
   /** A Cancel for it went to the worker. */
   cancelled?: boolean;
 }
@@ -147,6 +149,14 @@ export class Slot {
     const held = this.held;
     this.held = [];
     for (const f of held) this.out.push(f);
+  }
+
+  /**
+   * Takes back the frame carrying `task` if the stream has not written it yet (the worker
+   * reads slowly, or not at all): true when it did, and the worker never saw the task.
+   */
+  takeBackUnread(task: pb.IStepTask): boolean {
+    return this.out.withdrawWhere((f) => f.step_task === task || f.result_ack?.next_task === task);
   }
 
   /** Whether a task frame is held behind an ack (so the worker has not seen it). */

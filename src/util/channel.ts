@@ -38,10 +38,20 @@ export class Channel<T> implements AsyncIterable<T> {
   /** Takes back an item the reader has not taken yet; false when it has (or was never queued). */
   withdraw(item: T): boolean {
     // Withdrawn items are most often the oldest (callers time out in order): found near the front.
-    const i = this.items.indexOf(item);
+    return this.withdrawWhere((x) => x === item);
+  }
+
+  /** Takes back the first item not read yet that `matches`; false when there is none. */
+  withdrawWhere(matches: (item: T) => boolean): boolean {
+    const i = this.items.findIndex(matches);
     if (i < 0) return false;
     this.items.splice(i, 1);
     return true;
+  }
+
+  /** Drops every item the reader has not taken yet. */
+  clear(): void {
+    this.discard();
   }
 
   /** Items waiting for the reader. */
