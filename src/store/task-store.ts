@@ -228,13 +228,15 @@ export class TaskStore {
    * command for Redis to parse and one Lua entry instead of one per task. A
    * Redis Cluster call must stay in one hash slot, so there the batch goes as
    * one call per partition. Tasks already committed stay committed when a
-   * later one fails; the batch then rejects, and a retry is idempotent.
+   * later one fails; the batch then rejects, once every call has answered (a caller that
+   * gives back the slots bound to it must not do so while a start may still commit in one),
+   * and a retry is idempotent.
    * `starts[i]`, when set, is an idle slot bound to task i: the script starts
    * the task there unless the flow remembers another sticky worker.
    */
   async enqueueMany(tasks: NewTask[], now: number, starts: readonly (EnqueueStart | undefined)[] = []): Promise<Enqueued[]> {
     const out = new Array<Enqueued>(tasks.length);
-    await Promise.all(this.enqueueGroups(tasks).map(async (idx) => {
+    const calls = await Promise.allSettled(this.enqueueGroups(tasks).map(async (idx) => {
       if (idx.length === 1 && !starts[idx[0]!]) {
         out[idx[0]!] = await this.enqueue(tasks[idx[0]!]!, now);
         return;
@@ -254,6 +256,8 @@ export class TaskStore {
         out[i] = enqueued(r.slice(3 * k, 3 * k + 3));
       });
     }));
+    const failed = calls.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+    if (failed) throw failed.reason;
     return out;
   }
 
