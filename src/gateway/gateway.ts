@@ -221,7 +221,9 @@ export class Gateway {
     }
     const held = slot.attempt;
     slot.attempt = undefined;
-    if (!held) return;
+    // A result read in the same turn as the stream's end is recorded (and retried) by its own
+    // call; failing the attempt here reached Redis first (results are batched to the turn's end).
+    if (!held || held.recording) return;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     // A task held behind an ack (Slot.awaitAck), or whose frame still waits to be written (a
     // worker that reads slowly or not at all), never reached the worker either.
@@ -540,6 +542,7 @@ export class Gateway {
         }
       }
     };
+    held.recording = true;
     try {
       await record();
     } catch (err) {

@@ -21,6 +21,8 @@ export interface HeldAttempt {
   task?: pb.IStepTask;
   /** A Cancel for it went to the worker. */
   cancelled?: boolean;
+  /** Its result is on its way to Redis: that ends the attempt, not the stream's end. */
+  recording?: boolean;
 }
 
 export interface SlotRegistration {
