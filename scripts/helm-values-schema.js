@@ -10,6 +10,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const { schema } = require(process.argv[2] ? path.resolve(process.argv[2]) : path.join(root, 'dist', 'config', 'schema.js'));
+const { PARTITIONS_MAX } = require(path.join(root, 'dist', 'config', 'load.js'));
 
 const DUR = { oneOf: [{ type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)?$' }, { type: 'integer', minimum: 0 }] };
 const fmt = (f) => {
@@ -33,6 +34,8 @@ for (const [sec, keys] of Object.entries(schema)) {
   if (sec === 'redis' || sec === 'auth' || sec === 'tls') continue; // top-level values sections
   const props = {};
   for (const [k, d] of Object.entries(keys)) if (!chartOwned.has(`${sec}.${k}`)) props[k] = describe(d);
+  // bounded by the node's own check (src/config/load.ts), which convict's formats cannot say
+  if (sec === 'cluster') props.partitions.maximum = PARTITIONS_MAX;
   config.properties[sec] = { type: 'object', additionalProperties: false, properties: props };
 }
 const r = schema.redis;
@@ -66,7 +69,7 @@ const out = {
       sentinelName: str,
       username: { type: 'string', description: r.username.doc },
       password: str,
-      keyPrefix: str,
+      keyPrefix: { type: 'string', pattern: '^[^{}]*$', description: "no braces: each partition's keys carry the hash tag {p} after the prefix" },
       waitReplicas: { type: 'integer', minimum: 0 },
       tls: obj({
         enabled: { type: 'boolean', description: r.tls.doc },

@@ -5,6 +5,7 @@
 import { InvalidArgumentError } from 'commander';
 import { loadConfig, ConfigError, type Config, type LoadOptions } from '../config';
 import type { Logger } from '../util/logger';
+import { MAX_TIMER_MS } from '../util/clock';
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad config or usage. */
 /**
@@ -100,10 +101,12 @@ export function onShutdownSignals(logger: Logger, shutdown: (signal: NodeJS.Sign
     }
     received = true;
     logger.info({ signal }, 'shutting down: draining');
+    // drain.timeout is at most what a timer holds; the grace added to it must not push it past
+    // (a longer delay fires after 1 ms: the node exited at once without draining).
     setTimeout(() => {
       logger.error({ forceAfterMs }, 'shutdown deadline passed: forcing exit');
       process.exit(EXIT_FAILURE);
-    }, forceAfterMs).unref();
+    }, Math.min(forceAfterMs, MAX_TIMER_MS)).unref();
     shutdown(signal).then(
       () => process.exit(EXIT_OK),
       (err: unknown) => {

@@ -193,14 +193,24 @@ function toConfigError(err: unknown): ConfigError {
 const TIMER_KEYS = [
   'matching.dispatchWait', 'matching.stickyWait', 'matching.syncMatchWait', 'matching.headsResyncInterval', 'matching.pingInterval',
   'limits.maxWait', 'limits.httpKeepAliveTimeout', 'cluster.heartbeat', 'cluster.nodeTtl', 'cluster.leaseTtl',
-  'fetch.wait', 'fetch.maxWait', 'auth.reloadInterval',
+  'fetch.wait', 'fetch.maxWait', 'auth.reloadInterval', 'drain.timeout',
 ] as const;
+
+/**
+ * The most partitions a cluster may have: a Redis Cluster has 16 384 hash slots, so more
+ * spread the keys no further while every node loads and scans each one (task and outcome
+ * ids name their partition in at most six digits, and a YAML 1e20 hung the boot).
+ */
+export const PARTITIONS_MAX = 16_384;
 
 /** Checks between keys (convict validates one key at a time). */
 function checkRelations(c: Config): void {
   const fail = (key: string, reason: string): never => {
     throw new ConfigError(key, reason);
   };
+  if (c.cluster.partitions > PARTITIONS_MAX) {
+    fail('cluster.partitions', `${c.cluster.partitions} is more than ${PARTITIONS_MAX}, the hash slots of a Redis Cluster: more partitions spread the keys no further`);
+  }
   for (const key of TIMER_KEYS) {
     const [section, name] = key.split('.') as [keyof Config, string];
     const ms = (c[section] as unknown as Record<string, number>)[name]!;

@@ -20,6 +20,8 @@ it.each([
   'matching.dispatchWait', 'matching.stickyWait', 'matching.syncMatchWait', 'matching.headsResyncInterval', 'matching.pingInterval',
   'limits.maxWait', 'limits.httpKeepAliveTimeout', 'cluster.heartbeat', 'cluster.nodeTtl', 'cluster.leaseTtl',
   'fetch.wait', 'fetch.maxWait', 'auth.reloadInterval',
+  // SIGTERM's forced-exit timer: at 25d it fired after 1 ms and the node exited without draining
+  'drain.timeout',
 ])('%s of 30d fails naming the key', (key) => {
   // Room for every relation the key has, so the only fault is the timer's bound.
   const err = failure({
@@ -33,4 +35,14 @@ it('takes the longest duration a timer holds, and longer ones where no timer hol
   const c = loadConfig({ env: {}, overrides: { 'auth.reloadInterval': 2 ** 31 - 1, 'outcomes.retention': '90d' } });
   expect(c.auth.reloadInterval).toBe(2 ** 31 - 1);
   expect(c.outcomes.retention).toBe(90 * 86_400_000);
+});
+
+it('refuses more partitions than a Redis Cluster has hash slots, naming the key', () => {
+  // A YAML 1e20 hung the boot; past six digits task and outcome ids no longer parse.
+  for (const partitions of [16_385, 1e20]) {
+    const err = failure({ 'cluster.partitions': partitions });
+    expect(err.key).toBe('cluster.partitions');
+    expect(err.message).toMatch(/is more than 16384, the hash slots of a Redis Cluster/);
+  }
+  expect(loadConfig({ env: {}, overrides: { 'cluster.partitions': 16_384 } }).cluster.partitions).toBe(16_384);
 });

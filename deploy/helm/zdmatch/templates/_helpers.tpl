@@ -124,7 +124,7 @@ it; and the ones the node arms a Node timer with (src/config/load.ts
 TIMER_KEYS) at most 2^31-1 ms, about 24.8 days: a longer timer fires at once.
 */}}
 {{- define "zdmatch.checkDurations" -}}
-{{- $timers := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.headsResyncInterval" "matching.pingInterval" "limits.maxWait" "limits.httpKeepAliveTimeout" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.wait" "fetch.maxWait" "auth.reloadInterval" }}
+{{- $timers := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.headsResyncInterval" "matching.pingInterval" "limits.maxWait" "limits.httpKeepAliveTimeout" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "fetch.wait" "fetch.maxWait" "auth.reloadInterval" "drain.timeout" }}
 {{- $values := .Values }}
 {{- range $key := list "matching.dispatchWait" "matching.stickyWait" "matching.syncMatchWait" "matching.headsResyncInterval" "matching.pingInterval" "matching.busyStreamSilence" "limits.maxWait" "limits.httpHeadersTimeout" "limits.httpRequestTimeout" "limits.httpKeepAliveTimeout" "cluster.heartbeat" "cluster.nodeTtl" "cluster.leaseTtl" "steps.initialInterval" "steps.maxInterval" "fetch.lockDuration" "fetch.maxLockDuration" "fetch.wait" "fetch.maxWait" "outcomes.retention" "outcomes.redeliverAfter" "auth.reloadInterval" "drain.timeout" }}
 {{- $p := splitList "." $key }}
