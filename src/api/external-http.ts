@@ -19,6 +19,7 @@ import type { Config } from '../config';
 import { ERROR_CATALOG, invalidArgument, storeUnavailable, zdError, ZdError } from '../errors';
 import type { ClaimedTask } from '../store/fetch-store';
 import type { Logger } from '../util/logger';
+import { MAX_TIMER_MS } from '../util/clock';
 import { authorizeFetch, authorizeTask } from './external-service';
 import type { ExternalTasks } from './external-tasks';
 import {
@@ -124,8 +125,13 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
   });
 }
 
+/**
+ * Writes a JSON response; false when it did not reach the socket whole. A client that reads
+ * none of it within `writeTimeoutMs` loses the connection: it held the socket and the
+ * response's memory for good (and, for a fetch, locks it never sees until they lapse).
+ */
 function sendJson(
-  res: http.ServerResponse, status: number, body: unknown, close = false, headers: Record<string, string> = {},
+  res: http.ServerResponse, status: number, body: unknown, writeTimeoutMs: number, close = false, headers: Record<string, string> = {},
 ): Promise<boolean> {
   return new Promise((resolve) => {
     if (res.destroyed || res.writableEnded) {
@@ -133,8 +139,21 @@ function sendJson(
       return;
     }
     const text = JSON.stringify(body);
-    res.once('finish', () => resolve(true));
-    res.once('close', () => resolve(res.writableFinished));
+    // Destroyed, the response may still emit 'finish' (Node ends it with the socket): not written.
+    let stalledOut = false;
+    const stalled = setTimeout(() => {
+      stalledOut = true;
+      res.destroy();
+    }, Math.min(writeTimeoutMs, MAX_TIMER_MS));
+    stalled.unref();
+    res.once('finish', () => {
+      clearTimeout(stalled);
+      resolve(!stalledOut);
+    });
+    res.once('close', () => {
+      clearTimeout(stalled);
+      resolve(!stalledOut && res.writableFinished);
+    });
     res.writeHead(status, {
       ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(close ? { connection: 'close' } : {}),
     });
@@ -239,7 +258,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
       const r = parseFetch('http', body, c);
       authorizeFetch(principal, r);
       const tasks = await surface.fetchAndLock(r, signal);
-      const written = await sendJson(res, 200, { tasks: tasks.map(lockedTaskToJson) });
+      const written = await sendJson(res, 200, { tasks: tasks.map(lockedTaskToJson) }, c.limits.httpRequestTimeout);
       // Claimed for a response that never reached the caller: give the locks back at once.
       if (!written && tasks.length > 0) await surface.unlockClaimed(r.workerId, tasks);
       return;
@@ -251,7 +270,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
     // tenant, telling a foreign worker which ids exist (docs/security.md). gRPC checks in this order too.
     const run = parseTaskRoute(action, body, c);
     await authorizeTask(principal, surface, ref);
-    await sendJson(res, 200, await run(surface, ref, workerId));
+    await sendJson(res, 200, await run(surface, ref, workerId), c.limits.httpRequestTimeout);
   }
 
   return (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -280,7 +299,7 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
         e = zdError('ZD_INTERNAL');
       }
       // A body not read to its end (refused early, or too large): close the connection after answering.
-      void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), !state.bodyRead && req.readableEnded === false, errorHeaders(e));
+      void sendJson(res, ERROR_CATALOG[e.zdCode].http, errorBody(e), c.limits.httpRequestTimeout, !state.bodyRead && req.readableEnded === false, errorHeaders(e));
     });
   };
 }

@@ -48,7 +48,7 @@ export const schema = {
     },
     httpHeadersTimeout: { doc: 'HTTP listener: time to receive a request\'s headers', format: 'duration', default: '10s', env: 'ZD_LIMITS_HTTP_HEADERS_TIMEOUT' },
     httpRequestTimeout: {
-      doc: 'HTTP listener: time to receive a whole request; must exceed fetch.maxWait (long polls)',
+      doc: 'HTTP listener: time to receive a whole request, and for a client to take a response; must exceed fetch.maxWait (long polls)',
       format: 'duration', default: '90s', env: 'ZD_LIMITS_HTTP_REQUEST_TIMEOUT',
     },
     httpMaxHeaders: { doc: 'HTTP listener: most headers in a request', format: 'positive-int', default: 100, env: 'ZD_LIMITS_HTTP_MAX_HEADERS' },

@@ -1,0 +1,48 @@
+/**
+ * A fetch-and-lock over HTTP whose client never reads the answer: the node gives the
+ * connection limits.httpRequestTimeout to take the response, then closes it and gives
+ * the claimed locks back at once, instead of holding the socket, the response's memory
+ * and the locks for good. One node, a raw TCP client that stops reading, a real redis-server.
+ */
+import net from 'node:net';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { sleep } from '../helpers/wait';
+import { fetchClients } from '../helpers/fetch';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+afterEach(() => t.close());
+
+it('closes the connection of a client that reads none of its answer, and gives its locks back', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('http-stall'), {
+    'limits.httpRequestTimeout': '2s', 'limits.httpHeadersTimeout': '1s', 'fetch.maxWait': '1s', 'fetch.wait': '1s',
+  });
+  const input = Buffer.alloc(960_000, 7); // four to an answer: about 5 MB of JSON, more than the kernel's socket buffers take
+  for (let i = 0; i < 8; i++) {
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big-${i}`, flow_type: 'order', step_type: 'big', step_execution_id: 'x', input } });
+  }
+  const [host, port] = t.node.httpAddress!.split(':') as [string, string];
+  const body = JSON.stringify({ workerId: 'staller', topics: [{ tenant: 'acme', flowType: 'order', stepType: 'big' }], waitMs: 1, maxTasks: 8, lockDurationMs: 600_000 });
+  let socket!: net.Socket;
+  const closed = new Promise<void>((resolve) => {
+    socket = net.connect({ host, port: Number(port) }, () => {
+      socket.pause(); // reads nothing
+      socket.write(`POST /v1/external-tasks/fetch-and-lock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    });
+    socket.on('close', () => resolve());
+    socket.on('error', () => undefined);
+  });
+  await sleep(4000); // past limits.httpRequestTimeout
+  // The locks it never saw are back: another worker takes every task now, not in ten minutes.
+  const { external } = fetchClients(t);
+  const taken = new Set<string>();
+  for (let i = 0; i < 4; i++) { // an answer carries about four of these
+    const r = await external.fetchAndLock({ worker_id: `other-${i}`, topics: [{ tenant: 'acme', flow_type: 'order', step_type: 'big' }], max_tasks: 8, wait_ms: 1 });
+    for (const x of r.tasks) taken.add(x.task_id);
+  }
+  expect(taken.size).toBe(8);
+  // and the node closed the connection: reading again, the client finds it ended
+  socket.resume();
+  await expect(Promise.race([closed.then(() => 'closed'), sleep(3000).then(() => 'open')])).resolves.toBe('closed');
+}, 30_000);
