@@ -10,7 +10,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const { schema } = require(process.argv[2] ? path.resolve(process.argv[2]) : path.join(root, 'dist', 'config', 'schema.js'));
-const { PARTITIONS_MAX } = require(path.join(root, 'dist', 'config', 'load.js'));
+const { PARTITIONS_MAX, PAYLOAD_BYTES_MAX } = require(path.join(root, 'dist', 'config', 'load.js'));
 
 const DUR = { oneOf: [{ type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)?$' }, { type: 'integer', minimum: 0 }] };
 const fmt = (f) => {
@@ -36,6 +36,7 @@ for (const [sec, keys] of Object.entries(schema)) {
   for (const [k, d] of Object.entries(keys)) if (!chartOwned.has(`${sec}.${k}`)) props[k] = describe(d);
   // bounded by the node's own check (src/config/load.ts), which convict's formats cannot say
   if (sec === 'cluster') props.partitions.maximum = PARTITIONS_MAX;
+  if (sec === 'limits') props.maxPayloadBytes.maximum = PAYLOAD_BYTES_MAX;
   config.properties[sec] = { type: 'object', additionalProperties: false, properties: props };
 }
 const r = schema.redis;

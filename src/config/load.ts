@@ -203,11 +203,22 @@ const TIMER_KEYS = [
  */
 export const PARTITIONS_MAX = 16_384;
 
+/**
+ * The largest limits.maxPayloadBytes: a task, a locked task or an outcome goes to its
+ * client in one gRPC message with its ids and fields, and clients receive at most 4 MiB
+ * in one (gRPC's default, the SDK's): past this a payload the node took could never be
+ * read, and a fetched task stayed locked unseen until its lock expiries made it terminal.
+ */
+export const PAYLOAD_BYTES_MAX = 3.5 * 1024 * 1024;
+
 /** Checks between keys (convict validates one key at a time). */
 function checkRelations(c: Config): void {
   const fail = (key: string, reason: string): never => {
     throw new ConfigError(key, reason);
   };
+  if (c.limits.maxPayloadBytes > PAYLOAD_BYTES_MAX) {
+    fail('limits.maxPayloadBytes', `${c.limits.maxPayloadBytes} is more than ${PAYLOAD_BYTES_MAX} (3.5 MiB): a client receives at most 4 MiB in one gRPC message, and a task carries its payload with its ids in one`);
+  }
   if (c.cluster.partitions > PARTITIONS_MAX) {
     fail('cluster.partitions', `${c.cluster.partitions} is more than ${PARTITIONS_MAX}, the hash slots of a Redis Cluster: more partitions spread the keys no further`);
   }

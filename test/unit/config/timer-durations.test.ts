@@ -46,3 +46,12 @@ it('refuses more partitions than a Redis Cluster has hash slots, naming the key'
   }
   expect(loadConfig({ env: {}, overrides: { 'cluster.partitions': 16_384 } }).cluster.partitions).toBe(16_384);
 });
+
+it('refuses a payload limit no client could receive, naming the key', () => {
+  // At 6 MiB the node took a 5 MiB input that no SDK client could read back: the fetched
+  // task stayed locked unseen, each fetch counting a lock expiry until it turned terminal.
+  const err = failure({ 'limits.maxPayloadBytes': 6 * 1024 * 1024 });
+  expect(err.key).toBe('limits.maxPayloadBytes');
+  expect(err.message).toMatch(/is more than 3670016 \(3\.5 MiB\): a client receives at most 4 MiB in one gRPC message/);
+  expect(loadConfig({ env: {}, overrides: { 'limits.maxPayloadBytes': 3.5 * 1024 * 1024 } }).limits.maxPayloadBytes).toBe(3_670_016);
+});
