@@ -560,6 +560,12 @@ export class Gateway {
 
   /** The worker lacks the type: return the task unconsumed and remember the decline. */
   async decline(slot: Slot, msg: pb.IDecline): Promise<void> {
+    if (msg.reason !== pb.DeclineReason.UNKNOWN_TYPE && msg.reason !== pb.DeclineReason.NO_CAPACITY) {
+      // Refused, changing nothing: read as UNKNOWN_TYPE it returned the task and stopped the type
+      // from being offered to this worker, on a frame that said neither.
+      this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_INVALID, `decline.reason: must be UNKNOWN_TYPE or NO_CAPACITY, got ${msg.reason ?? 0}`);
+      return;
+    }
     const rpc = slot.rpc;
     if (rpc && rpc.token === msg.task_token) {
       // Only a worker that lacks the name is remembered as lacking it; an older SDK's

@@ -85,3 +85,19 @@ it('leaves a flow\'s sticky entry naming another worker when a stopping worker c
   await a.nextOf('result_ack');
   expect(await redis.command('GET', runA)).toBe('w2');
 });
+
+it('refuses a decline without a reason, naming the field, and keeps the task on the slot', async () => {
+  // Guards Decline.reason: 0 was read as UNKNOWN_TYPE, the task went back and the type was
+  // no longer offered to this worker, on a frame that said neither.
+  const a = await slot();
+  await enqueue('no-reason');
+  const task = (await a.nextOf('step_task')).step_task!;
+  a.send({ decline: { task_token: task.task_token, reason: pb.DeclineReason.DECLINE_REASON_UNSPECIFIED } });
+  const ack = (await a.nextOf('result_ack')).result_ack!;
+  expect(ack).toMatchObject({ task_token: task.task_token, verdict: pb.ResultVerdict.REFUSED_INVALID });
+  expect(ack.error).toMatch(/^decline\.reason: must be UNKNOWN_TYPE or NO_CAPACITY/);
+  expect((await env.t.matching.getTask({ task_id: task.task_id })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
+  // the task is still the slot's: its result is taken
+  a.send({ step_result: { task_token: task.task_token, output: Buffer.from('x') } });
+  expect((await a.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+});
