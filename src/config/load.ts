@@ -124,7 +124,11 @@ function readConfigFile(file: string): Record<string, unknown> {
   if (typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError('file', `${file}: must be a mapping of sections (such as matching:), not a ${Array.isArray(parsed) ? 'list' : typeof parsed}`);
   }
-  return parsed as Record<string, unknown>;
+  // A section whose keys are all commented out (`fetch:` alone) is empty, not null: loaded as null
+  // it replaced the whole section, and the node refused to boot over a key the file never named.
+  const sections = parsed as Record<string, unknown>;
+  for (const [name, value] of Object.entries(sections)) if (value === null) sections[name] = {};
+  return sections;
 }
 
 /** `{ 'auth.enabled': false }` → `{ auth: { enabled: false } }`. */

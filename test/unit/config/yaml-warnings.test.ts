@@ -40,3 +40,13 @@ it.each([
   expect(message).not.toContain(SECRET);
   expect(message).not.toContain('\n');
 });
+
+it('takes a section whose keys are all commented out as empty, keeping its defaults', () => {
+  // Guards `fetch:` alone: YAML reads it as null, which replaced the whole section, and the node
+  // refused to boot over "fetch.lockDuration missing", a key the file never named.
+  const file = path.join(tmp, 'empty-section.yaml');
+  fs.writeFileSync(file, 'fetch:\n  # lockDuration: 5m\nmatching:\n  dispatchWait: 12s\n');
+  const c = loadConfig({ env: {}, file });
+  expect(c.fetch).toEqual(loadConfig({ env: {} }).fetch);
+  expect(c.matching.dispatchWait).toBe(12_000);
+});
