@@ -16,7 +16,7 @@ import type { LockVerdict } from '../store/codes';
 import type { ClaimedTask, FetchStore, TerminalTaskRecord } from '../store/fetch-store';
 import type { OutcomeStatusName } from '../store/task-store';
 import { formatOutcomeId } from '../store/outcomes';
-import type { Clock } from '../util/clock';
+import { MAX_TIMER_MS, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { FailInput, FetchRequest, TaskRef } from './external-validation';
 import type { LongPollGate } from './long-polls';
@@ -60,6 +60,8 @@ export interface ExternalTasksHooks {
 
 /** Shortest sleep between claims when the queues report something already due that the claim did not take. */
 const MIN_RECHECK_MS = 25;
+/** How long past its wait a fetch gives a claim Redis has not answered. */
+const CLAIM_GRACE_MS = 1000;
 
 export function verdictError(taskId: string, v: LockVerdict): ZdError {
   switch (v) {
@@ -102,7 +104,9 @@ export class ExternalTasks {
       const deadline = this.d.clock.now() + r.waitMs;
       for (let round = 0; ; round++) {
         if (signal.aborted) return [];
-        const { tasks, nextDue } = await this.claimInTurn(r, queues, turnKey, signal);
+        const claimed = await this.claimWithin(r, queues, turnKey, signal, deadline);
+        if (!claimed) return [];
+        const { tasks, nextDue } = claimed;
         if (tasks.length > 0) {
           if (this.hooks.afterClaim) await this.hooks.afterClaim(tasks);
           // Claimed past what one answer can carry: those go back at once, unseen.
@@ -120,6 +124,30 @@ export class ExternalTasks {
       sub.close();
       release?.();
     }
+  }
+
+  /**
+   * A claim, or undefined once the fetch's wait is over (and a grace) while Redis has not
+   * answered: a wait ends in an empty list, never a hang (DESIGN §7). What the claim locks
+   * when Redis answers after all goes back at once: nobody will see it.
+   */
+  private async claimWithin(
+    r: FetchRequest, queues: string[], turnKey: string, signal: AbortSignal, deadline: number,
+  ): Promise<{ tasks: ClaimedTask[]; nextDue: number } | undefined> {
+    const claim = this.claimInTurn(r, queues, turnKey, signal);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), Math.min(MAX_TIMER_MS, Math.max(0, deadline - this.d.clock.now()) + CLAIM_GRACE_MS));
+    });
+    try {
+      const first = await Promise.race([claim, late]);
+      if (first) return first;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.d.log.warn({ workerId: r.workerId, queues }, 'fetch claim unanswered past its wait: answering empty');
+    void claim.then((c) => (c.tasks.length > 0 ? this.unlockClaimed(r.workerId, c.tasks) : undefined), () => undefined);
+    return undefined;
   }
 
   /** The tenant of a task (live, else its retained outcome); undefined when neither exists (authorisation, docs/security.md). */

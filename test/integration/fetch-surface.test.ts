@@ -692,3 +692,22 @@ describe('complete: verify and hold the lock, write the outcome, then delete', (
     });
   });
 });
+
+describe('a long poll while Redis does not answer', () => {
+  it('ends at its wait with an empty list, not when Redis answers again', async () => {
+    // Guards DESIGN §7 "a wait ends in an empty list, never a hang": the claim was awaited
+    // with no bound, and a fetch on a node whose Redis stalled had no answer at all.
+    await boot();
+    await fetch(); // the topic's first claim, with Redis answering
+    const pausedAt = Date.now();
+    await redis.command('CLIENT', 'PAUSE', '5000', 'ALL'); // every client waits, UNPAUSE too
+    try {
+      const started = Date.now();
+      const r = await fetch({ wait_ms: 1000 });
+      expect(r.tasks).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(3500); // its wait and a second's grace, not the pause
+    } finally {
+      await sleep(Math.max(0, pausedAt + 5200 - Date.now()));
+    }
+  });
+});
