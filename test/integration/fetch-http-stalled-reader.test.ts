@@ -39,7 +39,7 @@ it('closes the connection of a client that reads none of its answer, and gives i
   const taken = new Set<string>();
   for (let i = 0; i < 4; i++) { // an answer carries about four of these
     const r = await external.fetchAndLock({ worker_id: `other-${i}`, topics: [{ tenant: 'acme', flow_type: 'order', step_type: 'big' }], max_tasks: 8, wait_ms: 1 });
-    for (const x of r.tasks) taken.add(x.task_id);
+    for (const x of r.tasks) taken.add(x.task_id!);
   }
   expect(taken.size).toBe(8);
   // and the node closed the connection: reading again, the client finds it ended
