@@ -683,6 +683,12 @@ export class Gateway {
       // timer, not by reading the clock: a timer may fire a little before the clock
       // shows its time, and the call would then be held again with nothing to wake it.
       const stickyTimer = setTimeout(() => this.endStickyWindow(call), Math.max(0, call.stickyUntil - now));
+      // A caller gone before it got here (while its sticky worker was looked up): nothing runs.
+      if (signal.aborted) {
+        clearTimeout(stickyTimer);
+        onAbort();
+        return;
+      }
       signal.addEventListener('abort', onAbort, { once: true });
       this.placeRpc(call);
     });

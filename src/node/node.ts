@@ -69,6 +69,13 @@ export interface NodeOptions {
   clock?: Clock;
 }
 
+/**
+ * The least a peer's message may hold: a capacity snapshot grows with workers × flow types
+ * and declines, not with payloads. Held to a payload's size, ten workers of 256 long flow
+ * types (1.3 MB) were refused on every send, and the peer never learned of any of them.
+ */
+const MESH_MESSAGE_BYTES_MIN = 64 * 1024 * 1024;
+
 export class ZdNode {
   state: NodeState = 'starting';
   apiAddress = '';
@@ -379,7 +386,7 @@ export class ZdNode {
     this.apiAddress = `${hostOf(c.api.listen)}:${port}`;
 
     const internalPort = await listenGrpc('internal.listen', c.internal.listen,
-      () => this.mesh.listen(c.internal.listen, c.limits.maxPayloadBytes + 64 * 1024));
+      () => this.mesh.listen(c.internal.listen, Math.max(c.limits.maxPayloadBytes + 64 * 1024, MESH_MESSAGE_BYTES_MIN)));
     this.internalPort = internalPort;
     this.internalAddress = c.internal.advertise || `${hostOf(c.internal.listen)}:${internalPort}`;
     this.membership.setAddress(this.internalAddress);

@@ -296,3 +296,23 @@ it("does not count a peer's RPC-only worker as one that can run the flow type's 
   rpcOnly.reset();
   steps.reset();
 });
+
+it("hears a peer's capacity snapshot larger than a payload: many workers of many long flow types", async () => {
+  // Guards the mesh's message limit: held to limits.maxPayloadBytes, a 1.3 MB snapshot (ten
+  // workers of 256 long flow types, within the limits) was refused on every send, and the
+  // peer never learned of any of the workers.
+  const flowTypes = Array.from({ length: 256 }, (_, i) => `${'f'.repeat(240)}-${String(i).padStart(5, '0')}`);
+  for (let w = 0; w < 10; w++) await slotAt(b, `many-${w}`, { flow_types: flowTypes });
+  await seesWorker(a, 'many-9');
+});
+
+it('runs nothing for an RPC whose caller left before it reached the gateway', async () => {
+  // Guards an already-aborted signal: its abort event never fires, and the call went to an
+  // idle worker that ran it with nobody waiting for the answer.
+  const w = await slotAt(a, 'w-a');
+  const settled = await a.node.routing.invokeRpc({
+    tenant: 'acme', flowId: 'f', flowType: 'order', rpcName: 'x', input: Buffer.from('q'), sticky: '', waitMs: 2000, runMs: 5000,
+  }, AbortSignal.abort());
+  expect(settled).toMatchObject({ kind: 'unavailable' });
+  await expect(w.nextOf('rpc_task', 500)).rejects.toThrow(/no frame/);
+});
