@@ -91,6 +91,10 @@ export class PeerLink {
       const frame: pb.ILinkFrame = { id, offers: req };
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
+        // Not written yet (the peer reads slowly or not at all): it never will be. Left queued,
+        // timed-out batches piled up past the limit of batches awaiting answers, and a peer that
+        // caught up ran every stale one.
+        this.out.withdraw(frame);
         reject(new Error(`offer batch ${id}: no answer within ${this.offerTimeoutMs} ms`));
       }, this.offerTimeoutMs);
       this.pending.set(id, { frame, resolve, reject, timer });
