@@ -14,7 +14,7 @@
  */
 import { ServerError, type CallContext } from 'nice-grpc';
 import type { Principal } from '../auth/auth';
-import { invalidArgument, zdError } from '../errors';
+import { invalidArgument, storeUnavailable, zdError } from '../errors';
 import type { Logger } from '../util/logger';
 import { Channel } from '../util/channel';
 import { decodeErrorOf } from '../wire/adapter';
@@ -131,8 +131,15 @@ export class EnqueueStreams {
 /** The status a unary EnqueueSteps would have ended with (errorMiddleware's rule). */
 function callError(err: unknown, log: Logger): pb.ICallError {
   if (!(err instanceof ServerError)) {
-    log.error({ method: 'EnqueueStream', err: err instanceof Error ? err.stack : String(err) }, 'unexpected error in handler');
-    err = zdError('ZD_INTERNAL');
+    // Redis down or refusing: ZD_STORE_UNAVAILABLE (retry), as the unary call says, not a bug to report.
+    const unavailable = storeUnavailable(err);
+    if (unavailable) {
+      log.warn({ method: 'EnqueueStream', err: (err as Error).message }, 'store unavailable');
+      err = unavailable;
+    } else {
+      log.error({ method: 'EnqueueStream', err: err instanceof Error ? err.stack : String(err) }, 'unexpected error in handler');
+      err = zdError('ZD_INTERNAL');
+    }
   }
   const e = err as ServerError;
   return { code: e.code, message: e.details };

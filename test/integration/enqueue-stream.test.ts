@@ -170,3 +170,19 @@ it('the Client takes back the unwritten requests of enqueues that gave up on a n
     client.close();
   }
 });
+
+it('answers an enqueue on the stream that Redis refuses for now with ZD_STORE_UNAVAILABLE, as the unary call does', async () => {
+  // Guards the stream's error mapping: a Redis that said "not now" (READONLY here) answered
+  // ZD_INTERNAL ("report a bug") on the stream where EnqueueSteps answered a retryable error.
+  const client = new Client({ address: t.node.apiAddress });
+  try {
+    await client.enqueueStep({ tenant: 'acme', flowId: 'ro-open', flowType: 'order', stepType: 'pack', stepExecutionId: 'x' });
+    await redis.command('REPLICAOF', '127.0.0.1', '1'); // a replica now: writes answer READONLY
+    const err = await client.enqueueStep({ tenant: 'acme', flowId: 'ro', flowType: 'order', stepType: 'pack', stepExecutionId: 'x' })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ZD_STORE_UNAVAILABLE', status: Status.UNAVAILABLE });
+  } finally {
+    await redis.command('REPLICAOF', 'NO', 'ONE');
+    client.close();
+  }
+});
