@@ -143,6 +143,11 @@ export function registerBench(program: Command): void {
         if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
         else process.stdout.write(`${table(result)}\n`);
         if (result.timedOut) process.exitCode = 1;
+        // A run whose enqueues failed measured something else than it says: it fails, saying why.
+        if (result.enqueueErrors > 0) {
+          process.stderr.write(`error: ${result.enqueueErrors} enqueues failed; the last: ${result.lastEnqueueError ?? 'unknown'}\n`);
+          process.exitCode = 1;
+        }
       } catch (err) {
         // A run cut short by a signal fails because its processes stop; the signal handler exits once they have.
         if (signals?.received()) await new Promise(() => undefined);

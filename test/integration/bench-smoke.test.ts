@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
+import { startTestNode } from '../helpers/node';
+import { startEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 function bench(args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -91,3 +93,19 @@ test('zdmatch bench without --json prints its summary as a plain table when pipe
   expect(stdout).toMatch(/│ Redis CPU \/ Step\s+│ [\d.]+ µs/);
   expect(stdout).not.toContain('\u001b[');
 }, 25_000);
+
+test('zdmatch bench fails, naming the error, when its enqueues fail', async () => {
+  // Guards the exit code: every enqueue refused (a batch over limits.maxBatch) printed
+  // "0 / 200 (200 enqueue errors)" and exited 0, the error itself unsaid.
+  const redis = await startEmbeddedRedis();
+  const t = await startTestNode(redis.url, uniquePrefix('bench-err'), { 'limits.maxBatch': 10, 'auth.enabled': false });
+  try {
+    const err = await bench(['--address', t.node.apiAddress, '--mode', 'throughput', '--tasks', '200', '--warmup', '0', '--batch', '100', '--no-progress'], 30_000)
+      .then(() => undefined, (e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err!.message).toMatch(/error: 200 enqueues failed; the last: .*limits\.maxBatch/);
+  } finally {
+    await t.close();
+    await redis.stop();
+  }
+}, 40_000);

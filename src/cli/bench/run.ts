@@ -62,6 +62,8 @@ export interface BenchResult {
   completed: number;
   expected: number;
   enqueueErrors: number;
+  /** The last enqueue error a producer saw, when any failed. */
+  lastEnqueueError?: string;
   elapsedSec: number;
   tasksPerSec: number;
   offeredRate: number | null;
@@ -393,6 +395,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
       completed,
       expected,
       enqueueErrors,
+      ...(enqueueErrors > 0 ? { lastEnqueueError: phaseDone.map((d) => d.lastError).filter(Boolean).pop() } : {}),
       elapsedSec: round(elapsedSec, 3),
       tasksPerSec: round(elapsedSec > 0 ? completed / elapsedSec : 0, 0),
       offeredRate: cfg.mode === 'throughput' ? null : cfg.rate,
