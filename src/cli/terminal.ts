@@ -70,7 +70,7 @@ export function registerTerminal(program: Command): void {
   address(terminal.command('abandon'))
     .description('end a terminal task with a FAILED outcome')
     .argument('<taskId>', 'task id', nonEmpty)
-    .requiredOption('--reason <text>', 'why (carried by the outcome)')
+    .requiredOption('--reason <text>', 'why (carried by the outcome)', nonEmpty)
     .action(async (taskId: string, opts: CommonOptions & { reason: string }) => {
       const outcomeId = await withTerminalClient(opts.address, (c) => c.abandon(taskId, opts.reason));
       process.stdout.write(`${taskId} abandoned (outcome ${outcomeId})\n`);

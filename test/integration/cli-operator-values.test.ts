@@ -40,7 +40,9 @@ it.each([
   [['queues', '--tenant', 'acme', '--flow-type', ''], '--flow-type <type>'],
   [['terminal', 'list', '--tenant', 'acme', '--flow-type', ''], '--flow-type <type>'],
   [['terminal', 'list', '--tenant', 'acme', '--step-type', ''], '--step-type <type>'],
-])('%j exits 2 naming the empty filter instead of listing everything', async (args, flag) => {
+  // `--reason "$WHY"` unset: the node put its own words in the outcome in place of the operator's
+  [['terminal', 'abandon', '0-000000000000000000000001', '--reason', ''], '--reason <text>'],
+])('%j exits 2 naming the empty value instead of going on without it', async (args, flag) => {
   await client.enqueueStep({ tenant: 'acme', flowId: 'f1', flowType: 'order', stepType: 'charge', stepExecutionId: 's1' });
   const r = await runCliAsync([...args, ...addr()]);
   expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 2, stdout: '' });
