@@ -93,18 +93,16 @@ const WAIT_REPLICAS_MS = 1000;
  * characters, a fetch worker's id, an error message of up to 4096 — which a count of
  * characters put at a third of what the answer carries.
  */
-/** Whether an answer of these outcomes has room for one more as large as the largest (its read stopped at the bytes). */
-function roomForOneMore(found: readonly StoredOutcome[]): boolean {
+/** What an answer of these outcomes carries, as splitAtBytes counts it, and the largest of them. */
+function answerBytes(found: readonly StoredOutcome[]): { bytes: number; largest: number } {
+  let bytes = 0;
   let largest = 0;
-  for (const o of found) largest = Math.max(largest, outcomeTextBytes(o));
-  return answerBytes(found) + largest <= RESPONSE_BYTES_MAX;
-}
-
-/** What an answer of these outcomes carries, as splitAtBytes counts it. */
-function answerBytes(found: readonly StoredOutcome[]): number {
-  let n = 0;
-  for (const o of found) n += outcomeTextBytes(o);
-  return n;
+  for (const o of found) {
+    const n = outcomeTextBytes(o);
+    bytes += n;
+    largest = Math.max(largest, n);
+  }
+  return { bytes, largest };
 }
 
 function outcomeTextBytes(o: StoredOutcome): number {
@@ -340,9 +338,11 @@ export function matchingService(d: MatchingDeps) {
             found = await d.outcomes.claimStale(group, consumer, redeliverAfter, count, all, RESPONSE_BYTES_MAX);
             // A full claim may have left more stale ones behind (a dead consumer's backlog): the group's
             // next call claims again at once, not half a redeliver_after_ms later per batch.
-            if (found.length >= count || !roomForOneMore(found)) claimAtOnce.set(group, true);
+            // (or it stopped at the bytes, with no room for one more as large as its largest)
+            const claimed = answerBytes(found);
+            if (found.length >= count || claimed.bytes + claimed.largest > RESPONSE_BYTES_MAX) claimAtOnce.set(group, true);
           }
-          const room = RESPONSE_BYTES_MAX - answerBytes(found);
+          const room = RESPONSE_BYTES_MAX - answerBytes(found).bytes;
           if (found.length < count && room > 0) {
             found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, targets, room));
           }

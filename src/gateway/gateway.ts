@@ -227,7 +227,7 @@ export class Gateway {
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     // A task held behind an ack (Slot.awaitAck), or whose frame still waits to be written (a
     // worker that reads slowly or not at all), never reached the worker either.
-    const unread = held.delivered && !graceful && held.task !== undefined && slot.takeBackUnread(held.task);
+    const unread = held.delivered && !graceful && slot.takeBackUnread(held.token);
     const returned = graceful || !held.delivered || slot.holdsTask || unread;
     if (returned) this.metrics.returnedAttempts.inc({ reason: graceful ? 'drain_no_output' : 'write_failed' });
     const settle = returned
@@ -458,7 +458,6 @@ export class Gateway {
       method_timeout_ms: started.methodTimeout, heartbeat_timeout_ms: started.heartbeatTimeout,
       flow_deadline_ms: started.flowDeadline,
     };
-    slot.attempt.task = task;
     const written = slot.state === 'busy' && slot.send({ step_task: task }, now);
     if (!written) {
       slot.attempt = undefined;

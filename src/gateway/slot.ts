@@ -17,8 +17,6 @@ export interface HeldAttempt {
   token: string;
   /** Set once the start script committed and the frame was queued. */
   delivered: boolean;
-  /** The task as its frame carries it (Slot.takeBackUnread). */
-  task?: pb.IStepTask;
   /** A Cancel for it went to the worker. */
   cancelled?: boolean;
   /** Its result is on its way to Redis: that ends the attempt, not the stream's end. */
@@ -154,11 +152,11 @@ export class Slot {
   }
 
   /**
-   * Takes back the frame carrying `task` if the stream has not written it yet (the worker
-   * reads slowly, or not at all): true when it did, and the worker never saw the task.
+   * Takes back the frame carrying the task of `token` if the stream has not written it yet
+   * (the worker reads slowly, or not at all): true when it did, and the worker never saw it.
    */
-  takeBackUnread(task: pb.IStepTask): boolean {
-    return this.out.withdrawWhere((f) => f.step_task === task || f.result_ack?.next_task === task);
+  takeBackUnread(token: string): boolean {
+    return this.out.withdrawWhere((f) => (f.step_task ?? f.result_ack?.next_task)?.task_token === token);
   }
 
   /** Whether a task frame is held behind an ack (so the worker has not seen it). */
