@@ -70,8 +70,8 @@ it('returns a task whose frame the worker never read unconsumed when the stream 
   // counted as delivered, and the reset failed the attempt (it came back as attempt 2).
   const w = await deafWorker();
   await w.sendBogusResults(40); // more than the connection's window holds: answers wait in the node
-  await sleep(300);
-  expect(slotOf(t)!.out.size).toBeGreaterThan(0);
+  // Waited for, not slept on: on a loaded machine the 40 results take longer than any fixed pause.
+  await waitFor(() => (slotOf(t)?.out.size ?? 0) > 0, { timeoutMs: 10000, description: 'answers queued in the node' });
   const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
   await waitFor(async () => (await t.matching.getTask({ task_id: r.task_id })).task!.state === pb.TaskState.RUNNING, { timeoutMs: 3000, description: 'started on the deaf slot' });
   w.abort.abort();
