@@ -13,7 +13,12 @@
  *   and removes the data dir when this module created it; a `dataDir` passed
  *   in is kept, so a test can restart a server over the same files. `stop()`
  *   is idempotent.
- * - When this process exits, every embedded server still running is killed.
+ * - When this process exits, every embedded server still running is killed;
+ *   when it dies without a chance to (SIGKILL, OOM), a watchdog that reads
+ *   EOF on a pipe from it stops the server and removes its temp data dir.
+ * - The server runs in a process group of its own: Ctrl-C in a terminal
+ *   signals the whole foreground group, and the server must outlive the
+ *   node's drain into it.
  * - `startRedisCluster()` starts `masters` servers with `--cluster-enabled
  *   yes`, joins them with `redis-cli --cluster create`, and resolves once every
  *   node reports `cluster_state:ok`.
@@ -83,6 +88,7 @@ export interface EmbeddedRedis {
 
 const HOST = '127.0.0.1';
 const live = new Set<ChildProcess>();
+const watchdogs = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
@@ -90,7 +96,8 @@ function installExitHook(): void {
   exitHookInstalled = true;
   // Synchronous: the only thing possible in 'exit'. Leaves no orphans behind a crashed test run.
   process.on('exit', () => {
-    for (const child of live) {
+    // Watchdogs first: one that outlived its server could signal a reused pid.
+    for (const child of [...watchdogs, ...live]) {
       try {
         child.kill('SIGKILL');
       } catch {
@@ -98,6 +105,41 @@ function installExitHook(): void {
       }
     }
   });
+}
+
+/**
+ * A shell that waits for EOF on its stdin, a pipe only this process holds:
+ * EOF means this process is gone however it died. It then stops the server
+ * (SIGTERM, so a server with persistence on still saves) and removes `dir`
+ * once the server has exited (bounded: an unreaped zombie still answers kill -0).
+ * Neither the shell nor its pipe keeps this process alive.
+ */
+function startWatchdog(pid: number, dir: string | undefined): ChildProcess | undefined {
+  const script = 'read _; kill -TERM "$1" 2>/dev/null || exit 0; [ -n "$2" ] || exit 0; ' +
+    'i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; rm -rf -- "$2"';
+  try {
+    const dog = spawn('/bin/sh', ['-c', script, 'zdmatch-redis-watchdog', String(pid), dir ?? ''], {
+      stdio: ['pipe', 'ignore', 'ignore'], detached: true,
+    });
+    dog.on('error', () => watchdogs.delete(dog)); // no /bin/sh: the exit hook still covers clean exits
+    dog.stdin!.on('error', () => undefined);
+    dog.unref();
+    (dog.stdin as unknown as { unref?: () => void }).unref?.();
+    watchdogs.add(dog);
+    return dog;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The server exited: its watchdog must not signal a pid that may be reused. */
+function stopWatchdog(dog: ChildProcess | undefined): void {
+  if (!dog || !watchdogs.delete(dog)) return;
+  try {
+    dog.kill('SIGKILL');
+  } catch {
+    /* already gone */
+  }
 }
 
 /** Absolute path of `name` on PATH (read at call time), or undefined. */
@@ -268,9 +310,10 @@ async function startOnce(bin: string, port: number, opts: EmbeddedRedisOptions):
     ...tlsArgs,
     ...(opts.args ?? []),
   ];
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: dataDir });
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: dataDir, detached: true });
   installExitHook();
   live.add(child);
+  const watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid, ownsDir ? dataDir : undefined);
 
   const lines: string[] = [];
   const collect = (chunk: Buffer) => {
@@ -284,11 +327,13 @@ async function startOnce(bin: string, port: number, opts: EmbeddedRedisOptions):
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => {
     child.once('exit', (code, signal) => {
       live.delete(child);
+      stopWatchdog(watchdog);
       exitValue = code ?? signal;
       resolve(exitValue);
     });
     child.once('error', () => {
       live.delete(child);
+      stopWatchdog(watchdog);
       exitValue = exitValue ?? null;
       resolve(null);
     });
