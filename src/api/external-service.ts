@@ -133,8 +133,9 @@ export function operatorService(surface: ExternalTasks, c: Config) {
       const limit = requireCount('limit', req.limit, MAX_LIST, DEFAULT_LIST);
       // At most what one gRPC answer carries: a thousand tasks with long non-ASCII ids and errors
       // (up to three bytes a character) would pass 4 MiB and the operator's client refuse them all.
-      const [shown] = splitAtBytes(await surface.listTerminal(tenant, flowType, stepType, limit), terminalTextBytes);
-      return { tasks: shown.map(terminalTaskToWire) };
+      const listed = await surface.listTerminal(tenant, flowType, stepType, limit);
+      const [shown] = splitAtBytes(listed.tasks, terminalTextBytes);
+      return { tasks: shown.map(terminalTaskToWire), incomplete: listed.incomplete };
     },
 
     async retryTerminalTask(req: pb.RetryTerminalTaskRequest, ctx: CallContext): Promise<pb.IRetryTerminalTaskResponse> {

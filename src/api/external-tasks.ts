@@ -204,16 +204,24 @@ export class ExternalTasks {
 
   // ---- operators ------------------------------------------------------------
 
-  async listTerminal(tenant: string, flowType: string, stepType: string, limit: number): Promise<TerminalTaskRecord[]> {
+  /**
+   * The oldest `limit` matching terminal tasks over all partitions; `incomplete`
+   * when some partition held more entries than one listing reads, so matching
+   * tasks (older ones than some listed, too) may be missing.
+   */
+  async listTerminal(
+    tenant: string, flowType: string, stepType: string, limit: number,
+  ): Promise<{ tasks: TerminalTaskRecord[]; incomplete: boolean }> {
     const matches = (t: TerminalTaskRecord) => t.tenant === tenant && (!flowType || t.flowType === flowType) && (!stepType || t.stepType === stepType);
     const all = await Promise.all(
       Array.from({ length: this.c.cluster.partitions }, (_, p) => this.d.store.listTerminal(p, limit, matches)),
     );
     const partial = all.filter((r) => !r.complete).length;
-    if (partial > 0) this.d.log.warn({ tenant, partitions: partial }, 'terminal listing read its scan limit in some partitions: older matches may be missing');
-    return all.flatMap((r) => r.tasks)
+    if (partial > 0) this.d.log.warn({ tenant, partitions: partial }, 'terminal listing read its scan limit in some partitions: matching tasks may be missing');
+    const tasks = all.flatMap((r) => r.tasks)
       .sort((a, b) => a.terminalAt - b.terminalAt || a.taskId.localeCompare(b.taskId))
       .slice(0, limit);
+    return { tasks, incomplete: partial > 0 };
   }
 
   async retryTerminal(ref: TaskRef, retries: number): Promise<void> {

@@ -621,6 +621,7 @@ export namespace zdmatch {
             constructor(p?: zdmatch.v1.ListTerminalTasksResponse.$Properties);
             $unknowns?: Uint8Array[];
             tasks: zdmatch.v1.TerminalTask.$Properties[];
+            incomplete: boolean;
             static create(properties: zdmatch.v1.ListTerminalTasksResponse.$Shape): zdmatch.v1.ListTerminalTasksResponse & zdmatch.v1.ListTerminalTasksResponse.$Shape;
             static create(properties?: zdmatch.v1.ListTerminalTasksResponse.$Properties): zdmatch.v1.ListTerminalTasksResponse;
             static encode(m: zdmatch.v1.ListTerminalTasksResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -637,6 +638,7 @@ export namespace zdmatch {
         namespace ListTerminalTasksResponse {
             interface $Properties {
                 tasks?: (zdmatch.v1.TerminalTask.$Properties[]|null);
+                incomplete?: (boolean|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.ListTerminalTasksResponse.$Properties;

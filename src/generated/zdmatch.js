@@ -6932,6 +6932,7 @@ $root.zdmatch = (function() {
              * Properties of a ListTerminalTasksResponse.
              * @typedef {Object} zdmatch.v1.ListTerminalTasksResponse.$Properties
              * @property {Array.<zdmatch.v1.TerminalTask.$Properties>|null} [tasks] ListTerminalTasksResponse tasks
+             * @property {boolean|null} [incomplete] ListTerminalTasksResponse incomplete
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -6973,6 +6974,14 @@ $root.zdmatch = (function() {
             ListTerminalTasksResponse.prototype.tasks = $util.emptyArray;
 
             /**
+             * ListTerminalTasksResponse incomplete.
+             * @member {boolean} incomplete
+             * @memberof zdmatch.v1.ListTerminalTasksResponse
+             * @instance
+             */
+            ListTerminalTasksResponse.prototype.incomplete = false;
+
+            /**
              * Creates a new ListTerminalTasksResponse instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.ListTerminalTasksResponse
@@ -7008,6 +7017,8 @@ $root.zdmatch = (function() {
                     for (var i = 0; i < m.tasks.length; ++i)
                         $root.zdmatch.v1.TerminalTask.encode(m.tasks[i], w.uint32(/* id 1, wireType 2 =*/10).fork(), q + 1).ldelim();
                 }
+                if (m.incomplete != null && $Object.hasOwnProperty.call(m, "incomplete") && m.incomplete !== false)
+                    w.uint32(/* id 2, wireType 0 =*/16).bool(m.incomplete);
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -7045,7 +7056,7 @@ $root.zdmatch = (function() {
                     q = 0;
                 if (q > $Reader.recursionLimit)
                     throw $Error("max depth exceeded");
-                var c, m;
+                var c, m, v;
                 if (l === $undefined)
                     c = r.len;
                 else {
@@ -7071,6 +7082,15 @@ $root.zdmatch = (function() {
                             if (!(m.tasks && m.tasks.length))
                                 m.tasks = [];
                             m.tasks.push($root.zdmatch.v1.TerminalTask.decode(r, r.size(), $undefined, q + 1));
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 0)
+                                break;
+                            if (v = r.bool())
+                                m.incomplete = v;
+                            else
+                                delete m.incomplete;
                             continue;
                         }
                     }
@@ -7132,6 +7152,10 @@ $root.zdmatch = (function() {
                         }
                     }
                 }
+                if (m.incomplete != null && $Object.hasOwnProperty.call(m, "incomplete")) {
+                    if (typeof m.incomplete !== "boolean")
+                        return "incomplete: boolean expected";
+                }
                 return null;
             };
 
@@ -7163,6 +7187,11 @@ $root.zdmatch = (function() {
                         m.tasks[i] = $root.zdmatch.v1.TerminalTask.fromObject(d.tasks[i], q + 1);
                     }
                 }
+                if (d.incomplete != null) {
+                    if (d.incomplete) {
+                        m.incomplete = $Boolean(d.incomplete);
+                    }
+                }
                 return m;
             };
 
@@ -7186,11 +7215,17 @@ $root.zdmatch = (function() {
                 if (o.arrays || o.defaults) {
                     d.tasks = [];
                 }
+                if (o.defaults) {
+                    d.incomplete = false;
+                }
                 if (m.tasks && m.tasks.length) {
                     d.tasks = $Array(m.tasks.length);
                     for (var j = 0; j < m.tasks.length; ++j) {
                         d.tasks[j] = $root.zdmatch.v1.TerminalTask.toObject(m.tasks[j], o, q + 1);
                     }
+                }
+                if (m.incomplete != null && $Object.hasOwnProperty.call(m, "incomplete")) {
+                    d.incomplete = m.incomplete;
                 }
                 return d;
             };

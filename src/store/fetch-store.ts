@@ -160,7 +160,6 @@ export class FetchStore {
 
   // ---- operators ------------------------------------------------------------
 
-  /** Terminal tasks of one partition, oldest first (up to `limit`), as stored. */
   /**
    * The oldest `limit` terminal tasks of a partition that `matches` keeps, oldest
    * first. Read a page at a time: the set holds every tenant's, so a filter
@@ -172,15 +171,17 @@ export class FetchStore {
   ): Promise<{ tasks: TerminalTaskRecord[]; complete: boolean }> {
     const out: TerminalTaskRecord[] = [];
     for (let start = 0; start < TERMINAL_SCAN_MAX; start += TERMINAL_PAGE) {
-      const page = await this.terminalPage(partition, start, TERMINAL_PAGE);
+      const count = Math.min(TERMINAL_PAGE, TERMINAL_SCAN_MAX - start);
+      const page = await this.terminalPage(partition, start, count);
       for (const r of page.records) {
         if (!matches(r)) continue;
         out.push(r);
         if (out.length >= limit) return { tasks: out, complete: true };
       }
-      if (page.entries < TERMINAL_PAGE) return { tasks: out, complete: true };
+      if (page.entries < count) return { tasks: out, complete: true };
     }
-    return { tasks: out, complete: false };
+    // The last page read may have been the set's end exactly.
+    return { tasks: out, complete: (await this.redis.zcard(this.keys.terminal(partition))) <= TERMINAL_SCAN_MAX };
   }
 
   /** Entries `start`… of a partition's terminal set, as records (`entries`: how many the set gave). */

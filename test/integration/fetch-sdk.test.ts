@@ -66,7 +66,7 @@ it('operators list, retry and abandon terminal tasks (SDK and CLI)', async () =>
   const id = (await t.matching.enqueueStep({ step: step() })).task_id;
   await a.fetchAndLock({ topics, waitMs: 1000 });
   await a.fail(id, { message: 'broken', type: 'Bad', retries: 0 });
-  const listed = await ops.list('acme');
+  const { tasks: listed } = await ops.list('acme');
   expect(listed).toHaveLength(1);
   expect(listed[0]).toMatchObject({ taskId: id, reason: 'fetch retries exhausted', lastError: { message: 'broken', type: 'Bad' } });
 
@@ -143,7 +143,7 @@ it('refuses a count protobufjs would send as another, naming it, before anything
   await expect(ops.list('acme', { limit: -1 })).rejects.toThrow(/TerminalTasksClient\.list option limit/);
   await expect(ops.retry(id, 2 ** 31)).rejects.toThrow(/TerminalTasksClient\.retry option retries/);
   expect(await stateOf(id)).toBe('TERMINAL');
-  expect((await ops.list('acme', { limit: 1 })).map((x) => x.taskId)).toEqual([id]);
+  expect((await ops.list('acme', { limit: 1 })).tasks.map((x) => x.taskId)).toEqual([id]);
 });
 
 it('refuses a fraction of a ms and topics that are not names, naming the option, before anything is sent', async () => {

@@ -19,7 +19,7 @@ import { checkedPayload } from '../common/payloads';
 import { kindOf } from '../common/kind-of';
 import { checkDuration, timerDelayMs, type DurationBounds } from '../common/durations';
 import { mapFetchError } from './errors';
-import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, Topic } from './types';
+import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, TerminalTaskList, Topic } from './types';
 
 interface BaseOptions {
   /** Server address, `host:port`. */
@@ -209,17 +209,18 @@ export class TerminalTasksClient extends BaseClient {
     this.stub = createClient(OperatorServiceDefinition, this.channel);
   }
 
-  async list(tenant: string, filter: { flowType?: string; stepType?: string; limit?: number } = {}, opts?: FetchCallOptions): Promise<TerminalTask[]> {
+  async list(tenant: string, filter: { flowType?: string; stepType?: string; limit?: number } = {}, opts?: FetchCallOptions): Promise<TerminalTaskList> {
     const limit = checkCount('TerminalTasksClient.list', 'limit', filter.limit ?? 0, UINT32_MAX);
     const res = await this.call('list', (o) => this.stub.listTerminalTasks({
       tenant, flow_type: filter.flowType ?? '', step_type: filter.stepType ?? '', limit,
     }, o), opts);
-    return (res.tasks ?? []).map((t) => ({
+    const tasks = (res.tasks ?? []).map((t): TerminalTask => ({
       taskId: t.task_id ?? '', partition: t.partition ?? 0, topic: fromTopic(t.topic), flowId: t.flow_id ?? '',
       stepExecutionId: t.step_execution_id ?? '', attempt: t.attempt ?? 0, reason: t.reason ?? '',
       terminalAt: fromEpochMs(t.terminal_at_ms), lockExpiries: t.lock_expiries ?? 0,
       lastError: t.last_error ? { message: t.last_error.message ?? '', type: t.last_error.type ?? '' } : undefined,
     }));
+    return { tasks, incomplete: res.incomplete === true };
   }
 
   /** Queued again with `retries` fetch retries (0 = unset) and no lock expiries. */

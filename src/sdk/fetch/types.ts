@@ -52,6 +52,18 @@ export interface TerminalTask {
   lockExpiries: number;
 }
 
+/** What TerminalTasksClient.list answers. */
+export interface TerminalTaskList {
+  /** The oldest first. */
+  tasks: TerminalTask[];
+  /**
+   * True when some partition held more terminal entries than one listing reads
+   * (20 000, all tenants' together): matching tasks may be missing. Retry or
+   * abandon these, or narrow the filters, and list again.
+   */
+  incomplete: boolean;
+}
+
 export interface FetchCallOptions {
   signal?: AbortSignal;
   /**
