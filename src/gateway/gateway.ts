@@ -710,8 +710,9 @@ export class Gateway {
   }
 
   /**
-   * A call moved to a peer that could not be reached (it never left): it waits
-   * here again, under its own dispatch deadline, as if it had not moved.
+   * A call moved to a peer that did not run it (unreachable, or its workers lack
+   * the name): it waits here again, under its own dispatch deadline, as if it
+   * had not moved.
    */
   rpcBack(call: RpcCall): void {
     if (call.settled) return;

@@ -59,8 +59,8 @@ export interface RpcCall {
   signal: AbortSignal;
   /** A peer sent it here to run: it does not move on to a third node. */
   pinned?: boolean;
-  /** Peers it was handed to that could not be reached: it is not handed to them again. */
-  unreachable?: Set<string>;
+  /** Peers it was handed to that did not run it (unreachable, or their workers lack the name): not handed to again. */
+  skipPeers?: Set<string>;
   settle(r: RpcSettlement): void;
   settled: boolean;
   /** Told when it settles without its slot's result (the caller left, its deadline passed). */

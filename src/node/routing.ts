@@ -313,16 +313,18 @@ export class Routing {
 
   /** A call waiting here runs on a peer that advertises an idle slot for it, if any (Gateway's hook). */
   rpcToIdlePeer(call: RpcCall): boolean {
-    const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName, call.unreachable);
+    const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName, call.skipPeers);
     if (!peer || peer === this.nodeId) return false;
     const now = this.clock.now();
     void this.runOn(peer, {
       tenant: call.tenant, flowId: call.flowId, flowType: call.flowType, rpcName: call.rpcName, input: call.input,
       sticky: '', waitMs: Math.max(0, call.deadline - now), runMs: Math.max(0, call.runDeadline - now),
     }, call.signal).then((s) => {
-      if (s.kind !== 'unreachable') return call.settle(s);
-      // It never left: it waits here again, and that peer is not picked for it again.
-      (call.unreachable ??= new Set()).add(peer);
+      // NOT_FOUND there says only that the peer's workers lack the name (the view may not
+      // have known): this node's busy workers may have it, and the call came here for them.
+      if (s.kind !== 'unreachable' && s.kind !== 'not-found') return call.settle(s);
+      // It did not run there: it waits here again, and that peer is not picked for it again.
+      (call.skipPeers ??= new Set()).add(peer);
       this.gateway.rpcBack(call);
     });
     return true;

@@ -6,6 +6,7 @@
  */
 import { useEmbeddedRedis } from '../helpers/redis';
 import { useNodePair } from '../helpers/node-pair';
+import { pb } from '../../src/wire';
 import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -61,4 +62,33 @@ it('keeps a waiting RPC in its sticky window at its node while its sticky worker
   const task = (await wa.nextOf('rpc_task', 2000)).rpc_task!;
   wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
   expect((await call).app_worker_id).toBe('w-a');
+});
+
+it('brings a moved RPC back to wait for its node\'s busy worker when the peer\'s idle worker lacks the name', async () => {
+  // Guards: the peer's NOT_FOUND settled the call although w-a here, busy, has the RPC;
+  // the view could not know w-b lacks "status" before w-b first declined it.
+  const { a, b } = pair;
+  const wa = await slotAt(a, 'w-a');
+  await a.matching.enqueueStep(step('busy-a'));
+  const aHeld = (await wa.nextOf('step_task')).step_task!;
+  const wb = await slotAt(b, 'w-b');
+  await a.matching.enqueueStep(step('busy-b'));
+  const bHeld = (await wb.nextOf('step_task')).step_task!;
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f3', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000 });
+  await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waiting at a' });
+  wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
+  await wb.nextOf('result_ack');
+  const moved = (await wb.nextOf('rpc_task', 2000)).rpc_task!;
+  wb.send({ decline: { task_token: moved.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call back at a' });
+
+  wa.send({ step_result: { task_token: aHeld.task_token, output: Buffer.from('done') } });
+  await wa.nextOf('result_ack');
+  const task = (await wa.nextOf('rpc_task', 2000)).rpc_task!;
+  wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
+  const r = await call;
+  expect(r.app_worker_id).toBe('w-a');
+  expect(Buffer.from(r.output!).toString()).toBe('from w-a');
 });
