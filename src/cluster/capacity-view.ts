@@ -208,6 +208,18 @@ export class CapacityView {
     return undefined;
   }
 
+  /** A peer where this app worker has an idle slot (RPC-only or shared) for the RPC, and has not declined it. */
+  idleNodeOfWorker(tenant: string, appWorkerId: string, flowType: string, rpcName: string, skip?: ReadonlySet<string>): string | undefined {
+    for (const [node, c] of this.nodes) {
+      if (skip?.has(node)) continue;
+      const w = c.workers.get(`${tenant}\0${appWorkerId}`);
+      if (!w || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
+      if (c.declined.has(declineKey(tenant, flowType, rpcDeclineType(rpcName), appWorkerId))) continue;
+      if ((w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0) > 0) return node;
+    }
+    return undefined;
+  }
+
   /**
    * A peer with an idle slot (RPC-only or shared) of a worker of the flow type, if any;
    * with `rpcName`, of a worker that has not declined it.

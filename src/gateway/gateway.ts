@@ -710,6 +710,24 @@ export class Gateway {
   }
 
   /**
+   * RPCs waiting here in their sticky window for `appWorkerId`, which has idle slots
+   * at a peer: at most `max` go there (`run` starts one there and says whether it did).
+   */
+  moveStickyRpcs(tenant: string, appWorkerId: string, max: number, run: (call: RpcCall) => boolean): number {
+    if (this.rpcWaiters.size === 0 || max <= 0 || !appWorkerId) return 0;
+    const now = this.clock.now();
+    let moved = 0;
+    for (const call of this.rpcWaiters.stickyTo(tenant, appWorkerId)) {
+      if (moved >= max) break;
+      if (call.pinned || call.stickyUntil <= now || !run(call)) continue;
+      this.rpcWaiters.remove(call);
+      clearTimeout(call.timer); // the peer bounds it now
+      moved++;
+    }
+    return moved;
+  }
+
+  /**
    * A call moved to a peer that did not run it (unreachable, or its workers lack
    * the name): it waits here again, under its own dispatch deadline, as if it
    * had not moved.

@@ -229,6 +229,8 @@ export class Routing {
       if (w.draining) continue;
       // RPCs waiting here for a busy slot take the peer's idle ones first, as a slot freed here would
       let idle = (w.idle_step_slots ?? 0) + (w.idle_rpc_slots ?? 0);
+      // Those waiting here for this very worker, in their sticky window, first of all.
+      if (idle > 0) idle -= this.gateway.moveStickyRpcs(w.tenant ?? '', w.app_worker_id ?? '', idle, (call) => this.rpcToStickyPeer(call, node));
       for (const ft of w.flow_types ?? []) {
         if (idle > 0) idle -= this.gateway.moveWaitingRpcs(w.tenant ?? '', ft, idle, (call) => this.rpcToIdlePeer(call));
       }
@@ -254,7 +256,13 @@ export class Routing {
    */
   private rpcNode(r: RpcRequest): string {
     if (r.sticky) {
-      if (this.gateway.presence(r.tenant, r.sticky, r.flowType, r.rpcName, true) !== 'absent') return this.nodeId;
+      const here = this.gateway.presence(r.tenant, r.sticky, r.flowType, r.rpcName, true);
+      if (here === 'idle') return this.nodeId;
+      // The sticky phase waits only while the worker is busy (DESIGN §4): its streams
+      // may be spread over nodes, and an idle one at a peer runs the call now.
+      const idleThere = this.view.idleNodeOfWorker(r.tenant, r.sticky, r.flowType, r.rpcName);
+      if (idleThere) return idleThere;
+      if (here === 'busy') return this.nodeId;
       // Only where the sticky worker can run it: one that lacks it there is skipped at once (DESIGN §4).
       const node = this.view.nodeOfWorker(r.tenant, r.sticky, { flowType: r.flowType, rpcName: r.rpcName });
       if (node) return node;
@@ -315,10 +323,22 @@ export class Routing {
   rpcToIdlePeer(call: RpcCall): boolean {
     const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName, call.skipPeers);
     if (!peer || peer === this.nodeId) return false;
+    this.runWaitingOn(peer, call, '');
+    return true;
+  }
+
+  /** A call waiting here for its sticky worker runs on `peer` when that worker has an idle slot for it there. */
+  private rpcToStickyPeer(call: RpcCall, peer: string): boolean {
+    if (peer === this.nodeId || this.view.idleNodeOfWorker(call.tenant, call.sticky, call.flowType, call.rpcName, call.skipPeers) !== peer) return false;
+    this.runWaitingOn(peer, call, call.sticky);
+    return true;
+  }
+
+  private runWaitingOn(peer: string, call: RpcCall, sticky: string): void {
     const now = this.clock.now();
     void this.runOn(peer, {
       tenant: call.tenant, flowId: call.flowId, flowType: call.flowType, rpcName: call.rpcName, input: call.input,
-      sticky: '', waitMs: Math.max(0, call.deadline - now), runMs: Math.max(0, call.runDeadline - now),
+      sticky, waitMs: Math.max(0, call.deadline - now), runMs: Math.max(0, call.runDeadline - now),
     }, call.signal).then((s) => {
       // NOT_FOUND there says only that the peer's workers lack the name (the view may not
       // have known): this node's busy workers may have it, and the call came here for them.
@@ -327,7 +347,6 @@ export class Routing {
       (call.skipPeers ??= new Set()).add(peer);
       this.gateway.rpcBack(call);
     });
-    return true;
   }
 
   private async runOn(node: string, r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement | Unreachable> {

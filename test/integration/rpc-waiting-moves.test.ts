@@ -92,3 +92,48 @@ it('brings a moved RPC back to wait for its node\'s busy worker when the peer\'s
   expect(r.app_worker_id).toBe('w-a');
   expect(Buffer.from(r.output!).toString()).toBe('from w-a');
 });
+
+describe('a sticky RPC whose worker is busy here but idle at a peer (its streams spread over nodes)', () => {
+  // DESIGN §4: the sticky phase waits only while the worker is busy. Guards: the call waited
+  // here for the whole sticky window (3 s) while the same worker had an idle slot at b.
+  it('runs there at once when it arrives', async () => {
+    const { a, b } = pair;
+    const wa = await slotAt(a, 'w-s');
+    await a.matching.enqueueStep(step('busy-a'));
+    await wa.nextOf('step_task');
+    const wb = await slotAt(b, 'w-s');
+    await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees w-s idle at b" });
+
+    const started = Date.now();
+    const call = a.matching.invokeRpc({
+      tenant: 'acme', flow_id: 'f4', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000, sticky_worker_id: 'w-s',
+    });
+    const task = (await wb.nextOf('rpc_task', 1500)).rpc_task!;
+    wb.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from b') } });
+    expect((await call).app_worker_id).toBe('w-s');
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it('moves there while it waits here, once the worker\'s slot there goes idle', async () => {
+    const { a, b } = pair;
+    const wa = await slotAt(a, 'w-s');
+    await a.matching.enqueueStep(step('busy-a'));
+    await wa.nextOf('step_task');
+    const wb = await slotAt(b, 'w-s');
+    await a.matching.enqueueStep(step('busy-b'));
+    const bHeld = (await wb.nextOf('step_task')).step_task!;
+    await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+
+    const started = Date.now();
+    const call = a.matching.invokeRpc({
+      tenant: 'acme', flow_id: 'f5', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000, sticky_worker_id: 'w-s',
+    });
+    await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waiting at a' });
+    wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
+    await wb.nextOf('result_ack');
+    const task = (await wb.nextOf('rpc_task', 1500)).rpc_task!;
+    wb.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from b') } });
+    expect((await call).app_worker_id).toBe('w-s');
+    expect(Date.now() - started).toBeLessThan(2500); // inside the sticky window (3 s)
+  });
+});
