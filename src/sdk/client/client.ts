@@ -25,6 +25,7 @@ import type {
   CallOptions, CancelFlowResult, ClusterInfo, ConsumeOutcomesOptions, DroppedOutcomeGroup, EnqueueResult, InvokeRpcRequest,
   Outcome, OutcomeGroupInfo, QueueInfo, RpcResponse, StepSpec, TaskInfo,
 } from './types';
+import { sharedAbortController } from '../common/shared-signal';
 
 export interface ClientOptions {
   /** Server address, `host:port` (or `https://host:port` for TLS). */
@@ -74,7 +75,7 @@ export class Client {
   private readonly protocolVersion: number;
   private closed = false;
   /** Aborted by close(): ends every call in flight. */
-  private readonly closing = new AbortController();
+  private readonly closing = sharedAbortController();
 
   constructor(options: ClientOptions) {
     if (!options.address) throw new TypeError('Client option address: is required');

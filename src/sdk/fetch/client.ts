@@ -20,6 +20,7 @@ import { kindOf } from '../common/kind-of';
 import { checkDuration, timerDelayMs, type DurationBounds } from '../common/durations';
 import { mapFetchError } from './errors';
 import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, TerminalTaskList, Topic } from './types';
+import { sharedAbortController } from '../common/shared-signal';
 
 interface BaseOptions {
   /** Server address, `host:port`. */
@@ -85,7 +86,7 @@ abstract class BaseClient {
   private readonly credential: Credential | undefined;
   private readonly defaultTimeoutMs: number;
   /** Aborted by close(): ends every call in flight, so a closed FetchClient's long poll locks nothing. */
-  private readonly closing = new AbortController();
+  private readonly closing = sharedAbortController();
 
   constructor(options: BaseOptions, private readonly what: string) {
     if (!options.address) throw new TypeError(`${what} option address: is required`);

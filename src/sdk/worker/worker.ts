@@ -17,6 +17,7 @@ import { ReadinessTracker, type Readiness } from './readiness';
 import type { SlotHost } from './session';
 import { Slot } from './slot';
 import type { SlotKindName } from './types';
+import { sharedAbortController } from '../common/shared-signal';
 
 /** After the drain timeout, results already sent get this long for their ResultAck. */
 export const FLUSH_GRACE_MS = 5_000;
@@ -27,7 +28,7 @@ export class Worker {
   readonly options: CompiledWorkerOptions;
   private readonly tracker: ReadinessTracker;
   private readonly pongs: PongSweep;
-  private readonly stopController = new AbortController();
+  private readonly stopController = sharedAbortController();
   private stateValue: WorkerState = 'idle';
   private startPromise: Promise<void> | undefined;
   private stopPromise: Promise<void> | undefined;
