@@ -11,7 +11,9 @@
  *   zdmatch bench --local --nodes 3 --redis-cluster --workers 3 --producers 3
  */
 import type { Command } from 'commander';
-import { CliExit, EXIT_CONFIG, EXIT_FAILURE, SHUTDOWN_SIGNALS } from './common';
+import { ZdDeadlineExceededError, ZdUnavailableError } from '../sdk/common';
+import { checkedAddress, withClient } from './client';
+import { CliExit, EXIT_CONFIG, EXIT_FAILURE, SHUTDOWN_SIGNALS, wholeNumber } from './common';
 import { fittedTable } from './format';
 import { startLocal, type LocalEnv } from './bench/local';
 import type { BenchSystem } from './bench/protocol';
@@ -45,10 +47,40 @@ interface BenchOptions {
   progress: boolean;
 }
 
-function int(name: string, v: string | undefined, min: number, max: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new CliExit(`--${name}: must be an integer in [${min}, ${max}], got ${v}`, EXIT_CONFIG);
-  return n;
+const int = (name: string, v: string | undefined, min: number, max: number): number => wholeNumber(`--${name}`, v, min, max);
+
+/**
+ * Flags this run would not use: said, not ignored (a --rate on a throughput run
+ * measured something else than its author meant).
+ */
+function refuseIgnored(opts: BenchOptions, cmd: Command): void {
+  const given = (key: string) => cmd.getOptionValueSource(key) === 'cli' || cmd.getOptionValueSource(key) === 'env';
+  const mode = opts.mode;
+  const clash = (flag: string, why: string) => new CliExit(`${flag}: ${why}`, EXIT_CONFIG);
+  if (opts.local) {
+    for (const [key, flag] of [['address', '--address'], ['redisUrl', '--redis-url'], ['keyPrefix', '--key-prefix'], ['nodePid', '--node-pid'],
+      ['redisPid', '--redis-pid'], ['metricsAddress', '--metrics-address']] as const) {
+      if (given(key)) throw clash(flag, '--local starts its own node and redis-server; leave it out, or drop --local to measure a running cluster');
+    }
+  }
+  if (mode === 'throughput' && given('rate')) throw clash('--rate', 'a throughput run enqueues --tasks as fast as it can; use --mode rate');
+  if (mode === 'throughput' && given('duration')) throw clash('--duration', 'a throughput run ends after --tasks; use --mode rate or latency');
+  if (mode !== 'throughput' && given('tasks')) throw clash('--tasks', `a ${mode} run offers --rate for --duration seconds; use --mode throughput`);
+}
+
+/**
+ * A running node answers before any child process starts: a wrong or unreachable
+ * --address failed as "worker 0 was not ready within 30s". Any answer will do
+ * (a refusal by auth too: the run itself then says what it lacks).
+ */
+async function reachable(address: string): Promise<void> {
+  try {
+    await withClient(address, (c) => c.describeCluster({ timeoutMs: 5000 }));
+  } catch (err) {
+    if (err instanceof ZdUnavailableError || err instanceof ZdDeadlineExceededError) {
+      throw new CliExit(`--address: no zdmatch node answers at ${address} (${err.message})`, EXIT_FAILURE);
+    }
+  }
 }
 
 export function registerBench(program: Command): void {
@@ -80,12 +112,17 @@ export function registerBench(program: Command): void {
     .option('--cpu-prof-dir <dir>', 'write a V8 CPU profile of each worker and producer process here (worker-0.cpuprofile, …), and with --local of each node process')
     .option('--json', 'print the result as JSON (no table)')
     .option('--no-progress', 'no progress bar')
-    .action(async (opts: BenchOptions) => {
+    .action(async (opts: BenchOptions, cmd: Command) => {
+      refuseIgnored(opts, cmd);
       const mode = opts.mode as BenchMode;
       if (!['throughput', 'rate', 'latency'].includes(mode)) throw new CliExit(`--mode: must be throughput, rate or latency, got ${opts.mode}`, EXIT_CONFIG);
       const system = opts.system as BenchSystem;
       if (!['zdmatch', 'bullmq'].includes(system)) throw new CliExit(`--system: must be zdmatch or bullmq, got ${opts.system}`, EXIT_CONFIG);
       const nodes = int('nodes', opts.nodes, 1, 32);
+      if (!opts.local) checkedAddress(opts.address);
+      if (opts.metricsAddress !== undefined && !/^[^\s/]+:\d{1,5}$/.test(opts.metricsAddress)) {
+        throw new CliExit(`--metrics-address: must be host:port (got ${JSON.stringify(opts.metricsAddress)})`, EXIT_CONFIG);
+      }
       if (system === 'bullmq' && nodes > 1) throw new CliExit('--nodes: --system bullmq runs against one Redis, without zdmatch nodes', EXIT_CONFIG);
       if (system === 'bullmq' && opts.redisCluster) throw new CliExit('--redis-cluster: --system bullmq runs against --redis-url only', EXIT_CONFIG);
       if (nodes > 1 && !opts.local) throw new CliExit('--nodes needs --local (for a running cluster, point --address at one of its nodes)', EXIT_CONFIG);
@@ -121,6 +158,7 @@ export function registerBench(program: Command): void {
       const status = nodes > 1 || opts.redisCluster ? (line: string) => void process.stderr.write(`${line}\n`) : undefined;
       const signals = opts.local ? stopLocalOnSignals(() => env, () => bar?.stop()) : undefined;
       try {
+        if (!opts.local && system === 'zdmatch') await reachable(opts.address);
         if (opts.local) {
           env = await startLocal({ cpuProfDir: opts.cpuProfDir, nodes, redisCluster: opts.redisCluster, onStatus: status });
           cfg.addresses = env.nodes.map((n) => n.apiAddress);

@@ -15,6 +15,18 @@ import { MAX_TIMER_MS } from '../util/clock';
  * at all: an empty filter lists everything, and `outcome-groups drop --tenant ''`
  * would drop the group over every tenant.
  */
+/**
+ * A count given on the command line: decimal digits only. Number() would read ''
+ * (an unset shell variable) as 0, and take ' 3', '1e2' or '0x10'.
+ */
+export function wholeNumber(flag: string, value: string | undefined, min: number, max: number): number {
+  const n = value !== undefined && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new CliExit(`${flag}: must be a whole number from ${min} to ${max} (got ${JSON.stringify(value ?? '')})`, EXIT_CONFIG);
+  }
+  return n;
+}
+
 export function nonEmpty(value: string): string {
   if (value === '') throw new InvalidArgumentError('must not be empty');
   return value;

@@ -1,15 +1,9 @@
 import type { Command } from 'commander';
 import { TerminalTasksClient } from '../sdk/fetch';
-import { CliExit, EXIT_CONFIG, nonEmpty } from './common';
+import { wholeNumber as count, nonEmpty } from './common';
 import { cell, jsonReplacer, oneLine } from './format';
 import { checkedAddress, cliConnection } from './client';
 
-/** Decimal digits only: Number() would read '' (an unset shell variable) as 0, and take ' 3', '1e2' or '0x10'. */
-function count(flag: string, value: string, min: number, max: number): number {
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < min || n > max) throw new CliExit(`${flag}: must be a whole number from ${min} to ${max}`, EXIT_CONFIG);
-  return n;
-}
 
 interface CommonOptions {
   address: string;

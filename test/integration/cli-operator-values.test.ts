@@ -98,9 +98,9 @@ it('terminal list names the filter that matched none of the tenant\'s terminal t
 
 // `--retries "$N"` with the variable unset must not queue the task again as if 0 (unset) were meant.
 it.each([
-  [['retry', '<id>', '--retries', ''], '--retries: must be a whole number from 0 to 2147483647'],
-  [['retry', '<id>', '--retries', '1e3'], '--retries: must be a whole number from 0 to 2147483647'],
-  [['list', '--tenant', 'acme', '--limit', '0x10'], '--limit: must be a whole number from 1 to 1000'],
+  [['retry', '<id>', '--retries', ''], '--retries: must be a whole number from 0 to 2147483647 (got "")'],
+  [['retry', '<id>', '--retries', '1e3'], '--retries: must be a whole number from 0 to 2147483647 (got "1e3")'],
+  [['list', '--tenant', 'acme', '--limit', '0x10'], '--limit: must be a whole number from 1 to 1000 (got "0x10")'],
 ])('terminal %j exits 2 naming the option and changes nothing', async (args, line) => {
   const id = await terminalTask();
   const r = await runCliAsync(['terminal', ...args.map((a) => (a === '<id>' ? id : a)), ...addr()]);
