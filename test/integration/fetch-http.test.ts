@@ -227,6 +227,7 @@ it('unlocks at once the tasks claimed for a response that could not be written',
   expect(r.status).toBe(0);
   await returned;
   surface.hooks.afterClaim = undefined;
-  await sleep(100);
-  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.QUEUED);
+  // Waited for, not slept on (the unlock follows the failed write): well inside the 60-s lock either way.
+  await waitFor(async () => (await t.matching.getTask({ task_id: id })).task!.state === pb.TaskState.QUEUED,
+    { timeoutMs: 5000, description: 'the task unlocked' });
 });

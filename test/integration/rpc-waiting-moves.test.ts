@@ -25,8 +25,7 @@ it('moves an RPC waiting for a busy slot to a peer\'s slot that goes idle later'
   await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
 
   const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000 });
-  await sleep(200); // it waits at a, whose worker is busy
-  expect(a.node.gateway.rpcsWaiting).toBe(1);
+  await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'it waits at a, whose worker is busy' });
 
   wb.send({ step_result: { task_token: held.task_token, output: Buffer.from('done') } });
   await wb.nextOf('result_ack');
