@@ -7,6 +7,7 @@ import { pb } from '../../src/wire';
 import { sleep, step } from '../helpers/fetch';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
