@@ -108,6 +108,13 @@ const CAPACITY_COALESCE_MS = 10;
 const CAPACITY_REFRESH_MS = 1000;
 const BELL_COALESCE_MS = 5;
 const OFFER_TIMEOUT_MS = 2000;
+/**
+ * A one-way message (capacity, doorbell, cancel) sent as a unary call is given up
+ * past this: a peer that stopped reading (a frozen process keeps its TCP connection
+ * open) held each call and its message for as long as it stayed frozen, and closing
+ * the channel once it left the members does not end calls already made.
+ */
+const ONE_WAY_TIMEOUT_MS = 5000;
 /** Offers per OfferBatch call; a longer turn's offers go in several calls. */
 const OFFER_BATCH_MAX = 256;
 /** After a link to a peer broke, unary calls for this long before dialing a new one. */
@@ -396,11 +403,11 @@ export class Mesh {
   }
 
   private unaryCapacity(peer: PeerEntry, update: pb.ICapacityUpdate): void {
-    peer.client.capacity(update).catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'capacity to peer failed'));
+    peer.client.capacity(update, { signal: AbortSignal.timeout(ONE_WAY_TIMEOUT_MS) }).catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'capacity to peer failed'));
   }
 
   private unaryDoorbell(peer: PeerEntry, req: pb.IDoorbellRequest): void {
-    peer.client.doorbell(req).catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'doorbell to peer failed'));
+    peer.client.doorbell(req, { signal: AbortSignal.timeout(ONE_WAY_TIMEOUT_MS) }).catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'doorbell to peer failed'));
   }
 
   private sendOne(peer: PeerEntry, o: PendingOffer): void {
@@ -461,7 +468,7 @@ export class Mesh {
 
   private sendCancel(nodeId: string, client: PeerClient, attempts: pb.ICancelledAttemptRef[], reason: string): void {
     this.sent('cancel_attempts');
-    client.cancelAttempts({ attempts, reason }).catch((err: Error) =>
+    client.cancelAttempts({ attempts, reason }, { signal: AbortSignal.timeout(ONE_WAY_TIMEOUT_MS) }).catch((err: Error) =>
       this.log.warn({ peer: nodeId, err: err.message }, 'cancel to peer failed'));
   }
 

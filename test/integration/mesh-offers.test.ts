@@ -14,6 +14,7 @@ import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
 import { pb, PeerServiceDefinition } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -144,3 +145,32 @@ it('an offer to a node that is not a live member is no-slot, with no call made',
   expect(peer.calls.offerBatch).toEqual([]);
   expect(peer.calls.offer).toBe(0);
 });
+
+it('gives up one-way calls (capacity, doorbell, cancel) to a peer that never answers them', async () => {
+  // Guards: a frozen peer keeps its TCP connection, and each call and its message
+  // was held for as long as it stayed frozen (closing the channel ends no call made).
+  const ended: Record<string, number> = { capacity: 0, doorbell: 0, cancelAttempts: 0 };
+  const started: Record<string, number> = { capacity: 0, doorbell: 0, cancelAttempts: 0 };
+  const never = (name: string) => (_req: unknown, ctx: { signal: AbortSignal }) => new Promise<never>((_resolve, reject) => {
+    started[name]!++;
+    ctx.signal.addEventListener('abort', () => {
+      ended[name]!++;
+      reject(new Error('aborted'));
+    }, { once: true });
+  });
+  const server: Server = createServer();
+  const { offerBatch: _b, link: _l, ...single } = PeerServiceDefinition;
+  server.add(single, {
+    offer: async () => ({ result: pb.OfferResult.NO_SLOT }), invokeRpc: async () => ({}),
+    capacity: never('capacity'), doorbell: never('doorbell'), cancelAttempts: never('cancelAttempts'),
+  });
+  const port = await server.listen('127.0.0.1:0');
+  cleanup.push(() => server.forceShutdown());
+  const mesh = await ownerMesh([{ nodeId: 'frozen', address: `127.0.0.1:${port}` }]);
+
+  mesh.capacityChanged();
+  mesh.ring('frozen', { kind: pb.DoorbellEvent.Kind.OUTCOME, partition: 1, task_id: 't' });
+  mesh.cancelAttempts('frozen', [{ task_id: 't', attempt: 1, nonce: 'n', stream_id: 's' }], 'test');
+  await waitFor(() => started.capacity! > 0 && started.doorbell! > 0 && started.cancelAttempts! > 0, { timeoutMs: 5000, description: 'each call reached the peer' });
+  await waitFor(() => ended.capacity! > 0 && ended.doorbell! > 0 && ended.cancelAttempts! > 0, { timeoutMs: 10_000, description: 'each call given up' });
+}, 20_000);
