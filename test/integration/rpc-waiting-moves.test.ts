@@ -7,28 +7,39 @@
 import { useEmbeddedRedis } from '../helpers/redis';
 import { useNodePair } from '../helpers/node-pair';
 import { pb } from '../../src/wire';
-import { sleep, waitFor } from '../helpers/wait';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const pair = useNodePair(redis, 'rpcmove', { 'matching.dispatchWait': '4000ms', 'matching.stickyWait': '3000ms' });
 const slotAt = pair.slotAt;
 const step = (flow: string) => ({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'charge', step_execution_id: 's' } });
 
-it('moves an RPC waiting for a busy slot to a peer\'s slot that goes idle later', async () => {
+/** A slot of `aWorker` at a and one of `bWorker` at b, each holding a Step, once a sees b's slot busy. */
+async function busyAtBoth(aWorker: string, bWorker: string) {
   const { a, b } = pair;
-  const wa = await slotAt(a, 'w-a');
+  const wa = await slotAt(a, aWorker);
   await a.matching.enqueueStep(step('busy-a'));
-  await wa.nextOf('step_task'); // w-a stays busy throughout
-  const wb = await slotAt(b, 'w-b');
+  const aHeld = (await wa.nextOf('step_task')).step_task!;
+  const wb = await slotAt(b, bWorker);
   await a.matching.enqueueStep(step('busy-b'));
-  const held = (await wb.nextOf('step_task')).step_task!;
+  const bHeld = (await wb.nextOf('step_task')).step_task!;
   await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+  return { a, b, wa, wb, aHeld, bHeld };
+}
+
+/** The slot's Step ends: its slot is idle once the ack is read. */
+async function finish(slot: Awaited<ReturnType<typeof slotAt>>, held: pb.IStepTask): Promise<void> {
+  slot.send({ step_result: { task_token: held.task_token, output: Buffer.from('done') } });
+  await slot.nextOf('result_ack');
+}
+
+it('moves an RPC waiting for a busy slot to a peer\'s slot that goes idle later', async () => {
+  const { a, wb, bHeld: held } = await busyAtBoth('w-a', 'w-b'); // w-a stays busy throughout
 
   const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000 });
   await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'it waits at a, whose worker is busy' });
 
-  wb.send({ step_result: { task_token: held.task_token, output: Buffer.from('done') } });
-  await wb.nextOf('result_ack');
+  await finish(wb, held);
   const task = (await wb.nextOf('rpc_task', 2000)).rpc_task!;
   expect(a.node.gateway.rpcsWaiting).toBe(0);
   wb.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-b') } });
@@ -38,26 +49,17 @@ it('moves an RPC waiting for a busy slot to a peer\'s slot that goes idle later'
 });
 
 it('keeps a waiting RPC in its sticky window at its node while its sticky worker there is busy', async () => {
-  const { a, b } = pair;
-  const wa = await slotAt(a, 'w-a');
-  await a.matching.enqueueStep(step('busy-a'));
-  const aHeld = (await wa.nextOf('step_task')).step_task!;
-  const wb = await slotAt(b, 'w-b');
-  await a.matching.enqueueStep(step('busy-b'));
-  const bHeld = (await wb.nextOf('step_task')).step_task!;
-  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+  const { a, wa, wb, aHeld, bHeld } = await busyAtBoth('w-a', 'w-b');
 
   const call = a.matching.invokeRpc({
     tenant: 'acme', flow_id: 'f2', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000, sticky_worker_id: 'w-a',
   });
-  await sleep(200);
-  wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
-  await wb.nextOf('result_ack');
+  await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waiting at a' });
+  await finish(wb, bHeld);
   await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees b's idle slot" });
   expect(a.node.gateway.rpcsWaiting).toBe(1); // matching.stickyWait (3 s) has not passed: w-a's, still
 
-  wa.send({ step_result: { task_token: aHeld.task_token, output: Buffer.from('done') } });
-  await wa.nextOf('result_ack');
+  await finish(wa, aHeld);
   const task = (await wa.nextOf('rpc_task', 2000)).rpc_task!;
   wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
   expect((await call).app_worker_id).toBe('w-a');
@@ -66,25 +68,16 @@ it('keeps a waiting RPC in its sticky window at its node while its sticky worker
 it('brings a moved RPC back to wait for its node\'s busy worker when the peer\'s idle worker lacks the name', async () => {
   // Guards: the peer's NOT_FOUND settled the call although w-a here, busy, has the RPC;
   // the view could not know w-b lacks "status" before w-b first declined it.
-  const { a, b } = pair;
-  const wa = await slotAt(a, 'w-a');
-  await a.matching.enqueueStep(step('busy-a'));
-  const aHeld = (await wa.nextOf('step_task')).step_task!;
-  const wb = await slotAt(b, 'w-b');
-  await a.matching.enqueueStep(step('busy-b'));
-  const bHeld = (await wb.nextOf('step_task')).step_task!;
-  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+  const { a, wa, wb, aHeld, bHeld } = await busyAtBoth('w-a', 'w-b');
 
   const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f3', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000 });
   await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waiting at a' });
-  wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
-  await wb.nextOf('result_ack');
+  await finish(wb, bHeld);
   const moved = (await wb.nextOf('rpc_task', 2000)).rpc_task!;
   wb.send({ decline: { task_token: moved.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
   await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call back at a' });
 
-  wa.send({ step_result: { task_token: aHeld.task_token, output: Buffer.from('done') } });
-  await wa.nextOf('result_ack');
+  await finish(wa, aHeld);
   const task = (await wa.nextOf('rpc_task', 2000)).rpc_task!;
   wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
   const r = await call;
@@ -114,22 +107,14 @@ describe('a sticky RPC whose worker is busy here but idle at a peer (its streams
   });
 
   it('moves there while it waits here, once the worker\'s slot there goes idle', async () => {
-    const { a, b } = pair;
-    const wa = await slotAt(a, 'w-s');
-    await a.matching.enqueueStep(step('busy-a'));
-    await wa.nextOf('step_task');
-    const wb = await slotAt(b, 'w-s');
-    await a.matching.enqueueStep(step('busy-b'));
-    const bHeld = (await wb.nextOf('step_task')).step_task!;
-    await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === undefined, { timeoutMs: 5000, description: "a sees b's slot busy" });
+    const { a, wb, bHeld } = await busyAtBoth('w-s', 'w-s');
 
     const started = Date.now();
     const call = a.matching.invokeRpc({
       tenant: 'acme', flow_id: 'f5', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000, sticky_worker_id: 'w-s',
     });
     await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waiting at a' });
-    wb.send({ step_result: { task_token: bHeld.task_token, output: Buffer.from('done') } });
-    await wb.nextOf('result_ack');
+    await finish(wb, bHeld);
     const task = (await wb.nextOf('rpc_task', 1500)).rpc_task!;
     wb.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from b') } });
     expect((await call).app_worker_id).toBe('w-s');
