@@ -389,7 +389,7 @@ describe('registration limits through the SDK', () => {
 
   it('refuses a Client or FetchClient reconnectBackoff that is no backoff, naming the field', () => {
     expect(() => new Client({ address: '127.0.0.1:1', reconnectBackoff: { initialMs: 0 } }))
-      .toThrow('Client option reconnectBackoff.initialMs: must be a number of ms > 0, got 0');
+      .toThrow('Client option reconnectBackoff.initialMs: must be a number of ms ≥ 10 (a shorter delay redials in a tight loop), got 0');
     expect(() => new FetchClient({ address: '127.0.0.1:1', workerId: 'w', reconnectBackoff: { initialMs: 50, maxMs: 10 } }))
       .toThrow('FetchClient option reconnectBackoff.maxMs: must be a number of ms ≥ initialMs (50), got 10');
   });

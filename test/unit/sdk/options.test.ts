@@ -89,6 +89,8 @@ describe('worker options', () => {
   it.each<[string, object]>([
     ['reconnectBackoff.initialMs', { initialMs: 0 }],
     ['reconnectBackoff.initialMs', { initialMs: NaN }],
+    ['reconnectBackoff.initialMs', { initialMs: 1, maxMs: 1 }], // jitter floors it to 0 ms: ≈ 470 redials a second a slot
+    ['reconnectBackoff.initialMs', { initialMs: 9.5, maxMs: 50 }],
     ['reconnectBackoff.coefficient', { coefficient: 0.5 }],
     ['reconnectBackoff.maxMs', { initialMs: 500, maxMs: 100 }],
     ['reconnectBackoff.maxMs', { maxMs: -1 }],
