@@ -99,13 +99,16 @@ export class Session {
 
   /** Resolves when the server ends the stream; rejects with its ClientError (or AbortError on reset). */
   async run(): Promise<void> {
-    const { options, client, channelGen } = this.host;
-    this.channelGen = channelGen ?? 0;
+    const { options } = this.host;
     let failure: unknown = null;
     try {
       // A credential function may never answer (a hung token service): the
       // stream's reset (stop's deadlines, drain's grace) must still end the session.
       const auth = await abortable(this.call.signal, authMetadata(options.credential));
+      // The connection is read after the credential: another slot's Reconnect may have
+      // closed the one of before meanwhile, and a stream opened on it fails at once.
+      const { client, channelGen } = this.host;
+      this.channelGen = channelGen ?? 0;
       const metadata = withProtocolVersion(auth, options.protocolVersion);
       this.outbox.push({
         register: {

@@ -466,6 +466,27 @@ describe('Worker streams', () => {
     expect(worker!.readiness().isReady).toBe(true);
   });
 
+  it('opens a stream that waited on its credential over the connection a Reconnect renewed meanwhile', async () => {
+    // Guards: the session took the channel before awaiting the credential; another slot's
+    // Reconnect closed that channel, and the stream failed "Channel has been shut down".
+    let slow = false;
+    void make({
+      maxConcurrentTasks: 2,
+      credential: async () => {
+        if (slow) await new Promise((r) => setTimeout(r, 200));
+        return 'tok';
+      },
+    }).start();
+    const [a, b] = await server.waitStreams(2);
+    await worker!.waitPullRegistered();
+    slow = true;
+    b!.fail(Status.UNAVAILABLE, 'blip'); // b's slot redials, and waits 200 ms on its credential
+    await new Promise((r) => setTimeout(r, 80));
+    a!.send({ reconnect: { reason: 'node draining' } });
+    await server.waitStreams(4);
+    expect(logger.lines.filter((l) => l.msg === 'slot stream failed; reconnecting')).toEqual([]);
+  });
+
   it('stop before start rejects waiters and makes start reject', async () => {
     const w = make();
     const wait = w.waitPullRegistered();
