@@ -25,6 +25,7 @@ import { ClientError, Status, type Client as GrpcClient, type Metadata } from 'n
 import { MatchingServiceDefinition, type pb } from '../../wire';
 import { Channel } from '../../util/channel';
 import { timerDelayMs } from '../common/durations';
+import { monotonicMs } from '../common/monotonic';
 
 type Stub = GrpcClient<typeof MatchingServiceDefinition>;
 type Results = pb.IEnqueueStepResponse[];
@@ -115,7 +116,7 @@ export class EnqueueLane {
         signal?.removeEventListener('abort', onAbort);
       };
       const p: Pending = {
-        steps, resends: 0, deadlineAt: Date.now() + call.timeoutMs,
+        steps, resends: 0, deadlineAt: monotonicMs() + call.timeoutMs,
         resolve: (r) => {
           forget();
           resolve(r);
@@ -163,7 +164,7 @@ export class EnqueueLane {
     this.deadlineTimerAt = at;
     // Never past what a timer holds (a longer one fires after 1 ms); fired early, expire() fails
     // only the enqueues whose deadline passed and arms it again for the rest.
-    this.deadlineTimer = setTimeout(() => this.expire(), timerDelayMs(Math.max(0, at - Date.now())));
+    this.deadlineTimer = setTimeout(() => this.expire(), timerDelayMs(Math.max(0, at - monotonicMs())));
   }
 
   private clearDeadlineTimer(): void {
@@ -175,7 +176,7 @@ export class EnqueueLane {
   private expire(): void {
     this.deadlineTimer = undefined;
     this.deadlineTimerAt = Infinity;
-    const now = Date.now();
+    const now = monotonicMs();
     let next = Infinity;
     for (const p of [...this.inFlight]) {
       if (p.deadlineAt <= now) {
@@ -191,7 +192,7 @@ export class EnqueueLane {
   }
 
   private dispatch(p: Pending, call: Pick<LaneCall, 'token' | 'metadata'>): void {
-    if (this.unsupported || Date.now() < this.unaryUntil) return this.sendUnary(p, call.metadata(call.token));
+    if (this.unsupported || monotonicMs() < this.unaryUntil) return this.sendUnary(p, call.metadata(call.token));
     let s = this.stream;
     if (!s || s.ended || s.token !== call.token) {
       s?.finish(); // a rotated credential: the old stream ends once its answers are in
@@ -208,7 +209,7 @@ export class EnqueueLane {
       if (this.stream === s) this.stream = undefined;
       if (err instanceof ClientError && err.code === Status.UNIMPLEMENTED) this.unsupported = true;
       // Ended with OK and requests unread: the node is draining (enqueue-stream.ts).
-      if (err === undefined && unread.length > 0) this.unaryUntil = Date.now() + UNARY_AFTER_DRAIN_MS;
+      if (err === undefined && unread.length > 0) this.unaryUntil = monotonicMs() + UNARY_AFTER_DRAIN_MS;
       // One request past the node's message limit ends the whole stream with RESOURCE_EXHAUSTED
       // (grpc-js, "larger than max"): each enqueue it carried goes again as a unary call of its
       // own (enqueue is idempotent), so only the oversized one fails, as with unary calls.

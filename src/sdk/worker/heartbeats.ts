@@ -7,6 +7,7 @@
  */
 
 import { MAX_TIMER_MS } from '../common';
+import { monotonicMs } from '../common/monotonic';
 
 /** A third of the heartbeat timeout: two frames may be late or lost before the attempt times out. */
 const INTERVALS_PER_TIMEOUT = 3;
@@ -33,7 +34,7 @@ export class HeartbeatThrottle {
 
   beat(details: Uint8Array): void {
     if (this.stopped) return;
-    const wait = this.lastSentAt + this.intervalMs - Date.now();
+    const wait = this.lastSentAt + this.intervalMs - monotonicMs();
     if (wait <= 0 && !this.timer) return this.sendNow(details);
     this.held = details;
     if (!this.timer) {
@@ -58,7 +59,7 @@ export class HeartbeatThrottle {
   }
 
   private sendNow(details: Uint8Array): void {
-    this.lastSentAt = Date.now();
+    this.lastSentAt = monotonicMs();
     this.send(details);
   }
 }

@@ -5,6 +5,8 @@
  * quarters of it have passed since it started or last ponged, so that no gap
  * is longer than the interval (a proxy's idle timeout is set just above it).
  */
+import { monotonicMs } from '../common/monotonic';
+
 export interface Ponging {
   pong(now: number): void;
 }
@@ -29,7 +31,7 @@ export class PongSweep {
   }
 
   add(task: Ponging): void {
-    this.due.set(task, this.dueAfter(Date.now()));
+    this.due.set(task, this.dueAfter(monotonicMs()));
     if (this.timer) return;
     this.timer = setInterval(() => this.sweep(), this.sweepMs);
     this.timer.unref();
@@ -47,11 +49,12 @@ export class PongSweep {
       this.timer = undefined;
       return;
     }
-    const now = Date.now();
+    const now = monotonicMs();
+    const sentAt = Date.now(); // on the wire: wall-clock
     for (const [task, at] of this.due) {
       if (at > now) continue;
       this.due.set(task, this.dueAfter(now));
-      task.pong(now);
+      task.pong(sentAt);
     }
   }
 }

@@ -15,6 +15,7 @@ import type { PongSweep } from './pongs';
 import type { ReadinessTracker } from './readiness';
 import { TaskRun, type Invoke, type TaskPhase } from './task';
 import type { SlotKindName } from './types';
+import { monotonicMs } from '../common/monotonic';
 
 export type WorkerClient = Client<typeof WorkerTaskServiceDefinition>;
 
@@ -84,7 +85,7 @@ export class Session {
   /** How long the stream stayed registered, in ms (so far, while it still is); 0 if it never was. */
   get registeredMs(): number {
     if (!this.registered) return 0;
-    return (this.unregisteredAt || Date.now()) - this.registeredAt;
+    return (this.unregisteredAt || monotonicMs()) - this.registeredAt;
   }
 
   get phase(): SlotPhase {
@@ -134,7 +135,7 @@ export class Session {
       clearInterval(this.silenceTimer);
       this.outbox.end();
       if (this.registered) {
-        this.unregisteredAt = Date.now();
+        this.unregisteredAt = monotonicMs();
         this.host.readiness.unregistered(this.kind);
       }
       // A handler whose stream is gone cannot deliver its result; stop it and
@@ -169,7 +170,7 @@ export class Session {
   }
 
   private onFrame(frame: pb.ServerFrame): void {
-    this.lastFrameAt = Date.now();
+    this.lastFrameAt = monotonicMs();
     if (!this.registered && !this.refusedRegistration && frame.frame !== 'registered') {
       throw new Error(`protocol error: expected Registered, got ${frame.frame ?? 'an empty frame'}`);
     }
@@ -231,7 +232,7 @@ export class Session {
       return;
     }
     this.registered = true;
-    this.registeredAt = Date.now();
+    this.registeredAt = monotonicMs();
     this.host.readiness.registered(this.kind);
     if (this.closing) this.outbox.end();
     const pingMs = toNum(reg.ping_interval_ms);
@@ -244,7 +245,7 @@ export class Session {
   /** An idle stream that heard nothing for SILENT_PING_INTERVALS pings is reset (a busy one is not pinged). */
   private checkSilence(pingMs: number): void {
     if (this.task || this.closing) return;
-    const silentMs = Date.now() - this.lastFrameAt;
+    const silentMs = monotonicMs() - this.lastFrameAt;
     if (silentMs <= SILENT_PING_INTERVALS * pingMs) return;
     this.host.options.logger.warn('slot stream silent past its pings; reconnecting', { slotKind: this.kind, silentMs, pingIntervalMs: pingMs });
     this.call.abort(new Error(`no frame from the node for ${silentMs} ms (ping interval ${pingMs} ms)`));
