@@ -116,7 +116,7 @@ function installExitHook(): void {
  */
 function startWatchdog(pid: number, dir: string | undefined): ChildProcess | undefined {
   const script = 'read _; kill -TERM "$1" 2>/dev/null || exit 0; [ -n "$2" ] || exit 0; ' +
-    'i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; rm -rf -- "$2"';
+    'i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; rm -rf -- "$2"';
   try {
     const dog = spawn('/bin/sh', ['-c', script, 'zdmatch-redis-watchdog', String(pid), dir ?? ''], {
       stdio: ['pipe', 'ignore', 'ignore'], detached: true,

@@ -106,6 +106,6 @@ describe('zdmatch dev', () => {
     dev.proc.kill('SIGKILL');
     await dev.exited;
     await expectRedisGone(dev);
-    await waitFor(() => !fs.existsSync(dataDir!), { timeoutMs: 10_000, description: `${dataDir} removed` });
+    await waitFor(() => !fs.existsSync(dataDir!), { timeoutMs: 15_000, description: `${dataDir} removed` });
   }, 60_000);
 });
