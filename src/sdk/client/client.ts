@@ -26,6 +26,7 @@ import type {
   Outcome, OutcomeGroupInfo, QueueInfo, RpcResponse, StepSpec, TaskInfo,
 } from './types';
 import { sharedAbortController } from '../common/shared-signal';
+import { wireFlag, wireText, wireTexts } from '../common/wire-values';
 
 export interface ClientOptions {
   /** Server address, `host:port` (or `https://host:port` for TLS). */
@@ -100,7 +101,7 @@ export class Client {
   }
 
   async getTask(taskId: string, opts?: CallOptions): Promise<TaskInfo> {
-    const res = await this.call('getTask', (o) => this.stub.getTask({ task_id: taskId }, o), opts);
+    const res = await this.call('getTask', (o) => this.stub.getTask({ task_id: wireText('getTask', 'taskId', taskId) }, o), opts);
     if (!res.task) throw new Error(`GetTask ${taskId}: the server answered without a task`);
     return fromTaskInfo(res.task);
   }
@@ -108,7 +109,7 @@ export class Client {
   /** Long-polls one task's outcome; null when the wait ended without one. */
   async waitOutcome(taskId: string, options: { waitMs?: number } = {}, opts?: CallOptions): Promise<Outcome | null> {
     const waitMs = checkDuration('waitOutcome', 'waitMs', options.waitMs ?? 0, { zero: true });
-    const res = await this.call('waitOutcome', (o) => this.stub.waitOutcome({ task_id: taskId, wait_ms: waitMs }, o), opts, waitMs);
+    const res = await this.call('waitOutcome', (o) => this.stub.waitOutcome({ task_id: wireText('waitOutcome', 'taskId', taskId), wait_ms: waitMs }, o), opts, waitMs);
     return res.outcome ? fromOutcome(res.outcome) : null;
   }
 
@@ -124,18 +125,25 @@ export class Client {
    * consumeOutcomes; a group that does not exist (under that tenant) is ZdNotFoundError.
    */
   async ackOutcomes(group: string, outcomeIds: string[], opts?: CallOptions & { tenant?: string }): Promise<number> {
-    const tenant = opts?.tenant ?? '';
-    const res = await this.call('ackOutcomes', (o) => this.stub.ackOutcomes({ group, outcome_ids: outcomeIds, tenant }, o), opts);
+    const req = {
+      group: wireText('ackOutcomes', 'group', group), outcome_ids: wireTexts('ackOutcomes', 'outcomeIds', outcomeIds),
+      tenant: wireText('ackOutcomes', 'tenant', opts?.tenant),
+    };
+    const res = await this.call('ackOutcomes', (o) => this.stub.ackOutcomes(req, o), opts);
     return res.acked;
   }
 
   async cancelFlow(tenant: string, flowId: string, reason = '', opts?: CallOptions): Promise<CancelFlowResult> {
-    const res = await this.call('cancelFlow', (o) => this.stub.cancelFlow({ tenant, flow_id: flowId, reason }, o), opts);
+    const req = {
+      tenant: wireText('cancelFlow', 'tenant', tenant), flow_id: wireText('cancelFlow', 'flowId', flowId), reason: wireText('cancelFlow', 'reason', reason),
+    };
+    const res = await this.call('cancelFlow', (o) => this.stub.cancelFlow(req, o), opts);
     return { cancelledQueued: res.cancelled_queued, cancelledRunning: res.cancelled_running };
   }
 
   async describeQueues(tenant: string, flowType = '', opts?: CallOptions): Promise<QueueInfo[]> {
-    const res = await this.call('describeQueues', (o) => this.stub.describeQueues({ tenant, flow_type: flowType }, o), opts);
+    const req = { tenant: wireText('describeQueues', 'tenant', tenant), flow_type: wireText('describeQueues', 'flowType', flowType) };
+    const res = await this.call('describeQueues', (o) => this.stub.describeQueues(req, o), opts);
     return res.queues.map(fromQueueInfo);
   }
 
@@ -155,9 +163,11 @@ export class Client {
    * last 10 minutes unless `force`.
    */
   async dropOutcomeGroup(group: string, options: { tenant?: string; force?: boolean } = {}, opts?: CallOptions): Promise<DroppedOutcomeGroup> {
-    const res = await this.call('dropOutcomeGroup', (o) => this.stub.dropOutcomeGroup({
-      group, tenant: options.tenant ?? '', force: options.force ?? false,
-    }, o), opts);
+    const req = {
+      group: wireText('dropOutcomeGroup', 'group', group), tenant: wireText('dropOutcomeGroup', 'tenant', options.tenant),
+      force: wireFlag('dropOutcomeGroup', 'force', options.force),
+    };
+    const res = await this.call('dropOutcomeGroup', (o) => this.stub.dropOutcomeGroup(req, o), opts);
     return { partitions: res.partitions, pending: toNum(res.pending) };
   }
 

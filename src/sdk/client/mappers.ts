@@ -2,6 +2,7 @@
 import { pb } from '../../wire';
 import { fromEpochMs, toBuffer, toEpochMs, toNum } from '../common';
 import { checkedPayload } from '../common/payloads';
+import { wireText, wireTexts } from '../common/wire-values';
 import { checkCount, UINT32_MAX } from '../common/counts';
 import { checkDuration, type DurationBounds } from '../common/durations';
 import type {
@@ -30,18 +31,6 @@ function wireEpochMs(what: string, field: string, value: Date | number | undefin
  * An optional text field. protobufjs sends a number as '' and a string where a list belongs as its
  * letters: a sticky worker dropped, and `nonRetryable: 'ValidationError'` retried as 15 one-letter types.
  */
-function wireText(what: string, field: string, value: unknown): string {
-  if (value === undefined) return '';
-  if (typeof value !== 'string') throw new TypeError(`${what} option ${field}: must be a string, got ${typeof value}`);
-  return value;
-}
-
-function wireTexts(what: string, field: string, value: unknown): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new TypeError(`${what} option ${field}: must be an array of strings, got ${typeof value}`);
-  return value.map((v, i) => wireText(what, `${field}[${i}]`, v));
-}
-
 /** A uint32 count (0 = the server's default), refused when protobufjs would not send it as given. */
 const wireCount = (what: string, field: string, value: number | undefined): number => checkCount(what, field, value ?? 0, UINT32_MAX);
 
@@ -59,11 +48,11 @@ export function toRetryPolicy(p: RetryPolicy | undefined, where = 'retryPolicy')
 /** `where` names the Step in errors: `step`, or `steps[i]` for one of a batch. */
 export function toStepSpec(s: StepSpec, where = 'step'): pb.IStepSpec {
   return {
-    tenant: s.tenant,
-    flow_id: s.flowId,
-    flow_type: s.flowType,
-    step_type: s.stepType,
-    step_execution_id: s.stepExecutionId,
+    tenant: wireText('StepSpec', `${where}.tenant`, s.tenant),
+    flow_id: wireText('StepSpec', `${where}.flowId`, s.flowId),
+    flow_type: wireText('StepSpec', `${where}.flowType`, s.flowType),
+    step_type: wireText('StepSpec', `${where}.stepType`, s.stepType),
+    step_execution_id: wireText('StepSpec', `${where}.stepExecutionId`, s.stepExecutionId),
     input: checkedPayload('StepSpec', `${where}.input`, s.input),
     ready_at_ms: wireEpochMs('StepSpec', `${where}.readyAt`, s.readyAt),
     flow_deadline_ms: wireEpochMs('StepSpec', `${where}.flowDeadline`, s.flowDeadline),
@@ -76,24 +65,24 @@ export function toStepSpec(s: StepSpec, where = 'step'): pb.IStepSpec {
 
 export function toConsumeRequest(o: ConsumeOutcomesOptions): pb.IConsumeOutcomesRequest {
   return {
-    group: o.group,
-    tenant: o.tenant ?? '',
-    consumer: o.consumer,
+    group: wireText('consumeOutcomes', 'group', o.group),
+    tenant: wireText('consumeOutcomes', 'tenant', o.tenant),
+    consumer: wireText('consumeOutcomes', 'consumer', o.consumer),
     max_count: wireCount('consumeOutcomes', 'maxCount', o.maxCount),
     wait_ms: o.waitMs ?? 0,
-    ack: o.ack ?? [],
+    ack: wireTexts('consumeOutcomes', 'ack', o.ack),
     redeliver_after_ms: wireMs('consumeOutcomes', 'redeliverAfterMs', o.redeliverAfterMs),
   };
 }
 
 export function toInvokeRpc(r: InvokeRpcRequest): pb.IInvokeRpcRequest {
   return {
-    tenant: r.tenant,
-    flow_id: r.flowId,
-    flow_type: r.flowType,
-    rpc_name: r.rpcName,
+    tenant: wireText('invokeRpc', 'request.tenant', r.tenant),
+    flow_id: wireText('invokeRpc', 'request.flowId', r.flowId),
+    flow_type: wireText('invokeRpc', 'request.flowType', r.flowType),
+    rpc_name: wireText('invokeRpc', 'request.rpcName', r.rpcName),
     input: checkedPayload('invokeRpc', 'request.input', r.input),
-    sticky_worker_id: r.stickyWorkerId ?? '',
+    sticky_worker_id: wireText('invokeRpc', 'request.stickyWorkerId', r.stickyWorkerId),
     // The server never waits for a worker past the caller's own budget.
     timeout_ms: r.timeoutMs ?? 0,
   };

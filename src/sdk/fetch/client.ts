@@ -21,6 +21,7 @@ import { checkDuration, timerDelayMs, type DurationBounds } from '../common/dura
 import { mapFetchError } from './errors';
 import type { FetchCallOptions, FailOptions, FetchOptions, LockedTask, TerminalTask, TerminalTaskList, Topic } from './types';
 import { sharedAbortController } from '../common/shared-signal';
+import { wireText } from '../common/wire-values';
 
 interface BaseOptions {
   /** Server address, `host:port`. */
@@ -141,6 +142,7 @@ export class FetchClient extends BaseClient {
   constructor(options: FetchClientOptions) {
     super(options, 'FetchClient');
     if (!options.workerId) throw new TypeError('FetchClient option workerId: is required');
+    wireText('FetchClient', 'workerId', options.workerId);
     this.workerId = options.workerId;
     this.stub = createClient(ExternalTaskServiceDefinition, this.channel);
   }
@@ -169,8 +171,8 @@ export class FetchClient extends BaseClient {
     const has = options.result != null; // null too: plain JavaScript, or JSON passed through, means no result
     const result = checkedPayload('FetchClient.complete', 'result', options.result);
     await this.call('complete', (o) => this.stub.complete({
-      task_id: taskId, worker_id: this.workerId, has_result: has, result,
-      idempotency_key: options.idempotencyKey ?? '',
+      task_id: wireText('FetchClient.complete', 'taskId', taskId), worker_id: this.workerId, has_result: has, result,
+      idempotency_key: wireText('FetchClient.complete', 'idempotencyKey', options.idempotencyKey),
     }, o), opts);
   }
 
@@ -180,7 +182,8 @@ export class FetchClient extends BaseClient {
     // Required, no default: a missing or NaN count would go out as 0, which makes the task terminal.
     const retries = checkCount('FetchClient.fail', 'retries', options.retries, INT32_MAX);
     const res = await this.call('fail', (o) => this.stub.fail({
-      task_id: taskId, worker_id: this.workerId, failure: { message: options.message ?? '', type: options.type ?? '' },
+      task_id: wireText('FetchClient.fail', 'taskId', taskId), worker_id: this.workerId,
+      failure: { message: wireText('FetchClient.fail', 'message', options.message), type: wireText('FetchClient.fail', 'type', options.type) },
       retries, retry_timeout_ms: retryTimeoutMs,
     }, o), opts);
     return res.terminal ?? false;
@@ -189,13 +192,13 @@ export class FetchClient extends BaseClient {
   /** Extends this worker's live lock to now + lockDurationMs (0 = the server's default); returns the new lockUntil. */
   async extendLock(taskId: string, lockDurationMs = 0, opts?: FetchCallOptions): Promise<Date> {
     checkDuration('FetchClient.extendLock', 'lockDurationMs', lockDurationMs, SERVER_BOUNDED);
-    const res = await this.call('extendLock', (o) => this.stub.extendLock({ task_id: taskId, worker_id: this.workerId, lock_duration_ms: lockDurationMs }, o), opts);
+    const res = await this.call('extendLock', (o) => this.stub.extendLock({ task_id: wireText('FetchClient.extendLock', 'taskId', taskId), worker_id: this.workerId, lock_duration_ms: lockDurationMs }, o), opts);
     return new Date(toNum(res.lock_until_ms));
   }
 
   /** Gives the lock back: the task is fetchable again at once. */
   async unlock(taskId: string, opts?: FetchCallOptions): Promise<void> {
-    await this.call('unlock', (o) => this.stub.unlock({ task_id: taskId, worker_id: this.workerId }, o), opts);
+    await this.call('unlock', (o) => this.stub.unlock({ task_id: wireText('FetchClient.unlock', 'taskId', taskId), worker_id: this.workerId }, o), opts);
   }
 }
 
@@ -213,7 +216,8 @@ export class TerminalTasksClient extends BaseClient {
   async list(tenant: string, filter: { flowType?: string; stepType?: string; limit?: number } = {}, opts?: FetchCallOptions): Promise<TerminalTaskList> {
     const limit = checkCount('TerminalTasksClient.list', 'limit', filter.limit ?? 0, UINT32_MAX);
     const res = await this.call('list', (o) => this.stub.listTerminalTasks({
-      tenant, flow_type: filter.flowType ?? '', step_type: filter.stepType ?? '', limit,
+      tenant: wireText('TerminalTasksClient.list', 'tenant', tenant), flow_type: wireText('TerminalTasksClient.list', 'flowType', filter.flowType),
+      step_type: wireText('TerminalTasksClient.list', 'stepType', filter.stepType), limit,
     }, o), opts);
     const tasks = (res.tasks ?? []).map((t): TerminalTask => ({
       taskId: t.task_id ?? '', partition: t.partition ?? 0, topic: fromTopic(t.topic), flowId: t.flow_id ?? '',
@@ -227,12 +231,14 @@ export class TerminalTasksClient extends BaseClient {
   /** Queued again with `retries` fetch retries (0 = unset) and no lock expiries. */
   async retry(taskId: string, retries = 0, opts?: FetchCallOptions): Promise<void> {
     checkCount('TerminalTasksClient.retry', 'retries', retries, INT32_MAX);
-    await this.call('retry', (o) => this.stub.retryTerminalTask({ task_id: taskId, retries }, o), opts);
+    await this.call('retry', (o) => this.stub.retryTerminalTask({ task_id: wireText('TerminalTasksClient.retry', 'taskId', taskId), retries }, o), opts);
   }
 
   /** Ends the task with a FAILED outcome carrying the reason; returns the outcome id. */
   async abandon(taskId: string, reason = '', opts?: FetchCallOptions): Promise<string> {
-    const res = await this.call('abandon', (o) => this.stub.abandonTerminalTask({ task_id: taskId, reason }, o), opts);
+    const res = await this.call('abandon', (o) => this.stub.abandonTerminalTask({
+      task_id: wireText('TerminalTasksClient.abandon', 'taskId', taskId), reason: wireText('TerminalTasksClient.abandon', 'reason', reason),
+    }, o), opts);
     return res.outcome_id ?? '';
   }
 }

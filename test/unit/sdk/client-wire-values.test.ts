@@ -10,6 +10,7 @@
  */
 import { pb } from '../../../src/wire';
 import { toConsumeRequest, toStepSpec } from '../../../src/sdk/client/mappers';
+import { Client, FetchClient, TerminalTasksClient } from '../../../src';
 
 const step = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' };
 
@@ -59,5 +60,44 @@ describe('the Client refuses a count it cannot send as given', () => {
     expect(toStepSpec({ ...step, retryPolicy: {} }).retry_policy!.max_attempts).toBe(0);
     expect(toConsumeRequest({ group: 'g', consumer: 'c', maxCount: 7 }).max_count).toBe(7);
     expect(toConsumeRequest({ group: 'g', consumer: 'c' }).max_count).toBe(0);
+  });
+});
+
+describe('the clients refuse a string or flag option of another type, before anything is sent', () => {
+  // protobufjs sends a number for a string field as '' and any truthy value for a bool as true:
+  // dropOutcomeGroup(g, { force: 'false' }) dropped a live group, describeQueues('t', 5) listed every
+  // flow type, and an invokeRpc's numeric stickyWorkerId was dropped.
+  const c = new Client({ address: '127.0.0.1:1' });
+  const f = new FetchClient({ address: '127.0.0.1:1', workerId: 'w' });
+  const ops = new TerminalTasksClient({ address: '127.0.0.1:1' });
+  afterAll(() => {
+    c.close();
+    f.close();
+    ops.close();
+  });
+  const bad = 5 as unknown as string;
+  it.each<[string, () => Promise<unknown>, string]>([
+    ['dropOutcomeGroup force', () => c.dropOutcomeGroup('g', { force: 'false' as unknown as boolean }), 'dropOutcomeGroup option force: must be true or false, got string'],
+    ['dropOutcomeGroup tenant', () => c.dropOutcomeGroup('g', { tenant: bad }), 'dropOutcomeGroup option tenant: must be a string, got number'],
+    ['describeQueues flowType', () => c.describeQueues('t', bad), 'describeQueues option flowType: must be a string, got number'],
+    ['cancelFlow reason', () => c.cancelFlow('t', 'f', bad), 'cancelFlow option reason: must be a string, got number'],
+    ['cancelFlow flowId', () => c.cancelFlow('t', bad), 'cancelFlow option flowId: must be a string, got number'],
+    ['invokeRpc stickyWorkerId', () => c.invokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'r', stickyWorkerId: bad }), 'invokeRpc option request.stickyWorkerId: must be a string, got number'],
+    ['getTask taskId', () => c.getTask(bad), 'getTask option taskId: must be a string, got number'],
+    ['ackOutcomes outcomeIds', () => c.ackOutcomes('g', 'a-b' as unknown as string[]), 'ackOutcomes option outcomeIds: must be an array of strings, got string'],
+    ['consumeOutcomes ack', () => c.consumeOutcomes({ group: 'g', consumer: 'c', ack: [bad] }), 'consumeOutcomes option ack[0]: must be a string, got number'],
+    ['enqueueStep tenant', () => c.enqueueStep({ ...step, tenant: bad }), 'StepSpec option step.tenant: must be a string, got number'],
+    ['FetchClient.complete idempotencyKey', () => f.complete('t', { idempotencyKey: bad }), 'FetchClient.complete option idempotencyKey: must be a string, got number'],
+    ['FetchClient.fail message', () => f.fail('t', { message: bad, retries: 1 }), 'FetchClient.fail option message: must be a string, got number'],
+    ['TerminalTasksClient.list flowType', () => ops.list('t', { flowType: bad }), 'TerminalTasksClient.list option flowType: must be a string, got number'],
+    ['TerminalTasksClient.abandon reason', () => ops.abandon('t', bad), 'TerminalTasksClient.abandon option reason: must be a string, got number'],
+  ])('%s', async (_name, call, message) => {
+    const err = await call().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toBe(message);
+  });
+
+  it('a FetchClient with a workerId that is not a string', () => {
+    expect(() => new FetchClient({ address: '127.0.0.1:1', workerId: 7 as unknown as string })).toThrow('FetchClient option workerId: must be a string, got number');
   });
 });
