@@ -88,3 +88,22 @@ it('an enqueue past the node\'s message limit fails alone, not the enqueues shar
   }
   expect((await c.enqueueStep(spec('next'))).created).toBe(true);
 });
+
+it('reports created: true for each new Step that shared its stream\'s moment with an enqueue past the limit', async () => {
+  // Guards: the oversized request ended the shared stream; requests the node had already read
+  // and written lost their answers, went again as unary calls, found their Steps there and
+  // answered created: false for Steps created once, by these very calls.
+  const c = new Client({ address: t.node.apiAddress, defaultTimeoutMs: 10_000 });
+  cleanups.push(() => c.close());
+  await c.enqueueStep(spec('first')); // the stream is open
+  for (let round = 0; round < 5; round++) {
+    const before = [0, 1, 2, 3, 4].map((i) => c.enqueueStep(spec(`b${round}-${i}`)));
+    await new Promise((r) => setTimeout(r, 5));
+    const big = c.enqueueStep({ ...spec(`huge${round}`), input: HUGE });
+    const after = c.enqueueStep(spec(`a${round}`));
+    const settled = await Promise.allSettled([...before, big, after]);
+    expect((settled[5] as PromiseRejectedResult).reason).toBeInstanceOf(ZdResourceExhaustedError);
+    expect([...settled.slice(0, 5), settled[6]].map((r) => (r.status === 'fulfilled' ? r.value.created : r.reason)))
+      .toEqual(Array(6).fill(true));
+  }
+});

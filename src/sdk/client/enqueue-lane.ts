@@ -8,8 +8,10 @@
  * - A failed request fails that enqueue alone, with the error the unary call
  *   would have had. A stream that fails fails the enqueues it carried, as a
  *   failed connection fails unary calls; the next enqueue opens a new one.
- *   But one request past the node's message limit fails the stream (not the
- *   connection): what it carried is sent again as unary calls, one each.
+ * - An enqueue that may pass 64 KiB goes as a unary call: one request past the
+ *   node's message limit would fail the whole stream (not the connection).
+ *   Should one do so all the same, what the stream carried is sent again as
+ *   unary calls, one each.
  * - A node that drains ends the stream with OK after answering what it read;
  *   what it did not read is sent again on a new stream (enqueue is idempotent).
  * - A credential that resolves to another token opens a new stream for it
@@ -39,6 +41,25 @@ const MAX_RESENDS = 3;
  * is still served there, or balanced to another node, for the whole drain.
  */
 const UNARY_AFTER_DRAIN_MS = 1000;
+/**
+ * An enqueue that may be this large or larger goes as a unary call of its own, never on
+ * the shared stream. A node takes messages up to limits.maxPayloadBytes + 64 KiB, and one
+ * request past that ends the whole stream (grpc-js): the requests the node had read and
+ * written lost their answers, went again as unary calls, and answered created: false for
+ * Steps they had created. Under 64 KiB a request fits whatever the node's limit.
+ */
+export const STREAM_REQUEST_MAX_BYTES = 64 * 1024;
+
+/** At least the encoded size of these steps (strings counted at 3 bytes a character, the UTF-8 worst case). */
+function boundOfBytes(steps: pb.IStepSpec[]): number {
+  let n = 0;
+  for (const s of steps) {
+    n += 128 + (s.input?.length ?? 0) + 3 * ((s.tenant?.length ?? 0) + (s.flow_id?.length ?? 0) + (s.flow_type?.length ?? 0)
+      + (s.step_type?.length ?? 0) + (s.step_execution_id?.length ?? 0) + (s.sticky_worker_id?.length ?? 0));
+    for (const t of s.retry_policy?.non_retryable ?? []) n += 8 + 3 * t.length;
+  }
+  return n;
+}
 
 interface Pending {
   steps: pb.IStepSpec[];
@@ -192,7 +213,9 @@ export class EnqueueLane {
   }
 
   private dispatch(p: Pending, call: Pick<LaneCall, 'token' | 'metadata'>): void {
-    if (this.unsupported || monotonicMs() < this.unaryUntil) return this.sendUnary(p, call.metadata(call.token));
+    if (this.unsupported || monotonicMs() < this.unaryUntil || boundOfBytes(p.steps) >= STREAM_REQUEST_MAX_BYTES) {
+      return this.sendUnary(p, call.metadata(call.token));
+    }
     let s = this.stream;
     if (!s || s.ended || s.token !== call.token) {
       s?.finish(); // a rotated credential: the old stream ends once its answers are in
