@@ -211,7 +211,7 @@ export class Gateway {
     }
     this.hooks.capacityChanged();
     const rpc = slot.rpc;
-    slot.rpc = undefined;
+    slot.rpc = slot.rpcToken = undefined;
     if (rpc && !rpc.settled) {
       // A half-close without its result: the worker is stopping and did not run it (as a
       // held Step goes back unconsumed); nor did it run one held behind an ack (Slot.awaitAck),
@@ -566,13 +566,13 @@ export class Gateway {
       return;
     }
     const rpc = slot.rpc;
-    if (rpc && rpc.token === msg.task_token) {
+    if (rpc && slot.rpcToken === msg.task_token) {
       // Only a worker that lacks the name is remembered as lacking it; an older SDK's
       // capacity decline just sends the call on to another slot.
       const unknown = msg.reason !== pb.DeclineReason.NO_CAPACITY;
       this.metrics.returnedAttempts.inc({ reason: unknown ? 'unknown_type' : 'legacy_no_capacity' });
       if (unknown) this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpcType(rpc.rpcName), slot.reg.appWorkerId), true);
-      slot.rpc = undefined;
+      slot.rpc = slot.rpcToken = undefined;
       this.slotFree(slot);
       this.returnRpc(rpc);
       if (unknown) {
@@ -825,22 +825,23 @@ export class Gateway {
     slot.state = 'busy';
     this.hooks.capacityChanged();
     slot.rpc = call;
+    const token = slot.rpcToken = `${call.token}.${(++this.seq).toString(16)}`;
     const now = this.clock.now();
     const sent = slot.send({
       rpc_task: {
-        task_token: call.token, tenant: call.tenant, flow_id: call.flowId, flow_type: call.flowType,
+        task_token: token, tenant: call.tenant, flow_id: call.flowId, flow_type: call.flowType,
         rpc_name: call.rpcName, input: call.input, deadline_ms: call.runDeadline,
       },
     }, now);
     if (!sent) {
-      slot.rpc = undefined;
+      slot.rpc = slot.rpcToken = undefined;
       this.placeRpc(call);
       return;
     }
     // Nobody waits for its result any more: the handler hears so (its context's signal)
     // and may stop, rather than hold the slot to the end of a run no caller reads.
     call.abandoned = (reason) => {
-      if (slot.rpc === call) slot.send({ cancel: { task_token: call.token, reason } }, this.clock.now());
+      if (slot.rpc === call && slot.rpcToken === token) slot.send({ cancel: { task_token: token, reason } }, this.clock.now());
     };
     // An RPC's wait for a slot (DESIGN §10 "RPC waits"), from its arrival at this node.
     this.metrics.dispatchLatency.observe({ path: 'rpc' }, Math.max(0, now - call.arrivedAt) / 1000);
@@ -856,22 +857,23 @@ export class Gateway {
 
   rpcResult(slot: Slot, msg: pb.IRpcResult): void {
     const call = slot.rpc;
-    if (!call || call.token !== msg.task_token) {
+    const token = slot.rpcToken;
+    if (!call || token === undefined || token !== msg.task_token) {
       this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_STALE, 'no such rpc on this stream');
       return;
     }
     const problem = resultProblem('rpc_result', msg);
     if (problem) {
-      this.ack(slot, call.token, pb.ResultVerdict.REFUSED_INVALID, problem);
+      this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, problem);
       return;
     }
-    slot.rpc = undefined;
+    slot.rpc = slot.rpcToken = undefined;
     const output = msg.output != null && msg.failure == null ? Buffer.from(msg.output) : undefined;
     if (output && output.length > this.opts.maxPayloadBytes) {
-      this.ack(slot, call.token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
+      this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
       call.settle({ kind: 'result', failure: { message: 'rpc output exceeds limits.maxPayloadBytes', type: 'invalid_result', nonRetryable: true }, appWorkerId: slot.reg.appWorkerId });
     } else {
-      this.ack(slot, call.token, call.settled ? pb.ResultVerdict.REFUSED_STALE : pb.ResultVerdict.ACCEPTED, call.settled ? 'the caller is gone' : '');
+      this.ack(slot, token, call.settled ? pb.ResultVerdict.REFUSED_STALE : pb.ResultVerdict.ACCEPTED, call.settled ? 'the caller is gone' : '');
       const f = msg.failure;
       call.settle(output
         ? { kind: 'result', output, appWorkerId: slot.reg.appWorkerId }

@@ -75,6 +75,11 @@ export type RpcSettlement =
 export class Slot {
   attempt: HeldAttempt | undefined;
   rpc: RpcCall | undefined;
+  /**
+   * The token of `rpc`'s hand-out to this slot: one per hand-out, as a Step's names its
+   * attempt's start, so a frame about an earlier hand-out of the same call is stale.
+   */
+  rpcToken: string | undefined;
   lastSentAt = 0;
   /** When the worker last sent a frame on this stream (Gateway.heardFrom). */
   lastHeardAt = 0;
