@@ -498,7 +498,7 @@ export function matchingService(d: MatchingDeps) {
       // A caller that went away is answered nothing: its call is no UNAVAILABLE (the alert reads those as workers missing).
       if (!ctx.signal.aborted) d.metrics.rpcs.inc({ result: r.kind });
       if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName, flowType });
-      if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName, waitMs, reason: r.reason });
+      if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName, reason: r.reason });
       return r.output
         ? { output: r.output, app_worker_id: r.appWorkerId }
         : { failure: { message: r.failure?.message ?? '', type: r.failure?.type ?? '', non_retryable: r.failure?.nonRetryable ?? false }, app_worker_id: r.appWorkerId };

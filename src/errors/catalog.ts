@@ -33,7 +33,8 @@ export const ERROR_CATALOG = {
   },
   ZD_TASK_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'task {taskId} not found' },
   ZD_RPC_NOT_FOUND: { grpc: Status.NOT_FOUND, http: 404, message: 'no connected worker supports rpc {rpcName} of flow type {flowType}' },
-  ZD_RPC_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'no worker took rpc {rpcName} within {waitMs} ms ({reason})' },
+  // {reason} says what happened, a worker's run past the caller's timeout as well as no taker.
+  ZD_RPC_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'rpc {rpcName}: {reason}' },
   // The fetch surface's verdicts each have their own status (DESIGN §7): a worker
   // tells them apart by status alone. ABORTED: a conflict with another holder;
   // OUT_OF_RANGE: the lock's time has passed; FAILED_PRECONDITION: the task's state.

@@ -780,7 +780,7 @@ export class Gateway {
   /** An RPC a slot gave back unrun: another slot may take it, until the call's dispatch deadline again. */
   private returnRpc(call: RpcCall): void {
     if (this.clock.now() >= call.deadline) {
-      call.settle({ kind: 'unavailable', reason: 'no worker took it' });
+      call.settle({ kind: 'unavailable', reason: `no worker took it within ${Math.max(0, call.deadline - call.arrivedAt)} ms` });
       return;
     }
     this.armDispatchDeadline(call);
@@ -790,7 +790,10 @@ export class Gateway {
   /** matching.dispatchWait (or the caller's deadline) bounds finding a worker: UNAVAILABLE past it. */
   private armDispatchDeadline(call: RpcCall): void {
     clearTimeout(call.timer);
-    call.timer = setTimeout(() => call.settle({ kind: 'unavailable', reason: 'no worker took it' }), Math.max(0, call.deadline - this.clock.now()));
+    call.timer = setTimeout(
+      () => call.settle({ kind: 'unavailable', reason: `no worker took it within ${Math.max(0, call.deadline - call.arrivedAt)} ms` }),
+      Math.max(0, call.deadline - this.clock.now()),
+    );
   }
 
   private stickyHolds(call: RpcCall, appWorkerId: string): boolean {
@@ -850,7 +853,10 @@ export class Gateway {
     // find a Worker").
     clearTimeout(call.timer);
     call.timer = setTimeout(
-      () => call.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} did not answer in time` }),
+      () => call.settle({
+        kind: 'unavailable',
+        reason: `worker ${slot.reg.appWorkerId} took it but did not answer in time (within ${Math.max(0, call.runDeadline - call.arrivedAt)} ms of its arrival)`,
+      }),
       Math.max(0, call.runDeadline - this.clock.now()),
     );
   }

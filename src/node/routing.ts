@@ -312,7 +312,7 @@ export class Routing {
       if (!next) return ended;
       const elapsed = this.clock.now() - start;
       // The caller's budget is spent: nothing is left to run it in.
-      if (r.runMs - elapsed <= 0) return { kind: 'unavailable', reason: 'no worker took it' };
+      if (r.runMs - elapsed <= 0) return { kind: 'unavailable', reason: `no worker took it within the caller's ${r.runMs} ms` };
       // A window spent already still lets an idle slot there take it at once (wait 0).
       hop = { ...r, waitMs: Math.max(0, r.waitMs - elapsed), runMs: r.runMs - elapsed };
       node = next;
@@ -394,7 +394,7 @@ export class Routing {
       input: Buffer.from(req.input ?? []), sticky: req.sticky_worker_id, waitMs, runMs,
     }, signal, true);
     if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName: req.rpc_name, flowType: req.flow_type });
-    if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName: req.rpc_name, waitMs, reason: r.reason });
+    if (r.kind === 'unavailable') throw zdError('ZD_RPC_UNAVAILABLE', { rpcName: req.rpc_name, reason: r.reason });
     return r.output
       ? { output: r.output, app_worker_id: r.appWorkerId }
       : { failure: { message: r.failure?.message ?? '', type: r.failure?.type ?? '', non_retryable: r.failure?.nonRetryable ?? false }, app_worker_id: r.appWorkerId };

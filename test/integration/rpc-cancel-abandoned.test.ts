@@ -48,7 +48,10 @@ it('cancels a running RPC whose caller went away', async () => {
 it('cancels a running RPC whose run deadline passed', async () => {
   const call = invoke({ timeout_ms: 300 });
   const task = (await slot.nextOf('rpc_task')).rpc_task!;
-  expect(await call).toMatch(/did not answer in time/);
+  // Says what happened: the worker took it (the message said "no worker took rpc status within … ms").
+  const message = await call;
+  expect(message).toMatch(/ZD_RPC_UNAVAILABLE: rpc status: worker w1 took it but did not answer in time \(within \d+ ms of its arrival\)/);
+  expect(message).not.toMatch(/no worker took/);
   const cancel = (await slot.nextOf('cancel', 2000)).cancel!;
   expect(cancel.task_token).toBe(task.task_token);
 });
@@ -60,4 +63,9 @@ it('sends no Cancel for an RPC answered in time', async () => {
   expect(await call).toBe('answered');
   await slot.nextOf('result_ack');
   await expect(slot.nextOf('cancel', 300)).rejects.toThrow(/no frame/);
+});
+
+it('says no worker took an RPC, and within how long, when none did', async () => {
+  const message = await invoke({ flow_type: 'nobody-serves-this', timeout_ms: 300 });
+  expect(message).toMatch(/ZD_RPC_UNAVAILABLE: rpc status: no worker took it within 300 ms/);
 });
