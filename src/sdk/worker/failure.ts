@@ -34,7 +34,7 @@ export class StepFailure extends Error {
  */
 export function toFailure(err: unknown): pb.IFailure {
   const L = FAILURE_LIMITS;
-  const cut = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
+  const cut = (s: string, n: number) => wellFormed(s.length > n ? s.slice(0, n) : s);
   if (!(err instanceof Error)) return { message: cut(text(err), L.messageChars), type: typeof err };
   const e = err as Error & { type?: unknown; nonRetryable?: unknown; retryAfterMs?: unknown };
   const retryAfter = typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) ? Math.max(0, Math.round(e.retryAfterMs)) : 0;
@@ -44,6 +44,16 @@ export function toFailure(err: unknown): pb.IFailure {
     non_retryable: e.nonRetryable === true,
     retry_after_ms: Math.min(retryAfter, L.retryAfterMs),
   };
+}
+
+/**
+ * Text the wire can carry: a lone surrogate (a cut inside a pair, or a string built
+ * with one) becomes U+FFFD. As it was, protobufjs wrote bytes that are no UTF-8, the
+ * node refused the whole frame and ended the stream, and the attempt failed as
+ * worker lost, its own failure (and nonRetryable) lost with it.
+ */
+function wellFormed(s: string): string {
+  return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 /**
