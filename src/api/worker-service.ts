@@ -11,7 +11,7 @@ import type { Gateway } from '../gateway/gateway';
 import type { Slot, SlotRegistration } from '../gateway/slot';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION } from '../wire';
-import { decodeErrorOf } from '../wire/adapter';
+import { decodeErrorOf, hasInvalidText } from '../wire/adapter';
 import { requireName } from './validation';
 
 /** Oldest worker protocol this server still serves. */
@@ -150,7 +150,36 @@ function requireDecoded(f: pb.WorkerFrame): void {
   if (decodeError !== undefined) throw invalidArgument('frame', `is not a valid WorkerFrame protobuf message (${decodeError})`);
 }
 
+/** The string fields of a result, decline or heartbeat, by name, as a lenient read gave them. */
+function textFields(f: pb.WorkerFrame): Array<[string, string | null | undefined]> {
+  const r = f.step_result ?? f.rpc_result;
+  if (r) {
+    const kind = f.frame;
+    return [[`${kind}.task_token`, r.task_token], [`${kind}.failure.message`, r.failure?.message], [`${kind}.failure.type`, r.failure?.type]];
+  }
+  if (f.decline) return [['decline.task_token', f.decline.task_token]];
+  if (f.heartbeat) return [['heartbeat.task_token', f.heartbeat.task_token]];
+  return [];
+}
+
+/**
+ * A result, decline or heartbeat with a string that is no UTF-8 (a worker that cut its
+ * error inside a character): that frame alone is refused, naming the field, and the
+ * attempt stays the slot's (REFUSED_INVALID: a valid result is still taken). Ending the
+ * stream failed the attempt as worker lost and dropped the worker's own failure.
+ * Anything else that does not decode still ends the stream. True when handled.
+ */
+function refusedForText(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): boolean {
+  if (!hasInvalidText(f) || !(f.step_result || f.rpc_result || f.decline || f.heartbeat)) return false;
+  if (f.heartbeat) return true; // a heartbeat has no answer: the next one counts
+  const fields = textFields(f).filter(([, v]) => (v ?? '').includes('\uFFFD')).map(([name]) => name);
+  const token = (f.step_result ?? f.rpc_result ?? f.decline)?.task_token ?? '';
+  gateway.refuseInvalid(slot, token, `${fields.length > 0 ? fields.join(', ') : f.frame}: not valid UTF-8 text; nothing was recorded`);
+  return true;
+}
+
 async function handleFrame(f: pb.WorkerFrame, slot: Slot, gateway: Gateway): Promise<void> {
+  if (refusedForText(f, slot, gateway)) return;
   requireDecoded(f);
   gateway.heardFrom(slot);
   switch (f.frame) {

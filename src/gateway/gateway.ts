@@ -1003,6 +1003,11 @@ export class Gateway {
     if (this.pingTimer) clearInterval(this.pingTimer);
   }
 
+  /** A result or decline frame the node could not read as sent: refused, naming why; nothing changes. */
+  refuseInvalid(slot: Slot, token: string, error: string): void {
+    this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, error);
+  }
+
   // ---- internals ------------------------------------------------------------
 
   private heldBy(slot: Slot, token: string) {

@@ -4,10 +4,41 @@
  * nice-grpc ServiceDefinition, so handlers and clients are typed by the
  * generated classes and nothing else touches the wire encoding.
  */
+import $protobuf from 'protobufjs/minimal';
 import type { MethodDefinition } from 'nice-grpc';
 
 /** Marks a request that did not decode; see `decodeErrorOf`. */
 export const DECODE_ERROR = Symbol('zdmatch.decodeError');
+
+/**
+ * Marks a request that did not decode only because a string field held bytes that
+ * are no UTF-8 (protobufjs reads proto3 strings strictly): it carries what a lenient
+ * read gave (invalid bytes as U+FFFD), so a worker stream can refuse that one frame,
+ * naming it, instead of ending. It carries DECODE_ERROR too: everything else refuses it.
+ */
+export const INVALID_TEXT = Symbol('zdmatch.invalidText');
+
+export function hasInvalidText(request: unknown): boolean {
+  return request !== null && typeof request === 'object' && INVALID_TEXT in request;
+}
+
+/** protobufjs's strict string read, switched to its lenient one for a second read of a refused message. */
+const strictString = $protobuf.Reader.prototype.stringVerify;
+let readLeniently = false;
+$protobuf.Reader.prototype.stringVerify = function stringVerifyUnlessLenient(this: $protobuf.Reader): string {
+  return readLeniently ? this.string() : strictString.call(this);
+};
+
+function leniently<D>(decode: () => D): D | undefined {
+  readLeniently = true;
+  try {
+    return decode();
+  } catch {
+    return undefined;
+  } finally {
+    readLeniently = false;
+  }
+}
 
 /** The decode error of a request, or undefined when it decoded. */
 export function decodeErrorOf(request: unknown): string | undefined {
@@ -45,7 +76,12 @@ export function method<ReqP, ReqD, ResP, ResD, RS extends boolean, RespS extends
       try {
         return request.decode(bytes);
       } catch (err) {
-        return { [DECODE_ERROR]: (err as Error).message } as unknown as ReqD;
+        const message = (err as Error).message;
+        const lenient = /utf-?8/i.test(message) ? leniently(() => request.decode(bytes)) : undefined;
+        if (lenient !== undefined && lenient !== null && typeof lenient === 'object') {
+          return Object.assign(lenient, { [DECODE_ERROR]: message, [INVALID_TEXT]: true });
+        }
+        return { [DECODE_ERROR]: message } as unknown as ReqD;
       }
     },
     responseSerialize: (value: ResP) => response.encode(value).finish(),

@@ -1,0 +1,44 @@
+/**
+ * A result whose text is no UTF-8 (a worker that cut its error inside a character,
+ * or wrote a lone surrogate: JavaScript's protobufjs sends those bytes as they are)
+ * is refused alone, naming the field (REFUSED_INVALID: nothing recorded, the attempt
+ * still the slot's). The node ended the whole stream, and the attempt failed as
+ * "worker lost" and ran again, the worker's own failure and nonRetryable lost.
+ * One node, a raw slot, a real redis-server.
+ */
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot } from '../helpers/raw-slot';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('invalid-text'));
+});
+afterEach(() => t.close());
+
+it('refuses a step result with a failure message that is no UTF-8, and takes the valid one that follows', async () => {
+  const s = openSlot(t.worker);
+  await s.nextOf('registered');
+  const { task_id: taskId } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+  const task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, failure: { message: 'cut inside \uD83D', type: 'Bad', non_retryable: true } } });
+  const refused = (await s.nextOf('result_ack')).result_ack!;
+  expect(refused).toMatchObject({ task_token: task.task_token, verdict: pb.ResultVerdict.REFUSED_INVALID });
+  expect(refused.error).toMatch(/^step_result\.failure\.message: not valid UTF-8 text/);
+  expect((await t.matching.getTask({ task_id: taskId })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
+
+  s.send({ step_result: { task_token: task.task_token, failure: { message: 'cut inside \uFFFD', type: 'Bad', non_retryable: true } } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  const outcome = (await t.matching.waitOutcome({ task_id: taskId, wait_ms: 2000 })).outcome!;
+  expect(outcome).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+  expect(outcome.error).toMatchObject({ message: 'cut inside \uFFFD', type: 'Bad', non_retryable: true });
+  s.reset();
+});
+
+it('a unary request with text that is no UTF-8 is still refused whole, naming the request', async () => {
+  const err = await t.matching.enqueueStep({ step: { tenant: 'acme\uDE00', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } })
+    .then(() => undefined, (e: Error) => e);
+  expect(String(err)).toMatch(/INVALID_ARGUMENT.*utf-8/i);
+});
