@@ -110,7 +110,9 @@ async function readFrames(
     if (err instanceof ZdError) ending.error = err;
     log.debug({ stream: slot.id, err: (err as Error).message }, 'worker stream ended');
   } finally {
-    await gateway.unregister(slot, graceful).catch((err: Error) => log.warn({ err: err.message }, 'unregister failed'));
+    // A stream the node ended over a frame it refuses: the attempt it held fails for that, said (not "reset").
+    const lostBecause = ending.error ? `stream ended by the node: ${ending.error.message}` : undefined;
+    await gateway.unregister(slot, graceful, lostBecause).catch((err: Error) => log.warn({ err: err.message }, 'unregister failed'));
     // After unregister, which takes back a task frame the worker never read: the rest goes too.
     if (notRead) slot.out.clear();
   }

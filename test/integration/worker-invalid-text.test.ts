@@ -9,7 +9,8 @@
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot } from '../helpers/raw-slot';
+import { Status } from 'nice-grpc';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -41,4 +42,15 @@ it('a unary request with text that is no UTF-8 is still refused whole, naming th
   const err = await t.matching.enqueueStep({ step: { tenant: 'acme\uDE00', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } })
     .then(() => undefined, (e: Error) => e);
   expect(String(err)).toMatch(/INVALID_ARGUMENT.*utf-8/i);
+});
+
+it('a stream the node ends over a second Register fails the attempt it held for that, not as a reset', async () => {
+  const s = openSlot(t.worker);
+  await s.nextOf('registered');
+  const { task_id: taskId } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'g', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+  await s.nextOf('step_task');
+  s.send(registerFrame());
+  await expect(s.ended).resolves.toMatchObject({ code: Status.INVALID_ARGUMENT });
+  const task = (await t.matching.getTask({ task_id: taskId })).task!;
+  expect(task.last_error?.message).toMatch(/^worker lost: stream ended by the node: .*register: was sent again/);
 });
