@@ -10,7 +10,7 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const { schema } = require(process.argv[2] ? path.resolve(process.argv[2]) : path.join(root, 'dist', 'config', 'schema.js'));
-const { PARTITIONS_MAX, PAYLOAD_BYTES_MAX } = require(path.join(root, 'dist', 'config', 'load.js'));
+const { DECLINE_CACHE_MAX, PARTITIONS_MAX, PAYLOAD_BYTES_MAX, STREAMS_PER_CONNECTION_MAX } = require(path.join(root, 'dist', 'config', 'load.js'));
 
 const DUR = { oneOf: [{ type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h|d)?$' }, { type: 'integer', minimum: 0 }] };
 const fmt = (f) => {
@@ -37,6 +37,8 @@ for (const [sec, keys] of Object.entries(schema)) {
   // bounded by the node's own check (src/config/load.ts), which convict's formats cannot say
   if (sec === 'cluster') props.partitions.maximum = PARTITIONS_MAX;
   if (sec === 'limits') props.maxPayloadBytes.maximum = PAYLOAD_BYTES_MAX;
+  if (sec === 'limits') props.maxStreamsPerConnection.maximum = STREAMS_PER_CONNECTION_MAX;
+  if (sec === 'matching') props.unsupportedTypeCacheEntries.maximum = DECLINE_CACHE_MAX;
   config.properties[sec] = { type: 'object', additionalProperties: false, properties: props };
 }
 const r = schema.redis;

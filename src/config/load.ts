@@ -127,7 +127,18 @@ function readConfigFile(file: string): Record<string, unknown> {
   // A section whose keys are all commented out (`fetch:` alone) is empty, not null: loaded as null
   // it replaced the whole section, and the node refused to boot over a key the file never named.
   const sections = parsed as Record<string, unknown>;
-  for (const [name, value] of Object.entries(sections)) if (value === null) sections[name] = {};
+  for (const [name, value] of Object.entries(sections)) {
+    // `matching.stickyWait: 20s` at the top level, as flags are written: convict's strict
+    // check took it as declared, and the value was read from the nested key, never set.
+    if (name.includes('.')) {
+      const [section, ...rest] = name.split('.');
+      throw new ConfigError(name, `${file}: a dotted key is not read in a file; nest it (${section}: with ${rest.join('.')}: under it)`);
+    }
+    if (value === null) sections[name] = {};
+    else if (name in schema && (typeof value !== 'object' || Array.isArray(value))) {
+      throw new ConfigError(name, `${file}: must be a mapping of its keys, not a ${Array.isArray(value) ? 'list' : typeof value}`);
+    }
+  }
   return sections;
 }
 
@@ -215,6 +226,15 @@ export const PARTITIONS_MAX = 16_384;
  */
 export const PAYLOAD_BYTES_MAX = 3.5 * 1024 * 1024;
 
+/** The most a HTTP/2 SETTINGS value holds: past it Node threw on the first connection, and the node died. */
+export const STREAMS_PER_CONNECTION_MAX = 2 ** 32 - 1;
+
+/**
+ * The largest decline cache: the LRU allocates its index arrays for its whole size at
+ * once, so 1e8 entries took 1.8 GB and 52 s before the node started, and 2^32 crashed it.
+ */
+export const DECLINE_CACHE_MAX = 1_000_000;
+
 /** Checks between keys (convict validates one key at a time). */
 function checkRelations(c: Config): void {
   const fail = (key: string, reason: string): never => {
@@ -222,6 +242,12 @@ function checkRelations(c: Config): void {
   };
   if (c.limits.maxPayloadBytes > PAYLOAD_BYTES_MAX) {
     fail('limits.maxPayloadBytes', `${c.limits.maxPayloadBytes} is more than ${PAYLOAD_BYTES_MAX} (3.5 MiB): a client receives at most 4 MiB in one gRPC message, and a task carries its payload with its ids in one`);
+  }
+  if (c.limits.maxStreamsPerConnection > STREAMS_PER_CONNECTION_MAX) {
+    fail('limits.maxStreamsPerConnection', `${c.limits.maxStreamsPerConnection} is more than ${STREAMS_PER_CONNECTION_MAX}, what an HTTP/2 setting holds`);
+  }
+  if (c.matching.unsupportedTypeCacheEntries > DECLINE_CACHE_MAX) {
+    fail('matching.unsupportedTypeCacheEntries', `${c.matching.unsupportedTypeCacheEntries} is more than ${DECLINE_CACHE_MAX}: the cache allocates its whole size at start`);
   }
   if (c.cluster.partitions > PARTITIONS_MAX) {
     fail('cluster.partitions', `${c.cluster.partitions} is more than ${PARTITIONS_MAX}, the hash slots of a Redis Cluster: more partitions spread the keys no further`);

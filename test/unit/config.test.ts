@@ -252,3 +252,36 @@ describe('deploy/config/zdmatch.yaml', () => {
     expect(c.cluster.partitions).toBe(64);
   });
 });
+
+describe('what the file and the bounds leave no room for', () => {
+  // convict's strict check flattens a file's keys, so `matching.stickyWait:` at the top level
+  // passed as declared while the value was read from the nested key: the line did nothing.
+  it('refuses a dotted key at the top of a file, naming it and how to write it', () => {
+    const err = failure({ file: yamlFile('matching.stickyWait: 20s\nlog:\n  level: debug\n') });
+    expect(err.key).toBe('matching.stickyWait');
+    expect(err.message).toMatch(/a dotted key is not read in a file; nest it \(matching: with stickyWait: under it\)/);
+  });
+
+  // `matching: 5` failed as "configuration param 'matching.dispatchWait' missing from config".
+  it.each([['matching: 5\n', 'number'], ['fetch: [1, 2]\n', 'list'], ['log: debug\n', 'string']])('refuses a section that is no mapping: %j', (text, kind) => {
+    const err = failure({ file: yamlFile(text) });
+    expect(err.key).toBe(text.split(':')[0]);
+    expect(err.message).toMatch(new RegExp(`must be a mapping of its keys, not a ${kind}`));
+  });
+
+  // Node's HTTP/2 threw on the first connection past 2^32 - 1, and the node died; the decline
+  // LRU allocates its whole size at start (1e8 took 1.8 GB and 52 s; 2^32 crashed).
+  it.each([
+    ['limits.maxStreamsPerConnection', '4294967296', /more than 4294967295/],
+    ['matching.unsupportedTypeCacheEntries', '1000001', /more than 1000000/],
+  ])('refuses %s = %s', (key, value, message) => {
+    const err = failure({ args: [`--${key}=${value}`] });
+    expect(err.key).toBe(key);
+    expect(err.message).toMatch(message);
+  });
+
+  it('takes the largest of each', () => {
+    const c = load({ args: ['--limits.maxStreamsPerConnection=4294967295', '--matching.unsupportedTypeCacheEntries=1000000'] });
+    expect([c.limits.maxStreamsPerConnection, c.matching.unsupportedTypeCacheEntries]).toEqual([4294967295, 1000000]);
+  });
+});
