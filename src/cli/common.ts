@@ -78,6 +78,11 @@ export function loadConfigOrExit(opts: LoadOptions): Config {
   }
 }
 
+/** Whether any of the three ways to reach Redis is set. */
+export function redisConfigured(c: Config): boolean {
+  return c.redis.url !== '' || c.redis.clusterNodes.length > 0 || c.redis.sentinels.length > 0;
+}
+
 /** What the CLI needs of a running node (src/node/node.ts `ZdNode`). */
 export interface ZdNodeLike {
   readonly apiAddress: string;

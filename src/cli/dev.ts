@@ -4,26 +4,21 @@ import { schema } from '../config/schema';
 import { findOnPath, REDIS_NOT_FOUND_MESSAGE, startEmbeddedRedis, type EmbeddedRedis } from '../store/embedded-redis';
 import { createLogger } from '../util/logger';
 import {
-  CliExit, configOptions, drainAndClose, EXIT_FAILURE, loadConfigOrExit, onShutdownSignals, SHUTDOWN_SIGNALS, startNode,
+  CliExit, configOptions, drainAndClose, EXIT_FAILURE, loadConfigOrExit, onShutdownSignals, redisConfigured, SHUTDOWN_SIGNALS, startNode,
   type ConfigCliOptions,
 } from './common';
 
 const LISTEN_KEYS = ['api', 'http', 'internal', 'metrics'] as const;
 
-function redisConfigured(c: Config): boolean {
-  return c.redis.url !== '' || c.redis.clusterNodes.length > 0 || c.redis.sentinels.length > 0;
-}
-
 /**
- * What `dev` changes: listeners left at their schema default (0.0.0.0:<port>)
- * move to 127.0.0.1:<port>; an address set by the user is kept.
+ * The listeners `dev` binds to loopback, same ports: defaults, below a config file,
+ * env and flags, so an address the user set is kept, 0.0.0.0 (a dev node in a
+ * container) too. Read as "left at the schema default", an explicit
+ * --api.listen=0.0.0.0:8801 was moved to 127.0.0.1.
  */
-export function devListenOverrides(c: Config): Record<string, string> {
+export function devListenDefaults(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const key of LISTEN_KEYS) {
-    const def = schema[key].listen.default;
-    if (c[key].listen === def) out[`${key}.listen`] = def.replace(/^0\.0\.0\.0:/, '127.0.0.1:');
-  }
+  for (const key of LISTEN_KEYS) out[`${key}.listen`] = schema[key].listen.default.replace(/^0\.0\.0\.0:/, '127.0.0.1:');
   return out;
 }
 
@@ -37,9 +32,9 @@ export function registerDev(program: Command): void {
     .allowExcessArguments()
     .action(async (opts: ConfigCliOptions, cmd: Command) => {
       // dev turns auth off as a default: a config file, env or flag that sets auth.enabled wins (docs/security.md).
-      const base = { ...configOptions(opts, cmd.args), defaults: { 'auth.enabled': false } };
+      const base = { ...configOptions(opts, cmd.args), defaults: { 'auth.enabled': false, ...devListenDefaults() } };
       const probe = loadConfigOrExit(base);
-      const overrides: Record<string, unknown> = devListenOverrides(probe);
+      const overrides: Record<string, unknown> = {};
 
       let redis: EmbeddedRedis | undefined;
       const stopRedis = async () => {

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { createLogger } from '../util/logger';
-import { configOptions, drainAndClose, loadConfigOrExit, onShutdownSignals, startNode, type ConfigCliOptions } from './common';
+import {
+  CliExit, configOptions, drainAndClose, EXIT_CONFIG, loadConfigOrExit, onShutdownSignals, redisConfigured, startNode, type ConfigCliOptions,
+} from './common';
 
 /** Extra time past drain.timeout before a stuck shutdown is forced. */
 const FORCE_GRACE_MS = 10_000;
@@ -16,6 +18,10 @@ export function registerServe(program: Command): void {
     .addHelpText('after', '\nAny config key is a flag too, e.g. --matching.stickyWait=2s --redis.url=redis://10.0.0.5:6379')
     .action(async (opts: ConfigCliOptions, cmd: Command) => {
       const config = loadConfigOrExit(configOptions(opts, cmd.args));
+      // A config error as the others are (exit 2, the keys named), not "redis.url is not set" from the start (exit 1).
+      if (!redisConfigured(config)) {
+        throw new CliExit('config redis.url: no Redis is configured: set redis.url, redis.clusterNodes or redis.sentinels (zdmatch dev starts a private redis-server)', EXIT_CONFIG);
+      }
       const logger = createLogger(config.log.level);
       const node = await startNode(config, logger);
       logger.info({ api: node.apiAddress, http: node.httpAddress, metrics: node.metricsAddress }, 'zdmatch node started');

@@ -11,6 +11,7 @@ import { freePort, freePorts } from '../helpers/ports';
 import { CLI_MAIN, REPO_ROOT, startNodeProcess } from '../helpers/node-process';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { runCli } from '../helpers/cli';
 
 function get(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -56,6 +57,14 @@ describe('zdmatch serve', () => {
     expect(failed).toContain(`redis: cannot reach redis://127.0.0.1:${port} (redis.url) (connect ECONNREFUSED 127.0.0.1:${port})`);
     expect(failed).not.toMatch(/max retries per request/);
     expect(failed).not.toContain('s3cret');
+  });
+
+  // It failed at start with "redis.url is not set" and exit 1, naming neither of the other two ways.
+  it('refuses to start without any Redis configured, as a config error naming the keys (exit 2)', () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ZD_')));
+    const r = runCli(['serve', '--auth.enabled=false', '--api.listen=127.0.0.1:0'], { env, timeoutMs: 20_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/config redis\.url: no Redis is configured: set redis\.url, redis\.clusterNodes or redis\.sentinels/);
   });
 
   it('becomes ready, serves /healthz, and drains on SIGTERM with exit 0', async () => {

@@ -2,22 +2,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { devListenOverrides } from '../../src/cli/dev';
+import { devListenDefaults } from '../../src/cli/dev';
 import { bytesToText, cell, fittedTable, queuesTable, readInput, taskTable } from '../../src/cli/format';
 
-describe('dev listen overrides', () => {
-  it('moves listeners left at their default to 127.0.0.1, same port', () => {
-    expect(devListenOverrides(loadConfig({ env: {} }))).toEqual({
-      'api.listen': '127.0.0.1:8801',
-      'http.listen': '127.0.0.1:8802',
-      'internal.listen': '127.0.0.1:8803',
-      'metrics.listen': '127.0.0.1:9464',
-    });
+describe('dev listen defaults', () => {
+  const dev = (args: string[], env: Record<string, string> = {}) => loadConfig({ env, args, defaults: devListenDefaults() });
+
+  it('binds listeners nobody set to 127.0.0.1, same port', () => {
+    const c = dev([]);
+    expect([c.api.listen, c.http.listen, c.internal.listen, c.metrics.listen]).toEqual(['127.0.0.1:8801', '127.0.0.1:8802', '127.0.0.1:8803', '127.0.0.1:9464']);
   });
 
-  it('keeps an address the user set', () => {
-    const c = loadConfig({ env: {}, args: ['--api.listen=0.0.0.0:9901', '--metrics.listen=127.0.0.2:9464'] });
-    expect(devListenOverrides(c)).toEqual({ 'http.listen': '127.0.0.1:8802', 'internal.listen': '127.0.0.1:8803' });
+  it('keeps an address the user set, 0.0.0.0 at the default port too (a flag, or env)', () => {
+    const c = dev(['--api.listen=0.0.0.0:8801', '--metrics.listen=127.0.0.2:9464'], { ZD_HTTP_LISTEN: '0.0.0.0:8802' });
+    expect([c.api.listen, c.http.listen, c.internal.listen, c.metrics.listen]).toEqual(['0.0.0.0:8801', '0.0.0.0:8802', '127.0.0.1:8803', '127.0.0.2:9464']);
   });
 });
 
