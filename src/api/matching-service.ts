@@ -178,9 +178,18 @@ export function matchingService(d: MatchingDeps) {
    * without its tenant, a typo): that matched nothing and is no success, or the engine's
    * outcomes come back at every redelivery. `named`: the group as the request named it.
    */
-  async function ackInGroup(group: string, named: string, tenant: string | undefined, ids: { partition: number; streamId: string }[]): Promise<number> {
+  async function ackInGroup(
+    group: string, named: string, tenant: string | undefined, ids: { partition: number; streamId: string }[], reading = false,
+  ): Promise<number> {
     const acked = await d.outcomes.ack(group, ids);
     if (acked === 0 && !(await d.outcomes.hasGroup(group, ids.map((i) => i.partition)))) {
+      // A group an operator dropped under a live consumer: the acks it carries are of outcomes
+      // handed out before the drop. The read makes the group again (docs/operations.md: the
+      // consumer is not broken by the drop); refused, its every retry was refused the same.
+      if (reading && (await d.outcomes.wasDropped(group))) {
+        d.log.info({ group, acks: ids.length }, 'acks for a dropped outcome group set aside; the read makes it again');
+        return 0;
+      }
       throw zdError('ZD_OUTCOME_GROUP_NOT_FOUND', { group: tenant ? `${named} of tenant ${tenant}` : named });
     }
     return acked;
@@ -317,7 +326,8 @@ export function matchingService(d: MatchingDeps) {
       try {
         // The acks first, as AckOutcomes: acks of a group that does not exist match nothing, and
         // the read would have made that group (one the engine never meant, a typo) and answered OK.
-        if (acks.length > 0) await ackInGroup(group, req.group, tenant, acks);
+        d.outcomes.noteRead(group);
+        if (acks.length > 0) await ackInGroup(group, req.group, tenant, acks, true);
         await d.outcomes.ensureGroup(group);
         const deadline = d.clock.now() + waitMs;
         // The first read covers every partition; one woken by rings, those that rang, but every

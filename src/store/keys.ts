@@ -60,6 +60,14 @@ export class Keys {
   groups(): string {
     return `${this.prefix}:groups`;
   }
+  /** When each outcome group was last read (ms), by any node: Redis 7.0's consumer idle times do not move on empty reads. */
+  groupsSeen(): string {
+    return `${this.prefix}:groups:seen`;
+  }
+  /** Groups an operator dropped, until a consumer makes them again: their acks are not a typo's. */
+  groupsDropped(): string {
+    return `${this.prefix}:groups:dropped`;
+  }
   /** Records the partition count so a node with a different one refuses to boot. */
   meta(): string {
     return `${this.prefix}:meta`;

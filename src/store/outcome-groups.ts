@@ -82,8 +82,10 @@ async function partitionGroups(redis: RedisClient, keys: Keys, partitions: numbe
 }
 
 /** Every group in the registry or on some partition's stream, by name. */
-export async function describeOutcomeGroups(redis: RedisClient, keys: Keys, partitions: number): Promise<OutcomeGroupInfo[]> {
-  const [registry, byGroup] = await Promise.all([redis.smembers(keys.groups()), partitionGroups(redis, keys, partitions)]);
+export async function describeOutcomeGroups(redis: RedisClient, keys: Keys, partitions: number, now = Date.now()): Promise<OutcomeGroupInfo[]> {
+  const [registry, byGroup, seen] = await Promise.all([
+    redis.smembers(keys.groups()), partitionGroups(redis, keys, partitions), redis.hgetall(keys.groupsSeen()),
+  ]);
   const registered = new Set(registry);
   const names = [...new Set([...registry, ...byGroup.keys()])].sort();
   return names.map((name) => {
@@ -100,13 +102,16 @@ export async function describeOutcomeGroups(redis: RedisClient, keys: Keys, part
         idleMs = idleMs === undefined ? c.idle : Math.min(idleMs, c.idle);
       }
     }
+    // The node's own note of the last read, which an empty read moves too (OutcomeStore.noteRead).
+    const seenAt = Number(seen[name]);
+    if (Number.isFinite(seenAt) && seenAt > 0) idleMs = Math.min(idleMs ?? Infinity, Math.max(0, now - seenAt));
     return { name, lag, pending, consumers: consumers.size, idleMs, partitions: parts.length, registered: registered.has(name) };
   });
 }
 
 /**
  * Destroys the group `info` describes (describeOutcomeGroups) on every
- * partition's stream and takes it out of the registry; undefined when neither
+ * partition's stream, takes it out of the registry and notes it dropped; undefined when neither
  * held it any more (another drop came first). A consumer still reading it
  * makes it again on its next read (outcomes.ts inGroup).
  */
@@ -119,6 +124,9 @@ export async function dropOutcomeGroup(redis: RedisClient, keys: Keys, partition
     })));
   const streams = destroyed.reduce<number>((a, b) => a + Number(b), 0);
   const removed = await redis.srem(keys.groups(), info.name);
+  await redis.hdel(keys.groupsSeen(), info.name);
   if (streams === 0 && removed === 0) return undefined;
+  // A consumer that still reads it acks what it was handed before: those acks are no typo (ConsumeOutcomes).
+  await redis.sadd(keys.groupsDropped(), info.name);
   return { partitions: streams, pending: info.pending, registered: removed > 0 };
 }

@@ -183,12 +183,17 @@ function streamIdsByPartition(ids: { partition: number; streamId: string }[]): M
 const LONG_IDLE_MS = 10 * 365 * 24 * 3600 * 1000;
 /** (group, partition) pairs whose claim cursor a node remembers. */
 const CLAIM_CURSORS = 10_000;
+/** How often a node notes a group's reads in Redis (noteRead): far below the 10-minute "active" window. */
+const SEEN_EVERY_MS = 10_000;
+
 /** Groups a node remembers having made (ensureGroup); one forgotten is made again, idempotently. */
 const GROUPS_READY = 10_000;
 
 export class OutcomeStore {
   // Bounded: group names come from clients, and each new one was kept for good.
   private readonly groupsReady = new LRUCache<string, true>({ max: GROUPS_READY });
+  /** When this node last noted each group's read in Redis (noteRead). */
+  private readonly seenNoted = new LRUCache<string, number>({ max: GROUPS_READY });
   private rotation = 0;
   /**
    * The largest entry the latest read that found any held: how many entries the first
@@ -214,7 +219,7 @@ export class OutcomeStore {
   /** Registers a group and creates it on every partition stream (from the start of what is kept). */
   async ensureGroup(group: string): Promise<void> {
     if (this.groupsReady.has(group)) return;
-    await this.redis.sadd(this.keys.groups(), group);
+    await this.register(group);
     await Promise.all(
       Array.from({ length: this.partitions }, (_, p) =>
         this.redis.xgroup('CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((err: Error) => {
@@ -225,12 +230,38 @@ export class OutcomeStore {
     this.groupsReady.set(group, true);
   }
 
+  /** In the registry, and no longer a dropped group. */
+  private async register(group: string): Promise<void> {
+    // Two commands, not a MULTI: on a Redis Cluster the two keys are in different slots.
+    await Promise.all([this.redis.sadd(this.keys.groups(), group), this.redis.srem(this.keys.groupsDropped(), group)]);
+  }
+
+  /** Whether an operator dropped the group and no consumer has made it again since. */
+  async wasDropped(group: string): Promise<boolean> {
+    return (await this.redis.sismember(this.keys.groupsDropped(), group)) === 1;
+  }
+
+  /**
+   * A consumer read the group now: noted in Redis for ListOutcomeGroups and the
+   * "active" check of DropOutcomeGroup, at most once per SEEN_EVERY_MS per group and
+   * node. Redis 7.0 moves a consumer's idle time only on reads that deliver, so a
+   * group long-polled through a quiet spell (or never handed an outcome) looked idle,
+   * and a drop without force took it from a live engine, whose acked outcomes came back.
+   */
+  noteRead(group: string): void {
+    const now = Date.now();
+    if (now - (this.seenNoted.get(group) ?? -Infinity) < SEEN_EVERY_MS) return;
+    this.seenNoted.set(group, now);
+    this.redis.hset(this.keys.groupsSeen(), group, String(now)).catch(() => this.seenNoted.delete(group));
+  }
+
   /**
    * Forgets what this node knew of a group an operator dropped (outcome-groups.ts):
    * a consumer that reads it again registers and makes it again.
    */
   forgetGroup(group: string): void {
     this.groupsReady.delete(group);
+    this.seenNoted.delete(group);
     for (let p = 0; p < this.partitions; p++) this.claimCursors.delete(`${group}\0${p}`);
   }
 
@@ -287,7 +318,7 @@ export class OutcomeStore {
       return await read();
     } catch (err) {
       if (!/NOGROUP/.test((err as Error).message)) throw err;
-      await this.redis.sadd(this.keys.groups(), group);
+      await this.register(group);
       await this.redis.xgroup('CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((e: Error) => {
         if (!/BUSYGROUP/.test(e.message)) throw e;
       });

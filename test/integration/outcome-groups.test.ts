@@ -132,3 +132,31 @@ async function perPartition(): Promise<Record<number, number>> {
   }
   return out;
 }
+
+it('counts a group that a consumer polls with empty reads as read, though Redis moves no consumer idle time for them', async () => {
+  // Guards: a group long-polled through a quiet spell (or never handed an outcome) looked idle
+  // (idle_ms -1 or growing), and a drop without force took it from the live engine.
+  await client.consumeOutcomes({ group: 'quiet', consumer: 'e1', maxCount: 1 });
+  await client.consumeOutcomes({ group: 'quiet', consumer: 'e1', maxCount: 1, waitMs: 100 });
+  const listed = (await client.listOutcomeGroups()).find((g) => g.group === 'quiet');
+  expect(listed?.idleMs).toBeDefined();
+  expect(listed!.idleMs!).toBeLessThan(60_000);
+  const refused = await t.matching.dropOutcomeGroup({ group: 'quiet' }).catch((e: unknown) => e);
+  expect((refused as Error).message).toMatch(/ZD_OUTCOME_GROUP_ACTIVE.*quiet/);
+  expect(await registry()).toEqual(['quiet']);
+});
+
+it('a consumer of a group dropped under it reads on, its acks of what it was handed before set aside', async () => {
+  // Guards: the acks it carried matched nothing in the group now gone, ConsumeOutcomes answered
+  // NOT_FOUND, and its every retry of the same request was refused the same: it never read again.
+  await client.consumeOutcomes({ group: 'engine', consumer: 'e1', maxCount: 1 });
+  await outcomes(2);
+  const [first] = await client.consumeOutcomes({ group: 'engine', consumer: 'e1', maxCount: 1 });
+  expect(await client.dropOutcomeGroup('engine', { force: true })).toMatchObject({ partitions: P });
+  const again = await client.consumeOutcomes({ group: 'engine', consumer: 'e1', maxCount: 10, ack: [first!.outcomeId] });
+  expect(again.map((o) => o.flowId).sort()).toEqual(['f0', 'f1']); // made again from the start: at least once
+  expect(await registry()).toEqual(['engine']);
+  // Acks of a group nobody dropped or made are still refused (a typo, a tenant's group without its tenant).
+  const typo = await t.matching.consumeOutcomes({ group: 'engnie', consumer: 'e1', ack: [first!.outcomeId] }).catch((e: unknown) => e);
+  expect((typo as Error).message).toMatch(/ZD_OUTCOME_GROUP_NOT_FOUND.*engnie/);
+});
