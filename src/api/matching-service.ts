@@ -326,8 +326,9 @@ export function matchingService(d: MatchingDeps) {
       try {
         // The acks first, as AckOutcomes: acks of a group that does not exist match nothing, and
         // the read would have made that group (one the engine never meant, a typo) and answered OK.
-        d.outcomes.noteRead(group);
         if (acks.length > 0) await ackInGroup(group, req.group, tenant, acks, true);
+        // Once the call reads: a refused typo leaves no note of a group nobody made.
+        d.outcomes.noteRead(group);
         await d.outcomes.ensureGroup(group);
         const deadline = d.clock.now() + waitMs;
         // The first read covers every partition; one woken by rings, those that rang, but every

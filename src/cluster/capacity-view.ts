@@ -209,15 +209,18 @@ export class CapacityView {
   }
 
   /** A peer where this app worker has an idle slot (RPC-only or shared) for the RPC, and has not declined it. */
-  idleNodeOfWorker(tenant: string, appWorkerId: string, flowType: string, rpcName: string, skip?: ReadonlySet<string>): string | undefined {
-    for (const [node, c] of this.nodes) {
-      if (skip?.has(node)) continue;
-      const w = c.workers.get(`${tenant}\0${appWorkerId}`);
-      if (!w || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
-      if (c.declined.has(declineKey(tenant, flowType, rpcDeclineType(rpcName), appWorkerId))) continue;
-      if ((w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0) > 0) return node;
-    }
+  idleNodeOfWorker(tenant: string, appWorkerId: string, flowType: string, rpcName: string): string | undefined {
+    for (const node of this.nodes.keys()) if (this.workerIdleAt(node, tenant, appWorkerId, flowType, rpcName)) return node;
     return undefined;
+  }
+
+  /** Whether this app worker has an idle slot for the RPC at `node`, and has not declined it there. */
+  workerIdleAt(node: string, tenant: string, appWorkerId: string, flowType: string, rpcName: string): boolean {
+    const c = this.nodes.get(node);
+    const w = c?.workers.get(`${tenant}\0${appWorkerId}`);
+    if (!c || !w || w.draining || !(w.flow_types ?? []).includes(flowType)) return false;
+    if (c.declined.has(declineKey(tenant, flowType, rpcDeclineType(rpcName), appWorkerId))) return false;
+    return (w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0) > 0;
   }
 
   /**

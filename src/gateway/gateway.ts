@@ -780,7 +780,7 @@ export class Gateway {
   /** An RPC a slot gave back unrun: another slot may take it, until the call's dispatch deadline again. */
   private returnRpc(call: RpcCall): void {
     if (this.clock.now() >= call.deadline) {
-      call.settle({ kind: 'unavailable', reason: `no worker took it within ${Math.max(0, call.deadline - call.arrivedAt)} ms` });
+      call.settle(noTaker(call));
       return;
     }
     this.armDispatchDeadline(call);
@@ -790,10 +790,7 @@ export class Gateway {
   /** matching.dispatchWait (or the caller's deadline) bounds finding a worker: UNAVAILABLE past it. */
   private armDispatchDeadline(call: RpcCall): void {
     clearTimeout(call.timer);
-    call.timer = setTimeout(
-      () => call.settle({ kind: 'unavailable', reason: `no worker took it within ${Math.max(0, call.deadline - call.arrivedAt)} ms` }),
-      Math.max(0, call.deadline - this.clock.now()),
-    );
+    call.timer = setTimeout(() => call.settle(noTaker(call)), Math.max(0, call.deadline - this.clock.now()));
   }
 
   private stickyHolds(call: RpcCall, appWorkerId: string): boolean {
@@ -1159,6 +1156,11 @@ function declineKey(tenant: string, flowType: string, type: string, appWorkerId:
  * What is wrong with a StepResult or RpcResult, naming the field; undefined when
  * nothing is (DESIGN §11: bounds are refused, never cut short).
  */
+/** An RPC's end when no slot took it within its dispatch window at this node. */
+function noTaker(call: RpcCall): RpcSettlement {
+  return { kind: 'unavailable', reason: `no worker took it within ${Math.max(0, call.deadline - call.arrivedAt)} ms` };
+}
+
 function resultProblem(frame: 'step_result' | 'rpc_result', msg: { output?: Uint8Array | null; failure?: pb.IFailure | null }): string | undefined {
   if (msg.output == null && msg.failure == null) return `${frame}.result: holds neither output nor failure`;
   const f = msg.failure;

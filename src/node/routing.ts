@@ -329,7 +329,7 @@ export class Routing {
 
   /** A call waiting here for its sticky worker runs on `peer` when that worker has an idle slot for it there. */
   private rpcToStickyPeer(call: RpcCall, peer: string): boolean {
-    if (peer === this.nodeId || this.view.idleNodeOfWorker(call.tenant, call.sticky, call.flowType, call.rpcName, call.skipPeers) !== peer) return false;
+    if (peer === this.nodeId || call.skipPeers?.has(peer) || !this.view.workerIdleAt(peer, call.tenant, call.sticky, call.flowType, call.rpcName)) return false;
     this.runWaitingOn(peer, call, call.sticky);
     return true;
   }
