@@ -156,7 +156,7 @@ export function createMetrics(opts: MetricSources = {}) {
       name: 'dexzd_mesh_doorbell_events_total', help: 'Notices this node sent to peers in doorbell calls, by kind', labelNames: ['kind'], registers: r,
     }), 'kind', DOORBELL_KINDS),
     redisLatency: new Histogram({
-      name: 'dexzd_redis_command_seconds', help: 'Latency of the task scripts and Redis calls of the matching path',
+      name: 'dexzd_redis_command_seconds', help: 'Latency of the task scripts and Redis calls of the matching path and the fetch surface',
       labelNames: ['command'], buckets: [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 0.5], registers: r,
     }),
     matchingQueued: new Gauge({

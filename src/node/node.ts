@@ -105,6 +105,8 @@ export class ZdNode {
   private readonly bell = new OutcomeBell(() => this.mesh.capacityChanged());
   /** NOT_SERVING until the node has joined the cluster (the library starts at SERVING): probes must not pass before. */
   private readonly health = HealthState();
+  /** A task script's time, matching path and fetch surface alike (dexzd_redis_command_seconds). */
+  private readonly observeRedis = (command: string, seconds: number): void => this.metrics.redisLatency.observe({ command }, seconds);
   private server: Server | undefined;
   private metricsServer: http.Server | undefined;
   private trimTimer: NodeJS.Timeout | undefined;
@@ -159,7 +161,7 @@ export class ZdNode {
     this.keys = new Keys(config.redis.keyPrefix);
     this.store = new TaskStore(
       this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS,
-      (command, seconds) => this.metrics.redisLatency.observe({ command }, seconds),
+      this.observeRedis,
       // write the newest task layout every live member reads (store/layout.ts)
       () => this.membership.taskLayout(),
       this.enqueueRedis,
@@ -361,7 +363,7 @@ export class ZdNode {
     }));
     // ---- fetch surface (issue 5): ExternalTaskService + OperatorService on gRPC, HTTP/JSON on http.listen ----
     const externalTasks = new ExternalTasks({
-      config: c, store: new FetchStore(this.redis, this.keys, c.outcomes.retention), bell: this.fetchBell,
+      config: c, store: new FetchStore(this.redis, this.keys, c.outcomes.retention, this.observeRedis), bell: this.fetchBell,
       clock: this.clock, log: this.log,
       taskReady: (p, queue, taskId, readyAt) => this.routing.taskReady(p, queue, taskId, readyAt),
       fetchable: (queue, readyAt, p) => this.routing.taskFetchable(queue, readyAt, p),

@@ -10,6 +10,7 @@ import type { RedisClient } from './redis';
 import type { ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { decodeSpec, readTaskTenant } from './task-spec';
+import type { ObserveCall } from './task-store';
 
 export interface ClaimedTask {
   partition: number;
@@ -77,7 +78,15 @@ export class FetchStore {
     readonly redis: RedisClient,
     readonly keys: Keys,
     private readonly retentionMs: number,
+    /** Told how long each worker script took, as TaskStore tells of the matching path's (the Redis latency histogram). */
+    private readonly observe?: ObserveCall,
   ) {}
+
+  private timed<T>(command: string, call: Promise<T>): Promise<T> {
+    if (!this.observe) return call;
+    const t0 = process.hrtime.bigint();
+    return call.finally(() => this.observe!(command, Number(process.hrtime.bigint() - t0) / 1e9));
+  }
 
   private get retention(): number {
     return Math.max(RETENTION_FLOOR_MS, this.retentionMs);
@@ -92,9 +101,9 @@ export class FetchStore {
   async lock(
     partition: number, queues: string[], workerId: string, lockMs: number, max: number, maxExpiries: number, now: number,
   ): Promise<ClaimResult> {
-    const r = (await this.redis.zdLockTasksBuffer(
+    const r = (await this.timed('lockTasks', this.redis.zdLockTasksBuffer(
       this.keys.terminal(partition), this.keys.tag(partition), now, workerId, lockMs, max, maxExpiries, ...queues,
-    )) as unknown as [Buffer[][], Buffer | string, Buffer[][], Buffer[][]];
+    ))) as unknown as [Buffer[][], Buffer | string, Buffer[][], Buffer[][]];
     const s = (b: Buffer | string | undefined) => (b === undefined ? '' : b.toString());
     const tasks = (r[0] ?? []).map((x): ClaimedTask => {
       const queue = s(x[1]);
@@ -113,11 +122,11 @@ export class FetchStore {
   async complete(
     partition: number, taskId: string, workerId: string, result: Buffer | undefined, idempotencyKey: string, now: number,
   ): Promise<Verdict<{ outcomeId: string; absorbed: boolean }>> {
-    const r = await this.redis.zdCompleteLocked(
+    const r = await this.timed('completeLocked', this.redis.zdCompleteLocked(
       this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now,
       result ? '1' : '0', result ?? '', idempotencyKey, this.retention,
       this.faults.completeAfterOutcome ? 'after-outcome' : '',
-    );
+    ));
     if (Number(r[0]) === 1) return { kind: 'ok', outcomeId: String(r[1]), absorbed: String(r[2]) === '1' };
     return { kind: 'refused', verdict: lockVerdictOf(r) };
   }
@@ -125,9 +134,9 @@ export class FetchStore {
   async fail(
     partition: number, taskId: string, workerId: string, message: string, type: string, retries: number, retryTimeoutMs: number, now: number,
   ): Promise<Verdict<{ terminal: boolean; readyAt: number; queue: string }>> {
-    const r = await this.redis.zdFailLocked(
+    const r = await this.timed('failLocked', this.redis.zdFailLocked(
       this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now, message, type, retries, retryTimeoutMs,
-    );
+    ));
     const code = Number(r[0]);
     if (code === 1) return { kind: 'ok', terminal: false, readyAt: Number(r[1]), queue: String(r[2]) };
     if (code === 2) return { kind: 'ok', terminal: true, readyAt: 0, queue: String(r[1]) };
@@ -137,13 +146,14 @@ export class FetchStore {
   async extend(
     partition: number, taskId: string, workerId: string, lockMs: number, now: number,
   ): Promise<Verdict<{ lockUntil: number; queue: string }>> {
-    const r = await this.redis.zdExtendLock(this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now, lockMs);
+    const r = await this.timed('extendLock',
+      this.redis.zdExtendLock(this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now, lockMs));
     if (Number(r[0]) === 1) return { kind: 'ok', lockUntil: Number(r[1]), queue: String(r[2]) };
     return { kind: 'refused', verdict: lockVerdictOf(r) };
   }
 
   async unlock(partition: number, taskId: string, workerId: string, now: number): Promise<Verdict<{ readyAt: number; queue: string }>> {
-    const r = await this.redis.zdUnlockTask(this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now);
+    const r = await this.timed('unlockTask', this.redis.zdUnlockTask(this.keys.task(partition, taskId), this.keys.tag(partition), taskId, workerId, now));
     if (Number(r[0]) === 1) return { kind: 'ok', readyAt: Number(r[1]), queue: String(r[2]) };
     return { kind: 'refused', verdict: lockVerdictOf(r) };
   }

@@ -282,3 +282,27 @@ it('reads no backlog for a fetch-only queue once a fetch worker took its Step', 
   expect(value(body, 'dexzd_step_task_queue_oldest_age_seconds', q) ?? 0).toBe(0);
   expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_worker' })).toBe(0);
 });
+
+it('observes the fetch surface\'s scripts in the Redis call latency, as the matching path\'s', async () => {
+  await start('20ms'); // no slot stream: the Steps wait for a fetch worker
+  const external = createClient(ExternalTaskServiceDefinition, t.channel);
+  const topics = [{ tenant: 'acme', flow_type: 'order', step_type: 'charge' }];
+  for (const flow of ['fa', 'fb', 'fc']) {
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'charge', step_execution_id: 'x' } });
+  }
+  const claimed = await waitFor(async () => {
+    const { tasks } = await external.fetchAndLock({ worker_id: 'fw', topics, max_tasks: 3, lock_duration_ms: 60_000 });
+    return tasks.length > 0 ? tasks : undefined;
+  }, { timeoutMs: 5000, description: 'the fetch worker claims the Steps' });
+  const rest = claimed.length === 3 ? [] : (await external.fetchAndLock({ worker_id: 'fw', topics, max_tasks: 3, lock_duration_ms: 60_000 })).tasks;
+  const [a, b, c] = [...claimed, ...rest];
+  await external.extendLock({ task_id: a!.task_id, worker_id: 'fw', lock_duration_ms: 60_000 });
+  await external.complete({ task_id: a!.task_id, worker_id: 'fw' });
+  await external.fail({ task_id: b!.task_id, worker_id: 'fw', failure: { message: 'no' }, retries: 1, retry_timeout_ms: 60_000 });
+  await external.unlock({ task_id: c!.task_id, worker_id: 'fw' });
+  const body = await scrape();
+  expect(value(body, 'dexzd_redis_command_seconds_count', { command: 'lockTasks' })).toBeGreaterThanOrEqual(1);
+  for (const command of ['extendLock', 'completeLocked', 'failLocked', 'unlockTask']) {
+    expect(value(body, 'dexzd_redis_command_seconds_count', { command })).toBe(1);
+  }
+});
