@@ -30,11 +30,12 @@ export function taskToWire(taskId: string, partition: number, h: Record<string, 
   const s = (k: string) => h[k]?.toString() ?? '';
   const n = (k: string) => Number(s(k) || 0);
   const errMsg = s('errMsg');
+  const errType = s('errType');
   return {
     task_id: taskId, partition, state: STATE[s('state')] ?? pb.TaskState.TASK_STATE_UNSPECIFIED,
     tenant: s('tenant'), flow_id: s('flowId'), flow_type: s('flowType'), step_type: s('stepType'),
     step_execution_id: s('seid'), attempt: n('attempt'), ready_at_ms: n('readyAt'), enqueued_at_ms: n('enqueuedAt'),
     app_worker_id: s('worker'), node_id: s('node'), input: h.input ?? Buffer.alloc(0), flow_deadline_ms: n('deadline'),
-    max_attempts: n('maxAttempts'), last_error: errMsg ? { message: errMsg, type: s('errType') } : null,
+    max_attempts: n('maxAttempts'), last_error: errMsg || errType ? { message: errMsg, type: errType } : null,
   };
 }

@@ -112,6 +112,19 @@ it('runs the retry policy: attempt+1 after backoff, then a terminal FAILED outco
   expect(o.error).toMatchObject({ message: 'boom again', type: 'Oops' });
 });
 
+it('keeps the last failure in GetTask when it has a type and no message', async () => {
+  const s = slot();
+  await registered(s);
+  const r = await env.t.matching.enqueueStep({ step: step({ retry_policy: { max_attempts: 2, initial_interval_ms: 60_000 } }) });
+  const task = (await s.nextOf('step_task')).step_task!;
+  // An SDK handler that throws `new ValidationError()` sends its name as the type and no message.
+  s.send({ step_result: { task_token: task.task_token, failure: { message: '', type: 'ValidationError' } } });
+  expect((await s.nextOf('result_ack')).result_ack!.retry_scheduled).toBe(true);
+  const queued = (await env.t.matching.getTask({ task_id: r.task_id })).task!;
+  expect(queued).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 2 });
+  expect(queued.last_error).toMatchObject({ message: '', type: 'ValidationError' });
+});
+
 it('ends a non-retryable failure at once, by flag or by the policy list of types', async () => {
   const s = slot();
   await registered(s);
