@@ -514,8 +514,18 @@ export class ZdNode {
       this.fetchBell.stop();
       const h = this.externalHttp;
       if (!h) return resolve();
-      h.close(() => resolve());
-      h.closeAllConnections();
+      // Requests in flight finish first (their long polls were woken above, so they answer at once): a
+      // fetch whose claim is still in Redis must reach its worker, or give its locks back while Redis is
+      // open. Cut at once, its tasks sat out a lock nobody held. Idle connections close now, and each one
+      // that answered its request since within 50 ms (keep-alive would hold it); the rest by 2 s.
+      const idle = setInterval(() => h.closeIdleConnections(), 50);
+      const forced = setTimeout(() => h.closeAllConnections(), 2000);
+      h.close(() => {
+        clearInterval(idle);
+        clearTimeout(forced);
+        resolve();
+      });
+      h.closeIdleConnections();
     }));
     // ---- end fetch surface ----
     await step('auth', () => this.auth.stop()); // ---- auth/tls (issue 7) ----
