@@ -98,6 +98,7 @@ export class ExternalTasks {
     const queues = [...new Set(topics)];
     const turnKey = [...queues].sort().join('\n');
     const release = this.d.longPolls?.enter(r.waitMs);
+    this.d.bell.noteFetch(queues);
     // Subscribe before the first claim query: a task parked between the query and the wait still wakes us.
     const sub = this.d.bell.subscribe(topics, signal);
     try {

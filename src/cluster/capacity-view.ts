@@ -18,6 +18,8 @@ interface NodeCapacity {
   outcomeWaiters: number;
   /** Topics long-polling fetches wait on at the peer. */
   fetchTopics: Set<string>;
+  /** Topics fetches asked for at the peer lately, waiting or not. */
+  fetchedTopics: Set<string>;
   /** The peer's backlog as an owner; undefined: a build that does not advertise it. */
   backlog: { busyQueues: Set<string>; waitingFlows: Set<string>; loading: boolean } | undefined;
   /** Its workers say which flow types their Step slots run (false: an older build). */
@@ -43,7 +45,7 @@ export class CapacityView {
     const next: NodeCapacity = {
       seq, idleStep: new Map(), connected: new Set(), workers: new Map(), declined: new Set(),
       outcomeGen: Number(u.outcome_waiter_gen ?? 0), outcomeWaiters: u.outcome_waiters ?? 0,
-      fetchTopics: new Set(u.fetch_topics ?? []), stepFlowTypes: u.step_flow_types_advertised === true,
+      fetchTopics: new Set(u.fetch_topics ?? []), fetchedTopics: new Set(u.fetched_topics ?? []), stepFlowTypes: u.step_flow_types_advertised === true,
       backlog: u.backlog_advertised
         ? { busyQueues: new Set(u.busy_queues ?? []), waitingFlows: new Set(u.waiting_flows ?? []), loading: u.backlog_loading === true }
         : undefined,
@@ -57,6 +59,12 @@ export class CapacityView {
     for (const d of u.declined ?? []) next.declined.add(declineKey(d.tenant ?? '', d.flow_type ?? '', d.type ?? '', d.app_worker_id ?? ''));
     this.nodes.set(node, next);
     return true;
+  }
+
+  /** Whether fetches at some peer asked for `topic` lately (its queue has a taker). */
+  fetchedAnywhere(topic: string): boolean {
+    for (const c of this.nodes.values()) if (c.fetchedTopics.has(topic) || c.fetchTopics.has(topic)) return true;
+    return false;
   }
 
   /** The peers whose long-polling fetches wait on `topic`. */

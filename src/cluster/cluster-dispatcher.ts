@@ -2,11 +2,13 @@
  * The dispatcher of a clustered node: this node's own gateway first (no
  * hop), then the peers' advertised capacity, offers over the mesh.
  */
+import type { FetchBell } from '../gateway/fetch-bell';
 import type { Gateway } from '../gateway/gateway';
 import type { Metrics } from '../metrics/registry';
 import type { Dispatcher, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import type { CapacityView } from './capacity-view';
 import type { Mesh } from './mesh';
+import { queueName } from '../store/keys';
 
 export class ClusterDispatcher implements Dispatcher {
   constructor(
@@ -14,6 +16,7 @@ export class ClusterDispatcher implements Dispatcher {
     private readonly gateway: Gateway,
     private readonly view: CapacityView,
     private readonly mesh: Mesh,
+    private readonly fetchBell: FetchBell,
     private readonly metrics?: Metrics,
   ) {}
 
@@ -31,6 +34,11 @@ export class ClusterDispatcher implements Dispatcher {
 
   canServe(tenant: string, flowType: string, stepType: string): boolean {
     return this.gateway.canServe(tenant, flowType, stepType) || this.view.canServe(tenant, flowType, stepType);
+  }
+
+  fetchServes(tenant: string, flowType: string, stepType: string): boolean {
+    const topic = queueName(tenant, flowType, stepType);
+    return this.fetchBell.fetchedLately(topic) || this.view.fetchedAnywhere(topic);
   }
 
   hasWorker(tenant: string, flowType: string): boolean {

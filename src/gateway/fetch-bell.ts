@@ -20,15 +20,23 @@ import { FetchHints } from './fetch-hints';
 
 export type FetchSubscription = BellSubscription;
 
+/** How long a fetch of a topic counts its queue as taken from (the unserved-queues gauge). */
+export const FETCH_SERVED_MS = 60_000;
+/** Topics remembered as fetched; past it the longest unasked is forgotten. */
+const MAX_FETCHED_TOPICS = 10_000;
+
 export class FetchBell {
   private readonly emitter = new EventEmitter();
   /** One pending timer per topic: the earliest due time asked for. */
   private readonly due = new Map<string, { at: number; timer: NodeJS.Timeout }>();
 
-  /** Told when a topic gains its first waiting fetch or loses its last. */
+  /** Told when a topic gains its first waiting fetch or loses its last, or enters or leaves the fetched set. */
   onTopics: () => void = () => undefined;
   /** What claims saw of each partition's queue, forgotten as rings say it changed (fetch-hints.ts). */
   readonly hints = new FetchHints();
+  /** When each topic was last asked for by a fetch here, oldest first (a re-asked topic moves to the end). */
+  private readonly fetched = new Map<string, number>();
+  private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly now: () => number = Date.now) {
     this.emitter.setMaxListeners(0);
@@ -92,6 +100,57 @@ export class FetchBell {
     };
   }
 
+  /**
+   * A fetch asked for `topics`: their queues have a taker for FETCH_SERVED_MS,
+   * here and, advertised (`fetchedTopics`), at their owners. A topic new to the
+   * set tells `onTopics`, as one leaving it does.
+   */
+  noteFetch(topics: readonly string[]): void {
+    const now = this.now();
+    let fresh = false;
+    for (const t of topics) {
+      if (!this.fetched.delete(t)) fresh = true;
+      this.fetched.set(t, now);
+    }
+    for (const t of this.fetched.keys()) {
+      if (this.fetched.size <= MAX_FETCHED_TOPICS) break;
+      this.fetched.delete(t);
+    }
+    if (!fresh) return;
+    if (!this.pruneTimer) {
+      this.pruneTimer = setInterval(() => this.prune(), FETCH_SERVED_MS / 4);
+      this.pruneTimer.unref();
+    }
+    this.onTopics();
+  }
+
+  /** The topics fetches asked for here within FETCH_SERVED_MS. */
+  fetchedTopics(): string[] {
+    const since = this.now() - FETCH_SERVED_MS;
+    return [...this.fetched].filter(([, at]) => at > since).map(([t]) => t);
+  }
+
+  /** Whether a fetch asked for `topic` here within FETCH_SERVED_MS. */
+  fetchedLately(topic: string): boolean {
+    const at = this.fetched.get(topic);
+    return at !== undefined && at > this.now() - FETCH_SERVED_MS;
+  }
+
+  private prune(): void {
+    const since = this.now() - FETCH_SERVED_MS;
+    let gone = false;
+    for (const [t, at] of this.fetched) {
+      if (at > since) break; // oldest first: the rest are newer
+      this.fetched.delete(t);
+      gone = true;
+    }
+    if (this.fetched.size === 0) {
+      clearInterval(this.pruneTimer);
+      this.pruneTimer = undefined;
+    }
+    if (gone) this.onTopics();
+  }
+
   /** Wakes every waiting fetch (the node is stopping: they answer what they have). */
   wakeAll(): void {
     for (const topic of this.topics()) this.ring(topic);
@@ -100,5 +159,7 @@ export class FetchBell {
   stop(): void {
     for (const d of this.due.values()) clearTimeout(d.timer);
     this.due.clear();
+    clearInterval(this.pruneTimer);
+    this.pruneTimer = undefined;
   }
 }

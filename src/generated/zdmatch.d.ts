@@ -1054,6 +1054,7 @@ export namespace zdmatch {
             backlog_loading: boolean;
             fetch_topics: string[];
             step_flow_types_advertised: boolean;
+            fetched_topics: string[];
             static create(properties: zdmatch.v1.CapacityUpdate.$Shape): zdmatch.v1.CapacityUpdate & zdmatch.v1.CapacityUpdate.$Shape;
             static create(properties?: zdmatch.v1.CapacityUpdate.$Properties): zdmatch.v1.CapacityUpdate;
             static encode(m: zdmatch.v1.CapacityUpdate.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
@@ -1082,6 +1083,7 @@ export namespace zdmatch {
                 backlog_loading?: (boolean|null);
                 fetch_topics?: (string[]|null);
                 step_flow_types_advertised?: (boolean|null);
+                fetched_topics?: (string[]|null);
                 $unknowns?: Uint8Array[];
             }
             type $Shape = zdmatch.v1.CapacityUpdate.$Properties;

@@ -11563,6 +11563,7 @@ $root.zdmatch = (function() {
              * @property {boolean|null} [backlog_loading] CapacityUpdate backlog_loading
              * @property {Array.<string>|null} [fetch_topics] CapacityUpdate fetch_topics
              * @property {boolean|null} [step_flow_types_advertised] CapacityUpdate step_flow_types_advertised
+             * @property {Array.<string>|null} [fetched_topics] CapacityUpdate fetched_topics
              * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
              */
 
@@ -11594,6 +11595,7 @@ $root.zdmatch = (function() {
                 this.busy_queues = [];
                 this.waiting_flows = [];
                 this.fetch_topics = [];
+                this.fetched_topics = [];
                 if (p)
                     for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
                         if (p[ks[i]] != null && ks[i] !== "__proto__")
@@ -11705,6 +11707,14 @@ $root.zdmatch = (function() {
             CapacityUpdate.prototype.step_flow_types_advertised = false;
 
             /**
+             * CapacityUpdate fetched_topics.
+             * @member {Array.<string>} fetched_topics
+             * @memberof zdmatch.v1.CapacityUpdate
+             * @instance
+             */
+            CapacityUpdate.prototype.fetched_topics = $util.emptyArray;
+
+            /**
              * Creates a new CapacityUpdate instance using the specified properties.
              * @function create
              * @memberof zdmatch.v1.CapacityUpdate
@@ -11774,6 +11784,10 @@ $root.zdmatch = (function() {
                 }
                 if (m.step_flow_types_advertised != null && $Object.hasOwnProperty.call(m, "step_flow_types_advertised") && m.step_flow_types_advertised !== false)
                     w.uint32(/* id 13, wireType 0 =*/104).bool(m.step_flow_types_advertised);
+                if (m.fetched_topics != null && m.fetched_topics.length) {
+                    for (var i = 0; i < m.fetched_topics.length; ++i)
+                        w.uint32(/* id 14, wireType 2 =*/114).string(m.fetched_topics[i]);
+                }
                 if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
                     for (var i = 0; i < m.$unknowns.length; ++i)
                         w.raw(m.$unknowns[i]);
@@ -11942,6 +11956,14 @@ $root.zdmatch = (function() {
                                 delete m.step_flow_types_advertised;
                             continue;
                         }
+                    case 14: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.fetched_topics && m.fetched_topics.length))
+                                m.fetched_topics = [];
+                            m.fetched_topics.push(r.stringVerify());
+                            continue;
+                        }
                     }
                     r.skipType(u, q, t);
                     if (!r.discardUnknown) {
@@ -12075,6 +12097,14 @@ $root.zdmatch = (function() {
                     if (typeof m.step_flow_types_advertised !== "boolean")
                         return "step_flow_types_advertised: boolean expected";
                 }
+                if (m.fetched_topics != null && $Object.hasOwnProperty.call(m, "fetched_topics")) {
+                    if (!$Array.isArray(m.fetched_topics))
+                        return "fetched_topics: array expected";
+                    for (var i = 0; i < m.fetched_topics.length; ++i) {
+                        if (!$util.isString(m.fetched_topics[i]))
+                            return "fetched_topics: string[] expected";
+                    }
+                }
                 return null;
             };
 
@@ -12199,6 +12229,14 @@ $root.zdmatch = (function() {
                         m.step_flow_types_advertised = $Boolean(d.step_flow_types_advertised);
                     }
                 }
+                if (d.fetched_topics) {
+                    if (!$Array.isArray(d.fetched_topics))
+                        throw $TypeError(".zdmatch.v1.CapacityUpdate.fetched_topics: array expected");
+                    m.fetched_topics = $Array(d.fetched_topics.length);
+                    for (var i = 0; i < d.fetched_topics.length; ++i) {
+                        m.fetched_topics[i] = $String(d.fetched_topics[i]);
+                    }
+                }
                 return m;
             };
 
@@ -12226,6 +12264,7 @@ $root.zdmatch = (function() {
                     d.busy_queues = [];
                     d.waiting_flows = [];
                     d.fetch_topics = [];
+                    d.fetched_topics = [];
                 }
                 if (o.defaults) {
                     d.node_id = "";
@@ -12310,6 +12349,12 @@ $root.zdmatch = (function() {
                 }
                 if (m.step_flow_types_advertised != null && $Object.hasOwnProperty.call(m, "step_flow_types_advertised")) {
                     d.step_flow_types_advertised = m.step_flow_types_advertised;
+                }
+                if (m.fetched_topics && m.fetched_topics.length) {
+                    d.fetched_topics = $Array(m.fetched_topics.length);
+                    for (var j = 0; j < m.fetched_topics.length; ++j) {
+                        d.fetched_topics[j] = m.fetched_topics[j];
+                    }
                 }
                 return d;
             };

@@ -167,7 +167,7 @@ export function createMetrics(opts: MetricSources = {}) {
     }),
     rpcs: startAtZero(new Counter({ name: 'dexzd_matching_rpcs_total', help: 'InvokeRpc calls by result', labelNames: ['result'], registers: r }), 'result', RPC_RESULTS),
     unservedQueues: new Gauge({
-      name: 'dexzd_matching_unserved_task_queues', help: 'Queues with backlog that no connected worker can serve', labelNames: ['reason'], registers: r,
+      name: 'dexzd_matching_unserved_task_queues', help: 'Queues with backlog that no connected worker can serve and no fetch asked for in the last minute', labelNames: ['reason'], registers: r,
       collect() {
         if (!opts.backlog) return;
         const u = opts.backlog().unserved;

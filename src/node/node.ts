@@ -220,7 +220,7 @@ export class ZdNode {
         const b = this.owner.backlogSnapshot();
         return {
           ...this.gateway.capacitySnapshot(), outcome_waiter_gen: this.bell.generation, outcome_waiters: this.bell.waiting,
-          fetch_topics: this.fetchBell.topics(),
+          fetch_topics: this.fetchBell.topics(), fetched_topics: this.fetchBell.fetchedTopics(),
           backlog_advertised: true, step_flow_types_advertised: true, busy_queues: b.busyQueues, waiting_flows: b.waitingFlows, backlog_loading: b.loading,
         };
       },
@@ -231,7 +231,7 @@ export class ZdNode {
       { dispatchWaitMs: config.matching.dispatchWait, maxRunMs: config.limits.maxWait },
     );
     this.fetchBell.onTopics = () => this.mesh.capacityChanged();
-    this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.metrics));
+    this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.fetchBell, this.metrics));
   }
 
   /** An outcome (or `count` of them) was written here: counted by status, and its waiters rung, here and at peers. */

@@ -169,7 +169,7 @@ export class BacklogCounter {
     const d = this.dispatcher();
     for (const row of byQueue.values()) {
       if (row.entries === 0 && row.oldestAgeSeconds === 0) continue;
-      if (!d || d.canServe(row.tenant, row.flowType, row.stepType)) continue;
+      if (!d || d.canServe(row.tenant, row.flowType, row.stepType) || d.fetchServes(row.tenant, row.flowType, row.stepType)) continue;
       if (d.hasWorker(row.tenant, row.flowType)) unserved.no_supporting_worker++;
       else unserved.no_worker++;
     }

@@ -36,6 +36,8 @@ export interface Dispatcher {
   presence(tenant: string, appWorkerId: string, flowType: string, stepType: string): Presence;
   /** Whether some connected worker (idle or busy) can run the type. */
   canServe(tenant: string, flowType: string, stepType: string): boolean;
+  /** Whether fetch-and-lock workers asked for the queue's topic lately, here or at a peer. */
+  fetchServes(tenant: string, flowType: string, stepType: string): boolean;
   /** Whether any worker of the flow type is connected anywhere (even one that declined the type). */
   hasWorker(tenant: string, flowType: string): boolean;
   /** Offers a task to that node's gateway. */

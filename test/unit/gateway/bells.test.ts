@@ -3,7 +3,7 @@
  * every outcome rings one): these tests pin down that a listener is still
  * woken, and that the bookkeeping behind "nobody listens" cannot drift.
  */
-import { FetchBell } from '../../../src/gateway/fetch-bell';
+import { FETCH_SERVED_MS, FetchBell } from '../../../src/gateway/fetch-bell';
 import { OutcomeBell } from '../../../src/gateway/outcome-bell';
 
 describe('FetchBell', () => {
@@ -51,6 +51,32 @@ describe('FetchBell', () => {
     bell.ringAt('q', Date.now() + 30 * 24 * 3_600_000);
     await expect(sub.wait(100)).resolves.toBe(false);
     sub.close();
+    bell.stop();
+  });
+
+  test('a fetched topic counts for FETCH_SERVED_MS after its last fetch, and entering and leaving the set is told', async () => {
+    jest.useFakeTimers({ now: 1_000 });
+    const bell = new FetchBell(() => Date.now());
+    const told = jest.fn();
+    bell.onTopics = told;
+    bell.noteFetch(['t:f:a', 't:f:b']);
+    expect(told).toHaveBeenCalledTimes(1);
+    bell.noteFetch(['t:f:a']); // known: peers need not hear of it again
+    expect(told).toHaveBeenCalledTimes(1);
+    expect(bell.fetchedTopics().sort()).toEqual(['t:f:a', 't:f:b']);
+
+    await jest.advanceTimersByTimeAsync(FETCH_SERVED_MS / 2);
+    bell.noteFetch(['t:f:a']); // asked again: a's minute starts over, b's runs on
+    await jest.advanceTimersByTimeAsync(FETCH_SERVED_MS / 2);
+    expect(bell.fetchedLately('t:f:b')).toBe(false);
+    expect(bell.fetchedLately('t:f:a')).toBe(true);
+    expect(bell.fetchedTopics()).toEqual(['t:f:a']);
+    await jest.advanceTimersByTimeAsync(FETCH_SERVED_MS / 4);
+    expect(told).toHaveBeenCalledTimes(2); // b left the set
+    await jest.advanceTimersByTimeAsync(FETCH_SERVED_MS);
+    expect(bell.fetchedTopics()).toEqual([]);
+    expect(told).toHaveBeenCalledTimes(3);
+    expect(jest.getTimerCount()).toBe(0); // nothing to prune: no timer left running
     bell.stop();
   });
 });

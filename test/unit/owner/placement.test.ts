@@ -33,6 +33,7 @@ function setup(syncMatchWaitMs = 60_000, stickyWaitMs = 60_000) {
     },
     presence: () => 'busy',
     canServe: () => true,
+    fetchServes: () => false,
     hasWorker: () => true,
     offer: (_node: string, ref: OfferRef) => {
       offered.push(ref.taskId);
