@@ -59,6 +59,8 @@ export class PartitionOwner {
   private readonly stickyAtReady = new LRUCache<string, string>({ max: STICKY_AT_READY_ENTRIES });
   /** An owner-initiated script found the lease moved: this owner is done, its unload on the way. */
   private leaseRefused = false;
+  /** This owner's fails in flight, by task: one fails a task at a time (failAttempt). */
+  private readonly failing = new Map<string, Promise<void>>();
 
   constructor(
     readonly lease: HeldLease,
@@ -297,7 +299,22 @@ export class PartitionOwner {
    * runs loses the inflight entry left of it in the same script, never by a write
    * of its own here: an attempt started since this read keeps its entry.
    */
-  private async failAttempt(taskId: string, message: string, type: string, condition: FailCondition): Promise<void> {
+  private failAttempt(taskId: string, message: string, type: string, condition: FailCondition): Promise<void> {
+    // Two passes may fail one attempt at once (two dead-node sweeps, a sweep and an expiry). Side by
+    // side, both read the attempt before either fail landed, the script answered the second as a replay
+    // of the first, and its outcome was counted and rung twice (a retry made ready twice). The second
+    // reads the task once the first has finished, and finds the attempt ended.
+    const before = this.failing.get(taskId);
+    const run = (before ? before.catch(() => undefined) : Promise.resolve())
+      .then(() => this.failOnce(taskId, message, type, condition))
+      .finally(() => {
+        if (this.failing.get(taskId) === run) this.failing.delete(taskId);
+      });
+    this.failing.set(taskId, run);
+    return run;
+  }
+
+  private async failOnce(taskId: string, message: string, type: string, condition: FailCondition): Promise<void> {
     const [attempt, nonce, queue, run, slot, node] = await this.redis.hmget(
       this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue', 'run', 'slot', 'node');
     const ref = { partition: this.partition, taskId, attempt: Number(attempt ?? 0), nonce: nonce ?? '' };
