@@ -522,7 +522,7 @@ export class Gateway {
           if (r.kind === 'completed') {
             this.hooks.outcomeWritten(held.partition, held.taskId, 'COMPLETED');
             // Types evicted from the decline cache are offered to this worker again.
-            if (this.evictedDeclines.delete(workerKey(slot.reg.tenant, slot.reg.appWorkerId))) this.hooks.capacityChanged();
+            if (this.evictedDeclines.delete(workerKey(slot.reg.tenant, slot.reg.appWorkerId))) this.declinesLifted(slot.reg.tenant, slot.reg.appWorkerId);
             this.ack(slot, held.token, pb.ResultVerdict.ACCEPTED);
           } else {
             this.ackRefusal(slot, held.token, r);
@@ -1094,6 +1094,23 @@ export class Gateway {
     if (this.declined.size === 0 && this.evictedDeclines.size === 0) return false;
     const key = declineKey(tenant, flowType, type, appWorkerId);
     return this.declined.has(key) || (this.evictedDeclines.get(workerKey(tenant, appWorkerId))?.has(key) ?? false);
+  }
+
+  /**
+   * Types evicted from the decline cache may go to the worker again: peers hear of it, and
+   * the owners of its idle slots here. A slot freed before its result was recorded
+   * (Slot.awaitAck) was announced while those types still counted as declined, and
+   * nothing else would offer them to it while it stayed idle.
+   */
+  private declinesLifted(tenant: string, appWorkerId: string): void {
+    this.hooks.capacityChanged();
+    const wk = workerKey(tenant, appWorkerId);
+    if (this.drainingWorkers.has(wk)) return; // it takes no new work
+    const flowTypes = new Set<string>();
+    for (const s of this.byWorker.get(wk) ?? []) {
+      if (s.state === 'idle' && s.reg.kind === 'STEP_AND_RPC') for (const ft of s.reg.flowTypes) flowTypes.add(ft);
+    }
+    for (const ft of flowTypes) this.hooks.capacityAvailable(tenant, ft, appWorkerId);
   }
 
   private forgetDeclines(reg: SlotRegistration): void {

@@ -390,6 +390,24 @@ describe('sync-match and the durable queue', () => {
     expect((await take(a)).task_id).toBe(x);
   });
 
+  it('offers an evicted type again once the worker completes a Step, to a slot freed before its result was recorded', async () => {
+    // As the SDK registers: the slot is idle again as soon as its result arrives (accepts_task_after_ack).
+    await t.close();
+    await start({ 'matching.unsupportedTypeCacheEntries': 1 });
+    const a = await slot('A', { accepts_task_after_ack: true });
+    const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });
+    const tx = await take(a);
+    a.send({ decline: { task_token: tx.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    await enqueue({ flow_id: 'y', step_type: 'rare' });
+    const ty = await take(a);
+    a.send({ decline: { task_token: ty.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } }); // "exotic" is evicted
+    const z = await enqueue({ flow_id: 'z', step_type: 'charge' });
+    const tz = await take(a);
+    expect(tz.task_id).toBe(z);
+    await complete(a, tz);
+    expect((await take(a)).task_id).toBe(x);
+  });
+
   it('counts legacy capacity declines only as returned attempts: the reserve-decline counters stay at zero', async () => {
     // Guards DESIGN §10: NO_CAPACITY declines count under legacy_no_capacity, never in a reserve-decline counter.
     const a = await slot('A');
