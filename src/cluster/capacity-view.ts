@@ -86,6 +86,23 @@ export class CapacityView {
   }
 
   /**
+   * The Step types `u` names as declined by an app worker that the held snapshot of its
+   * node did not (all of them for a node not heard from yet). Ask before `apply`; empty
+   * for an update `apply` would ignore.
+   */
+  newStepDeclines(u: pb.ICapacityUpdate): { tenant: string; flowType: string; stepType: string; appWorkerId: string }[] {
+    const cur = this.nodes.get(u.node_id ?? '');
+    if (cur && cur.seq >= Number(u.seq ?? 0)) return [];
+    const out: { tenant: string; flowType: string; stepType: string; appWorkerId: string }[] = [];
+    for (const d of u.declined ?? []) {
+      const [tenant, flowType, stepType, appWorkerId] = [d.tenant ?? '', d.flow_type ?? '', d.type ?? '', d.app_worker_id ?? ''];
+      if (stepType.startsWith(rpcDeclineType('')) || cur?.declined.has(declineKey(tenant, flowType, stepType, appWorkerId))) continue;
+      out.push({ tenant, flowType, stepType, appWorkerId });
+    }
+    return out;
+  }
+
+  /**
    * The app workers the node of `u` advertised in its held snapshot as
    * available (connected, not draining) that `u` no longer does: gone from
    * that node, or draining there. Ask before `apply`; empty for an update

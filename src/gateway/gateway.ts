@@ -25,6 +25,8 @@ export interface GatewayHooks {
   capacityAvailable(tenant: string, flowType: string, appWorkerId: string): void;
   /** The app worker stopped taking work on this node (drains, or its last stream went). */
   workerUnavailable(tenant: string, appWorkerId: string): void;
+  /** The app worker declined a Step type it lacks: its sticky Steps of that type need not wait for it. */
+  typeDeclined(tenant: string, flowType: string, stepType: string, appWorkerId: string): void;
   /**
    * Back in its queue (retry, return); `flowDeadline` (0 = none) for its owner to re-arm, its timer may have
    * passed it by while the task ran; `sticky`, a retry's sticky worker, for its sticky phase once ready.
@@ -597,6 +599,9 @@ export class Gateway {
       const [, flowType = ''] = held.queue.split(':');
       this.declined.set(declineKey(slot.reg.tenant, flowType, stepType, slot.reg.appWorkerId), true);
       this.hooks.capacityChanged();
+      // Its Steps of the type waiting for it as their sticky worker move on now (DESIGN §4), not
+      // only once this slot is idle: a waiting RPC may take the slot next.
+      this.hooks.typeDeclined(slot.reg.tenant, flowType, stepType, slot.reg.appWorkerId);
     }
     slot.attempt = undefined;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };

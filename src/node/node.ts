@@ -197,6 +197,7 @@ export class ZdNode {
     }, this.store, {
       capacityAvailable: (tenant, flowType, appWorkerId) => this.owner.capacityAvailable(tenant, flowType, appWorkerId),
       workerUnavailable: (tenant, appWorkerId) => this.routing.workerGoneHere(tenant, appWorkerId),
+      typeDeclined: (tenant, flowType, stepType, appWorkerId) => this.owner.typeDeclined(tenant, flowType, stepType, appWorkerId),
       taskReady: (p, queue, taskId, readyAt, flowDeadline = 0, sticky = '') => {
         this.routing.taskFetchable(queue, readyAt, p); // a returned or retried Step is fetchable too
         this.routing.taskReady(p, queue, taskId, readyAt, sticky);

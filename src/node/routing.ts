@@ -209,6 +209,7 @@ export class Routing {
     const gen = this.view.outcomeGen(node);
     const leaving = this.view.leaving(update);
     const fetchTopics = this.view.newFetchTopics(update);
+    const declines = this.view.newStepDeclines(update);
     if (!this.view.apply(update)) return;
     // Fetches there began to wait on these topics: a task made fetchable here before
     // we knew was not rung there. One "look again" each (a spare one costs a claim).
@@ -220,6 +221,9 @@ export class Routing {
         this.owner.workerUnavailable(w.tenant, w.appWorkerId);
       }
     }
+    // A worker there declined a Step type: Steps waiting for it as their sticky worker move on
+    // at once unless it can run the type elsewhere (DESIGN §4), whether or not its slot is idle now.
+    for (const d of declines) this.owner.typeDeclined(d.tenant, d.flowType, d.stepType, d.appWorkerId);
     // Its first outcome waiter arrived: outcomes we wrote before we knew were not rung there.
     const nextGen = Number(update.outcome_waiter_gen ?? 0);
     if (nextGen > 0 && nextGen !== gen && (update.outcome_waiters ?? 0) > 0) {

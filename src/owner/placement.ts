@@ -227,6 +227,20 @@ export class Placement {
   }
 
   /**
+   * The worker declined a Step type: its sticky Steps of that type move on at once (DESIGN §4),
+   * unless it can still run the type at another node (declines are remembered per node).
+   * A freed slot of the worker finds them too (capacity), but the slot that declined may go
+   * to a waiting RPC instead, and they waited out matching.stickyWait.
+   */
+  typeDeclined(tenant: string, flowType: string, stepType: string, appWorkerId: string): void {
+    const line = this.stickyWaiters.get(workerKey(tenant, appWorkerId))?.get(flowType);
+    if (!line || this.host.dispatcher()?.presence(tenant, appWorkerId, flowType, stepType) !== 'absent') return;
+    for (const w of [...line]) {
+      if (w.q.stepType === stepType && this.unpark(w)) this.syncPhase(w.q, w.ref);
+    }
+  }
+
+  /**
    * The task is not ready now (a fetch locked it during its sticky or sync-match phase):
    * it leaves the phase without going to the heads, where a head of a locked task would
    * count as backlog and be offered only to bounce. Its queue hears of it again when

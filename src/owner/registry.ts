@@ -283,6 +283,11 @@ export class OwnerRegistry implements PartitionHost {
     this.placement.workerUnavailable(tenant, appWorkerId);
   }
 
+  /** The app worker declined a Step type (here or at a peer): its sticky waiters of the type move on once none of its slots can run it. */
+  typeDeclined(tenant: string, flowType: string, stepType: string, appWorkerId: string): void {
+    this.placement.typeDeclined(tenant, flowType, stepType, appWorkerId);
+  }
+
   /**
    * Attempts of dead node instances fail through the retry policy. A sweep that
    * fails (Redis unreachable a moment) runs again shortly: nothing else would, until

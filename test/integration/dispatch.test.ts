@@ -10,7 +10,7 @@ import type { Clock } from '../../src/util/clock';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
-import { sleep } from '../helpers/wait';
+import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -175,6 +175,33 @@ describe('sticky phase', () => {
     // A is idle and has declined "exotic": x leaves A's line, and y, behind it, goes to A now.
     expect((await take(a, STICKY_WAIT / 2)).task_id).toBe(y);
     expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
+  it('moves its waiting sticky Steps of a type on once the sticky worker declines it, though a waiting RPC takes the slot that declined', async () => {
+    const a = await slot('A');
+    const b = await slot('B');
+    await enqueue({ flow_id: 'other', step_type: 'exotic', step_execution_id: 'long', sticky_worker_id: 'A' });
+    const long = await take(a); // A is busy, with a type it lacks
+    // An RPC waits for A as its sticky worker (B is idle): A's slot goes to it once free.
+    const call = t.matching.invokeRpc({
+      tenant: 'acme', flow_id: 'r', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), sticky_worker_id: 'A', timeout_ms: 5000,
+    });
+    const x = await enqueue({ step_type: 'exotic', step_execution_id: 'x', sticky_worker_id: 'A' }); // waits for A in its sticky phase
+    await waitFor(async () => (await queuedInMemory()) === 2, { timeoutMs: STICKY_WAIT / 2, description: 'the RPC and x waiting for A' });
+    const since = Date.now();
+    a.send({ decline: { task_token: long.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    const rpcTask = (await a.nextOf('rpc_task')).rpc_task!;
+    // A lacks "exotic": x goes to B now, not once matching.stickyWait has passed (the declined
+    // Step goes back to its queue too, and may reach B first).
+    let task = await take(b, STICKY_WAIT / 2);
+    if (task.task_id !== x) {
+      await complete(b, task);
+      task = await take(b, STICKY_WAIT / 2);
+    }
+    expect(task.task_id).toBe(x);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+    a.send({ rpc_result: { task_token: rpcTask.task_token, output: Buffer.from('ok') } });
+    expect(Buffer.from((await call).output!).toString()).toBe('ok');
   });
 
   it('prefers the sticky worker named in the request', async () => {

@@ -7,7 +7,7 @@
  * Two nodes in this process, real gRPC and a real redis-server.
  */
 import { partitionOf } from '../../src/store/keys';
-import type { pb } from '../../src/wire';
+import { pb } from '../../src/wire';
 import { useEmbeddedRedis } from '../helpers/redis';
 import type { TestNode } from '../helpers/node';
 import { useNodePair } from '../helpers/node-pair';
@@ -100,4 +100,38 @@ it('keeps waiting for a sticky worker whose last stream here ends while it is st
   there.send({ step_result: { task_token: busy.task_token, output: Buffer.from('ok') } });
   await there.nextOf('result_ack');
   expect((await there.nextOf('step_task', STICKY_WAIT - 1500)).step_task!.task_id).toBe(r.task_id);
+});
+
+it('stops waiting for a sticky worker of another node once it declines the type there, though a waiting RPC takes its slot', async () => {
+  // w1 on the gateway node, busy with an "exotic" Step it lacks; an RPC there waits for w1 as its sticky worker
+  const w1 = await slotAt(gateway, 'w1');
+  await gateway.matching.enqueueStep({ step: stepOwnedBy(gateway, { step_type: 'exotic', sticky_worker_id: 'w1' }) });
+  const long = (await w1.nextOf('step_task')).step_task!;
+  const call = gateway.matching.invokeRpc({
+    tenant: 'acme', flow_id: 'r', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), sticky_worker_id: 'w1', timeout_ms: STICKY_WAIT * 2,
+  });
+  await waitFor(() => gateway.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the RPC waiting for w1' });
+  await waitFor(() => owner.node.view.presence('acme', 'w1', 'order', 'exotic') === 'busy',
+    { timeoutMs: 5000, description: 'the owner sees w1 busy' });
+  // w2, idle on the owner node; an "exotic" Step of the owner's, sticky to w1, waits for w1
+  const w2 = await slotAt(owner, 'w2');
+  const r = await owner.matching.enqueueStep({ step: stepOwnedBy(owner, { step_type: 'exotic', sticky_worker_id: 'w1' }) });
+  await expect(w2.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
+  expect(owner.node.owner.waitingInMemory).toBe(1);
+
+  // w1 declines "exotic", and its slot goes to the RPC: the Step goes to w2 at once, not after the sticky wait
+  const declinedAt = Date.now();
+  w1.send({ decline: { task_token: long.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  const rpcTask = (await w1.nextOf('rpc_task')).rpc_task!;
+  // the declined Step goes back to its queue too, and may reach w2 first
+  let task = (await w2.nextOf('step_task', STICKY_WAIT - 1000)).step_task!;
+  if (task.task_id !== r.task_id) {
+    w2.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await w2.nextOf('result_ack');
+    task = (await w2.nextOf('step_task', STICKY_WAIT - 1000)).step_task!;
+  }
+  expect(task.task_id).toBe(r.task_id);
+  expect(Date.now() - declinedAt).toBeLessThan(STICKY_WAIT - 1000);
+  w1.send({ rpc_result: { task_token: rpcTask.task_token, output: Buffer.from('ok') } });
+  expect(Buffer.from((await call).output!).toString()).toBe('ok');
 });
