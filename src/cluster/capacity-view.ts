@@ -161,8 +161,15 @@ export class CapacityView {
     this.nodes.delete(nodeId);
   }
 
-  retainOnly(nodeIds: Set<string>): void {
-    for (const id of [...this.nodes.keys()]) if (!nodeIds.has(id)) this.nodes.delete(id);
+  /** Drops the snapshots of nodes that left; returns the app workers they advertised as available (connected, not draining). */
+  retainOnly(nodeIds: Set<string>): { tenant: string; appWorkerId: string }[] {
+    const gone: { tenant: string; appWorkerId: string }[] = [];
+    for (const [id, c] of [...this.nodes]) {
+      if (nodeIds.has(id)) continue;
+      this.nodes.delete(id);
+      for (const w of c.workers.values()) if (!w.draining) gone.push({ tenant: w.tenant ?? '', appWorkerId: w.app_worker_id ?? '' });
+    }
+    return gone;
   }
 
   /** A peer with an idle Step slot for the type (of `appWorkerId` when given), counted as promised. */

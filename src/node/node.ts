@@ -283,8 +283,10 @@ export class ZdNode {
       if (cause === 'membership') this.routing.leaseReleased(lease.partition);
     });
     this.membership.on('change', (ids: string[]) => {
-      this.view.retainOnly(new Set(ids));
+      // Workers of a node that left (it died: no last snapshot says they went) are gone with it.
+      const left = this.view.retainOnly(new Set(ids));
       this.mesh.membersChanged(ids);
+      this.routing.workersLeft(left);
       void this.leases.setTargets(targetPartitions(this.nodeId, ids, c.cluster.partitions));
       void this.owner.membershipChanged();
     });

@@ -204,6 +204,19 @@ export class Routing {
     if (this.view.nodeOfWorker(tenant, appWorkerId) === undefined) this.owner.workerUnavailable(tenant, appWorkerId);
   }
 
+  /**
+   * App workers a peer no longer offers (gone from it, draining there, or the peer itself left
+   * the members): those with no stream here or at another peer are unavailable, and Steps
+   * waiting for them as their sticky worker move on at once (DESIGN §4).
+   */
+  workersLeft(workers: { tenant: string; appWorkerId: string }[]): void {
+    for (const w of workers) {
+      if (!this.gateway.hasWorker(w.tenant, w.appWorkerId) && this.view.nodeOfWorker(w.tenant, w.appWorkerId) === undefined) {
+        this.owner.workerUnavailable(w.tenant, w.appWorkerId);
+      }
+    }
+  }
+
   onCapacity(update: pb.ICapacityUpdate): void {
     const node = update.node_id ?? '';
     const gen = this.view.outcomeGen(node);
@@ -216,11 +229,7 @@ export class Routing {
     for (const queue of fetchTopics) this.mesh.ring(node, { kind: Kind.FETCH, partition: 0, queue });
     // A worker that went away or began draining there, with no stream here or at another
     // peer: Steps waiting for it as their sticky worker move on at once (DESIGN §4).
-    for (const w of leaving) {
-      if (!this.gateway.hasWorker(w.tenant, w.appWorkerId) && this.view.nodeOfWorker(w.tenant, w.appWorkerId) === undefined) {
-        this.owner.workerUnavailable(w.tenant, w.appWorkerId);
-      }
-    }
+    this.workersLeft(leaving);
     // A worker there declined a Step type: Steps waiting for it as their sticky worker move on
     // at once unless it can run the type elsewhere (DESIGN §4), whether or not its slot is idle now.
     for (const d of declines) this.owner.typeDeclined(d.tenant, d.flowType, d.stepType, d.appWorkerId);

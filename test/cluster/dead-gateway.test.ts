@@ -26,11 +26,11 @@ afterEach(async () => {
 });
 
 /** A node process about to die with a worker slot on it, and a survivor in this process; both live. */
-async function dyingAndSurvivor(): Promise<{ survivor: TestNode; channel: ReturnType<typeof createChannel>; onDying: RawSlot }> {
+async function dyingAndSurvivor(survivorConfig: Record<string, unknown> = {}): Promise<{ survivor: TestNode; channel: ReturnType<typeof createChannel>; onDying: RawSlot }> {
   const prefix = uniquePrefix('deadgw');
   const cluster = { partitions: 8, heartbeat: '200ms', nodeTtl: `${NODE_TTL}ms`, leaseTtl: `${LEASE_TTL}ms` };
   dying = await startNodeProcess({ redisUrl: redis.url, keyPrefix: prefix, nodeId: 'n-dying', config: { cluster } });
-  const live = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-survivor' });
+  const live = await startTestNode(redis.url, prefix, { 'cluster.nodeId': 'n-survivor', ...survivorConfig });
   await waitFor(() => live.node.membership.liveIds().length === 2, { timeoutMs: 10_000, description: 'both nodes live' });
   const channel = createChannel(dying.apiAddress);
   const onDying = openSlot(createClient(WorkerTaskServiceDefinition, channel), registerFrame({ app_worker_id: 'w-dying' }));
@@ -59,6 +59,40 @@ it("fails a dead node's running attempt as worker_lost within nodeTtl and retrie
   // the first attempt's end is on record as the failure the retry follows
   const task = (await survivor.matching.getTask({ task_id: r.task_id })).task!;
   expect(task.last_error?.type).toBe('worker_lost');
+  onSurvivor.reset();
+});
+
+it("stops waiting for a sticky worker busy on a node that died once that node leaves the members", async () => {
+  const STICKY_WAIT = 8000;
+  const { survivor: live, channel, onDying } = await dyingAndSurvivor({ 'matching.stickyWait': `${STICKY_WAIT}ms`, 'matching.dispatchWait': '10s' });
+  survivor = live;
+  const partitions = survivor.config.cluster.partitions;
+  await waitFor(() => survivor!.node.leases.heldPartitions().length === partitions / 2, { timeoutMs: 10_000, description: 'the partitions split' });
+  let flow = '';
+  for (let i = 0; !flow; i++) if (survivor.node.leases.holds(partitionOf('acme', `f${i}`, partitions)) !== undefined) flow = `f${i}`;
+  // w-dying busy on the node about to die (one attempt: its loss retries nothing)
+  await survivor.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'busy', flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 1 } },
+  });
+  await onDying.nextOf('step_task');
+  await waitFor(() => survivor!.node.view.presence('acme', 'w-dying', 'order', 'pack') === 'busy', { timeoutMs: 5000, description: 'the survivor sees w-dying busy' });
+  const onSurvivor = openSlot(survivor.worker, registerFrame({ app_worker_id: 'w-survivor' }));
+  await onSurvivor.nextOf('registered');
+  // a Step of the survivor's partitions, sticky to w-dying, waits for it
+  const r = await survivor.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 'x', sticky_worker_id: 'w-dying' },
+  });
+  await expect(onSurvivor.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
+  expect(survivor.node.owner.waitingInMemory).toBe(1);
+
+  // its node dies: once the survivor reads it gone from the members, the Step goes to w-survivor, not after the sticky wait
+  const killedAt = Date.now();
+  await dying!.kill('SIGKILL');
+  dying = undefined;
+  channel.close();
+  const task = (await onSurvivor.nextOf('step_task', STICKY_WAIT)).step_task!;
+  expect(task.task_id).toBe(r.task_id);
+  expect(Date.now() - killedAt).toBeLessThan(NODE_TTL + 3000);
   onSurvivor.reset();
 });
 
