@@ -66,8 +66,8 @@ export interface MatchingDeps {
 export interface EnqueueStarts {
   /** An idle slot for a new Step, when one may take it now (else it goes through placement). */
   bind(t: NewTask, now: number): EnqueueBinding | undefined;
-  /** The script started the task in the bound slot. */
-  started(b: EnqueueBinding, t: NewTask, deadlineAt: number, now: number): void;
+  /** The script started the task in the bound slot; `sticky`: the slot's worker is the flow's sticky one. */
+  started(b: EnqueueBinding, t: NewTask, deadlineAt: number, now: number, sticky: boolean): void;
   /** The script did not start it: the slot serves others. */
   release(b: EnqueueBinding): void;
   /** The script failed: return the task if it started, then free the slot. */
@@ -161,7 +161,8 @@ export function matchingService(d: MatchingDeps) {
       const t = tasks[i]!;
       const b = bound[i];
       d.metrics.tasksEnqueued.inc({ result });
-      if (b && startedDeadlineAt !== undefined) starts!.started(b, t, startedDeadlineAt, now);
+      // The script starts a Step of a flow with a sticky worker only in that worker's slot.
+      if (b && startedDeadlineAt !== undefined) starts!.started(b, t, startedDeadlineAt, now, !!(t.stickyWorkerId || rememberedSticky));
       else if (b) starts!.release(b);
       if (result === 'created' && startedDeadlineAt === undefined) d.taskEnqueued(t, t.stickyWorkerId || rememberedSticky);
       // A retried enqueue rings the owner again: the first one may have committed

@@ -354,14 +354,14 @@ export class Gateway {
     await this.settleNowOrLater(`return of ${t.taskId} after a failed enqueue`, () => this.returnTask(bindingRef(b, t), t.queue));
   }
 
-  /** The enqueue script started the task in the bound slot: write it to the worker. */
-  async startedAtEnqueue(b: EnqueueBinding, t: NewTask, deadlineAt: number, now: number): Promise<void> {
+  /** The enqueue script started the task in the bound slot: write it to the worker (`path`: the flow's sticky worker's slot, or any). */
+  async startedAtEnqueue(b: EnqueueBinding, t: NewTask, deadlineAt: number, now: number, path: 'sticky' | 'sync'): Promise<void> {
     const started: StartedTask = {
       taskId: t.taskId, attempt: 1, nonce: b.start.nonce, startedAt: now, input: t.input, tenant: t.tenant, flowId: t.flowId,
       flowType: t.flowType, stepType: t.stepType, stepExecutionId: t.stepExecutionId, enqueuedAt: now,
       methodTimeout: t.methodTimeout, heartbeatTimeout: t.heartbeatTimeout, flowDeadline: t.flowDeadline, deadlineAt,
     };
-    if (this.deliver(b.slot, t.partition, started, 'sync', now, now)) return;
+    if (this.deliver(b.slot, t.partition, started, path, now, now)) return;
     // The stream went away: the worker never saw it, so it goes back unconsumed to its owner.
     await this.settleNowOrLater(`return of ${t.taskId} after a failed write`, () => this.returnTask(bindingRef(b, t), t.queue));
   }

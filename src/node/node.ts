@@ -355,10 +355,10 @@ export class ZdNode {
           && this.mayStartAtEnqueue(t)
           ? this.gateway.bindForEnqueue(t.tenant, t.flowType, t.stepType, t.stickyWorkerId || undefined)
           : undefined,
-        started: (b, t, deadlineAt, now) => {
+        started: (b, t, deadlineAt, now, sticky) => {
           // Placement never sees it, but its flow deadline still needs the owner's timer (a retry may queue it).
           if (t.flowDeadline > 0) this.routing.flowDeadlineSet(t.partition, t.taskId, t.flowDeadline);
-          void this.gateway.startedAtEnqueue(b, t, deadlineAt, now);
+          void this.gateway.startedAtEnqueue(b, t, deadlineAt, now, sticky ? 'sticky' : 'sync');
         },
         release: (b) => this.gateway.releaseBinding(b),
         abandon: (b, t) => this.gateway.abandonBinding(b, t),

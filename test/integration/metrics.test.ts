@@ -149,6 +149,32 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   s.reset();
 });
 
+it('observes a Step started at enqueue in its sticky worker\'s slot under the sticky path', async () => {
+  await start('30s');
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'w-st' }));
+  await s.nextOf('registered');
+  const step = (flowId: string, sticky = '') => ({
+    step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'pack', step_execution_id: 'x', sticky_worker_id: sticky },
+  });
+  const run = async () => {
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await s.nextOf('result_ack');
+  };
+  // Named by the request, then remembered by its flow (the first Step's completion): both sticky.
+  await t.matching.enqueueStep(step('f', 'w-st'));
+  await run();
+  await t.matching.enqueueStep({ step: { ...step('f').step, step_execution_id: 'y' } });
+  await run();
+  // A flow with no sticky worker: sync.
+  await t.matching.enqueueStep(step('g'));
+  await run();
+  const body = await scrape();
+  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sticky' })).toBe(2);
+  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' })).toBe(1);
+  s.reset();
+});
+
 it('reports the lag of a group set by hand inside the outcome stream, for which Redis counts none, as the entries it holds', async () => {
   await start('20ms');
   // 5 outcomes in one partition's stream: CANCELLED Steps of one flow, which no worker serves.
