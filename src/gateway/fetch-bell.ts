@@ -22,8 +22,11 @@ export type FetchSubscription = BellSubscription;
 
 /** How long a fetch of a topic counts its queue as taken from (the unserved-queues gauge). */
 export const FETCH_SERVED_MS = 60_000;
-/** Topics remembered as fetched; past it the longest unasked is forgotten. */
-const MAX_FETCHED_TOPICS = 10_000;
+/**
+ * Topics remembered as fetched; past it the longest unasked is forgotten (and its queue
+ * may count as unserved). Every capacity update carries the list, so it stays short.
+ */
+const MAX_FETCHED_TOPICS = 1_000;
 
 export class FetchBell {
   private readonly emitter = new EventEmitter();
