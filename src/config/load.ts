@@ -1,6 +1,8 @@
 import convict from 'convict';
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import YAML from 'yaml';
 import { registerFormats } from './formats';
 import { schema } from './schema';
@@ -140,6 +142,43 @@ function readConfigFile(file: string): Record<string, unknown> {
     }
   }
   return sections;
+}
+
+/**
+ * The tls.* files as the listeners will use them. Readable is not enough: a key given as the
+ * certificate, or a key of another certificate, failed the start with OpenSSL's words and no key
+ * named (exit 1), and a tls.ca holding no certificate booted a node whose peer mesh trusts no peer.
+ */
+function checkTlsFiles(t: Config['tls'], fail: (key: string, reason: string) => never): void {
+  const why = (err: unknown) => (err as Error).message.replace(/^error:[0-9A-F]+:/, '');
+  const cert = fs.readFileSync(t.cert);
+  const key = fs.readFileSync(t.key);
+  try {
+    tls.createSecureContext({ cert });
+  } catch (err) {
+    fail('tls.cert', `${t.cert} is not a PEM certificate (chain): ${why(err)}`);
+  }
+  try {
+    tls.createSecureContext({ key });
+  } catch (err) {
+    fail('tls.key', `${t.key} is not an unencrypted PEM private key: ${why(err)}`);
+  }
+  try {
+    tls.createSecureContext({ cert, key });
+  } catch (err) {
+    fail('tls.key', `${t.key} is not the key of the certificate in tls.cert: ${why(err)}`);
+  }
+  if (!t.ca) return;
+  // Node takes a CA file without a certificate in it (a key, any text) as trusting nothing.
+  const blocks = fs.readFileSync(t.ca, 'latin1').match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) fail('tls.ca', `${t.ca} holds no PEM certificate`);
+  blocks.forEach((pem, i) => {
+    try {
+      new X509Certificate(pem);
+    } catch (err) {
+      fail('tls.ca', `certificate ${i + 1} of ${t.ca} does not parse: ${why(err)}`);
+    }
+  });
 }
 
 /** `{ 'auth.enabled': false }` → `{ auth: { enabled: false } }`. */
@@ -311,6 +350,7 @@ function checkRelations(c: Config): void {
         fail(`tls.${k}`, `cannot read ${f}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       }
     }
+    checkTlsFiles(c.tls, fail);
   }
   // Checked here: ioredis takes "localhost:6379" or "http://…" for something else (a socket path, a
   // default host) and fails later with an error about neither; a seed without its port dialled port NaN.
