@@ -96,7 +96,8 @@ function banner(
     '',
     'zdmatch dev: a single local node',
     `  gRPC API      ${node.apiAddress}   (workers, producers, engines)`,
-    `  HTTP fetch    ${node.httpAddress ? `http://${node.httpAddress}` : '(not served)'}`,
+    // Served over TLS with tls.enabled: an http:// URL would get no answer.
+    `  HTTP fetch    ${node.httpAddress ? `${config.tls.enabled ? 'https' : 'http'}://${node.httpAddress}` : '(not served)'}`,
     `  metrics       ${node.metricsAddress ? `http://${node.metricsAddress}/metrics` : '(not served)'}`,
     `  redis         ${redisLine}`,
     `  auth          ${config.auth.enabled ? 'on (bearer tokens)' : 'OFF: any caller may act for any tenant (dev only; see docs/security.md)'}`,
