@@ -109,6 +109,7 @@ const out = {
       enabled: { type: 'boolean' }, maxUnavailable: { type: ['integer', 'string'] },
       unhealthyPodEvictionPolicy: { type: 'string', enum: ['', 'AlwaysAllow', 'IfHealthyBudget'] },
     }),
+    networkPolicy: obj({ enabled: { type: 'boolean' }, clientsFrom: { type: 'array', items: { type: 'object' } } }),
     autoscaling: obj({
       enabled: { type: 'boolean' }, minReplicas: { type: 'integer', minimum: 1 }, maxReplicas: { type: 'integer', minimum: 1 },
       targetCPUUtilizationPercentage: { type: 'integer', minimum: 1, maximum: 100 },

@@ -73,7 +73,7 @@ describe.each([
     const kinds = new Set(objs.map((o) => o.kind));
     // the minimal values take Redis and the tokens from existing Secrets: the chart renders none of its own
     const secrets = valuesArgs[1] === MINIMAL_VALUES ? [] : ['Secret'];
-    for (const k of ['Deployment', 'Service', 'ConfigMap', ...secrets, 'PodDisruptionBudget', 'ServiceMonitor', 'PrometheusRule']) expect(kinds).toContain(k);
+    for (const k of ['Deployment', 'Service', 'ConfigMap', ...secrets, 'PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule']) expect(kinds).toContain(k);
   });
 
   it('renders every config key into a config.yaml that zdmatch loads', () => {
