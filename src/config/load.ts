@@ -340,6 +340,11 @@ function checkRelations(c: Config): void {
   if (c.limits.httpKeepAliveTimeout <= 0) fail('limits.httpKeepAliveTimeout', 'must be greater than 0');
   if (c.limits.httpHeadersTimeout > c.limits.httpRequestTimeout) fail('limits.httpHeadersTimeout', 'must not exceed limits.httpRequestTimeout');
   if (c.tls.enabled && (!c.tls.cert || !c.tls.key)) fail('tls.enabled', 'needs tls.cert and tls.key');
+  // As redis.tlsCa without TLS to Redis: a certificate given with TLS off served every listener in plaintext without a
+  // word. Not tls.ca: its ZD_TLS_CA is also the CLI's CA, which a shell may export for both.
+  for (const k of ['cert', 'key'] as const) {
+    if (!c.tls.enabled && c.tls[k]) fail(`tls.${k}`, 'is set, but tls.enabled is off: the listeners would serve plaintext; set tls.enabled, or leave it out');
+  }
   if (c.tls.enabled) {
     for (const k of ['cert', 'key', 'ca'] as const) {
       const f = c.tls[k];

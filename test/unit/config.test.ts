@@ -182,6 +182,8 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['two redis modes', { args: ['--redis.url=redis://x:1', '--redis.clusterNodes=a:1'] }, 'redis.url'],
     ['nodeTtl not above heartbeat', { args: ['--cluster.nodeTtl=2s'] }, 'cluster.nodeTtl'],
     ['tls without files', { args: ['--tls.enabled=true'] }, 'tls.enabled'],
+    ['a tls.cert with TLS off', { args: ['--tls.cert=/etc/zdmatch/tls/tls.crt'] }, 'tls.cert'],
+    ['a tls.key with TLS off', { env: { ZD_TLS_KEY: '/etc/zdmatch/tls/tls.key' } }, 'tls.key'],
     ['tls with an unreadable cert', { args: ['--tls.enabled=true', '--tls.cert=/nonexistent/cert.pem', '--tls.key=/nonexistent/key.pem'] }, 'tls.cert'],
     ['an HTTP request timeout within fetch.maxWait', { args: ['--limits.httpRequestTimeout=60s'] }, 'limits.httpRequestTimeout'],
     ['an HTTP headers timeout over the request timeout', { args: ['--limits.httpHeadersTimeout=100s'] }, 'limits.httpHeadersTimeout'],
@@ -242,6 +244,10 @@ describe('contradictory or invalid configs fail with one line naming the key', (
   it('stickyWait equal to dispatchWait is fine', () => {
     expect(load({ args: ['--matching.stickyWait=10s'] }).matching.stickyWait).toBe(10000);
   });
+});
+
+it('takes a ZD_TLS_CA with TLS off: the CLI reads the same variable, and a shell may export it for both', () => {
+  expect(loadConfig({ env: { ZD_TLS_CA: '/nonexistent/ca.pem' } }).tls).toMatchObject({ enabled: false, ca: '/nonexistent/ca.pem' });
 });
 
 describe('deploy/config/zdmatch.yaml', () => {
