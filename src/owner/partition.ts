@@ -356,13 +356,29 @@ export class PartitionOwner {
     if (first.length === 2) this.flowDeadline(Number(first[1]));
   }
 
+  /**
+   * A queued task of this partition ended without a slot (its flow deadline passed): a head
+   * of it is stale. Offered, it would bounce as gone; on a queue no stream slot serves nothing
+   * offers it away, and it stayed a queued Step in the backlog gauges, and the queue's backlog,
+   * for as long as this node owned the partition.
+   */
+  private taskEnded(taskId: string): void {
+    for (const q of this.queues.values()) {
+      if (!q.has(taskId)) continue;
+      if (!q.drop(taskId)) this.host.notReady(q, taskId);
+      return;
+    }
+  }
+
   private async expireDeadlines(): Promise<void> {
     if (!this.active) return;
     const now = this.clock.now();
     const due = await this.redis.zrangebyscore(this.keys.deadlines(this.partition), '-inf', now, 'LIMIT', 0, EXPIRY_BATCH);
     const results = await Promise.all(due.map((id) => this.store.timeout(this.partition, id, now, this.lease.token)));
     results.forEach((r, i) => {
-      if (r === 'timed-out') this.host.outcomeWritten(this.partition, due[i]!, 'TIMED_OUT');
+      if (r !== 'timed-out') return;
+      this.taskEnded(due[i]!);
+      this.host.outcomeWritten(this.partition, due[i]!, 'TIMED_OUT');
     });
     if (results.includes('lease-moved')) {
       this.leaseGone();
