@@ -75,6 +75,8 @@ export interface EnqueueStarts {
 }
 
 const DEFAULT_CONSUME_COUNT = 100;
+/** When the owner of a cancelled queued Step looks at its queue again, having dropped its head. */
+const CANCELLED_LOOK_AGAIN_MS = 1000;
 /** A waiting ConsumeOutcomes reads every partition at least this often, rings or not. */
 const FULL_LOOK_MS = 1000;
 const MAX_CONSUME_COUNT = 1000;
@@ -424,6 +426,12 @@ export function matchingService(d: MatchingDeps) {
       const r = await d.store.cancelFlow(p, tenant, flowId, reason, d.clock.now());
       if (r.running.length > 0) d.cancelAttempts(r.running, reason);
       for (const id of r.queued) d.outcomeWritten(p, id, 'CANCELLED');
+      // Their owner drops their heads: a notice of a time to come says "not ready now" (on a queue no
+      // stream slot serves, nothing would offer a stale head away, and it counted as a queued Step).
+      for (const [i, id] of r.queued.entries()) {
+        const queue = r.queuedIn[i];
+        if (queue) d.taskReady(p, queue, id, d.clock.now() + CANCELLED_LOOK_AGAIN_MS);
+      }
       for (const a of r.running) d.outcomeWritten(p, a.taskId, 'CANCELLED');
       return { cancelled_queued: r.queued.length, cancelled_running: r.running.length };
     },

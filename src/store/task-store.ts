@@ -393,13 +393,14 @@ export class TaskStore {
 
   async cancelFlow(
     partition: number, tenant: string, flowId: string, reason: string, now: number,
-  ): Promise<{ queued: string[]; running: CancelledAttempt[] }> {
+  ): Promise<{ queued: string[]; queuedIn: string[]; running: CancelledAttempt[] }> {
     const r = (await this.timed('cancelFlow', this.redis.zdCancelFlow(
       this.keys.flow(partition, tenant, flowId), this.keys.inflight(partition),
       this.keys.tag(partition), reason, now, this.retention,
-    ))) as [number, number, string[][], string[]];
+    ))) as [number, number, string[][], string[], string[]];
     return {
       queued: (r[3] ?? []).map(String),
+      queuedIn: (r[4] ?? []).map(String),
       running: (r[2] ?? []).map((x) => ({
         taskId: x[0]!, attempt: Number(x[1]), nonce: x[2]!, nodeId: x[3]!, streamId: x[4]!,
       })),

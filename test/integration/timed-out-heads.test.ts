@@ -1,6 +1,7 @@
 /**
  * A queued Step whose flow deadline passes before a slot takes it ends TIMED_OUT
- * (DESIGN §6) and is no longer queued: its owner drops its head. On a queue no
+ * (DESIGN §6), or one whose flow is cancelled ends CANCELLED, and is no longer
+ * queued: its owner drops its head. On a queue no
  * stream slot serves (a fetch-only queue, or workers not deployed yet), nothing
  * offers that head away, and the backlog gauges (DESIGN §10) and the queue's
  * backlog kept counting it for as long as the node owned the partition.
@@ -40,5 +41,22 @@ it('stops counting a queued Step that no slot took once its flow deadline passed
   await t.node.owner.backlog.count(owner);
   expect(await gauges()).toEqual({ entries: 0, age: 0 });
   expect(q.size).toBe(0);
+  expect(t.node.owner.backlogged(QUEUE)).toBe(false);
+}, 15_000);
+
+it('stops counting a queued Step whose flow was cancelled', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('cancelled'), { 'cluster.partitions': 1, 'matching.syncMatchWait': '10ms' });
+  await waitFor(() => t.node.owner.get(0)?.loaded, { timeoutMs: 5000, description: 'the partition is loaded' });
+  const owner = t.node.owner.get(0)!;
+  const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f2', flow_type: 'order', step_type: 'pack', step_execution_id: 's1' } });
+  const q = owner.queueFor(QUEUE);
+  await waitFor(() => q.peek()?.taskId === r.task_id, { timeoutMs: 5000, description: 'the Step is a head of its queue' });
+  await t.node.owner.backlog.count(owner);
+  expect((await gauges()).entries).toBe(1);
+
+  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f2' })).toMatchObject({ cancelled_queued: 1 });
+  await waitFor(() => q.size === 0, { timeoutMs: 5000, description: 'the head is dropped' });
+  await t.node.owner.backlog.count(owner);
+  expect(await gauges()).toEqual({ entries: 0, age: 0 });
   expect(t.node.owner.backlogged(QUEUE)).toBe(false);
 }, 15_000);

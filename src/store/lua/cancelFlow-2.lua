@@ -3,12 +3,12 @@
   slots get a Cancel frame (a late result then finds the CANCELLED outcome).
   KEYS[1]  flow set        KEYS[2]  inflight sorted set
   ARGV[1]  tag  ARGV[2] reason  ARGV[3] now  ARGV[4] outcomes.retention (ms)
-  Returns: {queuedCount, runningCount, {{taskId, attempt, nonce, node, slot}...}, {queued taskId...}}
-           (the queued ids: their outcome waiters are woken by id)
+  Returns: {queuedCount, runningCount, {{taskId, attempt, nonce, node, slot}...}, {queued taskId...}, {their queues...}}
+           (the queued ids: their outcome waiters are woken by id, and their owner drops their heads)
 ]]
 --@include "outcome"
 local tag = ARGV[1]
-local queued, running, slots, ended = 0, 0, {}, {}
+local queued, running, slots, ended, queues = 0, 0, {}, {}, {}
 for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local taskKey = tag .. 't:' .. taskId
   local t = readTask(taskKey, 'queue', 'nonce', 'node', 'slot', 'run')
@@ -21,6 +21,7 @@ for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     if writeOutcome(tag, taskKey, taskId, t, 'CANCELLED', '', ARGV[2], 'cancelled', '1', ARGV[3], ARGV[4]) then
       queued = queued + 1
       ended[queued] = taskId
+      queues[queued] = t[T_OWN]
     end
   elseif state == 'running' then
     redis.call('ZREM', KEYS[2], taskId)
@@ -33,4 +34,4 @@ for _, taskId in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     redis.call('SREM', KEYS[1], taskId)
   end
 end
-return {queued, running, slots, ended}
+return {queued, running, slots, ended, queues}
