@@ -10,6 +10,12 @@ import { zdError, type ZdError } from './server-error';
 
 const UNREACHABLE_ERRORS = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
 const UNREACHABLE_MESSAGES = ['Connection is closed.', "Stream isn't writeable and enableOfflineQueue options is false"];
+/**
+ * A Redis Cluster call that ioredis followed `maxRedirections` times (MOVED and ASK, TRYAGAIN while
+ * a slot migrates, CLUSTERDOWN or a closed connection while a primary is down or fails over) and
+ * gave up on: "Too many Cluster redirections. Last error: …".
+ */
+const CLUSTER_GAVE_UP = 'Too many Cluster redirections.';
 const NOT_NOW_REPLIES = /^(TRYAGAIN|CLUSTERDOWN|LOADING|READONLY|MASTERDOWN|NOREPLICAS|BUSY|UNBLOCKED)\b/;
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -18,6 +24,6 @@ export function storeUnavailable(err: unknown): ZdError | undefined {
   if (!(err instanceof Error)) return undefined;
   const code = (err as NodeJS.ErrnoException).code;
   const transient = UNREACHABLE_ERRORS.has(err.name) || UNREACHABLE_MESSAGES.includes(err.message)
-    || NOT_NOW_REPLIES.test(err.message) || (code !== undefined && SOCKET_CODES.has(code));
+    || NOT_NOW_REPLIES.test(err.message) || err.message.startsWith(CLUSTER_GAVE_UP) || (code !== undefined && SOCKET_CODES.has(code));
   return transient ? zdError('ZD_STORE_UNAVAILABLE', { reason: err.message.split('\n')[0]! }) : undefined;
 }

@@ -1,0 +1,51 @@
+/**
+ * A Redis Cluster whose primaries go away while a node runs: calls answer
+ * UNAVAILABLE with ZD_STORE_UNAVAILABLE, which clients retry, as they do on a
+ * single Redis that refuses connections — not INTERNAL once ioredis gives up
+ * following the cluster (its "Too many Cluster redirections"). A real
+ * 3-primary Redis Cluster without replicas.
+ */
+import { ClientError, Status } from 'nice-grpc';
+import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { partitionOf } from '../../src/store/keys';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { uniquePrefix } from '../helpers/redis';
+
+let cluster: RedisCluster;
+let t: TestNode | undefined;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ masters: 3 });
+}, 90_000);
+afterAll(async () => {
+  await t?.close().catch(() => undefined);
+  await cluster?.stop();
+});
+
+const step = (flow: string) => ({ tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's' });
+
+it('answers an enqueue UNAVAILABLE (ZD_STORE_UNAVAILABLE) when the primary of its partition is down, and serves the others', async () => {
+  t = await startTestNode('', uniquePrefix('csu'), { 'redis.clusterNodes': [...cluster.seeds] });
+  const node = t.node;
+  // The primary that serves the node's members and meta keys stays up: the victim holds only partitions.
+  const holds = async (port: number, key: string) => !((await sendCommand(port, ['GET', key])) instanceof Error);
+  let victim: number | undefined;
+  for (const n of cluster.nodes) {
+    if (!(await holds(n.port, node.keys.members())) && !(await holds(n.port, node.keys.meta()))) victim = n.port;
+  }
+  expect(victim).toBeDefined();
+  const flows = { down: '', up: '' };
+  for (let i = 0; !flows.down || !flows.up; i++) {
+    const flow = `f${i}`;
+    const onVictim = await holds(victim!, `${node.keys.tag(partitionOf('acme', flow, t.config.cluster.partitions))}probe`);
+    if (onVictim) flows.down ||= flow;
+    else flows.up ||= flow;
+  }
+  await cluster.nodes.find((n) => n.port === victim)!.stop();
+
+  const err = await t.matching.enqueueStep({ step: step(flows.down) }, { signal: AbortSignal.timeout(30_000) }).then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ClientError);
+  expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
+  expect((err as ClientError).details).toMatch(/^ZD_STORE_UNAVAILABLE: /);
+  expect((await t.matching.enqueueStep({ step: step(flows.up) })).created).toBe(true);
+}, 60_000);
