@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import type { Logger } from '../util/logger';
 import { defineScripts } from './scripts';
 
@@ -64,6 +65,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   // Cluster: there a failover answers MOVED, and ioredis follows it.
   const single: RedisOptions = { ...common, reconnectOnError: (err) => err.message.startsWith('READONLY') };
   const tls = tlsOptions(settings);
+  const retries = common.maxRetriesPerRequest ?? 3;
   let client: RedisClient;
   if (settings.clusterNodes.length > 0) {
     client = new Cluster(settings.clusterNodes.map(hostPort), {
@@ -78,6 +80,15 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
       // service's hostnames), not by addresses looked up first: the certificate names those.
       ...(tls ? { dnsLookup: (address: string, done: (err: null, address: string) => void) => done(null, address) } : {}),
       scaleReads: 'master',
+      // While no node of the Cluster answers, ioredis holds every call in the Cluster's offline queue
+      // and reconnects for ever: calls waited out their callers' deadlines, the queue grew for as long
+      // as the outage lasted, and a node could not stop. As on one Redis (maxRetriesPerRequest), the
+      // calls held fail once that many reconnects in a row have failed, and later ones at the next
+      // failed reconnect; each fails as Redis being unreachable (ZD_STORE_UNAVAILABLE).
+      clusterRetryStrategy: (times: number) => {
+        if (times > retries) (client as unknown as { flushQueue(err: unknown): void }).flushQueue(new MaxRetriesPerRequestError(retries));
+        return Math.min(100 + times * 2, 2000);
+      },
     });
   } else if (settings.sentinels.length > 0) {
     client = new Redis({

@@ -2,8 +2,9 @@
  * A Redis Cluster whose primaries go away while a node runs: calls answer
  * UNAVAILABLE with ZD_STORE_UNAVAILABLE, which clients retry, as they do on a
  * single Redis that refuses connections — not INTERNAL once ioredis gives up
- * following the cluster (its "Too many Cluster redirections"). A real
- * 3-primary Redis Cluster without replicas.
+ * following the cluster (its "Too many Cluster redirections"), and not held
+ * until the caller's deadline while no primary answers. A real 3-primary
+ * Redis Cluster without replicas, its primaries stopped one by one.
  */
 import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
@@ -48,4 +49,23 @@ it('answers an enqueue UNAVAILABLE (ZD_STORE_UNAVAILABLE) when the primary of it
   expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
   expect((err as ClientError).details).toMatch(/^ZD_STORE_UNAVAILABLE: /);
   expect((await t.matching.enqueueStep({ step: step(flows.up) })).created).toBe(true);
+}, 60_000);
+
+// Last two: every primary stopped.
+it('answers an enqueue UNAVAILABLE (ZD_STORE_UNAVAILABLE) within seconds while no primary answers', async () => {
+  await Promise.all(cluster.nodes.map((n) => n.stop()));
+  const since = Date.now();
+  const err = await t!.matching.enqueueStep({ step: step('g1') }, { signal: AbortSignal.timeout(20_000) }).then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ClientError);
+  expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
+  expect((err as ClientError).details).toMatch(/^ZD_STORE_UNAVAILABLE: /);
+  expect(Date.now() - since).toBeLessThan(10_000);
+}, 60_000);
+
+it('stops within its drain bounds while no primary answers', async () => {
+  const since = Date.now();
+  await t!.close();
+  t = undefined;
+  // leases given back within leaseTtl (1.5 s here), QUIT given up after 1 s
+  expect(Date.now() - since).toBeLessThan(6000);
 }, 60_000);
