@@ -3,7 +3,8 @@
  * (refused or lost connections past ioredis's retries, no Cluster node
  * answering) or not serving this call for the moment (a primary mid-failover,
  * a slot mid-migration, a replica that is read-only, a dataset loading, a
- * script running too long). Such a call answers ZD_STORE_UNAVAILABLE
+ * script running too long, a Redis at its maxmemory under noeviction: OOM,
+ * whose reason the producer sees). Such a call answers ZD_STORE_UNAVAILABLE
  * (UNAVAILABLE, HTTP 503), which clients retry, instead of ZD_INTERNAL.
  */
 import { zdError, type ZdError } from './server-error';
@@ -16,7 +17,7 @@ const UNREACHABLE_MESSAGES = ['Connection is closed.', "Stream isn't writeable a
  * gave up on: "Too many Cluster redirections. Last error: …".
  */
 const CLUSTER_GAVE_UP = 'Too many Cluster redirections.';
-const NOT_NOW_REPLIES = /^(TRYAGAIN|CLUSTERDOWN|LOADING|READONLY|MASTERDOWN|NOREPLICAS|BUSY|UNBLOCKED)\b/;
+const NOT_NOW_REPLIES = /^(OOM|TRYAGAIN|CLUSTERDOWN|LOADING|READONLY|MASTERDOWN|NOREPLICAS|BUSY|UNBLOCKED)\b/;
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** ZD_STORE_UNAVAILABLE for an error Redis or its client raised because the store is out of reach for now; otherwise undefined. */
