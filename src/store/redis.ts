@@ -97,6 +97,10 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
       name: settings.sentinelName,
       username: settings.username || undefined,
       password: settings.password || undefined,
+      // Sentinels deployed with auth take the data nodes' credentials (a Sentinel that asks for none
+      // only warns of an AUTH it did not need): given none, the node never found its primary.
+      sentinelUsername: settings.username || undefined,
+      sentinelPassword: settings.password || undefined,
       ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     });
   } else {
