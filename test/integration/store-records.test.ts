@@ -406,7 +406,7 @@ describe('a task enqueued before the spec was packed', () => {
 
     const flow = newTask();
     await legacyEnqueue(flow, now);
-    expect(await fx.store.cancelFlow(flow.partition, flow.tenant, flow.flowId, 'stop', now)).toEqual({ queued: [flow.taskId], running: [] });
+    expect(await fx.store.cancelFlow(flow.partition, flow.tenant, flow.flowId, 'stop', now)).toEqual({ queued: [flow.taskId], queuedIn: [flow.queue], running: [] });
     expect(str(await fx.store.readDone(flow.partition, flow.taskId))).toMatchObject({ status: 'CANCELLED', stepType: 'charge' });
   });
 });
