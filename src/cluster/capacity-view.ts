@@ -33,6 +33,12 @@ const declineKey = (tenant: string, flowType: string, type: string, app: string)
 const runsSteps = (c: NodeCapacity, w: pb.IWorkerPresence, flowType: string): boolean =>
   (c.stepFlowTypes ? w.step_flow_types : w.flow_types)?.includes(flowType) ?? false;
 
+/** One of the worker's idle slots counts as busy until its node's next snapshot (so its worker still counts as present). */
+function takeIdleSlot(w: pb.IWorkerPresence, kind: 'idle_step_slots' | 'idle_rpc_slots'): void {
+  w[kind] = (w[kind] ?? 1) - 1;
+  w.busy_slots = (w.busy_slots ?? 0) + 1;
+}
+
 export class CapacityView {
   private readonly nodes = new Map<string, NodeCapacity>();
 
@@ -253,6 +259,34 @@ export class CapacityView {
     if (!c || !w || w.draining || !(w.flow_types ?? []).includes(flowType)) return false;
     if (c.declined.has(declineKey(tenant, flowType, rpcDeclineType(rpcName), appWorkerId))) return false;
     return (w.idle_rpc_slots ?? 0) + (w.idle_step_slots ?? 0) > 0;
+  }
+
+  /**
+   * An RPC goes to `node` for an idle slot its snapshot named (of `appWorkerId` when given):
+   * that slot counts as taken until the node's next snapshot, as `reserve` does for Steps.
+   * The calls of a burst went to the one idle slot until then, and those past it waited
+   * there, pinned, for that slot alone.
+   */
+  reserveRpc(node: string, tenant: string, flowType: string, rpcName: string, appWorkerId?: string): void {
+    const c = this.nodes.get(node);
+    if (!c) return;
+    for (const w of c.workers.values()) {
+      if (w.tenant !== tenant || w.draining || !(w.flow_types ?? []).includes(flowType)) continue;
+      if (appWorkerId !== undefined && w.app_worker_id !== appWorkerId) continue;
+      if (c.declined.has(declineKey(tenant, flowType, rpcDeclineType(rpcName), w.app_worker_id ?? ''))) continue;
+      // The gateway gives an RPC an RPC-only slot before a shared one.
+      if ((w.idle_rpc_slots ?? 0) > 0) {
+        takeIdleSlot(w, 'idle_rpc_slots');
+        return;
+      }
+      if ((w.idle_step_slots ?? 0) > 0) {
+        takeIdleSlot(w, 'idle_step_slots');
+        const key = flowKey(tenant, flowType);
+        const idle = c.idleStep.get(key) ?? 0;
+        if (idle > 0) c.idleStep.set(key, idle - 1);
+        return;
+      }
+    }
   }
 
   /**

@@ -274,7 +274,10 @@ export class Routing {
       // The sticky phase waits only while the worker is busy (DESIGN §4): its streams
       // may be spread over nodes, and an idle one at a peer runs the call now.
       const idleThere = this.view.idleNodeOfWorker(r.tenant, r.sticky, r.flowType, r.rpcName);
-      if (idleThere) return idleThere;
+      if (idleThere) {
+        this.view.reserveRpc(idleThere, r.tenant, r.flowType, r.rpcName, r.sticky);
+        return idleThere;
+      }
       if (here === 'busy') return this.nodeId;
       // Only where the sticky worker can run it: one that lacks it there is skipped at once (DESIGN §4).
       const node = this.view.nodeOfWorker(r.tenant, r.sticky, { flowType: r.flowType, rpcName: r.rpcName });
@@ -282,7 +285,10 @@ export class Routing {
     }
     if (this.gateway.hasIdleRpcSlot(r.tenant, r.flowType, r.rpcName)) return this.nodeId;
     const idlePeer = this.view.idleNodeFor(r.tenant, r.flowType, r.rpcName);
-    if (idlePeer) return idlePeer;
+    if (idlePeer) {
+      this.view.reserveRpc(idlePeer, r.tenant, r.flowType, r.rpcName);
+      return idlePeer;
+    }
     if (this.waitsHere(r)) return this.nodeId;
     return this.view.nodesFor(r.tenant, r.flowType, r.rpcName)[0] ?? this.nodeId;
   }
@@ -336,6 +342,7 @@ export class Routing {
   rpcToIdlePeer(call: RpcCall): boolean {
     const peer = this.view.idleNodeFor(call.tenant, call.flowType, call.rpcName, call.skipPeers);
     if (!peer || peer === this.nodeId) return false;
+    this.view.reserveRpc(peer, call.tenant, call.flowType, call.rpcName);
     this.runWaitingOn(peer, call, '');
     return true;
   }
@@ -343,6 +350,7 @@ export class Routing {
   /** A call waiting here for its sticky worker runs on `peer` when that worker has an idle slot for it there. */
   private rpcToStickyPeer(call: RpcCall, peer: string): boolean {
     if (peer === this.nodeId || call.skipPeers?.has(peer) || !this.view.workerIdleAt(peer, call.tenant, call.sticky, call.flowType, call.rpcName)) return false;
+    this.view.reserveRpc(peer, call.tenant, call.flowType, call.rpcName, call.sticky);
     this.runWaitingOn(peer, call, call.sticky);
     return true;
   }

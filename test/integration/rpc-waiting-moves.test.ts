@@ -85,6 +85,29 @@ it('brings a moved RPC back to wait for its node\'s busy worker when the peer\'s
   expect(Buffer.from(r.output!).toString()).toBe('from w-a');
 });
 
+it('sends a peer no more RPCs at once than it has idle slots: the rest wait here, and a slot freed here takes them', async () => {
+  // Guards: every call of a burst went to the one idle slot a peer's snapshot named, until
+  // its next snapshot said it was busy; the calls past it waited there, pinned, for that
+  // slot alone, and ended UNAVAILABLE though w-a here went idle long before.
+  const { a } = pair;
+  const wa = await slotAt(a, 'w-a');
+  await a.matching.enqueueStep(step('busy-a'));
+  const aHeld = (await wa.nextOf('step_task')).step_task!;
+  const wb = await slotAt(pair.b, 'w-b');
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees w-b idle at b" });
+
+  const rpc = (flow: string) => a.matching.invokeRpc({ tenant: 'acme', flow_id: flow, flow_type: 'order', rpc_name: 'status', input: Buffer.from(flow), timeout_ms: 6000 });
+  const calls = [rpc('f6'), rpc('f7')];
+  const atB = (await wb.nextOf('rpc_task', 2000)).rpc_task!;
+  await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the other call waiting at a' });
+  await finish(wa, aHeld);
+  const atA = (await wa.nextOf('rpc_task', 2000)).rpc_task!;
+  wa.send({ rpc_result: { task_token: atA.task_token, output: Buffer.from('from w-a') } });
+  wb.send({ rpc_result: { task_token: atB.task_token, output: Buffer.from('from w-b') } });
+  const answered = await Promise.all(calls);
+  expect(answered.map((r) => r.app_worker_id).sort()).toEqual(['w-a', 'w-b']);
+});
+
 describe('a sticky RPC whose worker is busy here but idle at a peer (its streams spread over nodes)', () => {
   // DESIGN §4: the sticky phase waits only while the worker is busy. Guards: the call waited
   // here for the whole sticky window (3 s) while the same worker had an idle slot at b.
