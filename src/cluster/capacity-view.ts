@@ -191,6 +191,14 @@ export class CapacityView {
         w.idle_step_slots = (w.idle_step_slots ?? 1) - 1;
       } else if (this.allDeclinedOn(c, tenant, flowType, stepType)) {
         continue;
+      } else {
+        // One of its workers' slots, whichever the peer binds: RPCs are routed by the workers' idle slots.
+        for (const w of c.workers.values()) {
+          if (w.tenant !== tenant || w.draining || (w.idle_step_slots ?? 0) <= 0 || !runsSteps(c, w, flowType)) continue;
+          if (c.declined.has(declineKey(tenant, flowType, stepType, w.app_worker_id ?? ''))) continue;
+          takeIdleSlot(w, 'idle_step_slots');
+          break;
+        }
       }
       c.idleStep.set(key, idle - 1);
       return node;

@@ -8,6 +8,7 @@ import { useEmbeddedRedis } from '../helpers/redis';
 import { useNodePair } from '../helpers/node-pair';
 import { pb } from '../../src/wire';
 import { waitFor } from '../helpers/wait';
+import { partitionOf } from '../../src/store/keys';
 
 const redis = useEmbeddedRedis();
 const pair = useNodePair(redis, 'rpcmove', { 'matching.dispatchWait': '4000ms', 'matching.stickyWait': '3000ms' });
@@ -106,6 +107,30 @@ it('sends a peer no more RPCs at once than it has idle slots: the rest wait here
   wb.send({ rpc_result: { task_token: atB.task_token, output: Buffer.from('from w-b') } });
   const answered = await Promise.all(calls);
   expect(answered.map((r) => r.app_worker_id).sort()).toEqual(['w-a', 'w-b']);
+});
+
+it("sends no RPC to a peer's idle slot this node's owner just offered a Step: the RPC waits here, and a slot freed here takes it", async () => {
+  // Guards: an offered Step counted against the peer's idle slots for Steps only; an RPC
+  // that came before the peer's next snapshot went to the slot the Step took, and waited
+  // there, pinned, though w-a here went idle first.
+  const { a } = pair;
+  const wa = await slotAt(a, 'w-a');
+  await a.matching.enqueueStep(step('busy-a'));
+  const aHeld = (await wa.nextOf('step_task')).step_task!;
+  const wb = await slotAt(pair.b, 'w-b');
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees w-b idle at b" });
+  // a Step of a partition a owns: a's owner offers it to w-b
+  let flow = 'owned-0';
+  for (let i = 1; !a.node.leases.holds(partitionOf('acme', flow, a.config.cluster.partitions)); i++) flow = `owned-${i}`;
+
+  await a.matching.enqueueStep(step(flow));
+  const call = a.matching.invokeRpc({ tenant: 'acme', flow_id: 'f8', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 6000 });
+  expect((await wb.nextOf('step_task', 2000)).step_task!.flow_id).toBe(flow);
+  await waitFor(() => a.node.gateway.rpcsWaiting === 1, { timeoutMs: 2000, description: 'the call waiting at a' });
+  await finish(wa, aHeld);
+  const task = (await wa.nextOf('rpc_task', 2000)).rpc_task!;
+  wa.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('from w-a') } });
+  expect((await call).app_worker_id).toBe('w-a');
 });
 
 describe('a sticky RPC whose worker is busy here but idle at a peer (its streams spread over nodes)', () => {
