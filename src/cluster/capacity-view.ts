@@ -67,6 +67,11 @@ export class CapacityView {
     return true;
   }
 
+  /** Whether a snapshot of the node is held. */
+  has(nodeId: string): boolean {
+    return this.nodes.has(nodeId);
+  }
+
   /** Whether fetches at some peer asked for `topic` lately (its queue has a taker). */
   fetchedAnywhere(topic: string): boolean {
     for (const c of this.nodes.values()) if (c.fetchedTopics.has(topic) || c.fetchTopics.has(topic)) return true;

@@ -498,6 +498,24 @@ export class Mesh {
     }, CAPACITY_COALESCE_MS);
   }
 
+  /**
+   * A node whose first snapshot just came here gets ours within a few ms. Snapshots go to
+   * the members read, and a node that joined since our last read waited for our next
+   * heartbeat to hear from us: the partitions it took over could not be offered to our idle
+   * workers meanwhile. One read of the members first when we have not read it there yet;
+   * none before this node has joined them (its first heartbeat checks its id is free).
+   */
+  sendSnapshotTo(nodeId: string): void {
+    if (this.closed || !this.membership.get(this.nodeId)) return;
+    if (this.membership.get(nodeId)) {
+      this.capacityChanged();
+      return;
+    }
+    void this.readMembers().then(() => {
+      if (!this.closed && this.membership.get(nodeId)) this.capacityChanged();
+    });
+  }
+
   /** A doorbell to one node (itself included), batched per node. */
   ring(nodeId: string, event: pb.IDoorbellEvent): void {
     if (nodeId === this.nodeId) {

@@ -223,7 +223,11 @@ export class Routing {
     const leaving = this.view.leaving(update);
     const fetchTopics = this.view.newFetchTopics(update);
     const declines = this.view.newStepDeclines(update);
+    const first = !this.view.has(node);
     if (!this.view.apply(update)) return;
+    // A node we held no snapshot of: it joined, or came back. It gets ours now, not once
+    // our next heartbeat reads it among the members (DESIGN §3, §4).
+    if (first) this.mesh.sendSnapshotTo(node);
     // Fetches there began to wait on these topics: a task made fetchable here before
     // we knew was not rung there. One "look again" each (a spare one costs a claim).
     for (const queue of fetchTopics) this.mesh.ring(node, { kind: Kind.FETCH, partition: 0, queue });
