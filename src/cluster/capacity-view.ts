@@ -193,7 +193,7 @@ export class CapacityView {
         const w = c.workers.get(`${tenant}\0${appWorkerId}`);
         if (!w || w.draining || (w.idle_step_slots ?? 0) <= 0 || !runsSteps(c, w, flowType)) continue;
         if (c.declined.has(declineKey(tenant, flowType, stepType, appWorkerId))) continue;
-        w.idle_step_slots = (w.idle_step_slots ?? 1) - 1;
+        takeIdleSlot(w, 'idle_step_slots');
       } else if (this.allDeclinedOn(c, tenant, flowType, stepType)) {
         continue;
       } else {

@@ -136,3 +136,21 @@ it('stops waiting for a sticky worker of another node once it declines the type 
   w1.send({ rpc_result: { task_token: rpcTask.task_token, output: Buffer.from('ok') } });
   expect(Buffer.from((await call).output!).toString()).toBe('ok');
 });
+
+it('keeps a second Step sticky to a worker of another node waiting for it when the first has just taken its only slot', async () => {
+  // Guards: the owner counted the slot it offered the first Step as taken and not busy, so until
+  // the gateway node's next snapshot w1 looked absent, and the second skipped its sticky phase.
+  const w1 = await slotAt(gateway, 'w1');
+  await waitFor(() => owner.node.view.presence('acme', 'w1', 'order', 'charge') === 'idle',
+    { timeoutMs: 5000, description: 'the owner sees w1 idle' });
+  const w2 = await slotAt(owner, 'w2');
+  const steps = [stepOwnedBy(owner, { sticky_worker_id: 'w1' }), stepOwnedBy(owner, { sticky_worker_id: 'w1' })];
+  const ids = (await Promise.all(steps.map((step) => owner.matching.enqueueStep({ step })))).map((r) => r.task_id);
+  const first = (await w1.nextOf('step_task')).step_task!;
+  await expect(w2.nextOf('step_task', 500)).rejects.toThrow(/no frame/);
+
+  w1.send({ step_result: { task_token: first.task_token, output: Buffer.from('ok') } });
+  await w1.nextOf('result_ack');
+  const second = (await w1.nextOf('step_task', STICKY_WAIT - 1000)).step_task!;
+  expect([first.task_id, second.task_id].sort()).toEqual([...ids].sort());
+});
