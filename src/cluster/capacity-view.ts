@@ -78,6 +78,11 @@ export class CapacityView {
     return false;
   }
 
+  /** The topics long-polling fetches wait on at `nodeId`, as its snapshot held says. */
+  fetchTopicsOf(nodeId: string): string[] {
+    return [...(this.nodes.get(nodeId)?.fetchTopics ?? [])];
+  }
+
   /** The peers whose long-polling fetches wait on `topic`. */
   fetchWaiters(topic: string): string[] {
     const out: string[] = [];

@@ -36,6 +36,8 @@ export interface MeshHandlers {
   /** `dispatchWaitMs`: what the sender left of the call's matching.dispatchWait; undefined from an older peer. */
   invokeRpc(req: pb.InvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse>;
   capacitySnapshot(): Omit<pb.ICapacityUpdate, 'node_id' | 'seq'>;
+  /** Our link to the peer is served again after one broke: notices sent meanwhile may be lost. */
+  linkBack?(nodeId: string): void;
 }
 
 /** TLS of the peer mesh (issue 7): with `ca`, mutual — peers must present a certificate `ca` signed. */
@@ -127,6 +129,7 @@ interface PendingOffer {
 }
 
 interface PeerEntry {
+  nodeId: string;
   address: string;
   /** The peer's boot the connection was made for. */
   bootId: string;
@@ -138,6 +141,8 @@ interface PeerEntry {
   /** The peer answered Link with UNIMPLEMENTED (an older build): unary calls only. */
   noLink?: boolean;
   linkRetryAt?: number;
+  /** A link to this boot broke: what went out around it may be lost, which the next served link says (linkBack). */
+  linkBroke?: boolean;
 }
 
 export class Mesh {
@@ -238,6 +243,7 @@ export class Mesh {
       if (unimplemented) peer.noLink = true;
       else {
         peer.linkRetryAt = Date.now() + LINK_RETRY_MS;
+        peer.linkBroke = true;
         this.linkEnded();
       }
       // What the peer never confirmed goes again, as unary calls.
@@ -246,7 +252,11 @@ export class Mesh {
         else if (f.doorbell) this.unaryDoorbell(peer, f.doorbell);
       }
       for (const b of batches) this.unaryBatch(peer, b);
-    }, this.log);
+    }, this.log, () => {
+      if (!peer.linkBroke || this.closed) return;
+      peer.linkBroke = false;
+      this.handlers.linkBack?.(peer.nodeId);
+    });
     peer.link = link;
     return link;
   }
@@ -282,7 +292,7 @@ export class Mesh {
     const channel = t
       ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), { ...PEER_CHANNEL, ...peerNameOptions(t) })
       : createChannel(m.address, undefined, PEER_CHANNEL);
-    const entry: PeerEntry = { address: m.address, bootId: m.bootId, channel, client: createClient(PeerServiceDefinition, channel) };
+    const entry: PeerEntry = { nodeId, address: m.address, bootId: m.bootId, channel, client: createClient(PeerServiceDefinition, channel) };
     this.clients.set(nodeId, entry);
     return entry;
   }

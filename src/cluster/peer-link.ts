@@ -51,13 +51,14 @@ export class PeerLink {
   /**
    * `onEnd` gets the reason the call ended (UNIMPLEMENTED: the peer has no
    * Link) and the frames it never confirmed: one-way ones, and offer batches
-   * written before `hello` (an older peer never ran them).
+   * written before `hello` (an older peer never ran them). `onServed` hears the peer's `hello`.
    */
   constructor(
     client: PeerClient,
     private readonly offerTimeoutMs: number,
     private readonly onEnd: (unimplemented: boolean, unsent: pb.ILinkFrame[], unsentBatches: PendingBatch[]) => void,
     private readonly log: Logger,
+    private readonly onServed: () => void = () => undefined,
   ) {
     void this.run(client);
   }
@@ -116,6 +117,7 @@ export class PeerLink {
         if (frame.hello) {
           this.served = true;
           this.out.confirm();
+          this.onServed();
         } else if (frame.offer_results) {
           const b = this.pending.get(Number(frame.id));
           if (!b) continue;

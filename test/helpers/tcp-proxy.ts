@@ -21,6 +21,8 @@ export interface TcpProxy {
   retarget(port: number): void;
   /** Undoes pause(), freeze() or blackhole() (a client whose target closed meanwhile is closed now). */
   resume(): void;
+  /** Closes the open connections at both ends (a network reset): what they held is lost; new ones are taken as before. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -93,6 +95,13 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
           p.target.pipe(p.client);
           p.target.resume();
         }
+      }
+    },
+    cut() {
+      for (const p of [...pairs]) {
+        pairs.delete(p);
+        p.client.destroy();
+        p.target.destroy();
       }
     },
     close: () => {
