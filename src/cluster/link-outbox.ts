@@ -6,7 +6,9 @@
  * - a capacity snapshot is state, not news: a newer one replaces the queued one;
  * - doorbell notices join the queued doorbell frame, at most MAX_QUEUED_BELL_EVENTS;
  *   past that the oldest go (a lost notice costs latency only: the owner's
- *   backlog count finds the Step, DESIGN §4);
+ *   backlog count finds the Step, DESIGN §4), and `onBellsDropped` hears it once
+ *   the frame is written, so that the peer's fetches and outcome waiters, which
+ *   have no such count, can be told to look again;
  * - offer batches are bounded by the link's limit of batches awaiting answers.
  *
  * So the outbox holds at most two one-way frames plus the link's offer batches,
@@ -25,6 +27,9 @@ export class LinkOutbox extends Channel<pb.ILinkFrame> {
   private written: pb.ILinkFrame[] | undefined = [];
   /** Doorbell notices dropped because the queued frame was full. */
   droppedBellEvents = 0;
+  /** The queued doorbell frame lost notices: said when it is written. */
+  private bellsDropped = false;
+  onBellsDropped: () => void = () => undefined;
 
   override push(frame: pb.ILinkFrame): boolean {
     if (this.isClosed) return false;
@@ -53,6 +58,7 @@ export class LinkOutbox extends Channel<pb.ILinkFrame> {
     if (over > 0) {
       all.splice(0, over);
       this.droppedBellEvents += over;
+      this.bellsDropped = true;
     }
   }
 
@@ -79,7 +85,13 @@ export class LinkOutbox extends Channel<pb.ILinkFrame> {
   protected override take(): pb.ILinkFrame | undefined {
     const frame = super.take();
     if (frame === this.capacity) this.capacity = undefined;
-    else if (frame === this.doorbell) this.doorbell = undefined;
+    else if (frame === this.doorbell) {
+      this.doorbell = undefined;
+      if (this.bellsDropped) {
+        this.bellsDropped = false;
+        this.onBellsDropped();
+      }
+    }
     if (frame && this.written && !frame.offers) this.written.push(frame);
     return frame;
   }

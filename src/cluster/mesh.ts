@@ -36,8 +36,8 @@ export interface MeshHandlers {
   /** `dispatchWaitMs`: what the sender left of the call's matching.dispatchWait; undefined from an older peer. */
   invokeRpc(req: pb.InvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse>;
   capacitySnapshot(): Omit<pb.ICapacityUpdate, 'node_id' | 'seq'>;
-  /** Our link to the peer is served again after one broke: notices sent meanwhile may be lost. */
-  linkBack?(nodeId: string): void;
+  /** Notices to the peer may be lost: our link to it is served again after one broke, or it dropped some for a peer that fell behind. */
+  noticesLost?(nodeId: string): void;
 }
 
 /** TLS of the peer mesh (issue 7): with `ca`, mutual — peers must present a certificate `ca` signed. */
@@ -141,7 +141,7 @@ interface PeerEntry {
   /** The peer answered Link with UNIMPLEMENTED (an older build): unary calls only. */
   noLink?: boolean;
   linkRetryAt?: number;
-  /** A link to this boot broke: what went out around it may be lost, which the next served link says (linkBack). */
+  /** A link to this boot broke: what went out around it may be lost, which the next served link says (noticesLost). */
   linkBroke?: boolean;
 }
 
@@ -255,7 +255,9 @@ export class Mesh {
     }, this.log, () => {
       if (!peer.linkBroke || this.closed) return;
       peer.linkBroke = false;
-      this.handlers.linkBack?.(peer.nodeId);
+      this.handlers.noticesLost?.(peer.nodeId);
+    }, () => {
+      if (!this.closed) this.handlers.noticesLost?.(peer.nodeId);
     });
     peer.link = link;
     return link;

@@ -51,7 +51,8 @@ export class PeerLink {
   /**
    * `onEnd` gets the reason the call ended (UNIMPLEMENTED: the peer has no
    * Link) and the frames it never confirmed: one-way ones, and offer batches
-   * written before `hello` (an older peer never ran them). `onServed` hears the peer's `hello`.
+   * written before `hello` (an older peer never ran them). `onServed` hears the peer's `hello`;
+   * `onBellsDropped`, that the peer's reading fell so far behind that doorbell notices were dropped.
    */
   constructor(
     client: PeerClient,
@@ -59,7 +60,9 @@ export class PeerLink {
     private readonly onEnd: (unimplemented: boolean, unsent: pb.ILinkFrame[], unsentBatches: PendingBatch[]) => void,
     private readonly log: Logger,
     private readonly onServed: () => void = () => undefined,
+    onBellsDropped: () => void = () => undefined,
   ) {
+    this.out.onBellsDropped = onBellsDropped;
     void this.run(client);
   }
 

@@ -217,7 +217,7 @@ export class ZdNode {
         taskId: a.task_id ?? '', attempt: a.attempt ?? 0, nonce: a.nonce ?? '', streamId: a.stream_id ?? '',
       })), reason),
       invokeRpc: (req, signal, dispatchWaitMs) => this.routing.serveRpc(req, signal, dispatchWaitMs),
-      linkBack: (nodeId) => this.routing.linkBack(nodeId),
+      noticesLost: (nodeId) => this.routing.noticesLost(nodeId),
       capacitySnapshot: () => {
         const b = this.owner.backlogSnapshot();
         return {

@@ -150,12 +150,13 @@ export class Routing {
   }
 
   /**
-   * Our link to a peer is back after it broke: notices we sent around the break may be
-   * lost with it. Owners find theirs in their backlog count; the peer's waiting fetches
-   * and outcome waiters have nothing of the kind, and would sleep through a task made
-   * fetchable, or an outcome written, meanwhile: they look again (DESIGN §7, §8).
+   * Notices we sent a peer may be lost: our link to it is back after it broke, or the peer
+   * read it so slowly that notices queued for it were dropped. Owners find theirs in their
+   * backlog count; the peer's waiting fetches and outcome waiters have nothing of the kind,
+   * and would sleep through a task made fetchable, or an outcome written, meanwhile: they
+   * look again (DESIGN §7, §8).
    */
-  linkBack(node: string): void {
+  noticesLost(node: string): void {
     for (const queue of this.view.fetchTopicsOf(node)) this.mesh.ring(node, { kind: Kind.FETCH, partition: 0, queue });
     if (this.view.wantsOutcomes(node)) this.mesh.ring(node, { kind: Kind.OUTCOME, partition: 0, task_id: '' });
   }
