@@ -7,6 +7,7 @@
 import { useEmbeddedRedis } from '../helpers/redis';
 import { useNodePair } from '../helpers/node-pair';
 import { pb } from '../../src/wire';
+import type { RawSlot } from '../helpers/raw-slot';
 import { waitFor } from '../helpers/wait';
 import { partitionOf } from '../../src/store/keys';
 
@@ -86,16 +87,23 @@ it('brings a moved RPC back to wait for its node\'s busy worker when the peer\'s
   expect(Buffer.from(r.output!).toString()).toBe('from w-a');
 });
 
-it('sends a peer no more RPCs at once than it has idle slots: the rest wait here, and a slot freed here takes them', async () => {
-  // Guards: every call of a burst went to the one idle slot a peer's snapshot named, until
-  // its next snapshot said it was busy; the calls past it waited there, pinned, for that
-  // slot alone, and ended UNAVAILABLE though w-a here went idle long before.
+/** w-a busy with a Step at a, w-b idle at b, and a's view of b saying so. */
+async function busyHereIdleThere(): Promise<{ wa: RawSlot; aHeld: pb.IStepTask; wb: RawSlot }> {
   const { a } = pair;
   const wa = await slotAt(a, 'w-a');
   await a.matching.enqueueStep(step('busy-a'));
   const aHeld = (await wa.nextOf('step_task')).step_task!;
   const wb = await slotAt(pair.b, 'w-b');
-  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees w-b idle at b" });
+  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: 'a sees w-b idle at b' });
+  return { wa, aHeld, wb };
+}
+
+it('sends a peer no more RPCs at once than it has idle slots: the rest wait here, and a slot freed here takes them', async () => {
+  // Guards: every call of a burst went to the one idle slot a peer's snapshot named, until
+  // its next snapshot said it was busy; the calls past it waited there, pinned, for that
+  // slot alone, and ended UNAVAILABLE though w-a here went idle long before.
+  const { a } = pair;
+  const { wa, aHeld, wb } = await busyHereIdleThere();
 
   const rpc = (flow: string) => a.matching.invokeRpc({ tenant: 'acme', flow_id: flow, flow_type: 'order', rpc_name: 'status', input: Buffer.from(flow), timeout_ms: 6000 });
   const calls = [rpc('f6'), rpc('f7')];
@@ -114,11 +122,7 @@ it("sends no RPC to a peer's idle slot this node's owner just offered a Step: th
   // that came before the peer's next snapshot went to the slot the Step took, and waited
   // there, pinned, though w-a here went idle first.
   const { a } = pair;
-  const wa = await slotAt(a, 'w-a');
-  await a.matching.enqueueStep(step('busy-a'));
-  const aHeld = (await wa.nextOf('step_task')).step_task!;
-  const wb = await slotAt(pair.b, 'w-b');
-  await waitFor(() => a.node.view.idleNodeFor('acme', 'order') === 'n-b', { timeoutMs: 5000, description: "a sees w-b idle at b" });
+  const { wa, aHeld, wb } = await busyHereIdleThere();
   // a Step of a partition a owns: a's owner offers it to w-b
   let flow = 'owned-0';
   for (let i = 1; !a.node.leases.holds(partitionOf('acme', flow, a.config.cluster.partitions)); i++) flow = `owned-${i}`;
