@@ -1,0 +1,29 @@
+/**
+ * Figures of `zdmatch bench` against what docs/benchmarks.md says they measure,
+ * on tiny --local runs.
+ */
+import { execFile } from 'node:child_process';
+import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
+
+function bench(args: string[], timeoutMs: number): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [CLI_MAIN, 'bench', ...args],
+      { cwd: REPO_ROOT, timeout: timeoutMs },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout.trim().split('\n').pop()!))),
+    );
+  });
+}
+
+test('a rate run that keeps up reads its offered rate: Steps started ÷ the time until the last one started', async () => {
+  // 20/s for 2 s: a Step every 50 ms, the last sent 50 ms before the end, each started
+  // within a few ms. The phase's end was taken as the moment the last start was heard
+  // of (after the producer's last pacing tick and a worker's next progress report), so
+  // such a run read 19 Steps/s over more than its 2 s: "a backlog built up".
+  const r = await bench(['--local', '--mode', 'rate', '--rate', '20', '--duration', '2', '--warmup', '50', '--json', '--no-progress'], 40_000);
+  expect(r).toMatchObject({ mode: 'rate', enqueueErrors: 0, timedOut: false });
+  expect(r.completed).toBeGreaterThanOrEqual(39);
+  expect(r.elapsedSec).toBeLessThan(2);
+  expect(r.tasksPerSec).toBeGreaterThanOrEqual(20);
+}, 45_000);
