@@ -143,6 +143,13 @@ async function runProducer(): Promise<void> {
   send({ type: 'ready', pid: process.pid });
 }
 
+/**
+ * ms from a server-stamped time to `now` (hi-res): enqueuedAt and BullMQ's
+ * job.timestamp are whole ms (Date.now() drops the fraction), so the stamp is
+ * taken as the middle of its ms; against its start it read 0.5 ms long on average.
+ */
+const sinceWholeMs = (now: number, wholeMs: number) => now - (wholeMs + 0.5);
+
 async function runWorker(): Promise<void> {
   const submitToStart = new Samples();
   const enqueueToStart = new Samples();
@@ -176,7 +183,7 @@ async function runWorker(): Promise<void> {
         const d = job.data as { m: number; t: number };
         if (!seen(d.m === 1, now)) return;
         submitted(now, d.t);
-        enqueueToStart.add(now - job.timestamp);
+        enqueueToStart.add(sinceWholeMs(now, job.timestamp));
         if (job.processedOn) dispatch.add(job.processedOn - job.timestamp);
       },
       { connection: redisOptions(cfg.redisUrl), concurrency: cfg.concurrency },
@@ -202,7 +209,7 @@ async function runWorker(): Promise<void> {
               if (inp) submitted(now, inp.sentAt);
               const enq = ctx.enqueuedAt?.getTime();
               if (enq) {
-                enqueueToStart.add(now - enq);
+                enqueueToStart.add(sinceWholeMs(now, enq));
                 const st = ctx.startedAt?.getTime();
                 if (st) dispatch.add(st - enq);
               }
