@@ -25,7 +25,7 @@ export interface SlotHost {
   readonly client: WorkerClient;
   /** Which connection `client` is (it changes when the worker redials after a Reconnect). */
   readonly channelGen?: number;
-  /** A node asked a stream opened on connection `gen` to reconnect: it drains, so later streams go over a new one. */
+  /** A node asked a stream opened on connection `gen` to reconnect, or refused it as draining: later streams go over a new one. */
   reconnectAsked?(gen: number): void;
   readonly readiness: ReadinessTracker;
   /** One Pong timer for all the worker's running tasks. */
@@ -63,7 +63,7 @@ export class Session {
   registered = false;
   reconnectRequested = false;
   /** The connection this session's stream went over (SlotHost.channelGen). */
-  private channelGen = 0;
+  channelGen = 0;
   private registeredAt = 0;
   private unregisteredAt = 0;
   /**

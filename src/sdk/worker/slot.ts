@@ -7,7 +7,7 @@
  */
 import { delay, isAbortError } from 'abort-controller-x';
 import { ClientError, Status } from 'nice-grpc';
-import { backoffMs, mapGrpcError } from '../common';
+import { backoffMs, mapGrpcError, parseZdCode } from '../common';
 import { Session, type SlotHost, type SlotPhase } from './session';
 import type { SlotKindName } from './types';
 
@@ -66,7 +66,7 @@ export class Slot {
         }
         continue;
       }
-      if (error !== null && !this.onError(error, session.registered)) return;
+      if (error !== null && !this.onError(error, session.registered, session.channelGen)) return;
       if (error === null) this.host.options.logger.info('slot stream ended by the server; reconnecting', this.labels());
       try {
         await delay(this.host.stopSignal, backoffMs(attempt++, this.host.options.reconnectBackoff));
@@ -85,7 +85,7 @@ export class Slot {
   }
 
   /** Classifies a stream failure; false when it is fatal to the worker. */
-  private onError(err: unknown, wasRegistered: boolean): boolean {
+  private onError(err: unknown, wasRegistered: boolean, channelGen: number): boolean {
     const { logger, stopOnPermanentStreamRejection } = this.host.options;
     if (!(err instanceof ClientError)) {
       if (!isAbortError(err)) logger.warn('slot stream failed; reconnecting', { ...this.labels(), error: String(err) });
@@ -98,6 +98,11 @@ export class Slot {
       return false;
     }
     const fields = { ...this.labels(), status: Status[err.code], error: err.details };
+    // A node that began draining before this stream came sends it no Reconnect: it refuses
+    // it. Behind a connection balancer that node is out of rotation, but every stream over
+    // this connection reaches it again until it closes, drain.timeout later; as after a
+    // Reconnect, later streams go over a new connection.
+    if (err.code === Status.UNAVAILABLE && parseZdCode(err.details) === 'ZD_DRAINING') this.host.reconnectAsked?.(channelGen);
     if (!PERMANENT_STATUSES.has(err.code)) {
       logger.info('slot stream lost; reconnecting', fields);
       return true;
