@@ -281,6 +281,8 @@ export class Mesh {
   }
 
   private peerEntry(nodeId: string): PeerEntry | undefined {
+    // Closed: a channel made now (a notice rung late) would be closed by nothing.
+    if (this.closed) return undefined;
     const m = this.membership.get(nodeId);
     if (!m || !m.address) return undefined;
     const cur = this.clients.get(nodeId);
@@ -534,6 +536,7 @@ export class Mesh {
       this.handlers.doorbell([event], this.nodeId);
       return;
     }
+    if (this.closed) return;
     const list = this.pendingBells.get(nodeId);
     if (list) list.push(event);
     else this.pendingBells.set(nodeId, [event]);
