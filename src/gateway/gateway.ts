@@ -1179,7 +1179,8 @@ function declineKey(tenant: string, flowType: string, type: string, appWorkerId:
  * nothing is (DESIGN §11: bounds are refused, never cut short).
  */
 /** An RPC's end when no slot took it within its dispatch window at this node. */
-function noTaker(call: RpcCall): RpcSettlement {
+/** How a call that no slot took within its dispatch window ends. */
+export function noTaker(call: RpcCall): RpcSettlement {
   return { kind: 'unavailable', reason: `no worker took it within ${Math.max(0, call.deadline - call.arrivedAt)} ms` };
 }
 

@@ -12,7 +12,7 @@ import { PeerUnreachableError, type Mesh } from '../cluster/mesh';
 import { ownerOf } from '../cluster/rendezvous';
 import { zdError } from '../errors';
 import type { FetchBell } from '../gateway/fetch-bell';
-import type { Gateway } from '../gateway/gateway';
+import { noTaker, type Gateway } from '../gateway/gateway';
 import type { OutcomeBell } from '../gateway/outcome-bell';
 import type { RpcCall, RpcSettlement } from '../gateway/slot';
 import type { OwnerRegistry } from '../owner/registry';
@@ -373,6 +373,12 @@ export class Routing {
 
   private runWaitingOn(peer: string, call: RpcCall, sticky: string): void {
     const now = this.clock.now();
+    // Its time ran out before the move (a late timer, a busy loop): 0 would reach the peer as
+    // "no budget given", and its worker could run up to limits.maxWait. It ends here instead.
+    if (call.deadline <= now || call.runDeadline <= now) {
+      call.settle(noTaker(call));
+      return;
+    }
     void this.runOn(peer, {
       tenant: call.tenant, flowId: call.flowId, flowType: call.flowType, rpcName: call.rpcName, input: call.input,
       sticky, waitMs: Math.max(0, call.deadline - now), runMs: Math.max(0, call.runDeadline - now),
