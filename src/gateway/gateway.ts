@@ -100,9 +100,11 @@ export class Gateway {
   private nonceSeq = 0;
   /**
    * A Cancel that reached a busy slot before the task it names (its start committed in
-   * Redis, the reply still on its way): sent right behind that task's frame, by nonce.
+   * Redis, the reply still on its way): sent right behind that task's frame, reasons by nonce.
+   * Several per slot: a slot freed early (Slot.awaitAck) may be told of the attempt whose
+   * result is still on its way after it was told of the one it starts next.
    */
-  private readonly earlyCancels = new WeakMap<Slot, { nonce: string; reason: string }>();
+  private readonly earlyCancels = new WeakMap<Slot, Map<string, string>>();
   private pingTimer: NodeJS.Timeout | undefined;
   /** Streams are swept four times per matching.pingInterval or busyStreamSilence, whichever is shorter (at least 50 ms apart). */
   private readonly pingSweepMs: number;
@@ -467,11 +469,9 @@ export class Gateway {
       return false;
     }
     slot.attempt.delivered = true;
-    const early = this.earlyCancels.get(slot);
-    if (early) {
-      this.earlyCancels.delete(slot);
-      if (early.nonce === started.nonce) this.cancelHeld(slot, early.reason);
-    }
+    const early = this.earlyCancels.get(slot)?.get(started.nonce);
+    this.earlyCancels.delete(slot);
+    if (early !== undefined) this.cancelHeld(slot, early);
     this.metrics.dispatchLatency.observe({ path }, Math.max(0, now - readyAt) / 1000);
     return true;
   }
@@ -644,7 +644,11 @@ export class Gateway {
       const held = slot.attempt;
       if (held && held.taskId === a.taskId && held.nonce === a.nonce) this.cancelHeld(slot, reason);
       // Bound and not yet holding a task: the start of this very attempt may still be on its way.
-      else if (!held && slot.state === 'busy') this.earlyCancels.set(slot, { nonce: a.nonce, reason });
+      else if (!held && slot.state === 'busy') {
+        let early = this.earlyCancels.get(slot);
+        if (!early) this.earlyCancels.set(slot, (early = new Map()));
+        early.set(a.nonce, reason);
+      }
     }
   }
 

@@ -60,3 +60,37 @@ it('sends Cancel behind the task frame of a start that committed before the canc
   // A cancel meant for the earlier attempt does not follow this one.
   await expect(s.nextOf('cancel', 300)).rejects.toThrow(/no frame/);
 });
+
+it('sends Cancel behind the task of a start on a slot freed early, though the attempt before it there was cancelled later', async () => {
+  const s = await env.registeredSlot({ accepts_task_after_ack: true });
+  const first = await env.t.matching.enqueueStep({ step: step({ flow_id: 'fA' }) });
+  const a = (await s.nextOf('step_task')).step_task!;
+  const second = await env.t.matching.enqueueStep({ step: step({ flow_id: 'fB', step_execution_id: 's2' }) });
+  // The slot is free as A's result arrives: B's start commits there while A's completion waits.
+  const held = holdNextStart();
+  const store = env.t.node.store as TaskStore & { complete: TaskStore['complete'] };
+  const complete = store.complete.bind(store);
+  let completeNow!: () => void;
+  const completion = new Promise<void>((r) => (completeNow = r));
+  store.complete = async (...args: Parameters<TaskStore['complete']>) => {
+    store.complete = complete;
+    await completion;
+    return complete(...args);
+  };
+  s.send({ step_result: { task_token: a.task_token, output: Buffer.from('out') } });
+  await held.committed;
+  expect((await env.t.matching.getTask({ task_id: second.task_id })).task!.state).toBe(pb.TaskState.RUNNING);
+
+  // B's flow is cancelled first, then A's, whose attempt still runs in Redis on the same slot.
+  expect(await env.t.matching.cancelFlow({ tenant: 'acme', flow_id: 'fB', reason: 'B cancelled' })).toMatchObject({ cancelled_running: 1 });
+  expect(await env.t.matching.cancelFlow({ tenant: 'acme', flow_id: 'fA', reason: 'A cancelled' })).toMatchObject({ cancelled_running: 1 });
+  held.release();
+  completeNow();
+
+  const ack = (await s.nextOf('result_ack')).result_ack!;
+  expect(ack).toMatchObject({ task_token: a.task_token, verdict: pb.ResultVerdict.REFUSED_CANCELLED });
+  const b = (await s.nextOf('step_task')).step_task!;
+  expect(b.task_id).toBe(second.task_id);
+  expect((await s.nextOf('cancel', 2000)).cancel).toMatchObject({ task_token: b.task_token, reason: 'B cancelled' });
+  expect((await env.t.matching.waitOutcome({ task_id: first.task_id, wait_ms: 1000 })).outcome!.status).toBe(pb.OutcomeStatus.CANCELLED);
+});
