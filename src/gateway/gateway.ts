@@ -469,9 +469,12 @@ export class Gateway {
       return false;
     }
     slot.attempt.delivered = true;
-    const early = this.earlyCancels.get(slot)?.get(started.nonce);
-    this.earlyCancels.delete(slot);
-    if (early !== undefined) this.cancelHeld(slot, early);
+    const early = this.earlyCancels.get(slot);
+    if (early) {
+      this.earlyCancels.delete(slot);
+      const reason = early.get(started.nonce);
+      if (reason !== undefined) this.cancelHeld(slot, reason);
+    }
     this.metrics.dispatchLatency.observe({ path }, Math.max(0, now - readyAt) / 1000);
     return true;
   }
