@@ -143,7 +143,7 @@ export class PartitionOwner {
     if (readyAt > this.clock.now()) {
       // Not ready before then (a fetch locked it, say): a head of it in the window is
       // stale, and on a queue no slot stream serves nothing would ever offer it away.
-      if (q.has(taskId) && !q.drop(taskId)) this.host.notReady(q, taskId);
+      this.dropHead(q, taskId);
       if (sticky) this.stickyAtReady.set(taskId, sticky);
       this.wakeQueueAt(q, readyAt);
       return;
@@ -364,10 +364,13 @@ export class PartitionOwner {
    */
   private taskEnded(taskId: string): void {
     for (const q of this.queues.values()) {
-      if (!q.has(taskId)) continue;
-      if (!q.drop(taskId)) this.host.notReady(q, taskId);
-      return;
+      if (q.has(taskId)) return this.dropHead(q, taskId);
     }
+  }
+
+  /** A head of `taskId` in `q` is stale: out of the window, or out of its sticky or sync-match phase. */
+  private dropHead(q: QueueHeads, taskId: string): void {
+    if (q.has(taskId) && !q.drop(taskId)) this.host.notReady(q, taskId);
   }
 
   private async expireDeadlines(): Promise<void> {
