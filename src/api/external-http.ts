@@ -80,6 +80,30 @@ function base64Field(field: string, value: unknown): Buffer | undefined {
   return Buffer.from(value, 'base64');
 }
 
+/** JSON text is UTF-8 (RFC 8259 §8.1); bytes that are not are refused, never read as U+FFFD. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** A UTF-16 surrogate without its pair: what a JSON escape such as "\ud800" makes, and no Unicode text. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Refuses a string (a member name or a value) holding a lone surrogate, naming where it is.
+ * Redis would store it as U+FFFD: a worker id or a failure message other than the one sent.
+ * gRPC refuses the same text (protobufjs reads strings as strict UTF-8).
+ */
+function refuseLoneSurrogates(value: unknown, path: string): void {
+  const at = (key: string) => (path ? `${path}.${key}` : key);
+  if (typeof value === 'string') {
+    if (LONE_SURROGATE.test(value)) throw invalidArgument(path || 'body', 'holds a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair), which is no Unicode text');
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => refuseLoneSurrogates(v, `${path}[${i}]`));
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(k)) throw invalidArgument(path || 'body', 'has a member name holding a lone UTF-16 surrogate, which is no Unicode text');
+      refuseLoneSurrogates(v, at(k));
+    }
+  }
+}
+
 /** The request stream failed before its end: the caller reset or closed the connection mid-body. Nobody to answer. */
 class CallerGone extends Error {}
 
@@ -104,7 +128,13 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
     });
     req.on('end', () => {
       if (failed) return;
-      const text = Buffer.concat(chunks).toString('utf8');
+      let text: string;
+      try {
+        text = UTF8.decode(Buffer.concat(chunks));
+      } catch {
+        reject(invalidArgument('body', 'is not valid UTF-8 (JSON text is UTF-8, RFC 8259)'));
+        return;
+      }
       if (text.trim() === '') {
         resolve({});
         return;
@@ -118,6 +148,12 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
       }
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
         reject(invalidArgument('body', 'must be a JSON object'));
+        return;
+      }
+      try {
+        refuseLoneSurrogates(parsed, '');
+      } catch (err) {
+        reject(err);
         return;
       }
       resolve(parsed as Body);
