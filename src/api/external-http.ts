@@ -104,6 +104,57 @@ function refuseLoneSurrogates(value: unknown, path: string): void {
   }
 }
 
+/**
+ * The first member name an object of `text` (valid JSON) gives twice, as a field path
+ * (`failure.message`, `topics[0].tenant`); undefined when none does. JSON.parse keeps the
+ * last one silently, and parsers differ on which one wins: `"retries": 3 … "retries": 0`
+ * would make the task terminal where a proxy that read the first saw retries left.
+ */
+export function duplicateMember(text: string): string | undefined {
+  interface Container { names?: Set<string>; path: string; name: string; index: number }
+  const stack: Container[] = [];
+  let nameNext = false;
+  const pathIn = (c: Container | undefined): string => {
+    if (!c) return '';
+    if (!c.names) return `${c.path}[${c.index}]`;
+    return c.path ? `${c.path}.${c.name}` : c.name;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22 /* " */) {
+      // The closing quote: the next one not escaped (preceded by an even run of backslashes).
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c /* \ */) slashes++;
+        if (slashes % 2 === 0) break;
+      }
+      const top = stack[stack.length - 1];
+      if (nameNext && top?.names) {
+        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        if (top.names.has(name)) return top.path ? `${top.path}.${name}` : name;
+        top.names.add(name);
+        top.name = name;
+        nameNext = false;
+      }
+      i = end;
+    } else if (ch === 0x7b /* { */) {
+      stack.push({ names: new Set(), path: pathIn(stack[stack.length - 1]), name: '', index: 0 });
+      nameNext = true;
+    } else if (ch === 0x5b /* [ */) {
+      stack.push({ path: pathIn(stack[stack.length - 1]), name: '', index: 0 });
+    } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) {
+      stack.pop();
+    } else if (ch === 0x2c /* , */) {
+      const top = stack[stack.length - 1];
+      if (top?.names) nameNext = true;
+      else if (top) top.index++;
+    }
+  }
+  return undefined;
+}
+
 /** The request stream failed before its end: the caller reset or closed the connection mid-body. Nobody to answer. */
 class CallerGone extends Error {}
 
@@ -148,6 +199,11 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Body> {
       }
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
         reject(invalidArgument('body', 'must be a JSON object'));
+        return;
+      }
+      const twice = duplicateMember(text);
+      if (twice !== undefined) {
+        reject(invalidArgument(twice, 'is given twice; each member of a JSON object is named once'));
         return;
       }
       try {

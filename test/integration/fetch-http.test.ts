@@ -171,6 +171,27 @@ it('refuses a field a route does not read, named, and changes nothing', async ()
   expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.LOCKED);
 });
 
+it('refuses a member named twice in one object, naming it, and changes nothing', async () => {
+  // JSON.parse keeps the last; a proxy or another parser may read the first.
+  const twice = (name: string) => ({ status: 400, body: { code: 'ZD_INVALID_ARGUMENT', message: `${name}: is given twice; each member of a JSON object is named once` } });
+  const id = await enqueued();
+  expect(await curl(FETCH, undefined, { raw: '{"workerId":"A","workerId":"B","topics":[{"tenant":"acme","flowType":"order","stepType":"charge"}],"waitMs":1}' }))
+    .toMatchObject(twice('workerId'));
+  expect(await curl(FETCH, undefined, { raw: '{"workerId":"A","topics":[{"tenant":"acme","flowType":"order","stepType":"charge","tenant":"other"}],"waitMs":1}' }))
+    .toMatchObject(twice('topics[0].tenant'));
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.QUEUED);
+  await fetchOne();
+  const path = (route: string) => `/v1/external-tasks/${id}/${route}`;
+  // Read as the last one, this would have made the task terminal.
+  expect(await curl(path('failure'), undefined, { raw: '{"workerId":"A","retries":3,"failure":{"message":"m","message":"n"},"retries":0}' }))
+    .toMatchObject(twice('failure.message'));
+  expect(await curl(path('failure'), undefined, { raw: '{"workerId":"A","retries":3,"retries":0}' })).toMatchObject(twice('retries'));
+  expect((await t.matching.getTask({ task_id: id })).task).toMatchObject({ state: pb.TaskState.LOCKED, last_error: null });
+  // The same name in different objects, or a value equal to a name, is no repeat.
+  expect(await curl(path('failure'), undefined, { raw: '{"workerId":"A","failure":{"message":"workerId","type":"message"},"retries":3}' }))
+    .toMatchObject({ status: 200, body: { terminal: false } });
+});
+
 it('refuses bad JSON, oversized bodies, bad base64, unknown routes and other methods', async () => {
   const badJson = await curl(FETCH, undefined, { raw: '{"workerId": "A",' });
   expect(badJson.status).toBe(400);
