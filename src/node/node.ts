@@ -22,6 +22,7 @@ import { targetPartitions } from '../cluster/rendezvous';
 import { CapacityView } from '../cluster/capacity-view';
 import { ClusterDispatcher } from '../cluster/cluster-dispatcher';
 import { Mesh } from '../cluster/mesh';
+import { AttemptAudit } from '../gateway/attempt-audit';
 import { Gateway } from '../gateway/gateway';
 import { OutcomeBell } from '../gateway/outcome-bell';
 import { createMetrics, type Metrics } from '../metrics/registry';
@@ -58,6 +59,8 @@ export type NodeState = 'starting' | 'running' | 'draining' | 'stopped' | 'faile
 /** How long a flow remembers the app worker that last completed one of its Steps. */
 const STICKY_TTL_MS = 24 * 3600_000;
 const OUTCOME_TRIM_EVERY_MS = 10_000;
+/** How often the attempt audit looks for attempts running here that no slot holds (two passes fail one). */
+const ATTEMPT_AUDIT_EVERY_MS = 60_000;
 /** The services a client may discover by reflection (not the internal peer mesh). */
 const PUBLIC_SERVICES = [
   'zdmatch.v1.WorkerTaskService', 'zdmatch.v1.MatchingService', 'zdmatch.v1.ExternalTaskService',
@@ -91,6 +94,8 @@ export class ZdNode {
   readonly store: TaskStore;
   readonly outcomes: OutcomeStore;
   readonly gateway: Gateway;
+  /** Attempts Redis says run here that no slot holds: failed as worker lost (gateway/attempt-audit.ts). */
+  readonly attemptAudit: AttemptAudit;
   readonly owner: OwnerRegistry;
   readonly membership: Membership;
   readonly leases: LeaseManager;
@@ -209,6 +214,9 @@ export class ZdNode {
       capacityChanged: () => this.mesh.capacityChanged(),
       rpcToIdlePeer: (call) => this.routing.rpcToIdlePeer(call),
     }, this.metrics, this.clock, this.log);
+    this.attemptAudit = new AttemptAudit(
+      this.store, this.gateway, config.cluster.partitions, this.nodeId, this.bootId, ATTEMPT_AUDIT_EVERY_MS, this.log,
+    );
     this.mesh = new Mesh(this.nodeId, this.membership, {
       offer: (ref) => this.gateway.offer(ref),
       capacity: (u) => this.routing.onCapacity(u),
@@ -406,6 +414,7 @@ export class ZdNode {
 
     this.trimTimer = setInterval(() => void this.trimOutcomes(), OUTCOME_TRIM_EVERY_MS);
     this.trimTimer.unref();
+    this.attemptAudit.start();
     for (const name of Object.keys(ALL_SERVICES)) this.health.setStatus('healthy', name);
     this.health.setStatus('healthy');
     this.state = 'running';
@@ -474,6 +483,8 @@ export class ZdNode {
   private async doClose(reason: string): Promise<void> {
     const wasRunning = this.state === 'running';
     this.state = 'draining';
+    // Slots give their attempts back while the node drains: none of that is an attempt left unheld.
+    this.attemptAudit.stop();
     this.log.info({ reason }, 'node draining');
     const step = async (name: string, fn: () => unknown) => {
       try {

@@ -1,0 +1,89 @@
+/**
+ * An attempt whose end Redis lost (DESIGN §11.3: every task gets exactly one
+ * outcome). A completion Redis acknowledged can be gone after a failover to a
+ * replica it had not reached, or a restart from an older snapshot: the task is
+ * back to running in a slot of a node that lives on and has long freed that
+ * slot. Owners fail only the attempts of node instances that are gone, and a
+ * Step without a method or heartbeat timeout has no deadline: it ran for ever,
+ * with no outcome, and its flow waited on it. The node's attempt audit fails
+ * such an attempt as worker lost once two passes found no slot holding it; an
+ * attempt a slot does hold is left alone. Redis's loss of the completion is
+ * played here by putting back what the completion script changed.
+ */
+import { pb } from '../../src/wire';
+import { partitionOfTaskId } from '../../src/store/keys';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+afterEach(() => t.close());
+
+const step = (flow: string) => ({
+  tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 3, initial_interval_ms: 10 },
+});
+
+/** The outcomes of the group "engine" for `taskId`, read until none come for a while. */
+async function outcomesOf(taskId: string): Promise<pb.IOutcome[]> {
+  const all: pb.IOutcome[] = [];
+  for (;;) {
+    const got = (await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 100, wait_ms: 300 })).outcomes;
+    if (got.length === 0) return all.filter((o) => o.task_id === taskId);
+    all.push(...got);
+  }
+}
+
+it('fails as worker lost an attempt Redis holds as running here that no slot holds, and its retry ends it with one outcome', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('lost-end'));
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1 }); // the group, before any outcome
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const { task_id: taskId } = await t.matching.enqueueStep({ step: step('f') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  const p = partitionOfTaskId(taskId!, t.config.cluster.partitions)!;
+  const r = t.node.redis;
+  const k = t.node.keys;
+  // What Redis holds of the running attempt, as a replica that did not get the completion would.
+  const hash = (await r.dumpBuffer(k.task(p, taskId!)))!;
+  const deadline = (await r.zscore(k.inflight(p), taskId!))!;
+
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('first') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  // Redis loses the completion: the task runs again as attempt 1 in the slot, which is idle.
+  const streamId = (await t.matching.getTask({ task_id: taskId })).task!.outcome!.outcome_id!.slice(`${p}-`.length);
+  await r.restore(k.task(p, taskId!), 0, hash, 'REPLACE');
+  await r.zadd(k.inflight(p), deadline, taskId!);
+  await r.sadd(k.flow(p, 'acme', 'f'), taskId!);
+  await r.del(k.done(p, taskId!));
+  await r.xdel(k.out(p), streamId);
+  expect((await t.matching.getTask({ task_id: taskId })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
+
+  // Found once: not yet (a start or a result may be on its way); found again: failed, and retried.
+  expect(await t.node.attemptAudit.runOnce()).toBe(0);
+  expect(await t.node.attemptAudit.runOnce()).toBe(1);
+  const retry = (await s.nextOf('step_task', 3000)).step_task!;
+  expect(retry).toMatchObject({ task_id: taskId, attempt: 2 });
+  s.send({ step_result: { task_token: retry.task_token, output: Buffer.from('second') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+
+  const outcomes = await outcomesOf(taskId!);
+  expect(outcomes).toHaveLength(1);
+  expect(outcomes[0]).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 2 });
+  s.reset();
+});
+
+it('leaves alone an attempt a slot holds, however many passes find it', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('held'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const { task_id: taskId } = await t.matching.enqueueStep({ step: step('h') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  expect(await t.node.attemptAudit.runOnce()).toBe(0);
+  expect(await t.node.attemptAudit.runOnce()).toBe(0);
+  expect(await t.node.attemptAudit.runOnce()).toBe(0);
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect((await t.matching.waitOutcome({ task_id: taskId, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+  s.reset();
+});
