@@ -11,6 +11,11 @@
  * An attempt is failed once two passes in a row found it unheld: a start whose
  * reply is still on its way, or a result on its way to Redis, is unheld for a
  * moment, never for a whole interval.
+ *
+ * Each pass also has the owners here sweep their partitions for attempts of node
+ * instances that are gone (`sweepGone`), which otherwise runs only when the members
+ * change: an attempt such a loss puts back on a node that died before it finds no
+ * member change to end it.
  */
 import type { RunningAttempt, TaskStore } from '../store/task-store';
 import type { Logger } from '../util/logger';
@@ -37,6 +42,8 @@ export class AttemptAudit {
     private readonly bootId: string,
     private readonly everyMs: number,
     private readonly log: Logger,
+    /** The owners' sweep of attempts of gone node instances (OwnerRegistry.membershipChanged). */
+    private readonly sweepGone: () => Promise<void> = async () => undefined,
   ) {}
 
   start(): void {
@@ -52,6 +59,7 @@ export class AttemptAudit {
 
   /** One pass over every partition; returns how many attempts it failed. */
   async runOnce(): Promise<number> {
+    await this.sweepGone().catch((err: Error) => this.log.warn({ err: err.message }, 'sweep of attempts of gone nodes failed'));
     const unheld = new Set<string>();
     const running: RunningAttempt[] = [];
     for (let p = 0; p < this.partitions; p++) {

@@ -216,6 +216,7 @@ export class ZdNode {
     }, this.metrics, this.clock, this.log);
     this.attemptAudit = new AttemptAudit(
       this.store, this.gateway, config.cluster.partitions, this.nodeId, this.bootId, ATTEMPT_AUDIT_EVERY_MS, this.log,
+      () => this.owner.membershipChanged(),
     );
     this.mesh = new Mesh(this.nodeId, this.membership, {
       offer: (ref) => this.gateway.offer(ref),

@@ -87,3 +87,27 @@ it('leaves alone an attempt a slot holds, however many passes find it', async ()
   expect((await t.matching.waitOutcome({ task_id: taskId, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
   s.reset();
 });
+
+it('fails an attempt Redis holds as running on a node instance that is gone, with no change of members to set off the sweep', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('gone-end'));
+  // Queued first: no worker is connected yet.
+  const { task_id: taskId } = await t.matching.enqueueStep({ step: step('g') });
+  const p = partitionOfTaskId(taskId!, t.config.cluster.partitions)!;
+  const r = t.node.redis;
+  const k = t.node.keys;
+  // Redis goes back to a state in which the Step ran on a node that died since (a restart from
+  // an older snapshot): that node's death was seen, and swept, before.
+  const queue = (await r.hget(k.task(p, taskId!), 'queue'))!;
+  await r.zrem(k.queue(p, queue), taskId!);
+  await r.hset(k.task(p, taskId!), 'state', 'running', 'worker', 'w0', 'nonce', 'gone-1', 'run', `gone/1\x1egone-node\x1eb0\x1e${Date.now()}`);
+  await r.zadd(k.inflight(p), '9007199254740991', taskId!);
+
+  await t.node.attemptAudit.runOnce();
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const retry = (await s.nextOf('step_task', 3000)).step_task!;
+  expect(retry).toMatchObject({ task_id: taskId, attempt: 2 });
+  s.send({ step_result: { task_token: retry.task_token, output: Buffer.from('done') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  s.reset();
+});
