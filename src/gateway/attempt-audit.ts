@@ -8,9 +8,10 @@
  * a Step without timeouts on a node that lives would run for ever: no outcome, its
  * flow waiting on it (DESIGN §11.3: every task gets exactly one outcome).
  *
- * An attempt is failed once two passes in a row found it unheld: a start whose
- * reply is still on its way, or a result on its way to Redis, is unheld for a
- * moment, never for a whole interval.
+ * An attempt whose start or end the gateway has on its way, or retries while
+ * Redis does not answer, counts as held. One is failed once two passes in a row
+ * found it unheld: what is left unheld for a moment between two steps of the
+ * gateway is never unheld for a whole interval.
  *
  * Each pass also has the owners here sweep their partitions for attempts of node
  * instances that are gone (`sweepGone`), which otherwise runs only when the members

@@ -105,6 +105,8 @@ export class Gateway {
    * result is still on its way after it was told of the one it starts next.
    */
   private readonly earlyCancels = new WeakMap<Slot, Map<string, string>>();
+  /** Store calls starting or ending an attempt that are on their way or retried, by start nonce (transit()). */
+  private readonly inTransit = new Map<string, number>();
   private pingTimer: NodeJS.Timeout | undefined;
   /** Streams are swept four times per matching.pingInterval or busyStreamSilence, whichever is shorter (at least 50 ms apart). */
   private readonly pingSweepMs: number;
@@ -240,7 +242,7 @@ export class Gateway {
         const r = await this.store.fail(ref, { message: `worker lost: ${lostBecause}`, type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
         this.afterFail(r, held.partition, held.taskId, held.queue);
       };
-    await this.settleNowOrLater(`attempt ${held.attempt} of ${held.taskId}`, settle);
+    await this.settleNowOrLater(`attempt ${held.attempt} of ${held.taskId}`, settle, held.nonce);
   }
 
   /**
@@ -251,21 +253,37 @@ export class Gateway {
    * A call that landed the first time answers the same the next (the scripts keep the
    * attempt's start nonce with what they wrote), so its hooks run and nothing is lost.
    */
-  private async settleNowOrLater(what: string, call: () => Promise<void>): Promise<void> {
+  private async settleNowOrLater(what: string, call: () => Promise<void>, nonce: string): Promise<void> {
+    this.transit(nonce, 1);
     try {
       await call();
     } catch (err) {
-      this.settleLater(what, call, err as Error);
+      this.settleLater(what, call, err as Error, nonce);
+    } finally {
+      this.transit(nonce, -1);
     }
   }
 
   /** The background half of settleNowOrLater, for a call that has just failed. */
-  private settleLater(what: string, call: () => Promise<void>, err: Error): void {
+  private settleLater(what: string, call: () => Promise<void>, err: Error, nonce: string): void {
     this.log.warn({ what, err: err.message }, 'store call failed; retrying in the background');
+    this.transit(nonce, 1);
     void backOff(call, {
       startingDelay: 200, maxDelay: 5000, timeMultiple: 2, jitter: 'full', numOfAttempts: SETTLE_ATTEMPTS,
       retry: () => !this.stopped,
-    }).catch((e: Error) => this.log.error({ what, err: e.message }, 'store call given up'));
+    }).catch((e: Error) => this.log.error({ what, err: e.message }, 'store call given up'))
+      .finally(() => this.transit(nonce, -1));
+  }
+
+  /**
+   * Counts a store call that starts or ends the attempt of start nonce `nonce` in (+1) or
+   * out (-1): while one is on its way or retried, no slot may hold the attempt although it
+   * runs in Redis, and the attempt audit must not take it for one whose end was lost.
+   */
+  private transit(nonce: string, by: 1 | -1): void {
+    const n = (this.inTransit.get(nonce) ?? 0) + by;
+    if (n > 0) this.inTransit.set(nonce, n);
+    else this.inTransit.delete(nonce);
   }
 
   // ---- offers ---------------------------------------------------------------
@@ -340,11 +358,16 @@ export class Gateway {
    */
   bindForEnqueue(tenant: string, flowType: string, stepType: string, appWorkerId?: string): EnqueueBinding | undefined {
     const slot = this.bindIdle(tenant, flowType, stepType, appWorkerId);
-    return slot && { slot, start: { slot: this.identity(slot), nonce: this.nextNonce() } };
+    if (!slot) return undefined;
+    const b = { slot, start: { slot: this.identity(slot), nonce: this.nextNonce() } };
+    // Until the enqueue's answer, the task may run in Redis in this slot with no slot holding it.
+    this.transit(b.start.nonce, 1);
+    return b;
   }
 
   /** The enqueue did not start the task (not created, or its flow remembers another sticky worker). */
   releaseBinding(b: EnqueueBinding): void {
+    this.transit(b.start.nonce, -1);
     this.slotFree(b.slot);
   }
 
@@ -352,8 +375,9 @@ export class Gateway {
   async abandonBinding(b: EnqueueBinding, t: NewTask): Promise<void> {
     // The slot is free at once; the return runs until Redis answers (a start that
     // committed would otherwise hold the task with no slot and no end).
+    this.transit(b.start.nonce, -1);
     this.slotFree(b.slot);
-    await this.settleNowOrLater(`return of ${t.taskId} after a failed enqueue`, () => this.returnTask(bindingRef(b, t), t.queue));
+    await this.settleNowOrLater(`return of ${t.taskId} after a failed enqueue`, () => this.returnTask(bindingRef(b, t), t.queue), b.start.nonce);
   }
 
   /** The enqueue script started the task in the bound slot: write it to the worker (`path`: the flow's sticky worker's slot, or any). */
@@ -363,9 +387,10 @@ export class Gateway {
       flowType: t.flowType, stepType: t.stepType, stepExecutionId: t.stepExecutionId, enqueuedAt: now,
       methodTimeout: t.methodTimeout, heartbeatTimeout: t.heartbeatTimeout, flowDeadline: t.flowDeadline, deadlineAt,
     };
+    this.transit(b.start.nonce, -1);
     if (this.deliver(b.slot, t.partition, started, path, now, now)) return;
     // The stream went away: the worker never saw it, so it goes back unconsumed to its owner.
-    await this.settleNowOrLater(`return of ${t.taskId} after a failed write`, () => this.returnTask(bindingRef(b, t), t.queue));
+    await this.settleNowOrLater(`return of ${t.taskId} after a failed write`, () => this.returnTask(bindingRef(b, t), t.queue), b.start.nonce);
   }
 
   private bindIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
@@ -393,6 +418,7 @@ export class Gateway {
     // the owner's reading (node clocks differ by milliseconds, not by attempts).
     const now = Math.max(this.clock.now(), ref.readyAt);
     let started;
+    this.transit(nonce, 1);
     try {
       started = await this.store.start(ref.partition, ref.taskId, ref.attempt, this.identity(slot), nonce, now);
     } catch (err) {
@@ -406,8 +432,10 @@ export class Gateway {
         if (h?.nonce?.toString() !== nonce || h.state?.toString() !== 'running') return;
         await this.returnTask({ partition: ref.partition, taskId: ref.taskId, attempt: Number(h.attempt), nonce },
           queueName(ref.tenant, ref.flowType, ref.stepType));
-      }, err as Error);
+      }, err as Error, nonce);
       throw err;
+    } finally {
+      this.transit(nonce, -1);
     }
     if (!('input' in started)) {
       this.slotFree(slot);
@@ -427,7 +455,7 @@ export class Gateway {
     } catch (err) {
       // Still running under this nonce: re-offered now its start would be refused and
       // the head forgotten. 'gone' drops it; the return, once Redis answers, rings its owner.
-      this.settleLater(`return of ${ref.taskId} after a failed write`, () => this.returnTask(attemptRef, queue), err as Error);
+      this.settleLater(`return of ${ref.taskId} after a failed write`, () => this.returnTask(attemptRef, queue), err as Error, nonce);
       return 'gone';
     }
     if (back.kind === 'released') this.hooks.taskFetchable(ref.partition, queue, back.readyAt);
@@ -547,6 +575,7 @@ export class Gateway {
       }
     };
     held.recording = true;
+    this.transit(held.nonce, 1);
     try {
       await record();
     } catch (err) {
@@ -555,8 +584,10 @@ export class Gateway {
       // late success goes nowhere; the worker sees its stream end first. A task
       // held behind that ack stays held, so the stream's end returns it unconsumed.
       if (!early && slot.attempt?.token === held.token) slot.attempt = undefined;
-      this.settleLater(`result of attempt ${held.attempt} of ${held.taskId}`, record, err as Error);
+      this.settleLater(`result of attempt ${held.attempt} of ${held.taskId}`, record, err as Error, held.nonce);
       throw err;
+    } finally {
+      this.transit(held.nonce, -1);
     }
     if (early) slot.ackWritten();
     else this.finishAttempt(slot, held.token);
@@ -609,7 +640,7 @@ export class Gateway {
     slot.attempt = undefined;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     // No slot holds the attempt now: a Redis error must not leave the task running.
-    await this.settleNowOrLater(`return of attempt ${held.attempt} of ${held.taskId}`, () => this.returnTask(ref, held.queue));
+    await this.settleNowOrLater(`return of attempt ${held.attempt} of ${held.taskId}`, () => this.returnTask(ref, held.queue), held.nonce);
     this.finishAttempt(slot, held.token);
   }
 
@@ -1019,9 +1050,9 @@ export class Gateway {
 
   // ---- attempts no slot holds (attempt-audit.ts) ---------------------------
 
-  /** The start nonces of the attempts this node's slots hold now. */
+  /** The start nonces of the attempts this node's slots hold now, or whose start or end is on its way. */
   heldNonces(): Set<string> {
-    const held = new Set<string>();
+    const held = new Set(this.inTransit.keys());
     for (const slot of this.slots.values()) if (slot.attempt) held.add(slot.attempt.nonce);
     return held;
   }

@@ -15,6 +15,7 @@ import { partitionOfTaskId } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -109,5 +110,28 @@ it('fails an attempt Redis holds as running on a node instance that is gone, wit
   expect(retry).toMatchObject({ task_id: taskId, attempt: 2 });
   s.send({ step_result: { task_token: retry.task_token, output: Buffer.from('done') } });
   expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  s.reset();
+});
+
+it('leaves alone an attempt whose result the node is still retrying while Redis refuses it', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('retrying'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const { task_id: taskId } = await t.matching.enqueueStep({ step: step('r') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  // The completion meets a Redis error until `down` is cleared: the node retries it in the background.
+  const store = t.node.store as unknown as { complete: (...a: unknown[]) => Promise<unknown> };
+  const real = store.complete.bind(store);
+  let down = true;
+  let calls = 0;
+  store.complete = (...args: unknown[]) => (calls++, down ? Promise.reject(new Error('Connection is closed.')) : real(...args));
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('kept') } });
+  await waitFor(() => calls >= 1, { description: 'the completion tried' });
+  expect(await t.node.attemptAudit.runOnce()).toBe(0);
+  expect(await t.node.attemptAudit.runOnce()).toBe(0);
+  down = false;
+  const outcome = (await t.matching.waitOutcome({ task_id: taskId, wait_ms: 10_000 })).outcome;
+  expect(outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+  expect(Buffer.from(outcome!.output!).toString()).toBe('kept');
   s.reset();
 });
