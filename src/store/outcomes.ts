@@ -188,6 +188,13 @@ const SEEN_EVERY_MS = 10_000;
 
 /** Groups a node remembers having made (ensureGroup); one forgotten is made again, idempotently. */
 const GROUPS_READY = 10_000;
+/**
+ * A consumer that holds no unacked outcome and has not been handed one for this long goes
+ * from its group (store/lua/pruneConsumers-1.lua); a read makes it again.
+ */
+export const CONSUMER_IDLE_MS = 24 * 3600_000;
+/** How often the trim of a partition also prunes its groups' consumers. */
+const CONSUMER_PRUNE_EVERY_MS = 10 * 60_000;
 
 export class OutcomeStore {
   // Bounded: group names come from clients, and each new one was kept for good.
@@ -209,6 +216,8 @@ export class OutcomeStore {
    * reached until those were acked.
    */
   private readonly claimCursors = new LRUCache<string, string>({ max: CLAIM_CURSORS });
+  /** When the trim last pruned the consumers of each partition's groups. */
+  private readonly consumersPrunedAt = new Map<number, number>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -450,9 +459,11 @@ export class OutcomeStore {
   /**
    * Trims a partition's stream below the oldest entry some registered group
    * still needs (its oldest pending entry, else its last delivered one). With
-   * no group registered, entries older than `retentionMs` go.
+   * no group registered, entries older than `retentionMs` go. Every
+   * CONSUMER_PRUNE_EVERY_MS it also deletes the groups' consumers that hold
+   * nothing and were handed nothing for `consumerIdleMs`.
    */
-  async trim(partition: number, now: number, retentionMs: number): Promise<void> {
+  async trim(partition: number, now: number, retentionMs: number, consumerIdleMs = CONSUMER_IDLE_MS): Promise<void> {
     const key = this.keys.out(partition);
     const groups = await streamGroups(this.redis, key, true);
     if (!groups) return; // no outcomes yet: nothing to trim
@@ -474,6 +485,10 @@ export class OutcomeStore {
       }
     }
     if (minId && minId !== '0-0') await this.redis.xtrim(key, 'MINID', '~', minId);
+    if (groups.length > 0 && now - (this.consumersPrunedAt.get(partition) ?? -Infinity) >= CONSUMER_PRUNE_EVERY_MS) {
+      this.consumersPrunedAt.set(partition, now);
+      for (const info of groups) await this.redis.zdPruneConsumers(key, String(info.name), consumerIdleMs);
+    }
   }
 }
 

@@ -37,6 +37,7 @@ declare module 'ioredis' {
     zdReleaseLease(k1: string, ...args: Arg[]): Result<number, Context>;
     zdDropStaleEntry(k1: string, k2: string, ...args: Arg[]): Result<number, Context>;
     zdPruneQueue(k1: string, k2: string, ...args: Arg[]): Result<number, Context>;
+    zdPruneConsumers(k1: string, ...args: Arg[]): Result<number, Context>;
   }
 }
 

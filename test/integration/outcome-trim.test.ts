@@ -4,7 +4,9 @@
  * one after its last delivered, bounds the trim); with no group, entries older
  * than outcomes.retention go; a partition without outcomes is left alone
  * without an error reply. XTRIM MINID ~ trims whole stream nodes (100 entries
- * each by default), so each case writes a few hundred entries.
+ * each by default), so each case writes a few hundred entries. The trim also
+ * deletes the consumers that hold nothing and were handed nothing for a day:
+ * engines name one per process, and every name a group ever read with stayed.
  */
 import { OutcomeStore } from '../../src/store/outcomes';
 import { useEmbeddedRedis } from '../helpers/redis';
@@ -87,4 +89,36 @@ it('leaves a partition without outcomes alone, without an error reply', async ()
   await outcomes.trim(P, Date.now(), 1000);
   expect(await fx.client.exists(fx.keys.out(P))).toBe(0);
   expect(await errors()).toBe(before);
+});
+
+const consumers = async (group: string): Promise<Record<string, number>> => {
+  const list = (await fx.client.xinfo('CONSUMERS', fx.keys.out(P), group)) as unknown[][];
+  return Object.fromEntries(list.map((c) => [String(c[1]), Number(c[3])])); // name → pending
+};
+
+it('deletes the consumers that hold nothing and were handed nothing for long, and keeps those with unacked outcomes', async () => {
+  const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+  await append(5);
+  await fx.client.xgroup('CREATE', fx.keys.out(P), 'engine', '0');
+  // Three engine processes, each under a name of its own: two acked what they read, one did not.
+  const acked = [...await fx.client.xreadgroup('GROUP', 'engine', 'gone-1', 'COUNT', 2, 'STREAMS', fx.keys.out(P), '>') as [string, [string][]][]][0]![1].map(([id]) => id);
+  await fx.client.xack(fx.keys.out(P), 'engine', ...acked);
+  await fx.client.xreadgroup('GROUP', 'engine', 'gone-2', 'COUNT', 1, 'STREAMS', fx.keys.out(P), '>');
+  await fx.client.xreadgroup('GROUP', 'engine', 'polls', 'COUNT', 1, 'STREAMS', fx.keys.out(P), '>');
+  await fx.client.xack(fx.keys.out(P), 'engine', ...(await fx.client.xpending(fx.keys.out(P), 'engine', '-', '+', 10, 'polls') as [string][]).map(([id]) => id));
+  expect(Object.keys(await consumers('engine')).sort()).toEqual(['gone-1', 'gone-2', 'polls']);
+
+  // Not idle long enough: nobody goes.
+  await outcomes.trim(P, Date.now(), DAY);
+  expect(Object.keys(await consumers('engine')).sort()).toEqual(['gone-1', 'gone-2', 'polls']);
+
+  await new Promise((r) => setTimeout(r, 60));
+  await new OutcomeStore(fx.client, fx.keys, 8).trim(P, Date.now(), DAY, 50);
+  // gone-2 still holds an unacked outcome: it stays, and the outcome stays claimable.
+  expect(await consumers('engine')).toEqual({ 'gone-2': 1 });
+  const claimed = (await fx.client.xautoclaim(fx.keys.out(P), 'engine', 'new', 0, '0-0')) as [string, [string, string[]][]];
+  expect(claimed[1]).toHaveLength(1);
+  // A consumer deleted while it had nothing is made again by its next read.
+  await fx.client.xreadgroup('GROUP', 'engine', 'polls', 'COUNT', 1, 'STREAMS', fx.keys.out(P), '>');
+  expect(Object.keys(await consumers('engine'))).toContain('polls');
 });
