@@ -17,6 +17,10 @@
  * instances that are gone (`sweepGone`), which otherwise runs only when the members
  * change: an attempt such a loss puts back on a node that died before it finds no
  * member change to end it.
+ *
+ * And the other way round: a slot holding an attempt that no longer runs in Redis
+ * (cancelled, timed out) is sent Cancel, in case the one-way Cancel of its owner
+ * or canceller was lost on its way.
  */
 import type { RunningAttempt, TaskStore } from '../store/task-store';
 import type { Logger } from '../util/logger';
@@ -27,6 +31,8 @@ export interface AuditedSlots {
   heldNonces(): Set<string>;
   /** Fails an attempt no slot holds; true when it did. */
   failUnheld(a: RunningAttempt): Promise<boolean>;
+  /** Sends Cancel to the slots holding an attempt that no longer runs; how many. */
+  cancelEnded(): Promise<number>;
 }
 
 export class AttemptAudit {
@@ -90,6 +96,13 @@ export class AttemptAudit {
       }
     }
     this.suspects = unheld;
+    if (!this.stopped) {
+      const cancelled = await this.slots.cancelEnded().catch((err: Error) => {
+        this.log.warn({ err: err.message }, 'attempt audit could not check the attempts its slots hold');
+        return 0;
+      });
+      if (cancelled > 0) this.log.warn({ cancelled }, 'slots held attempts that had ended without their Cancel: sent it');
+    }
     return failed;
   }
 }

@@ -16,7 +16,7 @@ import type { Logger } from '../util/logger';
 import { FAILURE_LIMITS, pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import { RpcWaiters } from './rpc-waiters';
-import { Slot, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
+import { Slot, type HeldAttempt, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
 import { decodeToken, encodeToken } from './task-token';
 
 /** What the gateway tells the owners (local registry or peers). */
@@ -1072,6 +1072,31 @@ export class Gateway {
     }, this.clock.now(), '', { kind: 'node-lost', node: this.opts.nodeId, boot: this.opts.bootId });
     this.afterFail(r, a.partition, a.taskId, a.queue);
     return r.kind === 'retry' || r.kind === 'terminal';
+  }
+
+  /**
+   * Sends Cancel to the slots holding an attempt that no longer runs in Redis (its flow was
+   * cancelled, it timed out): the Cancel its owner or canceller sent is a one-way message,
+   * and one lost on its way here (a peer link that broke) left the handler running to its
+   * end, its slot busy, unless it sent heartbeats. Returns how many it cancelled.
+   */
+  async cancelEnded(): Promise<number> {
+    // Held before the read: each of these attempts' start had committed, so "not running" is an end.
+    const held: { slot: Slot; a: HeldAttempt }[] = [];
+    for (const slot of this.slots.values()) {
+      const a = slot.attempt;
+      if (a && a.delivered && !a.recording && !a.cancelled) held.push({ slot, a });
+    }
+    if (held.length === 0) return 0;
+    const running = await this.store.stillRunning(held.map(({ a }) => a));
+    let cancelled = 0;
+    held.forEach(({ slot, a }, i) => {
+      // Its result or the stream's end came meanwhile: that ends it, not a Cancel.
+      if (running[i] || slot.attempt !== a || a.recording) return;
+      this.cancelHeld(slot, 'the attempt ended without its worker (its flow was cancelled, or it timed out)');
+      cancelled++;
+    });
+    return cancelled;
   }
 
   // ---- internals ------------------------------------------------------------

@@ -460,6 +460,28 @@ export class TaskStore {
     return out;
   }
 
+  /**
+   * Whether each attempt still runs under its start nonce, as Redis holds it: one HMGET
+   * each, pipelined per partition (a partition's keys share a hash slot).
+   */
+  async stillRunning(refs: AttemptRef[]): Promise<boolean[]> {
+    const out = refs.map(() => false);
+    const byPartition = new Map<number, number[]>();
+    refs.forEach((r, i) => byPartition.set(r.partition, [...(byPartition.get(r.partition) ?? []), i]));
+    await Promise.all([...byPartition].map(async ([p, list]) => {
+      const pipeline = this.redis.pipeline();
+      for (const i of list) pipeline.hmget(this.keys.task(p, refs[i]!.taskId), 'state', 'nonce');
+      const replies = (await pipeline.exec()) ?? [];
+      list.forEach((i, j) => {
+        const [err, f] = replies[j] ?? [];
+        if (err) throw err;
+        const [state, nonce] = (f ?? []) as (string | null)[];
+        out[i] = state === 'running' && nonce === refs[i]!.nonce;
+      });
+    }));
+    return out;
+  }
+
   /** The tenant of a live task, or null when there is no such task. */
   readTenant(partition: number, taskId: string): Promise<string | null> {
     return readTaskTenant(this.redis, this.keys, partition, taskId);

@@ -8,7 +8,9 @@
  * with no outcome, and its flow waited on it. The node's attempt audit fails
  * such an attempt as worker lost once two passes found no slot holding it; an
  * attempt a slot does hold is left alone. Redis's loss of the completion is
- * played here by putting back what the completion script changed.
+ * played here by putting back what the completion script changed. The same
+ * pass sends Cancel to a slot whose attempt ended without it (a cancel or an
+ * expiry whose one-way Cancel to this node was lost on its way).
  */
 import { pb } from '../../src/wire';
 import { partitionOfTaskId } from '../../src/store/keys';
@@ -133,5 +135,25 @@ it('leaves alone an attempt whose result the node is still retrying while Redis 
   const outcome = (await t.matching.waitOutcome({ task_id: taskId, wait_ms: 10_000 })).outcome;
   expect(outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
   expect(Buffer.from(outcome!.output!).toString()).toBe('kept');
+  s.reset();
+});
+
+it('sends Cancel to a slot whose attempt was cancelled when the Cancel did not reach it', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('lost-cancel'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const { task_id: taskId } = await t.matching.enqueueStep({ step: step('c') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  // The flow is cancelled, and the Cancel for this slot is lost on its way (the store's call alone).
+  const p = partitionOfTaskId(taskId!, t.config.cluster.partitions)!;
+  expect((await t.node.store.cancelFlow(p, 'acme', 'c', 'stop', Date.now())).running).toHaveLength(1);
+  await expect(s.nextOf('cancel', 300)).rejects.toThrow(/no frame/);
+
+  await t.node.attemptAudit.runOnce();
+  expect((await s.nextOf('cancel', 2000)).cancel).toMatchObject({ task_token: task.task_token });
+  // once: a later pass sends no second one
+  await t.node.attemptAudit.runOnce();
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('late') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.REFUSED_CANCELLED);
   s.reset();
 });
