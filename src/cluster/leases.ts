@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { RedisClient } from '../store/redis';
 import type { Keys } from '../store/keys';
 import type { Logger } from '../util/logger';
+import { monotonicNow } from '../util/clock';
 
 /** How soon a target held by another node is tried again, at the latest. */
 const RETRY_MS = 500;
@@ -31,7 +32,7 @@ export interface LeaseEvents {
 
 export class LeaseManager extends EventEmitter {
   private readonly held = new Map<number, HeldLease>();
-  /** When the lease that refused a target's acquire runs out (Date.now() ms), unless its holder renews it. */
+  /** When the lease that refused a target's acquire runs out (monotonicNow() ms), unless its holder renews it. */
   private readonly freeAt = new Map<number, number>();
   private targets = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
@@ -58,7 +59,7 @@ export class LeaseManager extends EventEmitter {
   private readonly calls = new Map<number, Promise<void>>();
   /**
    * When the last acquire or renewal of each held lease that Redis confirmed was
-   * sent (Date.now() ms). Redis set the lease's TTL after that, so it lapses no
+   * sent (monotonicNow() ms). Redis set the lease's TTL after that, so it lapses no
    * sooner than this + leaseTtl: past that with no renewal answered (Redis down,
    * a primary frozen), the lease may be another node's, and this node stops
    * serving the partition and counting it as owned.
@@ -87,7 +88,7 @@ export class LeaseManager extends EventEmitter {
    * (TTL/3 away when nothing was missing then), a partition whose dead holder's
    * lease ran out meanwhile stayed unowned for up to a third of the TTL more.
    */
-  private loop(passStarted = Date.now()): void {
+  private loop(passStarted = monotonicNow()): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.running) return;
@@ -95,7 +96,7 @@ export class LeaseManager extends EventEmitter {
     // ended (it may have waited a whole period for a call that did not answer);
     // retry missing targets sooner: when the lease that holds one off runs out
     // (its PTTL, as the refused acquire read it), at the latest after RETRY_MS.
-    const now = Date.now();
+    const now = monotonicNow();
     let delay = Math.max(0, this.renewEveryMs - (now - passStarted));
     for (const p of this.targets) {
       if (this.held.has(p)) continue;
@@ -147,7 +148,7 @@ export class LeaseManager extends EventEmitter {
       return this.tick();
     }));
     const releases: Promise<void>[] = [];
-    const started = Date.now();
+    const started = monotonicNow();
     this.ticking = this.doTick(releases).finally(() => {
       this.ticking = undefined;
       this.loop(started);
@@ -204,14 +205,14 @@ export class LeaseManager extends EventEmitter {
 
   private async acquire(p: number): Promise<void> {
     this.freeAt.delete(p);
-    const sentAt = Date.now();
+    const sentAt = monotonicNow();
     try {
       const r = (await this.redis.zdAcquireLease(this.keys.lease(p), this.keys.epoch(p), this.nodeId, this.leaseTtlMs)) as [number, string, number?];
       if (Number(r[0]) !== 1) {
         // Held by another node: its lease runs out within PTTL ms of Redis reading it, so
         // by PTTL ms from the answer at the latest (unless its holder renews it).
         const pttl = Number(r[2] ?? -1);
-        if (pttl >= 0) this.freeAt.set(p, Date.now() + pttl);
+        if (pttl >= 0) this.freeAt.set(p, monotonicNow() + pttl);
         return;
       }
       if (this.held.has(p)) return;
@@ -232,7 +233,7 @@ export class LeaseManager extends EventEmitter {
   }
 
   private async renew(lease: HeldLease): Promise<void> {
-    const sentAt = Date.now();
+    const sentAt = monotonicNow();
     try {
       const ok = await this.redis.zdRenewLease(this.keys.lease(lease.partition), lease.token, this.leaseTtlMs);
       if (this.held.get(lease.partition) !== lease) return;
@@ -250,7 +251,7 @@ export class LeaseManager extends EventEmitter {
   }
 
   private hasLapsed(lease: HeldLease): boolean {
-    return Date.now() - (this.confirmedAt.get(lease.partition) ?? Infinity) >= this.leaseTtlMs;
+    return monotonicNow() - (this.confirmedAt.get(lease.partition) ?? Infinity) >= this.leaseTtlMs;
   }
 
   /** No renewal answered within leaseTtl: unloaded as lost. A renewal that answers later finds it gone; the next acquire takes it back, under a new epoch, if it is still ours. */

@@ -4,7 +4,9 @@
  * renewal Redis confirmed (DESIGN §3): by then Redis may have let it run out
  * and another node may serve the partition, so this node stops serving it and
  * no longer counts it as owned. Once Redis answers again, the partition is
- * acquired anew. A real redis-server behind a TCP proxy that can go silent.
+ * acquired anew. The node measures that TTL on a clock that only moves
+ * forward: a wall clock set back does not stretch it. A real redis-server
+ * behind a TCP proxy that can go silent.
  */
 import { LeaseManager, type HeldLease, type UnloadCause } from '../../src/cluster/leases';
 import { Keys } from '../../src/store/keys';
@@ -23,6 +25,7 @@ let client: RedisClient;
 let m: LeaseManager;
 
 afterEach(async () => {
+  jest.restoreAllMocks();
   m?.stop();
   proxy?.resume();
   client?.disconnect();
@@ -56,6 +59,16 @@ it('unloads the leases as lost a leaseTtl after Redis stopped answering their re
   const tokens = await Promise.all([0, 1].map((p) => redis.command('GET', keys.lease(p))));
   expect(tokens.map(String).every((t) => t.startsWith('a:'))).toBe(true);
 }, 20_000);
+
+it('unloads the leases a leaseTtl after Redis stopped answering though the wall clock was set back meanwhile', async () => {
+  const { unloads } = await holdingPartitions([0]);
+  proxy.blackhole();
+  // An NTP correction steps the wall clock back a minute: the lease still runs out in Redis a TTL on.
+  const wall = Date.now.bind(Date);
+  jest.spyOn(Date, 'now').mockImplementation(() => wall() - 60_000);
+  await waitFor(() => m.heldPartitions().length === 0, { timeoutMs: 3 * TTL, description: 'the lease lapsed on the node' });
+  expect(unloads).toEqual([[0, 'lease-lost']]);
+});
 
 it('keeps a lease whose renewals are answered, however many renewal periods pass', async () => {
   const { unloads } = await holdingPartitions([0]);
