@@ -101,6 +101,10 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
       // only warns of an AUTH it did not need): given none, the node never found its primary.
       sentinelUsername: settings.username || undefined,
       sentinelPassword: settings.password || undefined,
+      // Drop the connection when a Sentinel announces +switch-master. A primary that froze
+      // (or whose network black-holes it) closes nothing: with no command timeout, every call
+      // waited on it for good, and the node never went to the primary Sentinel promoted.
+      failoverDetector: true,
       ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     });
   } else {
