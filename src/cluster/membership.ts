@@ -142,10 +142,13 @@ export class Membership extends EventEmitter {
     if (this.left) return;
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);
-    const [bootBefore] = await Promise.all([
+    const rejoined = this.joined;
+    const [bootBefore, scoreBefore] = await Promise.all([
       // Read ahead of this beat's write on the same connection: another boot's id here means a second
       // process heartbeats this id (started at the same moment, so claimId could not see it).
-      this.joined ? this.redis.hget(nodeKey, 'boot') : Promise.resolve(bootId),
+      rejoined ? this.redis.hget(nodeKey, 'boot') : Promise.resolve(bootId),
+      // And the score this beat replaces: peers judge liveness by it (isGone).
+      rejoined ? this.redis.zscore(this.keys.members(), nodeId) : Promise.resolve(null),
       this.redis.zadd(this.keys.members(), now, nodeId),
       // The layout is said for this boot: a node id restarted on an older version keeps the
       // field (it never writes it) but not the boot id.
@@ -157,6 +160,14 @@ export class Membership extends EventEmitter {
     this.joined = true;
     if (bootBefore && bootBefore !== bootId) {
       this.log.error({ nodeId, otherBoot: bootBefore }, 'another running node heartbeats this node id: give every node its own cluster.nodeId');
+    }
+    // The last beat was (nearly) nodeTtl old, or gone: peers may have taken this node for gone
+    // meanwhile and failed the attempts its slots run. Near the edge counts too: a peer may have
+    // read the score a moment before this beat replaced it.
+    const age = scoreBefore === null ? Infinity : now - Number(scoreBefore);
+    if (rejoined && (!bootBefore || bootBefore === bootId) && age >= Math.max(nodeTtlMs - this.opts.heartbeatMs, nodeTtlMs / 2)) {
+      this.log.warn({ nodeId, lastBeatAgeMs: Number.isFinite(age) ? age : null }, 'this node was silent for about cluster.nodeTtl: peers may have failed its attempts');
+      this.emit('returned');
     }
     await this.refresh(now);
   }

@@ -1078,9 +1078,11 @@ export class Gateway {
    * Sends Cancel to the slots holding an attempt that no longer runs in Redis (its flow was
    * cancelled, it timed out): the Cancel its owner or canceller sent is a one-way message,
    * and one lost on its way here (a peer link that broke) left the handler running to its
-   * end, its slot busy, unless it sent heartbeats. Returns how many it cancelled.
+   * end, its slot busy, unless it sent heartbeats. Also run when this node comes back
+   * from a silence peers took for its death (Membership 'returned'): they failed the
+   * attempts its slots run and retried them elsewhere. Returns how many it cancelled.
    */
-  async cancelEnded(): Promise<number> {
+  async cancelEnded(reason = 'the attempt ended without its worker (its flow was cancelled, or it timed out)'): Promise<number> {
     // Held before the read: each of these attempts' start had committed, so "not running" is an end.
     const held: { slot: Slot; a: HeldAttempt }[] = [];
     for (const slot of this.slots.values()) {
@@ -1093,7 +1095,7 @@ export class Gateway {
     held.forEach(({ slot, a }, i) => {
       // Its result or the stream's end came meanwhile: that ends it, not a Cancel.
       if (running[i] || slot.attempt !== a || a.recording) return;
-      this.cancelHeld(slot, 'the attempt ended without its worker (its flow was cancelled, or it timed out)');
+      this.cancelHeld(slot, reason);
       cancelled++;
     });
     return cancelled;

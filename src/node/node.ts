@@ -292,6 +292,15 @@ export class ZdNode {
     this.leases.on('released', (lease, cause) => {
       if (cause === 'membership') this.routing.leaseReleased(lease.partition);
     });
+    // Peers may have failed the attempts this node's slots run while it was silent (frozen, cut
+    // off from Redis): those slots get Cancel. Once more a nodeTtl later, for a peer's sweep that
+    // read this node gone just before it beat again and failed its attempts after that.
+    this.membership.on('returned', () => {
+      const check = () => void this.gateway.cancelEnded('attempt is no longer held (failed while this node was taken for gone)')
+        .catch((err: Error) => this.log.warn({ err: err.message }, 'check of the attempts held here failed'));
+      check();
+      setTimeout(check, c.cluster.nodeTtl).unref();
+    });
     this.membership.on('change', (ids: string[]) => {
       // Workers of a node that left (it died: no last snapshot says they went) are gone with it.
       const left = this.view.retainOnly(new Set(ids));

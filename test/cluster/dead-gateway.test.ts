@@ -3,12 +3,14 @@
  * running there fail as worker_lost within cluster.nodeTtl (plus the lease
  * handover when the dead node also owned the partition), through the retry
  * policy, without waiting for a timeout: a Step with no method or heartbeat
- * timeout would otherwise stay "running" for ever. The dying node is a real
- * child process killed with SIGKILL; the survivor runs in this process.
+ * timeout would otherwise stay "running" for ever. A node only frozen that
+ * long tells its slots running those attempts to stop once it runs again.
+ * The dying node is a real child process killed with SIGKILL (or stopped with
+ * SIGSTOP); the survivor runs in this process.
  */
 import { createChannel, createClient } from 'nice-grpc';
 import { partitionOf } from '../../src/store/keys';
-import { WorkerTaskServiceDefinition } from '../../src/wire';
+import { pb, WorkerTaskServiceDefinition } from '../../src/wire';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
@@ -127,6 +129,31 @@ it.each(['the survivor', 'the dead node'])('sweeps again when failing the dead n
   expect(retry).toMatchObject({ task_id: r.task_id, attempt: 2 });
   expect(injected).toBeGreaterThanOrEqual(2);
   onSurvivor.reset();
+});
+
+it('cancels, once it runs again, the attempt a node frozen past nodeTtl held and its peer failed and retried meanwhile', async () => {
+  const { survivor: live, channel, onDying } = await dyingAndSurvivor();
+  survivor = live;
+  const r = await survivor.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 's', retry_policy: { max_attempts: 3, initial_interval_ms: 50 } },
+  });
+  const first = (await onDying.nextOf('step_task')).step_task!;
+  const onSurvivor = openSlot(survivor.worker, registerFrame({ app_worker_id: 'w-survivor' }));
+  await onSurvivor.nextOf('registered');
+
+  dying!.process.kill('SIGSTOP'); // its worker runs on; to its peer the node is gone after nodeTtl
+  try {
+    expect((await onSurvivor.nextOf('step_task', NODE_TTL + LEASE_TTL + 3000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 2 });
+  } finally {
+    dying!.process.kill('SIGCONT');
+  }
+  // Attempt 2 runs on w-survivor: the slot still running attempt 1 is told to stop, not left busy with it.
+  const cancel = (await onDying.nextOf('cancel', 3000)).cancel!;
+  expect(cancel.task_token).toBe(first.task_token);
+  onDying.send({ step_result: { task_token: first.task_token, output: Buffer.from('late') } });
+  expect((await onDying.nextOf('result_ack')).result_ack).toMatchObject({ verdict: pb.ResultVerdict.REFUSED_STALE });
+  onSurvivor.reset();
+  channel.close();
 });
 
 it('answers an RPC routed to a peer that stopped answering within the call budget', async () => {
