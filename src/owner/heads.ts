@@ -70,6 +70,8 @@ export class QueueHeads {
   loading = false;
   /** Earliest future readyAt known to be scheduled (delayed entries). */
   wakeAt = Infinity;
+  /** The partition's timer for wakeAt, cancelled when an earlier one replaces it (partition.ts). */
+  wakeTimer: { cancel(): void } | undefined;
 
   constructor(
     readonly partition: number,

@@ -14,7 +14,7 @@ import type { CancelledAttempt, FailCondition, OutcomeStatusName, TaskStore } fr
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { QueueHeads, type BusyQueues, type HeadRef } from './heads';
-import { Timers } from './timers';
+import { Timers, type TimerHandle } from './timers';
 
 /** What a partition needs from the node around it. */
 export interface PartitionHost {
@@ -55,6 +55,12 @@ export class PartitionOwner {
   private readonly timers: Timers;
   private inflightWake = Infinity;
   private deadlineWake = Infinity;
+  /**
+   * The timers of inflightWake and deadlineWake (and of each queue's wakeAt): one armed
+   * earlier cancels the one it replaces, which would else stay in the heap until its time.
+   */
+  private inflightTimer: TimerHandle | undefined;
+  private deadlineTimer: TimerHandle | undefined;
   private state: 'loading' | 'active' | 'unloaded' = 'loading';
   private readonly stickyAtReady = new LRUCache<string, string>({ max: STICKY_AT_READY_ENTRIES });
   /** An owner-initiated script found the lease moved: this owner is done, its unload on the way. */
@@ -206,9 +212,11 @@ export class PartitionOwner {
     // A refill in flight at the unload must not arm a timer that keeps this owner alive until then.
     if (!this.active || at >= q.wakeAt) return;
     q.wakeAt = at;
-    this.timers.schedule(at, () => {
+    q.wakeTimer?.cancel();
+    q.wakeTimer = this.timers.schedule(at, () => {
       if (q.wakeAt !== at) return;
       q.wakeAt = Infinity;
+      q.wakeTimer = undefined;
       q.more = true;
       this.refillInBackground(q);
     });
@@ -221,9 +229,11 @@ export class PartitionOwner {
     // NO_DEADLINE: an attempt without method or heartbeat timeout ends only with its node.
     if (!this.active || at >= NO_DEADLINE || at >= this.inflightWake) return;
     this.inflightWake = at;
-    this.timers.schedule(at, () => {
+    this.inflightTimer?.cancel();
+    this.inflightTimer = this.timers.schedule(at, () => {
       if (this.inflightWake !== at) return;
       this.inflightWake = Infinity;
+      this.inflightTimer = undefined;
       void this.expireAttempts().catch((err: Error) => {
         // The attempts still due stay in the inflight set: the next run finds them.
         this.log.warn({ err: err.message }, 'attempt expiry failed; trying again');
@@ -341,9 +351,11 @@ export class PartitionOwner {
   flowDeadline(at: number): void {
     if (!this.active || at <= 0 || at >= this.deadlineWake) return;
     this.deadlineWake = at;
-    this.timers.schedule(at, () => {
+    this.deadlineTimer?.cancel();
+    this.deadlineTimer = this.timers.schedule(at, () => {
       if (this.deadlineWake !== at) return;
       this.deadlineWake = Infinity;
+      this.deadlineTimer = undefined;
       void this.expireDeadlines().catch((err: Error) => {
         this.log.warn({ err: err.message }, 'deadline expiry failed; trying again');
         this.flowDeadline(this.clock.now() + TIMER_RETRY_MS);

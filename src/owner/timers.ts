@@ -2,6 +2,11 @@
  * One timer for many deadlines: a min-heap of due times served by a single
  * setTimeout, so delayed tasks, attempt deadlines and flow deadlines cost no
  * per-task timers. Fires callbacks whose time has come, in due order.
+ *
+ * A cancelled entry leaves the heap when it reaches the top, or, once most of
+ * the heap is cancelled, with all the others at once: an entry cancelled days
+ * ahead of its time (a timer armed for a far delayed Step, replaced by an
+ * earlier one again and again) would otherwise stay that long, with its callback.
  */
 import { MAX_TIMER_MS, type Clock } from '../util/clock';
 
@@ -10,7 +15,12 @@ interface Entry {
   seq: number;
   fn: () => void;
   cancelled: boolean;
+  /** In the heap (not fired, popped or stopped yet). */
+  queued: boolean;
 }
+
+/** Cancelled entries the heap may hold before it drops them all at once (when they are most of it). */
+const COMPACT_MIN = 64;
 
 export interface TimerHandle {
   cancel(): void;
@@ -22,14 +32,30 @@ export class Timers {
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
+  /** Cancelled entries still in the heap. */
+  private cancelled = 0;
 
   constructor(private readonly clock: Clock) {}
 
   schedule(at: number, fn: () => void): TimerHandle {
-    const e: Entry = { at, seq: this.seq++, fn, cancelled: false };
+    const e: Entry = { at, seq: this.seq++, fn, cancelled: false, queued: true };
     this.push(e);
     this.arm();
-    return { at, cancel: () => { e.cancelled = true; } };
+    return { at, cancel: () => this.cancel(e) };
+  }
+
+  private cancel(e: Entry): void {
+    if (e.cancelled) return;
+    e.cancelled = true;
+    if (!e.queued) return;
+    if (++this.cancelled < COMPACT_MIN || this.cancelled * 2 <= this.heap.length) return;
+    // Most of the heap is cancelled: drop them all. A sorted array is a heap; the armed
+    // timer stays (fired early for a cancelled entry, it arms again for the first live one).
+    this.heap = this.heap.filter((x) => {
+      if (x.cancelled) x.queued = false;
+      return !x.cancelled;
+    }).sort((a, b) => a.at - b.at || a.seq - b.seq);
+    this.cancelled = 0;
   }
 
   get size(): number {
@@ -39,7 +65,9 @@ export class Timers {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    for (const e of this.heap) e.queued = false;
     this.heap = [];
+    this.cancelled = 0;
     this.armedAt = Infinity;
   }
 
@@ -85,6 +113,10 @@ export class Timers {
   private pop(): Entry | undefined {
     const h = this.heap;
     const top = h[0];
+    if (top) {
+      top.queued = false;
+      if (top.cancelled) this.cancelled--;
+    }
     const last = h.pop();
     if (h.length > 0 && last) {
       h[0] = last;

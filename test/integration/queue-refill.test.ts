@@ -114,3 +114,31 @@ async function evalshaCalls(): Promise<number> {
   const stats = String(await s.client.info('commandstats'));
   return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
 }
+
+it('holds one timer for a queue whose short delays keep coming ahead of a far one', async () => {
+  // Guards the owner's timers: each short delay armed a timer ahead of the far one, and once
+  // it fired the refill armed the far time again; the earlier ones stayed in the heap until
+  // their time (a Step scheduled a week out kept one per retry of its queue for that week).
+  const { p } = owner();
+  await p.load();
+  const key = s.keys.queue(0, QUEUE);
+  const far = Date.now() + 7 * 86_400_000;
+  await s.client.zadd(key, far, 'far');
+  p.taskReady(QUEUE, 'far', far);
+  const q = p.queueFor(QUEUE);
+  const timers = () => (p as unknown as { timers: { size: number } }).timers.size;
+  const baseline = timers();
+  for (let i = 0; i < 200; i++) {
+    const at = Date.now() + 2;
+    await s.client.zadd(key, at, `soon-${i}`);
+    p.taskReady(QUEUE, `soon-${i}`, at);
+    const until = Date.now() + 2000;
+    while (!(q.size > 0 && q.wakeAt === far && !q.loading) && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+    expect(q.peek()?.taskId).toBe(`soon-${i}`);
+    // a slot takes it
+    q.shift();
+    await s.client.zrem(key, `soon-${i}`);
+  }
+  expect(q.wakeAt).toBe(far);
+  expect(timers()).toBeLessThanOrEqual(baseline + 1);
+});

@@ -1,0 +1,27 @@
+/**
+ * The owner's one timer for many deadlines (src/owner/timers.ts): cancelled
+ * entries behind a live one do not stay in the heap until their time, and the
+ * live ones still fire, in due order.
+ */
+import { Timers } from '../../../src/owner/timers';
+
+const DAY = 86_400_000;
+
+it('drops cancelled entries that wait behind a live one, and still fires the live ones in order', async () => {
+  const timers = new Timers({ now: () => Date.now() });
+  const fired: string[] = [];
+  const now = Date.now();
+  timers.schedule(now + 20, () => fired.push('first'));
+  // A far deadline armed and replaced, again and again: each one cancelled days ahead of its time.
+  for (let i = 0; i < 10_000; i++) timers.schedule(now + DAY + i, () => fired.push(`far-${i}`)).cancel();
+  timers.schedule(now + 30, () => fired.push('second'));
+  const kept = timers.schedule(now + 2 * DAY, () => fired.push('kept'));
+  expect(timers.size).toBeLessThan(100);
+  await new Promise((r) => setTimeout(r, 60));
+  expect(fired).toEqual(['first', 'second']);
+  expect(timers.size).toBe(1);
+  kept.cancel();
+  kept.cancel(); // twice is once
+  timers.stop();
+  expect(timers.size).toBe(0);
+});
