@@ -119,6 +119,8 @@ const OFFER_TIMEOUT_MS = 2000;
 const ONE_WAY_TIMEOUT_MS = 5000;
 /** Offers per OfferBatch call; a longer turn's offers go in several calls. */
 const OFFER_BATCH_MAX = 256;
+/** How often the mesh server pings a peer's connection, and how long it waits for the answer (Mesh.listen). */
+const PEER_KEEPALIVE_MS = 10_000;
 /** After a link to a peer broke, unary calls for this long before dialing a new one. */
 const LINK_RETRY_MS = 1000;
 
@@ -177,14 +179,22 @@ export class Mesh {
     this.metrics?.meshMessages.inc({ message });
   }
 
-  /** Starts the PeerService listener; returns the bound port. */
-  async listen(address: string, maxMessageBytes: number): Promise<number> {
+  /**
+   * Starts the PeerService listener; returns the bound port. `keepaliveMs`: each peer's
+   * connection is pinged that often and closed when a ping goes unanswered as long, so
+   * the calls of a peer that vanished without closing them (a host gone, a network that
+   * black-holes it) end; nothing else would end its Link, which stayed for good.
+   */
+  async listen(address: string, maxMessageBytes: number, keepaliveMs = PEER_KEEPALIVE_MS): Promise<number> {
     const h = this.handlers;
     this.refreshTimer = setInterval(() => {
       if (Date.now() - this.capacitySentAt >= CAPACITY_REFRESH_MS) this.capacityChanged();
     }, CAPACITY_REFRESH_MS);
     this.refreshTimer.unref();
-    const server = createServer({ 'grpc.max_receive_message_length': maxMessageBytes, ...NO_CHANNELZ });
+    const server = createServer({
+      'grpc.max_receive_message_length': maxMessageBytes, 'grpc.keepalive_time_ms': keepaliveMs, 'grpc.keepalive_timeout_ms': keepaliveMs,
+      ...NO_CHANNELZ,
+    });
     this.linkServer = new LinkServer({
       capacity: (u) => h.capacity(u),
       doorbell: (events, from) => h.doorbell(events, from),

@@ -275,3 +275,26 @@ describe('a peer that stops reading its link', () => {
     expect(seen.bells).toEqual(Array.from({ length: MAX_QUEUED_BELL_EVENTS }, (_, i) => `t${total - MAX_QUEUED_BELL_EVENTS + i}`));
   });
 });
+
+it('ends the links of peers that went silent without closing them (a host gone, a black-holing network)', async () => {
+  // Guards the mesh server's keepalive: without it nothing ended a link whose peer vanished
+  // without a FIN, and the link, its HTTP/2 session and the inbound gauge stayed for good.
+  const alone = { liveIds: () => [], get: () => undefined, beat: async () => undefined } as unknown as Membership;
+  const served = new Mesh('gw', alone, handlers, silentLogger);
+  cleanup.push(() => served.close());
+  const port = await served.listen('127.0.0.1:0', 1 << 20, 200);
+  const links: PeerLink[] = [];
+  for (let i = 0; i < 3; i++) {
+    const proxy = await tcpProxy(port);
+    cleanup.push(() => proxy.close());
+    const channel = createChannel(`127.0.0.1:${proxy.port}`, undefined, { 'grpc.use_local_subchannel_pool': 1 });
+    cleanup.push(() => channel.close());
+    const link = new PeerLink(createClient(PeerServiceDefinition, channel), 2000, () => undefined, silentLogger);
+    links.push(link);
+    link.send({ capacity: { node_id: `peer-${i}`, seq: 1 } });
+    await waitFor(() => served.linkCounts().inbound === i + 1, { timeoutMs: 3000 });
+    proxy.freeze(); // the peer says nothing from now on, and closes nothing
+  }
+  await waitFor(() => served.linkCounts().inbound === 0, { timeoutMs: 5000 });
+  for (const l of links) l.close();
+});
