@@ -22,28 +22,22 @@
  * a failover keep every write; redis.waitReplicas equal to the replica count
  * does).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
-import { freePort } from '../helpers/ports';
+import { startSentinel, type TestSentinel } from '../helpers/sentinel';
 import { uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { sleep, waitFor } from '../helpers/wait';
 
 let primary: EmbeddedRedis | undefined;
 let replicas: EmbeddedRedis[] = [];
-let sentinel: ChildProcess | undefined;
+let sentinel: TestSentinel | undefined;
 let t: TestNode | undefined;
-let dir = '';
 
 afterAll(async () => {
   primary?.kill('SIGCONT');
   await t?.close().catch(() => undefined);
-  sentinel?.kill('SIGKILL');
+  sentinel?.stop();
   await Promise.all([primary?.stop(), ...replicas.map((r) => r.stop())]);
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 const info = async (port: number): Promise<string> => String(await sendCommand(port, ['INFO', 'replication']).catch(() => ''));
@@ -56,24 +50,12 @@ it('loses no acknowledged enqueue when Sentinel fails the primary over', async (
   replicas = await Promise.all([0, 1].map(() => startEmbeddedRedis({ args: [...fast, '--replicaof', '127.0.0.1', String(p)] })));
   await waitFor(async () => (await info(p)).split('state=online').length === 3, { description: 'both replicas online' });
 
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-sentinel-failover-'));
-  const sport = await freePort();
-  const conf = path.join(dir, 'sentinel.conf');
-  fs.writeFileSync(conf, [
-    `port ${sport}`, 'bind 127.0.0.1', `dir ${dir}`,
-    `sentinel monitor mymaster 127.0.0.1 ${primary.port} 1`,
-    'sentinel down-after-milliseconds mymaster 1000',
-    'sentinel failover-timeout mymaster 10000',
-  ].join('\n'));
-  sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
   // SENTINEL FAILOVER needs replicas the Sentinel knows and thinks healthy.
-  await waitFor(async () => {
-    const r = await sendCommand(sport, ['SENTINEL', 'replicas', 'mymaster']).catch(() => null);
-    return Array.isArray(r) && r.length === 2 && r.every((f) => Array.isArray(f) && f[f.indexOf('flags') + 1] === 'slave');
-  }, { timeoutMs: 15000, intervalMs: 100, description: 'the Sentinel to know both replicas' });
+  sentinel = await startSentinel(primary.port, { replicas: 2 });
+  const sport = sentinel.port;
 
   t = await startTestNode('', uniquePrefix('sfo'), {
-    'redis.sentinels': [`127.0.0.1:${sport}`], 'redis.sentinelName': 'mymaster', 'redis.waitReplicas': 1,
+    ...sentinel.nodeConfig, 'redis.waitReplicas': 1,
   });
   const node = t;
   // Producers enqueue one Step after another, each with a flow of its own; every

@@ -6,12 +6,8 @@
  * while the old one stays frozen. Real processes: a primary, a replica and a
  * Sentinel (redis-server --sentinel).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
-import { freePort } from '../helpers/ports';
+import { startSentinel, type TestSentinel } from '../helpers/sentinel';
 import { uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -19,16 +15,14 @@ import { waitFor } from '../helpers/wait';
 
 let primary: EmbeddedRedis | undefined;
 let replica: EmbeddedRedis | undefined;
-let sentinel: ChildProcess | undefined;
+let sentinel: TestSentinel | undefined;
 let t: TestNode | undefined;
-let dir = '';
 
 afterAll(async () => {
   primary?.kill('SIGCONT');
   await t?.close().catch(() => undefined);
-  sentinel?.kill('SIGKILL');
+  sentinel?.stop();
   await Promise.all([primary?.stop(), replica?.stop()]);
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 it('goes on with the primary Sentinel promoted while the old one stays frozen', async () => {
@@ -36,22 +30,10 @@ it('goes on with the primary Sentinel promoted while the old one stays frozen', 
   const p = primary.port;
   replica = await startEmbeddedRedis({ args: ['--replicaof', '127.0.0.1', String(p)] });
   await waitFor(async () => String(await sendCommand(p, ['INFO', 'replication'])).includes('state=online'), { description: 'the replica online' });
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-sentinel-frozen-'));
-  const sport = await freePort();
-  const conf = path.join(dir, 'sentinel.conf');
-  fs.writeFileSync(conf, [
-    `port ${sport}`, 'bind 127.0.0.1', `dir ${dir}`,
-    `sentinel monitor mymaster 127.0.0.1 ${p} 1`,
-    'sentinel down-after-milliseconds mymaster 1000',
-    'sentinel failover-timeout mymaster 10000',
-  ].join('\n'));
-  sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
-  await waitFor(async () => {
-    const r = await sendCommand(sport, ['SENTINEL', 'replicas', 'mymaster']).catch(() => null);
-    return Array.isArray(r) && r.length === 1;
-  }, { timeoutMs: 15000, intervalMs: 100, description: 'the Sentinel to know the replica' });
+  sentinel = await startSentinel(p, { replicas: 1 });
+  const sport = sentinel.port;
 
-  t = await startTestNode('', uniquePrefix('sfrozen'), { 'redis.sentinels': [`127.0.0.1:${sport}`], 'redis.sentinelName': 'mymaster' });
+  t = await startTestNode('', uniquePrefix('sfrozen'), sentinel.nodeConfig);
   const node = t;
   const slot = openSlot(node.worker, registerFrame());
   await slot.nextOf('registered');
