@@ -26,6 +26,12 @@ const fmt = (f) => {
   if (Array.isArray(f)) return { type: 'string', enum: f };
   throw new Error(`unknown config format ${String(f)}`);
 };
+// host:port as the node reads redis.clusterNodes and redis.sentinels (src/config/load.ts): an IPv6 host in
+// brackets, a port of at most five digits from 1 to 65535 (leading zeros allowed); RE2 has no lookahead, so
+// the range is spelt out. And redis.url as the node's own check of it.
+const PORT = '(0{0,4}[1-9]|0{0,3}[1-9][0-9]|0{0,2}[1-9][0-9]{2}|0?[1-9][0-9]{3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
+const HOST_PORT = `^(\\[[0-9a-fA-F:.]+\\]|[^\\s:\\[\\]]+):${PORT}$`;
+const REDIS_URL = '^$|^rediss?://[^/?#\\s]*[^/?#\\s@:][^/?#\\s]*(/[0-9]*)?(\\?.*)?$';
 const describe = (d) => ({ description: `${d.doc} (default ${JSON.stringify(d.default)})`, ...fmt(d.format) });
 // Set per pod by the chart (env), not from values.
 const chartOwned = new Set(['internal.advertise', 'cluster.nodeId']);
@@ -63,12 +69,12 @@ const out = {
     podLabels: anyObj,
     config,
     redis: obj({
-      url: { type: 'string', pattern: '^$|^rediss?://', description: r.url.doc },
+      url: { type: 'string', pattern: REDIS_URL, description: r.url.doc },
       existingSecret: str,
       existingSecretUrlKey: str,
       existingSecretPasswordKey: str,
-      clusterNodes: { ...fmt('string-list'), description: r.clusterNodes.doc },
-      sentinels: { ...fmt('string-list'), description: r.sentinels.doc },
+      clusterNodes: { type: 'array', items: { type: 'string', pattern: HOST_PORT }, description: r.clusterNodes.doc },
+      sentinels: { type: 'array', items: { type: 'string', pattern: HOST_PORT }, description: r.sentinels.doc },
       sentinelName: str,
       username: { type: 'string', description: r.username.doc },
       password: str,

@@ -124,6 +124,33 @@ describe('redis', () => {
     expect(names).toContain('ZD_REDIS_PASSWORD');
   });
 
+  // Each is refused by the node at startup (src/config/load.ts): rendered, every pod would crash-loop.
+  it.each<[string, string, string, string]>([
+    ['a Cluster seed without its port', 'clusterNodes', 'redis-0', '/redis/clusterNodes/0'],
+    ['a Cluster seed on port 0', 'clusterNodes', 'redis-0:0', '/redis/clusterNodes/0'],
+    ['a Cluster seed past port 65535', 'clusterNodes', 'redis-0:6379,redis-1:70000', '/redis/clusterNodes/1'],
+    ['a Sentinel past port 65535', 'sentinels', 's-0:99999', '/redis/sentinels/0'],
+    ['a Sentinel as a URL', 'sentinels', 'redis://s-0:26379', '/redis/sentinels/0'],
+    ['a URL without a host', 'url', 'redis://', '/redis/url'],
+    ['a URL with a database that is not a number', 'url', 'redis://redis:6379/zd', '/redis/url'],
+  ])('refuses %s, as the node does', (_label, key, value, at) => {
+    const list = key !== 'url';
+    expect(() => loadConfig({ env: {}, args: [], overrides: { [`redis.${key}`]: list ? value.split(',') : value } })).toThrow(`config redis.${key}:`);
+    const r = render([...NO_AUTH, '--set', `redis.${key}=${list ? `{${value}}` : value}`]);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain(at);
+  });
+
+  it.each<[string, string]>([
+    ['clusterNodes', '[fd00::1]:6379,redis-1.redis.zd.svc:06379'],
+    ['sentinels', 's-0:26379,10.0.0.9:65535'],
+    ['url', 'rediss://zd:pw@redis.zd.svc:6380/2?family=6'],
+  ])('takes every %s the node takes', (key, value) => {
+    const list = key !== 'url';
+    const cfg = boot(rendered([...NO_AUTH, '--set', `redis.${key}=${list ? `{${value}}` : value}`]));
+    expect(cfg.redis[key as 'url']).toEqual(list ? value.split(',') : value);
+  });
+
   it.each([
     ['url and clusterNodes', [...REDIS, '--set', 'redis.clusterNodes={r-0:6379}']],
     ['url and sentinels', [...REDIS, '--set', 'redis.sentinels={s-0:26379}']],
