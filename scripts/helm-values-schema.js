@@ -32,6 +32,8 @@ const fmt = (f) => {
 const PORT = '(0{0,4}[1-9]|0{0,3}[1-9][0-9]|0{0,2}[1-9][0-9]{2}|0?[1-9][0-9]{3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
 const HOST_PORT = `^(\\[[0-9a-fA-F:.]+\\]|[^\\s:\\[\\]]+):${PORT}$`;
 const REDIS_URL = '^$|^rediss?://[^/?#\\s]*[^/?#\\s@:][^/?#\\s]*(/[0-9]*)?(\\?.*)?$';
+// A DNS label: 1-63 letters, digits and inner hyphens.
+const DNS_LABEL = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const describe = (d) => ({ description: `${d.doc} (default ${JSON.stringify(d.default)})`, ...fmt(d.format) });
 // Set per pod by the chart (env), not from values.
 const chartOwned = new Set(['internal.advertise', 'cluster.nodeId']);
@@ -93,7 +95,8 @@ const out = {
     tls: obj({
       enabled: { type: 'boolean' }, existingSecret: str, ca: { type: 'boolean', description: 'mount ca.crt from the Secret as tls.ca (mutual TLS on the peer mesh)' },
       peerServerName: {
-        type: 'string', pattern: '^$|^[A-Za-z0-9.-]+$',
+        // As the node's host-name format (src/config/formats.ts), without its lookarounds (RE2 has none).
+        type: 'string', maxLength: 253, pattern: `^$|^${DNS_LABEL}(\\.${DNS_LABEL})*\\.?$`,
         description: `${schema.tls.peerServerName.doc}; with tls.enabled the chart sets it, by default to the API Service's name (<fullname>.<namespace>.svc)`,
       },
     }),

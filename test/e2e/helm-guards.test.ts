@@ -225,6 +225,29 @@ describe('mesh TLS', () => {
     expect(bad.stderr).toContain('peerServerName');
   });
 
+  // Names the node refuses at startup (src/config/formats.ts host-name): rendered, every pod would crash-loop.
+  it.each([
+    ['a label that starts with a hyphen', '-peer.zd.svc'],
+    ['a label that ends with a hyphen', 'peer-.zd.svc'],
+    ['an empty label', 'peer..zd.svc'],
+    ['a label of 64 characters', `${'p'.repeat(64)}.zd.svc`],
+    ['a name of 254 characters', `${'p'.repeat(63)}.${'q'.repeat(63)}.${'r'.repeat(63)}.${'s'.repeat(62)}`],
+  ])('refuses a name with %s, as the node does', (_label, name) => {
+    expect(() => loadConfig({ env: {}, args: [], overrides: { 'tls.peerServerName': name } })).toThrow('config tls.peerServerName:');
+    const r = render([...REDIS, ...NO_AUTH, ...TLS, '--set', `tls.peerServerName=${name}`]);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('peerServerName');
+  });
+
+  it('takes a name the node takes: 63-character labels, 253 characters, a final dot', () => {
+    const name = `${'p'.repeat(63)}.${'q'.repeat(63)}.${'r'.repeat(63)}.${'s'.repeat(61)}`;
+    for (const n of [name, 'peer.zdmatch-peers.zd.svc.']) {
+      const objs = rendered([...REDIS, ...NO_AUTH, ...TLS, '--set', `tls.peerServerName=${n}`]);
+      expect(rawTls(objs).peerServerName).toBe(n);
+      expect(boot(objs, { ZD_TLS_ENABLED: 'false', ZD_TLS_CERT: '', ZD_TLS_KEY: '' }).tls.peerServerName).toBe(n);
+    }
+  });
+
   it('is documented in the chart README', () => {
     expect(fs.readFileSync(path.join(CHART, 'README.md'), 'utf8')).toContain('tls.peerServerName');
   });
