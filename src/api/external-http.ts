@@ -322,6 +322,15 @@ export function externalHttpHandler(surface: ExternalTasks, c: Config, log: Logg
   const limit = bodyLimit(c);
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal, state: { bodyRead: boolean }): Promise<void> {
+    // Node's parser keeps the first maxHeadersCount headers and drops the rest without a word; it keeps
+    // one more than limits.httpMaxHeaders (startExternalHttp), so seeing that one means too many were sent.
+    if (req.rawHeaders.length / 2 > c.limits.httpMaxHeaders) {
+      throw zdError('ZD_HEADERS_TOO_LARGE', { limit: `more than limits.httpMaxHeaders (${c.limits.httpMaxHeaders}) headers` });
+    }
+    // Node's own check is off (startExternalHttp): a Host dropped with the headers past the count was answered a bare 400.
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
+      throw zdError('ZD_BAD_HTTP_REQUEST', { reason: 'no Host header' });
+    }
     const path = pathOf(req.url ?? '/');
     const method = req.method ?? 'GET';
     let action: string;
@@ -421,7 +430,7 @@ function onClientError(c: Config) {
         limit: `limits.httpHeadersTimeout ${c.limits.httpHeadersTimeout} ms, limits.httpRequestTimeout ${c.limits.httpRequestTimeout} ms`,
       });
     } else if (err.code === 'HPE_HEADER_OVERFLOW') {
-      e = zdError('ZD_HEADERS_TOO_LARGE');
+      e = zdError('ZD_HEADERS_TOO_LARGE', { limit: `more than ${http.maxHeaderSize} bytes of headers` });
     } else {
       e = zdError('ZD_BAD_HTTP_REQUEST', { reason: String(err.code ?? 'parse error').slice(0, 64) });
     }
@@ -439,7 +448,10 @@ export function startExternalHttp(
 ): Promise<{ server: http.Server; address: string }> {
   const handler = externalHttpHandler(surface, c, log, opts);
   // Node enforces the two timeouts on a sweep every connectionsCheckingInterval (30s by default): sweep often enough.
-  const serverOpts = { connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(c.limits.httpHeadersTimeout / 4))) };
+  // No Host check of Node's: the handler makes it, after its count of the headers (see route()).
+  const serverOpts = {
+    connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(c.limits.httpHeadersTimeout / 4))), requireHostHeader: false,
+  };
   const server: http.Server = opts.tls
     ? https.createServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, handler)
     : http.createServer(serverOpts, handler);
@@ -448,7 +460,8 @@ export function startExternalHttp(
   server.requestTimeout = c.limits.httpRequestTimeout;
   // Above the load balancer's idle timeout: a connection it reuses must not be closed under it (a 502 for that request).
   server.keepAliveTimeout = c.limits.httpKeepAliveTimeout;
-  server.maxHeadersCount = c.limits.httpMaxHeaders;
+  // One past the bound, which the handler refuses: at the bound itself Node would drop the extra headers and serve the request.
+  server.maxHeadersCount = c.limits.httpMaxHeaders + 1;
   server.on('clientError', onClientError(c));
   return listenOn(server, listen, 'http.listen').then((address) => ({ server, address }));
 }

@@ -65,7 +65,7 @@ export const ERROR_CATALOG = {
     message: 'this node has {count} long polls in flight (limits.maxLongPolls = {cap}); retry with backoff',
   },
   ZD_REQUEST_TIMEOUT: { grpc: Status.DEADLINE_EXCEEDED, http: 408, message: 'the request did not arrive in time ({limit})' },
-  ZD_HEADERS_TOO_LARGE: { grpc: Status.RESOURCE_EXHAUSTED, http: 431, message: 'the request headers are too large or too many' },
+  ZD_HEADERS_TOO_LARGE: { grpc: Status.RESOURCE_EXHAUSTED, http: 431, message: 'the request headers are too large or too many: {limit}' },
   ZD_BAD_HTTP_REQUEST: { grpc: Status.INVALID_ARGUMENT, http: 400, message: 'the HTTP request is malformed ({reason})' },
   ZD_DRAINING: { grpc: Status.UNAVAILABLE, http: 503, message: 'this node is draining' },
   ZD_STORE_UNAVAILABLE: { grpc: Status.UNAVAILABLE, http: 503, message: 'the store is unavailable: {reason}' },
