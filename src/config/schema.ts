@@ -13,7 +13,7 @@ export const schema = {
   internal: {
     listen: { doc: 'internal peer mesh (gRPC)', format: 'listen-address', default: '0.0.0.0:8803', env: 'ZD_INTERNAL_LISTEN' },
     advertise: {
-      doc: 'address peers dial to reach this node; empty = 127.0.0.1 and the listen port',
+      doc: 'address peers dial to reach this node; empty = the listen host (127.0.0.1 for 0.0.0.0 or [::]) and the bound port',
       format: String, default: '', env: 'ZD_INTERNAL_ADVERTISE',
     },
   },
@@ -37,7 +37,7 @@ export const schema = {
   limits: {
     maxPayloadBytes: { doc: 'largest Step input, output or RPC payload', format: 'positive-int', default: 1048576, env: 'ZD_LIMITS_MAX_PAYLOAD_BYTES' },
     maxBatch: { doc: 'most Steps in one EnqueueSteps call', format: 'positive-int', default: 1000, env: 'ZD_LIMITS_MAX_BATCH' },
-    maxWait: { doc: 'longest WaitOutcome/ConsumeOutcomes wait', format: 'duration', default: '60s', env: 'ZD_LIMITS_MAX_WAIT' },
+    maxWait: { doc: 'longest WaitOutcome/ConsumeOutcomes wait, and the run time of an InvokeRpc that sets no timeout', format: 'duration', default: '60s', env: 'ZD_LIMITS_MAX_WAIT' },
     maxLongPolls: {
       doc: 'waiting calls (WaitOutcome, ConsumeOutcomes, FetchAndLock with a wait, gRPC and HTTP) a node holds at once; past it RESOURCE_EXHAUSTED',
       format: 'positive-int', default: 10000, env: 'ZD_LIMITS_MAX_LONG_POLLS',
