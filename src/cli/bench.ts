@@ -16,6 +16,7 @@ import { checkedAddress, withClient } from './client';
 import { CliExit, EXIT_CONFIG, EXIT_FAILURE, SHUTDOWN_SIGNALS, wholeNumber } from './common';
 import { fittedTable } from './format';
 import { startLocal, type LocalEnv } from './bench/local';
+import { clusterPrimaries } from './bench/measure';
 import type { BenchSystem } from './bench/protocol';
 import { runBench, type BenchConfig, type BenchMode, type BenchResult } from './bench/run';
 
@@ -159,6 +160,13 @@ export function registerBench(program: Command): void {
       const signals = opts.local ? stopLocalOnSignals(() => env, () => bar?.stop()) : undefined;
       try {
         if (!opts.local && system === 'zdmatch') await reachable(opts.address);
+        // --redis-url naming a node of a Redis Cluster: the figures are read from every primary.
+        if (!opts.local && system === 'zdmatch' && cfg.redisUrl) {
+          const primaries = await clusterPrimaries(cfg.redisUrl).catch((err: Error) => {
+            throw new CliExit(`--redis-url: cannot read ${cfg.redisUrl} (${err.message})`, EXIT_FAILURE);
+          });
+          if (primaries.length > 0) cfg.redisPrimaries = primaries;
+        }
         if (opts.local) {
           env = await startLocal({ cpuProfDir: opts.cpuProfDir, nodes, redisCluster: opts.redisCluster, onStatus: status });
           cfg.addresses = env.nodes.map((n) => n.apiAddress);

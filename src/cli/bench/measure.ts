@@ -39,6 +39,30 @@ export async function redisSnapshot(url: string): Promise<RedisSnapshot> {
   };
 }
 
+/**
+ * The primaries (`host:port`) of the Redis Cluster that the server at `url` is a
+ * node of, as it lists them in CLUSTER SLOTS; empty for a server that is not in
+ * cluster mode. A Cluster spreads the partitions over its primaries: INFO of the
+ * one node named would count a share of the run as all of it, and a plain client
+ * reading the outcome streams there meets MOVED.
+ */
+export async function clusterPrimaries(url: string): Promise<string[]> {
+  const { host, port } = hostPort(url);
+  const info = String(await sendCommand(port, ['INFO', 'cluster'], { host, timeoutMs: 5000 }));
+  if (!/^cluster_enabled:1/m.test(info)) return [];
+  const slots = await sendCommand(port, ['CLUSTER', 'SLOTS'], { host, timeoutMs: 5000 });
+  if (!Array.isArray(slots)) throw new Error(`CLUSTER SLOTS on ${host}:${port} answered ${String(slots)}`);
+  const primaries = new Set<string>();
+  for (const range of slots) {
+    const primary = Array.isArray(range) ? range[2] : undefined;
+    if (!Array.isArray(primary)) continue;
+    // An empty address means "the one this reply came over" (a node that does not know its own).
+    const ip = typeof primary[0] === 'string' && primary[0] !== '' ? primary[0] : host;
+    primaries.add(`${ip.includes(':') ? `[${ip}]` : ip}:${String(primary[1])}`);
+  }
+  return [...primaries];
+}
+
 export interface RedisDelta {
   version: string;
   commands: number;
