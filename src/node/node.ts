@@ -30,7 +30,7 @@ import { OwnerRegistry } from '../owner/registry';
 import { evictionPolicies } from '../store/eviction-policy';
 import { Keys } from '../store/keys';
 import { OutcomeStore } from '../store/outcomes';
-import { createRedis, logRedisErrors, type RedisClient } from '../store/redis';
+import { clusterReady, clusterState, createRedis, logRedisErrors, type RedisClient } from '../store/redis';
 import { TaskStore, type NewTask, type OutcomeStatusName } from '../store/task-store';
 import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
@@ -47,6 +47,7 @@ import { ExternalTaskServiceDefinition, OperatorServiceDefinition } from '../wir
 // ---- end fetch surface ----
 // ---- auth/tls (issue 7) ----
 import fs from 'node:fs';
+import { Cluster } from 'ioredis';
 import { ServerCredentials } from '@grpc/grpc-js';
 import { Auth } from '../auth/auth';
 import { LongPollGate } from '../api/long-polls';
@@ -259,6 +260,15 @@ export class ZdNode {
     const onRedisError = (err: Error) => (lastRedisError = err.message);
     node.redis.on('error', onRedisError);
     try {
+      // A Redis Cluster that is not serving (a primary down and none of its replicas taken
+      // over: cluster_state:fail) never readies ioredis's client, which holds every call;
+      // with that primary frozen, its check waits on it for good, and the boot with it.
+      if (node.redis instanceof Cluster && !(await clusterReady(node.redis, CLUSTER_READY_MS)) && lastRedisError === undefined) {
+        const seen = await clusterState(config.redis);
+        throw new Error(`redis: ${redisTarget(config)} is not serving: ${seen
+          ? `${seen.node} reports cluster_state:${seen.state} (a primary down with no replica taken over, or hash slots unassigned)`
+          : `none of its nodes answered CLUSTER INFO within ${CLUSTER_READY_MS / 1000} s`}; start the node once it reports cluster_state:ok`);
+      }
       await node.boot();
       return node;
     } catch (err) {
@@ -585,6 +595,9 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Where the node looks for Redis, for messages: the configured target without credentials. */
+/** How long a node's boot waits for its Redis Cluster client to be ready. */
+const CLUSTER_READY_MS = 10_000;
+
 function redisTarget(c: Config): string {
   const r = c.redis;
   if (r.clusterNodes.length > 0) return `the Redis Cluster at ${r.clusterNodes.join(', ')} (redis.clusterNodes)`;

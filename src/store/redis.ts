@@ -215,3 +215,50 @@ export async function waitForReplicas(redis: RedisClient, keys: string[], replic
   }));
   return Math.min(...acked);
 }
+
+/**
+ * Whether a Cluster client became ready within `withinMs`: ioredis readies it once CLUSTER INFO
+ * of one of its nodes reports cluster_state:ok, and holds every call until then. Ends early, not
+ * ready, at the client's first error (no seed reachable) or its end.
+ */
+export function clusterReady(client: Cluster, withinMs: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady).off('error', onFail).off('end', onFail);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const onFail = () => done(false);
+    const timer = setTimeout(onFail, withinMs);
+    client.on('ready', onReady).on('error', onFail).on('end', onFail);
+  });
+}
+
+/**
+ * cluster_state from CLUSTER INFO of the first of `settings.clusterNodes` that answers within
+ * `timeoutMs` (a frozen node holds a connection open and answers nothing), with that node's
+ * address; undefined when none answers.
+ */
+export async function clusterState(settings: RedisSettings, timeoutMs = 1000): Promise<{ node: string; state: string } | undefined> {
+  const tls = tlsOptions(settings);
+  for (const node of settings.clusterNodes) {
+    const r = new Redis({
+      ...hostPort(node), username: settings.username || undefined, password: settings.password || undefined, ...(tls ? { tls } : {}),
+      lazyConnect: true, connectTimeout: timeoutMs, commandTimeout: timeoutMs, maxRetriesPerRequest: 0,
+      retryStrategy: () => null, enableOfflineQueue: false, connectionName: 'zdmatch',
+    });
+    r.on('error', () => undefined);
+    try {
+      await r.connect();
+      const state = /^cluster_state:(\w+)/m.exec(String(await r.cluster('INFO')))?.[1];
+      if (state) return { node, state };
+    } catch {
+      /* the next one */
+    } finally {
+      r.disconnect();
+    }
+  }
+  return undefined;
+}
