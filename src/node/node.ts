@@ -30,6 +30,7 @@ import { OwnerRegistry } from '../owner/registry';
 import { evictionPolicies } from '../store/eviction-policy';
 import { Keys } from '../store/keys';
 import { OutcomeStore } from '../store/outcomes';
+import { Cluster } from 'ioredis';
 import { clusterReady, clusterState, createRedis, logRedisErrors, type RedisClient } from '../store/redis';
 import { TaskStore, type NewTask, type OutcomeStatusName } from '../store/task-store';
 import { systemClock, type Clock } from '../util/clock';
@@ -47,7 +48,6 @@ import { ExternalTaskServiceDefinition, OperatorServiceDefinition } from '../wir
 // ---- end fetch surface ----
 // ---- auth/tls (issue 7) ----
 import fs from 'node:fs';
-import { Cluster } from 'ioredis';
 import { ServerCredentials } from '@grpc/grpc-js';
 import { Auth } from '../auth/auth';
 import { LongPollGate } from '../api/long-polls';
@@ -594,10 +594,10 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** Where the node looks for Redis, for messages: the configured target without credentials. */
 /** How long a node's boot waits for its Redis Cluster client to be ready. */
 const CLUSTER_READY_MS = 10_000;
 
+/** Where the node looks for Redis, for messages: the configured target without credentials. */
 function redisTarget(c: Config): string {
   const r = c.redis;
   if (r.clusterNodes.length > 0) return `the Redis Cluster at ${r.clusterNodes.join(', ')} (redis.clusterNodes)`;
