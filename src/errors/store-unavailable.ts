@@ -9,7 +9,8 @@
  */
 import { zdError, type ZdError } from './server-error';
 
-const UNREACHABLE_ERRORS = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
+// NoPrimaryError: store/redis.ts's WAIT for replicas found the slot map naming no primary it can reach.
+const UNREACHABLE_ERRORS = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'NoPrimaryError']);
 const UNREACHABLE_MESSAGES = ['Connection is closed.', "Stream isn't writeable and enableOfflineQueue options is false"];
 /**
  * A Redis Cluster call that ioredis followed `maxRedirections` times (MOVED and ASK, TRYAGAIN while

@@ -192,6 +192,14 @@ export function connectionEpoch(redis: RedisClient, keys: readonly string[] = []
 }
 
 /**
+ * A Cluster's slot map names no primary for a key, or one the client holds no connection to:
+ * mid-failover, for a moment. Not now rather than broken (errors/store-unavailable.ts).
+ */
+export class NoPrimaryError extends Error {
+  override name = 'NoPrimaryError';
+}
+
+/**
  * WAIT for `replicas` replicas to have the writes just made to `keys`, at most
  * `timeoutMs`; the fewest any primary involved reached. WAIT counts the writes of
  * the connection it is sent on, and a Cluster client would send it to a random
@@ -204,13 +212,13 @@ export async function waitForReplicas(redis: RedisClient, keys: string[], replic
   const owners = new Set<string>();
   for (const k of keys) {
     const owner = redis.slots[calculateSlot(k)]?.[0];
-    if (!owner) throw new Error(`no primary serves the slot of ${k} yet`);
+    if (!owner) throw new NoPrimaryError(`no primary serves the slot of ${k} yet`);
     owners.add(owner);
   }
   const byAddress = new Map(redis.nodes('master').map((n) => [`${n.options.host}:${n.options.port}`, n]));
   const acked = await Promise.all([...owners].map((a) => {
     const node = byAddress.get(a);
-    if (!node) throw new Error(`no connection to primary ${a}`);
+    if (!node) throw new NoPrimaryError(`no connection to primary ${a}`);
     return node.wait(replicas, timeoutMs).then(Number);
   }));
   return Math.min(...acked);
