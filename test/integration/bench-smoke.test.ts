@@ -16,14 +16,17 @@ function bench(args: string[], timeoutMs: number): Promise<{ stdout: string; std
       process.execPath,
       [CLI_MAIN, 'bench', ...args],
       { cwd: REPO_ROOT, timeout: timeoutMs },
-      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout, stderr })),
+      // A failure says how the process ended and what it printed: Node's message holds stderr alone.
+      (err, stdout, stderr) => (err
+        ? reject(new Error(`${err.message.trimEnd()}\nexit code ${String(err.code)}, signal ${String(err.signal)}, killed by the timeout: ${String(err.killed)}\nstdout:\n${stdout}`))
+        : resolve({ stdout, stderr })),
     );
   });
 }
 
 test('zdmatch bench --local --mode throughput --tasks 200 --json prints the report (and profiles every process)', async () => {
   const profiles = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-bench-prof-'));
-  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '200', '--warmup', '50', '--json', '--cpu-prof-dir', profiles], 18_000);
+  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '200', '--warmup', '50', '--json', '--cpu-prof-dir', profiles], 40_000);
   const written = fs.readdirSync(profiles);
   fs.rmSync(profiles, { recursive: true, force: true });
   expect(written).toEqual(expect.arrayContaining(['worker-0.cpuprofile', 'producer-0.cpuprofile']));
@@ -52,7 +55,7 @@ test('zdmatch bench --local --mode throughput --tasks 200 --json prints the repo
   // The single-node report has no per-node or per-primary parts.
   expect(r.cpuUsecPerTask.nodes).toBeUndefined();
   expect(r.redis.perPrimary).toBeUndefined();
-}, 20_000);
+}, 45_000);
 
 test('zdmatch bench --local --nodes 2 --redis-cluster reports each node and each Redis primary', async () => {
   const { stdout, stderr } = await bench([
@@ -88,11 +91,11 @@ test('zdmatch bench --local --nodes 2 --redis-cluster reports each node and each
 }, 40_000);
 
 test('zdmatch bench without --json prints its summary as a plain table when piped: no colour codes in a saved file', async () => {
-  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '100', '--warmup', '20', '--no-progress'], 18_000);
+  const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '100', '--warmup', '20', '--no-progress'], 40_000);
   expect(stdout).toMatch(/│ Steps started \/ expected\s+│ 100 \/ 100\s+│/);
   expect(stdout).toMatch(/│ Redis CPU \/ Step\s+│ [\d.]+ µs/);
   expect(stdout).not.toContain('\u001b[');
-}, 25_000);
+}, 45_000);
 
 test('zdmatch bench fails, naming the error, when its enqueues fail', async () => {
   // Guards the exit code: every enqueue refused (a batch over limits.maxBatch) printed
