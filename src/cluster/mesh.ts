@@ -8,7 +8,7 @@
  * oneself is a local call.
  */
 import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
-import { ClientError, createChannel, createClient, createServer, Metadata, Status, type Channel, type Server } from 'nice-grpc';
+import { ClientError, createChannel, createClient, createServer, Metadata, ServerError, Status, type Channel, type Server } from 'nice-grpc';
 import { doorbellKindLabel, type Metrics } from '../metrics/registry';
 import type { OfferRef, OfferResult } from '../owner/dispatcher';
 import { boundedSignal } from '../util/bounded-signal';
@@ -33,6 +33,8 @@ export interface MeshHandlers {
   capacity(update: pb.ICapacityUpdate): void;
   doorbell(events: pb.IDoorbellEvent[], from: string): void;
   cancelAttempts(attempts: pb.ICancelledAttemptRef[], reason: string): void;
+  /** Which of these start nonces this node's slots hold (one answer each, in order), and this node's boot. */
+  heldAttempts(nonces: string[]): { bootId: string; held: boolean[] };
   /** `dispatchWaitMs`: what the sender left of the call's matching.dispatchWait; undefined from an older peer. */
   invokeRpc(req: pb.InvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse>;
   capacitySnapshot(): Omit<pb.ICapacityUpdate, 'node_id' | 'seq'>;
@@ -117,6 +119,8 @@ const OFFER_TIMEOUT_MS = 2000;
  * the channel once it left the members does not end calls already made.
  */
 const ONE_WAY_TIMEOUT_MS = 5000;
+/** Nonces per HeldAttempts call: well under the mesh's message size limit at any nonce length. */
+export const HELD_ATTEMPTS_MAX = 1000;
 /** Offers per OfferBatch call; a longer turn's offers go in several calls. */
 const OFFER_BATCH_MAX = 256;
 /** How often the mesh server pings a peer's connection, and how long it waits for the answer (Mesh.listen). */
@@ -214,6 +218,13 @@ export class Mesh {
       cancelAttempts: async (req: pb.CancelAttemptsRequest) => {
         h.cancelAttempts(req.attempts, req.reason);
         return {};
+      },
+      heldAttempts: async (req: pb.HeldAttemptsRequest) => {
+        if (req.nonces.length > HELD_ATTEMPTS_MAX) {
+          throw new ServerError(Status.INVALID_ARGUMENT, `nonces: ${req.nonces.length} over the ${HELD_ATTEMPTS_MAX} a call may ask about`);
+        }
+        const r = h.heldAttempts(req.nonces);
+        return { boot_id: r.bootId, held: r.bootId === req.boot_id ? r.held : [] };
       },
       invokeRpc: (req: pb.InvokeRpcRequest, ctx) => h.invokeRpc(req, ctx.signal, parseDispatchWait(ctx.metadata.get(RPC_DISPATCH_WAIT_HEADER))),
       link: this.linkServer.handler(),
@@ -488,6 +499,35 @@ export class Mesh {
       if (c) this.sendCancel(nodeId, c, attempts, reason);
       else this.log.warn({ peer: nodeId, attempts: attempts.length }, 'cancel for attempts on a node that is not a member: not sent');
     });
+  }
+
+  /**
+   * Which of the attempts Redis says run on `nodeId`'s instance `bootId` its slots hold
+   * (one answer per nonce, in order), asked in calls of HELD_ATTEMPTS_MAX. Undefined when
+   * there is no answer to trust: the peer is not reachable, is another instance of the id
+   * (the dead-node sweep ends those attempts), or is an older build without the call.
+   */
+  async heldAttempts(nodeId: string, bootId: string, nonces: string[]): Promise<boolean[] | undefined> {
+    if (nodeId === this.nodeId) {
+      const r = this.handlers.heldAttempts(nonces);
+      return r.bootId === bootId ? r.held : undefined;
+    }
+    const client = this.peer(nodeId);
+    if (!client) return undefined;
+    const held: boolean[] = [];
+    try {
+      for (let i = 0; i < nonces.length; i += HELD_ATTEMPTS_MAX) {
+        const part = nonces.slice(i, i + HELD_ATTEMPTS_MAX);
+        this.sent('held_attempts');
+        const r = await client.heldAttempts({ boot_id: bootId, nonces: part }, { signal: AbortSignal.timeout(ONE_WAY_TIMEOUT_MS) });
+        if (r.boot_id !== bootId || r.held.length !== part.length) return undefined;
+        held.push(...r.held);
+      }
+      return held;
+    } catch (err) {
+      this.log.debug({ peer: nodeId, err: (err as Error).message }, 'held-attempts question to peer failed');
+      return undefined;
+    }
   }
 
   private sendCancel(nodeId: string, client: PeerClient, attempts: pb.ICancelledAttemptRef[], reason: string): void {

@@ -10,7 +10,7 @@ import { zdError } from '../errors';
 import type { Metrics } from '../metrics/registry';
 import type { Refusal } from '../store/codes';
 import { queueName } from '../store/keys';
-import type { EnqueueStart, NewTask, OutcomeStatusName, RunningAttempt, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
+import type { EnqueueStart, NewTask, OutcomeStatusName, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { FAILURE_LIMITS, pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
@@ -1048,7 +1048,7 @@ export class Gateway {
     this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, error);
   }
 
-  // ---- attempts no slot holds (attempt-audit.ts) ---------------------------
+  // ---- attempts no slot holds (owner/unheld-attempts.ts) -------------------
 
   /** The start nonces of the attempts this node's slots hold now, or whose start or end is on its way. */
   heldNonces(): Set<string> {
@@ -1057,21 +1057,10 @@ export class Gateway {
     return held;
   }
 
-  /**
-   * Fails, as worker lost, an attempt that Redis says runs in a slot of this node instance
-   * but that no slot here holds: its end (a result, a return) never reached Redis or was
-   * lost there, and nothing else ends it while this node lives (owners fail the attempts of
-   * node instances that are gone). The script checks that it still runs here under that
-   * nonce. True when it failed it.
-   */
-  async failUnheld(a: RunningAttempt): Promise<boolean> {
-    if (this.heldNonces().has(a.nonce)) return false;
-    const r = await this.store.fail(a, {
-      message: `worker lost: no slot of node ${this.opts.nodeId} holds the attempt (its end was not recorded)`,
-      type: 'worker_lost', nonRetryable: false, retryAfterMs: 0,
-    }, this.clock.now(), '', { kind: 'node-lost', node: this.opts.nodeId, boot: this.opts.bootId });
-    this.afterFail(r, a.partition, a.taskId, a.queue);
-    return r.kind === 'retry' || r.kind === 'terminal';
+  /** Whether this node's slots hold each of these attempts (heldNonces), in order: an owner's attempt audit asks. */
+  heldAmong(nonces: string[]): boolean[] {
+    const held = this.heldNonces();
+    return nonces.map((n) => held.has(n));
   }
 
   /**

@@ -1259,6 +1259,66 @@ export namespace zdmatch {
             type $Shape = zdmatch.v1.PeerAck.$Properties;
         }
 
+        interface IHeldAttemptsRequest extends zdmatch.v1.HeldAttemptsRequest.$Properties {
+        }
+
+        class HeldAttemptsRequest {
+            constructor(p?: zdmatch.v1.HeldAttemptsRequest.$Properties);
+            $unknowns?: Uint8Array[];
+            boot_id: string;
+            nonces: string[];
+            static create(properties: zdmatch.v1.HeldAttemptsRequest.$Shape): zdmatch.v1.HeldAttemptsRequest & zdmatch.v1.HeldAttemptsRequest.$Shape;
+            static create(properties?: zdmatch.v1.HeldAttemptsRequest.$Properties): zdmatch.v1.HeldAttemptsRequest;
+            static encode(m: zdmatch.v1.HeldAttemptsRequest.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.HeldAttemptsRequest.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.HeldAttemptsRequest & zdmatch.v1.HeldAttemptsRequest.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.HeldAttemptsRequest & zdmatch.v1.HeldAttemptsRequest.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.HeldAttemptsRequest;
+            static toObject(m: zdmatch.v1.HeldAttemptsRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace HeldAttemptsRequest {
+            interface $Properties {
+                boot_id?: (string|null);
+                nonces?: (string[]|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.HeldAttemptsRequest.$Properties;
+        }
+
+        interface IHeldAttemptsResponse extends zdmatch.v1.HeldAttemptsResponse.$Properties {
+        }
+
+        class HeldAttemptsResponse {
+            constructor(p?: zdmatch.v1.HeldAttemptsResponse.$Properties);
+            $unknowns?: Uint8Array[];
+            boot_id: string;
+            held: boolean[];
+            static create(properties: zdmatch.v1.HeldAttemptsResponse.$Shape): zdmatch.v1.HeldAttemptsResponse & zdmatch.v1.HeldAttemptsResponse.$Shape;
+            static create(properties?: zdmatch.v1.HeldAttemptsResponse.$Properties): zdmatch.v1.HeldAttemptsResponse;
+            static encode(m: zdmatch.v1.HeldAttemptsResponse.$Properties, w?: $protobuf.Writer): $protobuf.Writer;
+            static encodeDelimited(message: zdmatch.v1.HeldAttemptsResponse.$Properties, writer?: $protobuf.Writer): $protobuf.Writer;
+            static decode(r: ($protobuf.Reader|Uint8Array), l?: number): zdmatch.v1.HeldAttemptsResponse & zdmatch.v1.HeldAttemptsResponse.$Shape;
+            static decodeDelimited(reader: ($protobuf.Reader|Uint8Array)): zdmatch.v1.HeldAttemptsResponse & zdmatch.v1.HeldAttemptsResponse.$Shape;
+            static verify(m: { [k: string]: any }): (string|null);
+            static fromObject(d: { [k: string]: any }): zdmatch.v1.HeldAttemptsResponse;
+            static toObject(m: zdmatch.v1.HeldAttemptsResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+            toJSON(): { [k: string]: any };
+            static getTypeUrl(prefix?: string): string;
+        }
+
+        namespace HeldAttemptsResponse {
+            interface $Properties {
+                boot_id?: (string|null);
+                held?: (boolean[]|null);
+                $unknowns?: Uint8Array[];
+            }
+            type $Shape = zdmatch.v1.HeldAttemptsResponse.$Properties;
+        }
+
         interface ILinkFrame extends zdmatch.v1.LinkFrame.$Properties {
         }
 

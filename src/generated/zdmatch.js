@@ -14212,6 +14212,665 @@ $root.zdmatch = (function() {
             return PeerAck;
         })();
 
+        v1.HeldAttemptsRequest = (function() {
+
+            /**
+             * Properties of a HeldAttemptsRequest.
+             * @typedef {Object} zdmatch.v1.HeldAttemptsRequest.$Properties
+             * @property {string|null} [boot_id] HeldAttemptsRequest boot_id
+             * @property {Array.<string>|null} [nonces] HeldAttemptsRequest nonces
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a HeldAttemptsRequest.
+             * @memberof zdmatch.v1
+             * @interface IHeldAttemptsRequest
+             * @augments zdmatch.v1.HeldAttemptsRequest.$Properties
+             * @deprecated Use zdmatch.v1.HeldAttemptsRequest.$Properties instead.
+             */
+
+            /**
+             * Shape of a HeldAttemptsRequest.
+             * @typedef {zdmatch.v1.HeldAttemptsRequest.$Properties} zdmatch.v1.HeldAttemptsRequest.$Shape
+             */
+
+            /**
+             * Constructs a new HeldAttemptsRequest.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a HeldAttemptsRequest.
+             * @constructor
+             * @param {zdmatch.v1.HeldAttemptsRequest.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var HeldAttemptsRequest = function (p) {
+                this.nonces = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * HeldAttemptsRequest boot_id.
+             * @member {string} boot_id
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @instance
+             */
+            HeldAttemptsRequest.prototype.boot_id = "";
+
+            /**
+             * HeldAttemptsRequest nonces.
+             * @member {Array.<string>} nonces
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @instance
+             */
+            HeldAttemptsRequest.prototype.nonces = $util.emptyArray;
+
+            /**
+             * Creates a new HeldAttemptsRequest instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsRequest.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.HeldAttemptsRequest} HeldAttemptsRequest instance
+             * @type {{
+             *   (properties: zdmatch.v1.HeldAttemptsRequest.$Shape): zdmatch.v1.HeldAttemptsRequest & zdmatch.v1.HeldAttemptsRequest.$Shape;
+             *   (properties?: zdmatch.v1.HeldAttemptsRequest.$Properties): zdmatch.v1.HeldAttemptsRequest;
+             * }}
+             */
+            HeldAttemptsRequest.create = function(properties) {
+                return new HeldAttemptsRequest(properties);
+            };
+
+            /**
+             * Encodes the specified HeldAttemptsRequest message. Does not implicitly {@link zdmatch.v1.HeldAttemptsRequest.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsRequest.$Properties} m HeldAttemptsRequest message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            HeldAttemptsRequest.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.boot_id != null && $Object.hasOwnProperty.call(m, "boot_id") && m.boot_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.boot_id);
+                if (m.nonces != null && m.nonces.length) {
+                    for (var i = 0; i < m.nonces.length; ++i)
+                        w.uint32(/* id 2, wireType 2 =*/18).string(m.nonces[i]);
+                }
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified HeldAttemptsRequest message, length delimited. Does not implicitly {@link zdmatch.v1.HeldAttemptsRequest.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsRequest.$Properties} message HeldAttemptsRequest message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            HeldAttemptsRequest.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a HeldAttemptsRequest message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.HeldAttemptsRequest & zdmatch.v1.HeldAttemptsRequest.$Shape} HeldAttemptsRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            HeldAttemptsRequest.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.HeldAttemptsRequest();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.boot_id = v;
+                            else
+                                delete m.boot_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u !== 2)
+                                break;
+                            if (!(m.nonces && m.nonces.length))
+                                m.nonces = [];
+                            m.nonces.push(r.stringVerify());
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a HeldAttemptsRequest message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.HeldAttemptsRequest & zdmatch.v1.HeldAttemptsRequest.$Shape} HeldAttemptsRequest
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            HeldAttemptsRequest.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a HeldAttemptsRequest message.
+             * @function verify
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            HeldAttemptsRequest.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.boot_id != null && $Object.hasOwnProperty.call(m, "boot_id")) {
+                    if (!$util.isString(m.boot_id))
+                        return "boot_id: string expected";
+                }
+                if (m.nonces != null && $Object.hasOwnProperty.call(m, "nonces")) {
+                    if (!$Array.isArray(m.nonces))
+                        return "nonces: array expected";
+                    for (var i = 0; i < m.nonces.length; ++i) {
+                        if (!$util.isString(m.nonces[i]))
+                            return "nonces: string[] expected";
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a HeldAttemptsRequest message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.HeldAttemptsRequest} HeldAttemptsRequest
+             */
+            HeldAttemptsRequest.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.HeldAttemptsRequest)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.HeldAttemptsRequest: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.HeldAttemptsRequest();
+                if (d.boot_id != null) {
+                    if (typeof d.boot_id !== "string" || d.boot_id.length) {
+                        m.boot_id = $String(d.boot_id);
+                    }
+                }
+                if (d.nonces) {
+                    if (!$Array.isArray(d.nonces))
+                        throw $TypeError(".zdmatch.v1.HeldAttemptsRequest.nonces: array expected");
+                    m.nonces = $Array(d.nonces.length);
+                    for (var i = 0; i < d.nonces.length; ++i) {
+                        m.nonces[i] = $String(d.nonces[i]);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a HeldAttemptsRequest message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsRequest} m HeldAttemptsRequest
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            HeldAttemptsRequest.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.nonces = [];
+                }
+                if (o.defaults) {
+                    d.boot_id = "";
+                }
+                if (m.boot_id != null && $Object.hasOwnProperty.call(m, "boot_id")) {
+                    d.boot_id = m.boot_id;
+                }
+                if (m.nonces && m.nonces.length) {
+                    d.nonces = $Array(m.nonces.length);
+                    for (var j = 0; j < m.nonces.length; ++j) {
+                        d.nonces[j] = m.nonces[j];
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this HeldAttemptsRequest to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            HeldAttemptsRequest.prototype.toJSON = function() {
+                return HeldAttemptsRequest.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for HeldAttemptsRequest
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.HeldAttemptsRequest
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            HeldAttemptsRequest.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.HeldAttemptsRequest";
+            };
+
+            return HeldAttemptsRequest;
+        })();
+
+        v1.HeldAttemptsResponse = (function() {
+
+            /**
+             * Properties of a HeldAttemptsResponse.
+             * @typedef {Object} zdmatch.v1.HeldAttemptsResponse.$Properties
+             * @property {string|null} [boot_id] HeldAttemptsResponse boot_id
+             * @property {Array.<boolean>|null} [held] HeldAttemptsResponse held
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+
+            /**
+             * Properties of a HeldAttemptsResponse.
+             * @memberof zdmatch.v1
+             * @interface IHeldAttemptsResponse
+             * @augments zdmatch.v1.HeldAttemptsResponse.$Properties
+             * @deprecated Use zdmatch.v1.HeldAttemptsResponse.$Properties instead.
+             */
+
+            /**
+             * Shape of a HeldAttemptsResponse.
+             * @typedef {zdmatch.v1.HeldAttemptsResponse.$Properties} zdmatch.v1.HeldAttemptsResponse.$Shape
+             */
+
+            /**
+             * Constructs a new HeldAttemptsResponse.
+             * @memberof zdmatch.v1
+             * @classdesc Represents a HeldAttemptsResponse.
+             * @constructor
+             * @param {zdmatch.v1.HeldAttemptsResponse.$Properties=} [p] Properties to set
+             * @property {Array.<Uint8Array>} [$unknowns] Unknown fields preserved while decoding when enabled
+             */
+            var HeldAttemptsResponse = function (p) {
+                this.held = [];
+                if (p)
+                    for (var ks = $Object.keys(p), i = 0; i < ks.length; ++i)
+                        if (p[ks[i]] != null && ks[i] !== "__proto__")
+                            this[ks[i]] = p[ks[i]];
+            };
+
+            /**
+             * HeldAttemptsResponse boot_id.
+             * @member {string} boot_id
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @instance
+             */
+            HeldAttemptsResponse.prototype.boot_id = "";
+
+            /**
+             * HeldAttemptsResponse held.
+             * @member {Array.<boolean>} held
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @instance
+             */
+            HeldAttemptsResponse.prototype.held = $util.emptyArray;
+
+            /**
+             * Creates a new HeldAttemptsResponse instance using the specified properties.
+             * @function create
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsResponse.$Properties=} [properties] Properties to set
+             * @returns {zdmatch.v1.HeldAttemptsResponse} HeldAttemptsResponse instance
+             * @type {{
+             *   (properties: zdmatch.v1.HeldAttemptsResponse.$Shape): zdmatch.v1.HeldAttemptsResponse & zdmatch.v1.HeldAttemptsResponse.$Shape;
+             *   (properties?: zdmatch.v1.HeldAttemptsResponse.$Properties): zdmatch.v1.HeldAttemptsResponse;
+             * }}
+             */
+            HeldAttemptsResponse.create = function(properties) {
+                return new HeldAttemptsResponse(properties);
+            };
+
+            /**
+             * Encodes the specified HeldAttemptsResponse message. Does not implicitly {@link zdmatch.v1.HeldAttemptsResponse.verify|verify} messages.
+             * @function encode
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsResponse.$Properties} m HeldAttemptsResponse message or plain object to encode
+             * @param {$protobuf.Writer} [w] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            HeldAttemptsResponse.encode = function (m, w, q) {
+                if (!w)
+                    w = $Writer.create();
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                if (m.boot_id != null && $Object.hasOwnProperty.call(m, "boot_id") && m.boot_id !== "")
+                    w.uint32(/* id 1, wireType 2 =*/10).string(m.boot_id);
+                if (m.held != null && m.held.length) {
+                    w.uint32(/* id 2, wireType 2 =*/18).bools(m.held);
+                }
+                if (m.$unknowns != null && $Object.hasOwnProperty.call(m, "$unknowns"))
+                    for (var i = 0; i < m.$unknowns.length; ++i)
+                        w.raw(m.$unknowns[i]);
+                return w;
+            };
+
+            /**
+             * Encodes the specified HeldAttemptsResponse message, length delimited. Does not implicitly {@link zdmatch.v1.HeldAttemptsResponse.verify|verify} messages.
+             * @function encodeDelimited
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsResponse.$Properties} message HeldAttemptsResponse message or plain object to encode
+             * @param {$protobuf.Writer} [writer] Writer to encode to
+             * @returns {$protobuf.Writer} Writer
+             */
+            HeldAttemptsResponse.encodeDelimited = function(message, writer) {
+                return this.encode(message, (writer || $Writer.create()).fork()).ldelim();
+            };
+
+            /**
+             * Decodes a HeldAttemptsResponse message from the specified reader or buffer.
+             * @function decode
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} r Reader or buffer to decode from
+             * @param {number} [l] Message length if known beforehand
+             * @returns {zdmatch.v1.HeldAttemptsResponse & zdmatch.v1.HeldAttemptsResponse.$Shape} HeldAttemptsResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            HeldAttemptsResponse.decode = function (r, l, z, q, g) {
+                if (!(r instanceof $Reader))
+                    r = $Reader.create(r);
+                if (q === $undefined)
+                    q = 0;
+                if (q > $Reader.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var c, m, v;
+                if (l === $undefined)
+                    c = r.len;
+                else {
+                    c = r.pos + l;
+                    if (c > r.len)
+                        throw $RangeError("index out of range");
+                    l = r.len;
+                    r.len = c;
+                }
+                m = g || new $root.zdmatch.v1.HeldAttemptsResponse();
+                while (r.pos < c) {
+                    var s = r.pos;
+                    var t = r.tag();
+                    if (t === z) {
+                        z = $undefined;
+                        break;
+                    }
+                    var u = t & 7;
+                    switch (t >>>= 3) {
+                    case 1: {
+                            if (u !== 2)
+                                break;
+                            if ((v = r.stringVerify()).length)
+                                m.boot_id = v;
+                            else
+                                delete m.boot_id;
+                            continue;
+                        }
+                    case 2: {
+                            if (u === 2) {
+                                if (!(m.held && m.held.length))
+                                    m.held = [];
+                                r.bools(m.held);
+                                continue;
+                            }
+                            if (u !== 0)
+                                break;
+                            if (!(m.held && m.held.length))
+                                m.held = [];
+                            m.held.push(r.bool());
+                            continue;
+                        }
+                    }
+                    r.skipType(u, q, t);
+                    if (!r.discardUnknown) {
+                        $util.makeProp(m, "$unknowns", false);
+                        (m.$unknowns || (m.$unknowns = [])).push(r.raw(s, r.pos));
+                    }
+                }
+                if (l !== $undefined) {
+                    if (r.pos !== c)
+                        throw $RangeError("index out of range");
+                    r.len = l;
+                }
+                if (z !== $undefined)
+                    throw $Error("missing end group");
+                return m;
+            };
+
+            /**
+             * Decodes a HeldAttemptsResponse message from the specified reader or buffer, length delimited.
+             * @function decodeDelimited
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {$protobuf.Reader|Uint8Array} reader Reader or buffer to decode from
+             * @returns {zdmatch.v1.HeldAttemptsResponse & zdmatch.v1.HeldAttemptsResponse.$Shape} HeldAttemptsResponse
+             * @throws {Error} If the payload is not a reader or valid buffer
+             * @throws {$protobuf.util.ProtocolError} If required fields are missing
+             */
+            HeldAttemptsResponse.decodeDelimited = function(reader) {
+                if (!(reader instanceof $Reader))
+                    reader = new $Reader(reader);
+                return this.decode(reader, reader.size());
+            };
+
+            /**
+             * Verifies a HeldAttemptsResponse message.
+             * @function verify
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {Object.<string,*>} m Plain object to verify
+             * @returns {string|null} `null` if valid, otherwise the reason why it is not
+             */
+            HeldAttemptsResponse.verify = function (m, q) {
+                if (typeof m !== "object" || m === null)
+                    return "object expected";
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    return "max depth exceeded";
+                if (m.boot_id != null && $Object.hasOwnProperty.call(m, "boot_id")) {
+                    if (!$util.isString(m.boot_id))
+                        return "boot_id: string expected";
+                }
+                if (m.held != null && $Object.hasOwnProperty.call(m, "held")) {
+                    if (!$Array.isArray(m.held))
+                        return "held: array expected";
+                    for (var i = 0; i < m.held.length; ++i) {
+                        if (typeof m.held[i] !== "boolean")
+                            return "held: boolean[] expected";
+                    }
+                }
+                return null;
+            };
+
+            /**
+             * Creates a HeldAttemptsResponse message from a plain object. Also converts values to their respective internal types.
+             * @function fromObject
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {Object.<string,*>} d Plain object
+             * @returns {zdmatch.v1.HeldAttemptsResponse} HeldAttemptsResponse
+             */
+            HeldAttemptsResponse.fromObject = function (d, q) {
+                if (d instanceof $root.zdmatch.v1.HeldAttemptsResponse)
+                    return d;
+                if (!$util.isObject(d))
+                    throw $TypeError(".zdmatch.v1.HeldAttemptsResponse: object expected");
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var m = new $root.zdmatch.v1.HeldAttemptsResponse();
+                if (d.boot_id != null) {
+                    if (typeof d.boot_id !== "string" || d.boot_id.length) {
+                        m.boot_id = $String(d.boot_id);
+                    }
+                }
+                if (d.held) {
+                    if (!$Array.isArray(d.held))
+                        throw $TypeError(".zdmatch.v1.HeldAttemptsResponse.held: array expected");
+                    m.held = $Array(d.held.length);
+                    for (var i = 0; i < d.held.length; ++i) {
+                        m.held[i] = $Boolean(d.held[i]);
+                    }
+                }
+                return m;
+            };
+
+            /**
+             * Creates a plain object from a HeldAttemptsResponse message. Also converts values to other types if specified.
+             * @function toObject
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {zdmatch.v1.HeldAttemptsResponse} m HeldAttemptsResponse
+             * @param {$protobuf.IConversionOptions} [o] Conversion options
+             * @returns {Object.<string,*>} Plain object
+             */
+            HeldAttemptsResponse.toObject = function (m, o, q) {
+                if (!o)
+                    o = {};
+                if (q === $undefined)
+                    q = 0;
+                if (q > $util.recursionLimit)
+                    throw $Error("max depth exceeded");
+                var d = {};
+                if (o.arrays || o.defaults) {
+                    d.held = [];
+                }
+                if (o.defaults) {
+                    d.boot_id = "";
+                }
+                if (m.boot_id != null && $Object.hasOwnProperty.call(m, "boot_id")) {
+                    d.boot_id = m.boot_id;
+                }
+                if (m.held && m.held.length) {
+                    d.held = $Array(m.held.length);
+                    for (var j = 0; j < m.held.length; ++j) {
+                        d.held[j] = m.held[j];
+                    }
+                }
+                return d;
+            };
+
+            /**
+             * Converts this HeldAttemptsResponse to JSON.
+             * @function toJSON
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @instance
+             * @returns {Object.<string,*>} JSON object
+             */
+            HeldAttemptsResponse.prototype.toJSON = function() {
+                return HeldAttemptsResponse.toObject(this, $protobuf.util.toJSONOptions);
+            };
+
+            /**
+             * Gets the type url for HeldAttemptsResponse
+             * @function getTypeUrl
+             * @memberof zdmatch.v1.HeldAttemptsResponse
+             * @static
+             * @param {string} [prefix] Custom type url prefix, defaults to `"type.googleapis.com"`
+             * @returns {string} The type url
+             */
+            HeldAttemptsResponse.getTypeUrl = function(prefix) {
+                if (prefix === $undefined)
+                    prefix = "type.googleapis.com";
+                return prefix + "/zdmatch.v1.HeldAttemptsResponse";
+            };
+
+            return HeldAttemptsResponse;
+        })();
+
         v1.LinkFrame = (function() {
 
             /**

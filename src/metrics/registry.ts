@@ -64,7 +64,7 @@ export const ENQUEUE_RESULTS = ['created', 'exists', 'ended'] as const;
 /** `dexzd_matching_returned_attempts_total{reason}`: the reasons DESIGN §10 publishes. */
 export const RETURNED_ATTEMPT_REASONS = ['unknown_type', 'drain_no_output', 'write_failed', 'legacy_no_capacity'] as const;
 /** `dexzd_mesh_messages_total{message}`: the calls cluster/mesh.ts makes to peers. */
-export const MESH_MESSAGES = ['offer', 'offer_batch', 'invoke_rpc', 'cancel_attempts', 'capacity', 'doorbell'] as const;
+export const MESH_MESSAGES = ['offer', 'offer_batch', 'invoke_rpc', 'cancel_attempts', 'held_attempts', 'capacity', 'doorbell'] as const;
 /** `dexzd_outcomes_total{status}`: the wire's OutcomeStatus names (store/task-store.ts OutcomeStatusName). */
 export const OUTCOME_STATUSES: readonly string[] = enumNames(pb.OutcomeStatus);
 /** `dexzd_mesh_doorbell_events_total{kind}`: the wire's DoorbellEvent.Kind names, lower case. */

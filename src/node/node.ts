@@ -22,7 +22,7 @@ import { targetPartitions } from '../cluster/rendezvous';
 import { CapacityView } from '../cluster/capacity-view';
 import { ClusterDispatcher } from '../cluster/cluster-dispatcher';
 import { Mesh } from '../cluster/mesh';
-import { AttemptAudit } from '../gateway/attempt-audit';
+import { AttemptAudit } from './attempt-audit';
 import { Gateway } from '../gateway/gateway';
 import { OutcomeBell } from '../gateway/outcome-bell';
 import { createMetrics, type Metrics } from '../metrics/registry';
@@ -95,7 +95,7 @@ export class ZdNode {
   readonly store: TaskStore;
   readonly outcomes: OutcomeStore;
   readonly gateway: Gateway;
-  /** Attempts Redis says run here that no slot holds: failed as worker lost (gateway/attempt-audit.ts). */
+  /** Running attempts no slot holds, and held ones that no longer run, once a minute (attempt-audit.ts). */
   readonly attemptAudit: AttemptAudit;
   readonly owner: OwnerRegistry;
   readonly membership: Membership;
@@ -188,6 +188,7 @@ export class ZdNode {
       backlogChanged: () => this.mesh?.capacityChanged(),
       peersBacklogged: (queue) => this.view.peerHasBacklog(queue),
       cancelAttempts: (attempts, reason) => this.routing.cancelAttempts(attempts, reason),
+      heldAttempts: (nodeId, bootId, nonces) => this.mesh.heldAttempts(nodeId, bootId, nonces),
       taskFetchable: (queue, readyAt, p) => this.routing.taskFetchable(queue, readyAt, p),
     }, {
       stickyWaitMs: config.matching.stickyWait, syncMatchWaitMs: config.matching.syncMatchWait,
@@ -215,14 +216,15 @@ export class ZdNode {
       capacityChanged: () => this.mesh.capacityChanged(),
       rpcToIdlePeer: (call) => this.routing.rpcToIdlePeer(call),
     }, this.metrics, this.clock, this.log);
-    this.attemptAudit = new AttemptAudit(
-      this.store, this.gateway, config.cluster.partitions, this.nodeId, this.bootId, ATTEMPT_AUDIT_EVERY_MS, this.log,
-      () => this.owner.membershipChanged(),
-    );
+    this.attemptAudit = new AttemptAudit({
+      ownersLook: () => this.owner.unheldAttempts.runOnce(),
+      cancelEnded: () => this.gateway.cancelEnded(),
+    }, ATTEMPT_AUDIT_EVERY_MS, this.log);
     this.mesh = new Mesh(this.nodeId, this.membership, {
       offer: (ref) => this.gateway.offer(ref),
       capacity: (u) => this.routing.onCapacity(u),
       doorbell: (events, from) => this.routing.onDoorbell(events, from),
+      heldAttempts: (nonces) => ({ bootId: this.bootId, held: this.gateway.heldAmong(nonces) }),
       cancelAttempts: (attempts, reason) => this.gateway.cancelAttempts(attempts.map((a) => ({
         taskId: a.task_id ?? '', attempt: a.attempt ?? 0, nonce: a.nonce ?? '', streamId: a.stream_id ?? '',
       })), reason),

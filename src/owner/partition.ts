@@ -10,7 +10,7 @@ import type { Keys } from '../store/keys';
 import { parseQueueName } from '../store/keys';
 import { attemptNode, attemptSlot } from '../store/layout';
 import type { RedisClient } from '../store/redis';
-import type { CancelledAttempt, FailCondition, OutcomeStatusName, TaskStore } from '../store/task-store';
+import type { AttemptRef, CancelledAttempt, FailCondition, OutcomeStatusName, RunningAttempt, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { QueueHeads, type BusyQueues, type HeadRef } from './heads';
@@ -39,6 +39,14 @@ export interface PartitionHost {
 }
 
 const EXPIRY_BATCH = 100;
+/** Task reads a look at the running attempts has in flight at once. */
+const INFLIGHT_READS = 500;
+
+/** An attempt that runs, as Redis holds it, on a node instance that is not gone. */
+export interface LiveAttempt extends RunningAttempt {
+  node: string;
+  boot: string;
+}
 /** The inflight score of an attempt without timeouts (Lua's 2^53-1). */
 const NO_DEADLINE = 9007199254740991;
 /** A timer whose Redis work failed (a failover, a dropped connection) runs again this much later. */
@@ -66,7 +74,7 @@ export class PartitionOwner {
   /** An owner-initiated script found the lease moved: this owner is done, its unload on the way. */
   private leaseRefused = false;
   /** This owner's fails in flight, by task: one fails a task at a time (failAttempt). */
-  private readonly failing = new Map<string, Promise<void>>();
+  private readonly failing = new Map<string, Promise<boolean>>();
 
   constructor(
     readonly lease: HeldLease,
@@ -282,41 +290,62 @@ export class PartitionOwner {
   }
 
   /**
-   * Fails every running attempt whose node instance is gone (DESIGN §6: within
-   * cluster.nodeTtl). The fail script checks that the attempt still runs on that
-   * node instance: another, started on a live node since this read, is left alone.
+   * One look at the partition's running attempts (its inflight set, task by task): those
+   * of node instances that are gone fail now (DESIGN §6: within cluster.nodeTtl); the
+   * others are returned, for the attempt audit to ask their nodes whether a slot holds
+   * them (unheld-attempts.ts). The fail script checks that the attempt still runs on
+   * that node instance: another, started on a live node since this read, is left alone.
    */
-  async failDeadNodeAttempts(): Promise<void> {
-    if (!this.active) return;
+  async failDeadNodeAttempts(): Promise<LiveAttempt[]> {
+    if (!this.active) return [];
     const ids = await this.redis.zrange(this.keys.inflight(this.partition), 0, -1);
     // One look per node instance, however many of its attempts this partition holds.
     const gone = new Map<string, Promise<boolean>>();
-    await Promise.all(ids.map(async (id) => {
-      const [run, n, b] = await this.redis.hmget(this.keys.task(this.partition, id), 'run', 'node', 'boot');
-      const { node, boot } = attemptNode(run, n, b);
-      if (!node) return;
-      const instance = `${node}\0${boot}`;
-      if (!gone.has(instance)) gone.set(instance, this.host.isNodeGone(node, boot));
-      if (await gone.get(instance)) {
-        await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost', { kind: 'node-lost', node, boot });
-      }
-    }));
+    const live: LiveAttempt[] = [];
+    for (let i = 0; i < ids.length; i += INFLIGHT_READS) {
+      await Promise.all(ids.slice(i, i + INFLIGHT_READS).map(async (id) => {
+        const [run, n, b, state, attempt, nonce, queue] = await this.redis.hmget(
+          this.keys.task(this.partition, id), 'run', 'node', 'boot', 'state', 'attempt', 'nonce', 'queue');
+        const { node, boot } = attemptNode(run, n, b);
+        if (!node) return;
+        const instance = `${node}\0${boot}`;
+        if (!gone.has(instance)) gone.set(instance, this.host.isNodeGone(node, boot));
+        if (await gone.get(instance)) {
+          await this.failAttempt(id, `worker lost: node ${node} is gone`, 'worker_lost', { kind: 'node-lost', node, boot });
+        } else if (state === 'running' && nonce) {
+          live.push({ partition: this.partition, taskId: id, attempt: Number(attempt ?? 0), nonce, queue: queue ?? '', node, boot });
+        }
+      }));
+    }
+    return live;
   }
 
   /**
-   * Fails the attempt of `taskId` running now, if `condition` still holds when the
-   * fail script runs (it checks; nothing read here decides). A task that no longer
-   * runs loses the inflight entry left of it in the same script, never by a write
-   * of its own here: an attempt started since this read keeps its entry.
+   * Fails, as worker lost, an attempt that runs on a live node none of whose slots held
+   * it on two looks (unheld-attempts.ts): its end never reached Redis, or Redis lost it.
+   * The script checks that it still runs on that node instance under the nonce read, so
+   * an attempt started there since is left alone. True when it failed it.
    */
-  private failAttempt(taskId: string, message: string, type: string, condition: FailCondition): Promise<void> {
+  failUnheld(a: LiveAttempt): Promise<boolean> {
+    return this.failAttempt(a.taskId, `worker lost: no slot of node ${a.node} holds the attempt (its end was not recorded)`,
+      'worker_lost', { kind: 'node-lost', node: a.node, boot: a.boot }, a);
+  }
+
+  /**
+   * Fails the attempt of `taskId` running now (or `pinned`, the one read earlier), if
+   * `condition` still holds when the fail script runs (it checks; nothing read here
+   * decides). A task that no longer runs loses the inflight entry left of it in the same
+   * script, never by a write of its own here: an attempt started since this read keeps
+   * its entry. True when it failed the attempt.
+   */
+  private failAttempt(taskId: string, message: string, type: string, condition: FailCondition, pinned?: AttemptRef): Promise<boolean> {
     // Two passes may fail one attempt at once (two dead-node sweeps, a sweep and an expiry). Side by
     // side, both read the attempt before either fail landed, the script answered the second as a replay
     // of the first, and its outcome was counted and rung twice (a retry made ready twice). The second
     // reads the task once the first has finished, and finds the attempt ended.
     const before = this.failing.get(taskId);
     const run = (before ? before.catch(() => undefined) : Promise.resolve())
-      .then(() => this.failOnce(taskId, message, type, condition))
+      .then(() => this.failOnce(taskId, message, type, condition, pinned))
       .finally(() => {
         if (this.failing.get(taskId) === run) this.failing.delete(taskId);
       });
@@ -324,10 +353,12 @@ export class PartitionOwner {
     return run;
   }
 
-  private async failOnce(taskId: string, message: string, type: string, condition: FailCondition): Promise<void> {
+  private async failOnce(taskId: string, message: string, type: string, condition: FailCondition, pinned?: AttemptRef): Promise<boolean> {
     const [attempt, nonce, queue, run, slot, node] = await this.redis.hmget(
       this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue', 'run', 'slot', 'node');
-    const ref = { partition: this.partition, taskId, attempt: Number(attempt ?? 0), nonce: nonce ?? '' };
+    const ref = pinned
+      ? { partition: this.partition, taskId, attempt: pinned.attempt, nonce: pinned.nonce }
+      : { partition: this.partition, taskId, attempt: Number(attempt ?? 0), nonce: nonce ?? '' };
     const r = await this.store.fail(
       ref, { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token, condition,
     );
@@ -344,6 +375,7 @@ export class PartitionOwner {
     }
     else if (r.kind === 'terminal') this.host.outcomeWritten(this.partition, taskId, r.status);
     else if (r.kind === 'lease-moved') this.leaseGone();
+    return r.kind === 'retry' || r.kind === 'terminal';
   }
 
   // ---- flow deadlines -----------------------------------------------------

@@ -18,6 +18,7 @@ import { HeadsResync } from './resync';
 import { BacklogCounter } from './backlog';
 import { OffersOut } from './offers-out';
 import { Timers, type TimerHandle } from './timers';
+import { UnheldAttempts, type AskHeld } from './unheld-attempts';
 
 export interface MatchingWaits {
   stickyWaitMs: number;
@@ -43,6 +44,8 @@ export interface OwnerHooks {
   peersBacklogged(queue: string): boolean;
   /** Sends Cancel to the slots (on any node) that hold these attempts. */
   cancelAttempts(attempts: CancelledAttempt[], reason: string): void;
+  /** Asks a node which of these attempts its slots hold (unheld-attempts.ts). */
+  heldAttempts: AskHeld;
   /** A task of `queue` is fetchable at `readyAt` in `partition` (a retry the owner queued): wake the fetches of its topic. */
   taskFetchable(queue: string, readyAt: number, partition: number): void;
 }
@@ -79,6 +82,8 @@ export class OwnerRegistry implements PartitionHost {
   private readonly offersOut = new OffersOut();
   readonly resync: HeadsResync;
   readonly backlog: BacklogCounter;
+  /** The attempt audit of the partitions owned here; the node runs it (node/attempt-audit.ts). */
+  readonly unheldAttempts: UnheldAttempts;
 
   constructor(
     private readonly redis: RedisClient,
@@ -107,6 +112,7 @@ export class OwnerRegistry implements PartitionHost {
     this.backlog = new BacklogCounter(() => this.owned(), () => this.dispatcher, redis, keys, waits.backlogCountIntervalMs ?? 5000, clock, log,
       (p, name) => this.resync.restoreQueue(p, name));
     this.backlog.start();
+    this.unheldAttempts = new UnheldAttempts(() => this.owned(), hooks.heldAttempts, log);
   }
 
   /** Steps waiting in memory in their sticky or sync-match phase. */

@@ -13,7 +13,7 @@ import { hotScriptsFor, type ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
-import { attemptNode, spreadRun, TASK_LAYOUT } from './layout';
+import { spreadRun, TASK_LAYOUT } from './layout';
 
 /** A Step to enqueue: its spec (the values that never change) and where it goes. */
 export interface NewTask extends SpecValues {
@@ -79,9 +79,6 @@ export interface AttemptRef {
 export interface RunningAttempt extends AttemptRef {
   queue: string;
 }
-
-/** Inflight entries attemptsRunningOn reads per round trip. */
-const INFLIGHT_PAGE = 500;
 
 export interface FailureInfo {
   message: string;
@@ -430,34 +427,6 @@ export class TaskStore {
   async readTask(partition: number, taskId: string): Promise<Record<string, Buffer> | null> {
     const h = await this.redis.hgetallBuffer(this.keys.task(partition, taskId));
     return Object.keys(h).length === 0 ? null : spreadRun(spreadSpec(h));
-  }
-
-  /**
-   * The attempts that run, as Redis holds it, on the node instance `nodeId`/`bootId` in a
-   * partition (its inflight set, a page at a time). Entries that leave the set meanwhile may
-   * shift a page past some: a later read finds those.
-   */
-  async attemptsRunningOn(partition: number, nodeId: string, bootId: string): Promise<RunningAttempt[]> {
-    const out: RunningAttempt[] = [];
-    for (let start = 0; ; start += INFLIGHT_PAGE) {
-      const ids = await this.redis.zrange(this.keys.inflight(partition), start, start + INFLIGHT_PAGE - 1);
-      if (ids.length === 0) break;
-      // One partition's keys share a hash slot: one pipeline, on a Redis Cluster too.
-      const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.hmget(this.keys.task(partition, id), 'state', 'attempt', 'nonce', 'queue', 'run', 'node', 'boot');
-      const replies = (await pipeline.exec()) ?? [];
-      ids.forEach((taskId, i) => {
-        const [err, f] = replies[i] ?? [];
-        if (err || !f) return;
-        const [state, attempt, nonce, queue, run, node, boot] = f as (string | null)[];
-        if (state !== 'running' || !nonce) return;
-        const where = attemptNode(run ?? null, node ?? null, boot ?? null);
-        if (where.node !== nodeId || where.boot !== bootId) return;
-        out.push({ partition, taskId, attempt: Number(attempt ?? 0), nonce, queue: queue ?? '' });
-      });
-      if (ids.length < INFLIGHT_PAGE) break;
-    }
-    return out;
   }
 
   /**

@@ -72,6 +72,7 @@ export const PeerServiceDefinition = {
   doorbell: unary(P, 'Doorbell', pb.DoorbellRequest, pb.PeerAck),
   cancelAttempts: unary(P, 'CancelAttempts', pb.CancelAttemptsRequest, pb.PeerAck),
   invokeRpc: unary(P, 'InvokeRpc', pb.InvokeRpcRequest, pb.InvokeRpcResponse),
+  heldAttempts: unary(P, 'HeldAttempts', pb.HeldAttemptsRequest, pb.HeldAttemptsResponse),
   link: bidi(P, 'Link', pb.LinkFrame, pb.LinkFrame),
 } as const;
 

@@ -36,6 +36,7 @@ const handlers: MeshHandlers = {
   capacity: () => undefined,
   doorbell: () => undefined,
   cancelAttempts: () => undefined,
+  heldAttempts: () => ({ bootId: 'not used', held: [] }),
   invokeRpc: () => Promise.reject(new Error('not used')),
   capacitySnapshot: () => snapshot,
 };
@@ -75,7 +76,7 @@ async function recordingPeer(link: boolean) {
       return { results: (req.offers ?? []).map(answer) };
     },
   }, silentLogger);
-  const { link: linkMethod, ...unaryOnly } = PeerServiceDefinition;
+  const { link: linkMethod, heldAttempts: _held, ...unaryOnly } = PeerServiceDefinition;
   const impl = {
     offer: async (req: pb.OfferRequest) => {
       seen.unary.push('offer');

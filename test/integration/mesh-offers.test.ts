@@ -47,6 +47,7 @@ const noHandlers: MeshHandlers = {
   capacity: () => undefined,
   doorbell: () => undefined,
   cancelAttempts: () => undefined,
+  heldAttempts: () => ({ bootId: 'not used', held: [] }),
   invokeRpc: () => Promise.reject(new Error('not used')),
   capacitySnapshot: () => ({ entries: [], workers: [], declined: [] }),
 };
@@ -57,7 +58,7 @@ async function countingPeer(batch: boolean) {
   const answer = (r: pb.IOfferRequest) => (r.ref?.task_id?.startsWith('gone') ? pb.OfferResult.GONE : pb.OfferResult.TAKEN);
   const server: Server = createServer();
   const ack = async () => ({});
-  const { offerBatch, link: _link, ...single } = PeerServiceDefinition;
+  const { offerBatch, link: _link, heldAttempts: _held, ...single } = PeerServiceDefinition;
   const impl = {
     offer: async (req: pb.OfferRequest) => {
       calls.offer++;
@@ -159,7 +160,7 @@ it('gives up one-way calls (capacity, doorbell, cancel) to a peer that never ans
     }, { once: true });
   });
   const server: Server = createServer();
-  const { offerBatch: _b, link: _l, ...single } = PeerServiceDefinition;
+  const { offerBatch: _b, link: _l, heldAttempts: _h, ...single } = PeerServiceDefinition;
   server.add(single, {
     offer: async () => ({ result: pb.OfferResult.NO_SLOT }), invokeRpc: async () => ({}),
     capacity: never('capacity'), doorbell: never('doorbell'), cancelAttempts: never('cancelAttempts'),

@@ -39,7 +39,7 @@ const STARTS_AT_ZERO: Record<string, Record<string, string[]>> = {
   dexzd_outcomes_total: { status: ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] },
   dexzd_matching_offers_total: { result: ['taken', 'no-slot', 'gone', 'error'] },
   dexzd_step_tasks_enqueued_total: { result: ['created', 'exists', 'ended'] },
-  dexzd_mesh_messages_total: { message: ['offer', 'offer_batch', 'invoke_rpc', 'cancel_attempts', 'capacity', 'doorbell'] },
+  dexzd_mesh_messages_total: { message: ['offer', 'offer_batch', 'invoke_rpc', 'cancel_attempts', 'held_attempts', 'capacity', 'doorbell'] },
   dexzd_mesh_doorbell_events_total: { kind: ['ready', 'outcome', 'attempt', 'flow_deadline', 'fetch'] },
 };
 
