@@ -119,3 +119,25 @@ it('fails nothing on a look the peer does not answer, and keeps what the look be
   expect(await a.node.attemptAudit.runOnce()).toBe(1);
   expect((await slot.nextOf('step_task', 3000)).step_task).toMatchObject({ task_id: taskId, attempt: 2 });
 });
+
+it('asks a peer about many attempts in calls of a bounded size, and trusts no answer from another instance of its id', async () => {
+  const { a, b } = pair;
+  const slot = await pair.slotAt(b, 'w-b');
+  const { task_id: taskId } = await a.matching.enqueueStep({ step: step(flowOwnedBy(a)) });
+  const task = (await slot.nextOf('step_task')).step_task!;
+  const p = partitionOfTaskId(taskId!, a.config.cluster.partitions)!;
+  const nonce = (await a.node.redis.hget(a.node.keys.task(p, taskId!), 'nonce'))!;
+  const calls = async () => Number(/message="held_attempts"} (\d+)/.exec(await a.node.metrics.registry.getSingleMetricAsString('dexzd_mesh_messages_total'))![1]);
+
+  const before = await calls();
+  const nonces = [...Array.from({ length: 2400 }, (_, i) => `none-${i}`), nonce];
+  const held = await a.node.mesh.heldAttempts(b.node.nodeId, b.node.bootId, nonces);
+  expect(held).toHaveLength(2401);
+  expect(held!.filter(Boolean)).toHaveLength(1);
+  expect(held![2400]).toBe(true);
+  expect(await calls() - before).toBe(3); // 1000 nonces a call
+  // The id's instance that runs now is not the one asked about: no answer.
+  expect(await a.node.mesh.heldAttempts(b.node.nodeId, 'an-earlier-boot', [nonce])).toBeUndefined();
+  slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  expect((await slot.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+});
