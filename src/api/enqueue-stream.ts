@@ -17,7 +17,7 @@ import type { Principal } from '../auth/auth';
 import { invalidArgument, storeUnavailable, zdError } from '../errors';
 import type { Logger } from '../util/logger';
 import { Channel } from '../util/channel';
-import { decodeErrorOf } from '../wire/adapter';
+import { decodeProblem } from '../wire/adapter';
 import type { pb } from '../wire';
 
 /**
@@ -98,8 +98,8 @@ export class EnqueueStreams {
           for (;;) {
             const r = await it.next();
             if (r.done || stop.signal.aborted) break;
-            const decodeError = decodeErrorOf(r.value);
-            if (decodeError !== undefined) throw invalidArgument('request', `is not a valid protobuf message (${decodeError})`);
+            const undecoded = decodeProblem(r.value);
+            if (undecoded) throw invalidArgument(undecoded.field, undecoded.reason);
             inFlight++;
             unanswered++;
             void answer(r.value);

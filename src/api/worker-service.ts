@@ -11,7 +11,7 @@ import type { Gateway } from '../gateway/gateway';
 import type { Slot, SlotRegistration } from '../gateway/slot';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION } from '../wire';
-import { decodeErrorOf, hasInvalidText } from '../wire/adapter';
+import { decodeProblem, hasInvalidText } from '../wire/adapter';
 import { requireName } from './validation';
 
 /** Oldest worker protocol this server still serves. */
@@ -148,8 +148,8 @@ function abortedWithin(signal: AbortSignal, ms: number): Promise<boolean> {
  * result lost that way left its attempt running on a slot the worker thinks free.
  */
 function requireDecoded(f: pb.WorkerFrame): void {
-  const decodeError = decodeErrorOf(f);
-  if (decodeError !== undefined) throw invalidArgument('frame', `is not a valid WorkerFrame protobuf message (${decodeError})`);
+  const undecoded = decodeProblem(f, 'frame', 'WorkerFrame protobuf message');
+  if (undecoded) throw invalidArgument(undecoded.field, undecoded.reason);
 }
 
 /** The string fields of a result, decline or heartbeat, by name, as a lenient read gave them. */

@@ -40,6 +40,33 @@ function leniently<D>(decode: () => D): D | undefined {
   }
 }
 
+/**
+ * The string fields of a leniently read message that hold U+FFFD, as paths
+ * ("steps[0].tenant", "register.flow_types[1]"): where its bytes that are no
+ * UTF-8 were. A field whose valid text holds U+FFFD itself is named too.
+ */
+export function invalidTextFields(message: unknown, at = ''): string[] {
+  if (typeof message === 'string') return message.includes('\uFFFD') ? [at] : [];
+  if (message === null || typeof message !== 'object' || message instanceof Uint8Array) return [];
+  if (Array.isArray(message)) return message.flatMap((v, i) => invalidTextFields(v, `${at}[${i}]`));
+  return Object.entries(message).flatMap(([k, v]) => (k.startsWith('$') ? [] : invalidTextFields(v, at ? `${at}.${k}` : k)));
+}
+
+/**
+ * Why a request did not decode, as the field to name and the reason: the fields
+ * whose text is no UTF-8 when that was all, else the whole message (`whole`,
+ * a `what`) and protobufjs's words.
+ */
+export function decodeProblem(
+  request: unknown, whole = 'request', what = 'protobuf message',
+): { field: string; reason: string } | undefined {
+  const error = decodeErrorOf(request);
+  if (error === undefined) return undefined;
+  const fields = hasInvalidText(request) ? invalidTextFields(request) : [];
+  if (fields.length > 0) return { field: fields.join(', '), reason: 'is not valid UTF-8 text' };
+  return { field: whole, reason: `is not a valid ${what} (${error})` };
+}
+
 /** The decode error of a request, or undefined when it decoded. */
 export function decodeErrorOf(request: unknown): string | undefined {
   return request !== null && typeof request === 'object' && DECODE_ERROR in request

@@ -6,10 +6,10 @@
  * "worker lost" and ran again, the worker's own failure and nonRetryable lost.
  * One node, a raw slot, a real redis-server.
  */
-import { pb } from '../../src/wire';
+import { ExternalTaskServiceDefinition, pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
-import { Status } from 'nice-grpc';
+import { ClientError, createClient, Status } from 'nice-grpc';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 
 const redis = useEmbeddedRedis();
@@ -38,10 +38,30 @@ it('refuses a step result with a failure message that is no UTF-8, and takes the
   s.reset();
 });
 
-it('a unary request with text that is no UTF-8 is still refused whole, naming the request', async () => {
-  const err = await t.matching.enqueueStep({ step: { tenant: 'acme\uDE00', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } })
-    .then(() => undefined, (e: Error) => e);
-  expect(String(err)).toMatch(/INVALID_ARGUMENT.*utf-8/i);
+it('a request with text that is no UTF-8 is still refused whole, naming the field, and writes nothing', async () => {
+  const step = { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' };
+  const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: ClientError) => e);
+  // A lone surrogate: protobufjs writes it as bytes that are no UTF-8 (CESU-8).
+  expect(await refusal(t.matching.enqueueStep({ step: { ...step, tenant: 'acme\uDE00' } }))).toMatchObject({
+    code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: step.tenant: is not valid UTF-8 text',
+  });
+  expect(await refusal(t.matching.enqueueSteps({ steps: [step, { ...step, flow_id: 'g\uD800h' }] }))).toMatchObject({
+    code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: steps[1].flow_id: is not valid UTF-8 text',
+  });
+  expect(await refusal((async () => {
+    for await (const _ of t.matching.enqueueStream((async function* () {
+      yield { request_id: 1, steps: [{ ...step, step_type: 's\uDBFF' }] };
+      await new Promise((r) => setTimeout(r, 2000));
+    })())) void _;
+  })())).toMatchObject({ code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: steps[0].step_type: is not valid UTF-8 text' });
+  const ext = createClient(ExternalTaskServiceDefinition, t.channel);
+  expect(await refusal(ext.fetchAndLock({ worker_id: 'w', topics: [{ tenant: 'acme', flow_type: 'order', step_type: '\uDC00' }] }))).toMatchObject({
+    code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: topics[0].step_type: is not valid UTF-8 text',
+  });
+  // A Register's: the stream ends naming it.
+  const s = openSlot(t.worker, registerFrame({ flow_types: ['order', 'pay\uD800'] }));
+  expect(await s.ended).toMatchObject({ code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: register.flow_types[1]: is not valid UTF-8 text' });
+  expect((await t.matching.describeQueues({ tenant: 'acme' })).queues).toEqual([]);
 });
 
 it('a stream the node ends over a second Register fails the attempt it held for that, not as a reset', async () => {
