@@ -512,7 +512,7 @@ export class Gateway {
   async stepResult(slot: Slot, msg: pb.IStepResult): Promise<void> {
     const held = this.heldBy(slot, msg.task_token ?? '');
     if (!held) {
-      slot.send({ result_ack: { task_token: msg.task_token ?? '', verdict: pb.ResultVerdict.REFUSED_STALE, error: 'no such attempt on this stream' } }, this.clock.now());
+      slot.send({ result_ack: { task_token: msg.task_token ?? '', verdict: pb.ResultVerdict.REFUSED_STALE, error: 'step_result.task_token: no such attempt on this stream; nothing was recorded' } }, this.clock.now());
       return;
     }
     // Refused, and the attempt stays the slot's: the worker may send a valid result.
@@ -905,7 +905,7 @@ export class Gateway {
     const call = slot.rpc;
     const token = slot.rpcToken;
     if (!call || token === undefined || token !== msg.task_token) {
-      this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_STALE, 'no such rpc on this stream');
+      this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_STALE, 'rpc_result.task_token: no such rpc on this stream; nothing was recorded');
       return;
     }
     const problem = resultProblem('rpc_result', msg);
@@ -916,7 +916,7 @@ export class Gateway {
     slot.rpc = slot.rpcToken = undefined;
     const output = msg.output != null && msg.failure == null ? Buffer.from(msg.output) : undefined;
     if (output && output.length > this.opts.maxPayloadBytes) {
-      this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, `output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
+      this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, `rpc_result.output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
       call.settle({ kind: 'result', failure: { message: 'rpc output exceeds limits.maxPayloadBytes', type: 'invalid_result', nonRetryable: true }, appWorkerId: slot.reg.appWorkerId });
     } else {
       this.ack(slot, token, call.settled ? pb.ResultVerdict.REFUSED_STALE : pb.ResultVerdict.ACCEPTED, call.settled ? 'the caller is gone' : '');
