@@ -8,12 +8,16 @@
  * oneself is a local call.
  */
 import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
-import { ClientError, createChannel, createClient, createServer, Metadata, ServerError, Status, type Channel, type Server } from 'nice-grpc';
+import {
+  ClientError, createChannel, createClient, createServer, Metadata, Status, type CallContext, type Channel, type Server, type ServerMiddlewareCall,
+} from 'nice-grpc';
+import { invalidArgument } from '../errors';
 import { doorbellKindLabel, type Metrics } from '../metrics/registry';
 import type { OfferRef, OfferResult } from '../owner/dispatcher';
 import { boundedSignal } from '../util/bounded-signal';
 import type { Logger } from '../util/logger';
 import { pb, PeerServiceDefinition } from '../wire';
+import { decodeProblem } from '../wire/adapter';
 import type { Membership } from './membership';
 import { LinkServer, PeerLink, type PendingBatch } from './peer-link';
 
@@ -198,7 +202,7 @@ export class Mesh {
     const server = createServer({
       'grpc.max_receive_message_length': maxMessageBytes, 'grpc.keepalive_time_ms': keepaliveMs, 'grpc.keepalive_timeout_ms': keepaliveMs,
       ...NO_CHANNELZ,
-    });
+    }).use(refuseUndecoded);
     this.linkServer = new LinkServer({
       capacity: (u) => h.capacity(u),
       doorbell: (events, from) => h.doorbell(events, from),
@@ -221,7 +225,7 @@ export class Mesh {
       },
       heldAttempts: async (req: pb.HeldAttemptsRequest) => {
         if (req.nonces.length > HELD_ATTEMPTS_MAX) {
-          throw new ServerError(Status.INVALID_ARGUMENT, `nonces: ${req.nonces.length} over the ${HELD_ATTEMPTS_MAX} a call may ask about`);
+          throw invalidArgument('nonces', `holds ${req.nonces.length}, over the ${HELD_ATTEMPTS_MAX} a call may ask about`);
         }
         const r = h.heldAttempts(req.nonces);
         return { boot_id: r.bootId, held: r.bootId === req.boot_id ? r.held : [] };
@@ -677,6 +681,18 @@ function toWireRef(r: OfferRef): pb.ITaskRef {
     partition: r.partition, task_id: r.taskId, attempt: r.attempt, tenant: r.tenant, flow_type: r.flowType,
     step_type: r.stepType, ready_at_ms: r.readyAt, sticky_worker_id: r.appWorkerId ?? '', path: r.path,
   };
+}
+
+/**
+ * A peer's request that did not decode is refused, naming the field: handed on, it
+ * was read as an empty message (an Offer or a Capacity of nothing answered OK, a
+ * Doorbell or CancelAttempts failed UNKNOWN on a field it lacked, an InvokeRpc of
+ * no name waited dispatchWait). Link frames are checked by LinkServer.
+ */
+async function* refuseUndecoded<Req, Res>(call: ServerMiddlewareCall<Req, Res>, context: CallContext) {
+  const undecoded = call.requestStream ? undefined : decodeProblem(call.request);
+  if (undecoded) throw invalidArgument(undecoded.field, undecoded.reason);
+  return yield* call.next(call.request, context);
 }
 
 function fromWireRef(r: pb.ITaskRef | null | undefined): OfferRef {

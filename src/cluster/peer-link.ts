@@ -13,9 +13,11 @@
  * batches fail, which owners settle by the start script's state.
  */
 import { ClientError, Status, type CallContext, type Client } from 'nice-grpc';
+import { invalidArgument } from '../errors';
 import type { Logger } from '../util/logger';
 import { Channel } from '../util/channel';
 import { pb, type PeerServiceDefinition } from '../wire';
+import { decodeProblem } from '../wire/adapter';
 import { LinkOutbox } from './link-outbox';
 
 type PeerClient = Client<typeof PeerServiceDefinition>;
@@ -169,12 +171,21 @@ export class LinkServer {
       out.push({ hello: {} });
       let answering = 0;
       let readerDone = false;
+      let refused: Error | undefined;
       const endIfDone = () => {
         if (readerDone && answering === 0) out.close();
       };
       void (async () => {
         try {
           for await (const f of requests) {
+            // A frame that did not decode ends the link, naming why: read as an empty frame it was
+            // dropped without a word (an offer batch left to time out at its owner).
+            const undecoded = decodeProblem(f, 'frame', 'LinkFrame protobuf message');
+            if (undecoded) {
+              refused = invalidArgument(undecoded.field, undecoded.reason);
+              self.log.warn({ err: refused.message }, 'peer link ended over a frame that did not decode');
+              break;
+            }
             if (f.capacity) self.h.capacity(f.capacity);
             else if (f.doorbell) self.h.doorbell(f.doorbell.events ?? [], f.doorbell.from_node_id ?? '');
             else if (f.offers) {
@@ -204,6 +215,7 @@ export class LinkServer {
       } finally {
         self.open.delete(out);
       }
+      if (refused) throw refused;
     };
   }
 }

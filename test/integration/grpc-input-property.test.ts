@@ -418,6 +418,27 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
       if (!(await unchanged(label))) break;
     }
 
+    // bytes that are no message of the method, or whose text is no UTF-8: refused, naming the field
+    const rawPeer = rawClient(PeerServiceDefinition as never, peerChannel);
+    const garbled = [Buffer.from([0x0a, 0xff, 0xff, 0xff]), Buffer.from([0x0f, 0x01])];
+    const peerText: [string, string, Uint8Array][] = [
+      ['offer', 'ref.task_id', pb.OfferRequest.encode({ ref: { partition: 1, task_id: MARK } }).finish()],
+      ['offerBatch', 'offers[0].ref.task_id', pb.OfferBatchRequest.encode({ offers: [{ ref: { task_id: MARK } }] }).finish()],
+      ['capacity', 'node_id', pb.CapacityUpdate.encode({ node_id: MARK, seq: 1 }).finish()],
+      ['doorbell', 'from_node_id', pb.DoorbellRequest.encode({ from_node_id: MARK, events: [{ kind: 1 }] }).finish()],
+      ['cancelAttempts', 'reason', pb.CancelAttemptsRequest.encode({ attempts: [{ task_id: 'x' }], reason: MARK }).finish()],
+      ['invokeRpc', 'tenant', pb.InvokeRpcRequest.encode({ tenant: MARK, flow_type: 'wf', rpc_name: 'x' }).finish()],
+    ];
+    for (const [name, field, bytes] of [...peerText.flatMap(([n]) => garbled.map((g): [string, string, Uint8Array] => [n, 'request', g])), ...peerText]) {
+      const err = await rawPeer[name]!(withBadUtf8(bytes), { signal: AbortSignal.timeout(3000) }).then(() => undefined, (e: unknown) => e);
+      check({ label: `peer ${name}`, field }, err);
+    }
+    for (const [field, frame] of [['frame', garbled[0]!], ['capacity.node_id', withBadUtf8(pb.LinkFrame.encode({ capacity: { node_id: MARK } }).finish())]] as const) {
+      const res = await collect(rawPeer.link as never, [frame], 2);
+      check({ label: 'peer link', field }, res.error ?? new Error(`answered ${res.frames.length} frames, no error`));
+    }
+    await unchanged('peer frames');
+
     if (process.env.ZD_FUZZ_TIMING) console.log(JSON.stringify([...statuses]));
     expect(failures.slice(0, 30)).toEqual([]);
     expect(t.node.state).toBe('running');
