@@ -322,10 +322,36 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
       return true;
     };
 
+    // Well-formed requests that match nothing (DESIGN §11.4): a documented verdict, never OK.
+    const verdicts = [Status.NOT_FOUND, Status.ABORTED, Status.OUT_OF_RANGE, Status.FAILED_PRECONDITION];
+    const operator = createClient(OperatorServiceDefinition, t.channel);
+    const elsewhere = `${(Number(lockedId.split('-')[0]) + 1) % 8}-${lockedId.split('-')[1]}`;
+    const noMatch: [string, (id: string) => Promise<unknown>][] = [
+      ['complete', (id) => ext.complete({ task_id: id, worker_id: 'other', has_result: true, result: Buffer.from('r') })],
+      ['fail', (id) => ext.fail({ task_id: id, worker_id: 'other', failure: { message: 'm' }, retries: 0 })],
+      ['extendLock', (id) => ext.extendLock({ task_id: id, worker_id: 'other', lock_duration_ms: 1000 })],
+      ['unlock', (id) => ext.unlock({ task_id: id, worker_id: 'other' })],
+      ['retryTerminalTask', (id) => operator.retryTerminalTask({ task_id: id })],
+      ['abandonTerminalTask', (id) => operator.abandonTerminalTask({ task_id: id, reason: 'r' })],
+      ['getTask', () => t.matching.getTask({ task_id: elsewhere })],
+      ['waitOutcome', () => t.matching.waitOutcome({ task_id: elsewhere })],
+      ['ackOutcomes', () => t.matching.ackOutcomes({ group: 'nope', outcome_ids: [outcomeId] })],
+      ['dropOutcomeGroup', () => t.matching.dropOutcomeGroup({ group: 'nope', force: true })],
+    ];
+    const noMatchIds = [lockedId, queued.task_id ?? '', running.task_id ?? '', elsewhere];
+
     const frameCases = workerFrameCases(token);
     for (let i = 0; i < CASES; i++) {
-      const k = r.int(10);
-      if (k < 6) {
+      const k = r.int(12);
+      if (k >= 10) {
+        // the fetch worker's own task under another worker's name, a queued or running Step, a task of no partition's
+        const [name, call] = r.pick(noMatch);
+        const id = r.pick(noMatchIds);
+        const err = await call(id).then(() => undefined, (e: unknown) => e);
+        if (!(err instanceof ClientError) || !verdicts.includes(err.code)) {
+          failures.push(`#${i} ${name} ${id}: ${err instanceof ClientError ? `${Status[err.code]} ${err.details}` : 'answered OK'}`);
+        } else count(`no match ${Status[err.code]}`);
+      } else if (k < 6) {
         const c = unaryCase();
         const err = await c.call(c.bytes, { signal: AbortSignal.timeout(5000) }).then(() => undefined, (e: unknown) => e);
         check({ ...c, label: `#${i} ${c.label} ${Buffer.from(c.bytes.slice(0, 40)).toString('hex')}` }, err);
