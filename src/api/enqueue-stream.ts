@@ -7,7 +7,8 @@
  * open stream costs a fraction of that (docs/benchmarks.md).
  *
  * A failed request is answered with the status the unary call would have had
- * and the stream goes on. Every request re-checks the caller's token, so a
+ * and the stream goes on (one whose text is no UTF-8 too; bytes that are no
+ * request at all end it). Every request re-checks the caller's token, so a
  * revoked token stops enqueuing at once, not at the stream's next reconnect.
  * On drain the node stops reading, answers what it read, and ends the stream
  * with OK; the Client sends what was left unanswered again on a new stream.
@@ -17,7 +18,7 @@ import type { Principal } from '../auth/auth';
 import { invalidArgument, storeUnavailable, zdError } from '../errors';
 import type { Logger } from '../util/logger';
 import { Channel } from '../util/channel';
-import { decodeProblem } from '../wire/adapter';
+import { decodeProblem, hasInvalidText } from '../wire/adapter';
 import type { pb } from '../wire';
 
 /**
@@ -82,8 +83,9 @@ export class EnqueueStreams {
       // Opened on a draining node: ends at once, as the streams open when the drain began
       // (aborted only now that the listener is there: an abort before it would go unheard).
       if (self.draining) stop.abort();
-      const answer = async (req: pb.EnqueueStreamRequest) => {
+      const answer = async (req: pb.EnqueueStreamRequest, refused?: Error) => {
         try {
+          if (refused) throw refused;
           const results = await d.enqueueSteps(d.principal(ctx), req.steps);
           out.push({ request_id: req.request_id, results });
         } catch (err) {
@@ -98,11 +100,14 @@ export class EnqueueStreams {
           for (;;) {
             const r = await it.next();
             if (r.done || stop.signal.aborted) break;
+            // Bytes that are no request end the call: its request id cannot be trusted. Text that is no
+            // UTF-8 in a request that read otherwise is that request's refusal alone, as its unary call's
+            // would be: ending the call failed every other enqueue the Client had on it.
             const undecoded = decodeProblem(r.value);
-            if (undecoded) throw invalidArgument(undecoded.field, undecoded.reason);
+            if (undecoded && !hasInvalidText(r.value)) throw invalidArgument(undecoded.field, undecoded.reason);
             inFlight++;
             unanswered++;
-            void answer(r.value);
+            void answer(r.value, undecoded && invalidArgument(undecoded.field, undecoded.reason));
             if (unanswered >= MAX_UNANSWERED) await new Promise<void>((resolve) => (resume = resolve));
           }
         } catch (err) {

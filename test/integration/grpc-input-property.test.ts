@@ -362,7 +362,8 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
         mutate(req, r);
         const answers = await collect(rawClient(MatchingServiceDefinition as never, t.channel).enqueueStream as never, [withBadUtf8(pb.EnqueueStreamRequest.encode(req).finish())]);
         const got = (answers.frames[0] as pb.EnqueueStreamResponse | undefined)?.error;
-        if (answers.error) check({ label: `#${i} enqueueStream`, field }, answers.error);
+        // the stream goes on: it carries a producer's other enqueues
+        if (answers.error) failures.push(`#${i} enqueueStream (${field}): the stream ended: ${String(answers.error)}`);
         else if (!got) failures.push(`#${i} enqueueStream (${field}): no error answered`);
         else if (got.code !== Status.INVALID_ARGUMENT || !(got.message ?? '').startsWith(`ZD_INVALID_ARGUMENT: ${field}: `)) {
           failures.push(`#${i} enqueueStream (${field}): ${Status[got.code ?? 0]} ${(got.message ?? '').slice(0, 160)}`);

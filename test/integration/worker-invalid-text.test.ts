@@ -38,7 +38,7 @@ it('refuses a step result with a failure message that is no UTF-8, and takes the
   s.reset();
 });
 
-it('a request with text that is no UTF-8 is still refused whole, naming the field, and writes nothing', async () => {
+it('a request with text that is no UTF-8 is still refused whole, naming the field, and writes nothing; on an enqueue stream the stream goes on', async () => {
   const step = { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' };
   const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: ClientError) => e);
   // A lone surrogate: protobufjs writes it as bytes that are no UTF-8 (CESU-8).
@@ -48,12 +48,18 @@ it('a request with text that is no UTF-8 is still refused whole, naming the fiel
   expect(await refusal(t.matching.enqueueSteps({ steps: [step, { ...step, flow_id: 'g\uD800h' }] }))).toMatchObject({
     code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: steps[1].flow_id: is not valid UTF-8 text',
   });
-  expect(await refusal((async () => {
-    for await (const _ of t.matching.enqueueStream((async function* () {
-      yield { request_id: 1, steps: [{ ...step, step_type: 's\uDBFF' }] };
-      await new Promise((r) => setTimeout(r, 2000));
-    })())) void _;
-  })())).toMatchObject({ code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: steps[0].step_type: is not valid UTF-8 text' });
+  // On an enqueue stream, that request alone: the stream carries the producer's other enqueues.
+  const answers: pb.EnqueueStreamResponse[] = [];
+  for await (const a of t.matching.enqueueStream((async function* () {
+    yield { request_id: 1, steps: [{ ...step, step_type: 's\uDBFF' }] };
+    await new Promise((r) => setTimeout(r, 100));
+    yield { request_id: 2, steps: [{ ...step, flow_type: 'other' }] };
+  })())) answers.push(a);
+  expect(answers.map((a) => a.request_id)).toEqual([1, 2]);
+  expect(answers[0]!.error).toMatchObject({ code: Status.INVALID_ARGUMENT, message: 'ZD_INVALID_ARGUMENT: steps[0].step_type: is not valid UTF-8 text' });
+  expect(answers[1]!.results).toMatchObject([{ created: true }]);
+  const written = (await t.matching.describeQueues({ tenant: 'acme' })).queues;
+  expect(written.map((q) => `${q.flow_type}:${q.step_type}`)).toEqual(['other:s']);
   const ext = createClient(ExternalTaskServiceDefinition, t.channel);
   expect(await refusal(ext.fetchAndLock({ worker_id: 'w', topics: [{ tenant: 'acme', flow_type: 'order', step_type: '\uDC00' }] }))).toMatchObject({
     code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: topics[0].step_type: is not valid UTF-8 text',
@@ -61,7 +67,7 @@ it('a request with text that is no UTF-8 is still refused whole, naming the fiel
   // A Register's: the stream ends naming it.
   const s = openSlot(t.worker, registerFrame({ flow_types: ['order', 'pay\uD800'] }));
   expect(await s.ended).toMatchObject({ code: Status.INVALID_ARGUMENT, details: 'ZD_INVALID_ARGUMENT: register.flow_types[1]: is not valid UTF-8 text' });
-  expect((await t.matching.describeQueues({ tenant: 'acme' })).queues).toEqual([]);
+  expect((await t.matching.describeQueues({ tenant: 'acme' })).queues).toEqual(written);
 });
 
 it('a stream the node ends over a second Register fails the attempt it held for that, not as a reset', async () => {
