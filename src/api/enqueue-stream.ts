@@ -105,6 +105,11 @@ export class EnqueueStreams {
             // would be: ending the call failed every other enqueue the Client had on it.
             const undecoded = decodeProblem(r.value);
             if (undecoded && !hasInvalidText(r.value)) throw invalidArgument(undecoded.field, undecoded.reason);
+            // 64-bit fields read as JavaScript numbers: an id past 2^53 - 1 would be answered under
+            // another (2^64 - 1 as 0), and its caller wait for an answer that never comes.
+            if (!Number.isSafeInteger(Number(r.value.request_id ?? 0))) {
+              throw invalidArgument('request_id', `is past ${Number.MAX_SAFE_INTEGER} (2^53 - 1), the largest id this node answers exactly`);
+            }
             inFlight++;
             unanswered++;
             void answer(r.value, undecoded && invalidArgument(undecoded.field, undecoded.reason));

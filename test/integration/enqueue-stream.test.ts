@@ -120,6 +120,38 @@ it('ends the call with INVALID_ARGUMENT on a request that does not decode, answe
   expect((err as ClientError).details).toMatch(/^ZD_INVALID_ARGUMENT: request: is not a valid protobuf message/);
 });
 
+it('ends the call with INVALID_ARGUMENT naming request_id on an id past 2^53 - 1, which it could not answer under that id', async () => {
+  const def = { enqueueStream: { ...MatchingServiceDefinition.enqueueStream, requestSerialize: (b: Uint8Array) => b } };
+  const raw = createClient(def as never, t.channel) as { enqueueStream(req: AsyncIterable<Uint8Array>): AsyncIterable<pb.EnqueueStreamResponse> };
+  // a request id as a varint of its own (protobufjs reads 64-bit fields as numbers here), then the Step
+  const varint = (v: bigint) => {
+    const b: number[] = [];
+    for (; v >= 128n; v >>= 7n) b.push(Number(v & 127n) | 128);
+    return [...b, Number(v)];
+  };
+  const withId = (id: bigint, seid: string) => Buffer.concat([
+    Buffer.from([0x08, ...varint(id)]), Buffer.from(pb.EnqueueStreamRequest.encode({ steps: [step(seid)] }).finish()),
+  ]);
+  for (const id of [2n ** 53n, 2n ** 64n - 1n]) {
+    const got: pb.EnqueueStreamResponse[] = [];
+    const err = await (async () => {
+      for await (const res of raw.enqueueStream((async function* () {
+        yield withId(2n ** 53n - 1n, `safe-${id}`);
+        await new Promise((r) => setTimeout(r, 100));
+        yield withId(id, `past-${id}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      })())) got.push(res);
+    })().then(() => undefined, (e: unknown) => e);
+    // answered under 2^64 - 1 it went back as 0, under 2^53 + 1 as 2^53: its caller waited for good
+    expect(got.map((r) => Number(r.request_id))).toEqual([2 ** 53 - 1]);
+    expect(err).toMatchObject({ code: Status.INVALID_ARGUMENT });
+    expect((err as ClientError).details).toMatch(/^ZD_INVALID_ARGUMENT: request_id: is past 9007199254740991/);
+    await expect(t.matching.getTask({ task_id: got[0]!.results[0]!.task_id })).resolves.toBeDefined();
+    const never = await t.matching.enqueueStep({ step: step(`past-${id}`) });
+    expect(never.created).toBe(true); // the refused request wrote nothing
+  }
+});
+
 it('ends its streams with OK when the node drains, after answering what it read', async () => {
   const s = openStream();
   s.send(1, [step('before')]);
