@@ -90,7 +90,6 @@ function rawClient(def: Record<string, object>, channel: Channel): Record<string
 
 interface Case {
   label: string;
-  method: string;
   bytes: Uint8Array;
   /** The field the refusal must name (first in the message). */
   field: string;
@@ -123,10 +122,6 @@ function stepMutations(at: string): Mutation[] {
     [`${at}.retry_policy.non_retryable[1]`, s((x, r) => (x.retry_policy = { non_retryable: ['ok', badId(r, 256)] }))],
     [`${at}.sticky_worker_id`, s((x, r) => (x.sticky_worker_id = badId(r, L.queue, false)))],
   ];
-}
-
-function pickMutation(r: Rng, ms: Mutation[]): Mutation {
-  return r.pick(ms);
 }
 
 it(`refuses a bad field of every gRPC request, naming it, and changes nothing in Redis (seed ${SEED}, ${CASES} cases)`, async () => {
@@ -288,15 +283,16 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
       { def: ExternalTaskServiceDefinition, methods: externalMethods },
       { def: OperatorServiceDefinition, methods: operatorMethods },
     ].map((s) => ({ ...s, client: rawClient(s.def as never, t.channel) }));
+    const rawMatching = services[0]!.client;
 
     const unaryCase = (): Case & { call: Unary } => {
       const s = r.pick(services);
       const name = r.pick(Object.keys(s.methods));
       const m = s.methods[name]!;
-      const [field, mutate, code] = pickMutation(r, m.muts);
+      const [field, mutate, code] = r.pick(m.muts);
       const req = m.base();
       mutate(req, r);
-      return { label: name, method: name, field, code, bytes: withBadUtf8(m.cls.encode(req).finish()), call: s.client[name]! };
+      return { label: name, field, code, bytes: withBadUtf8(m.cls.encode(req).finish()), call: s.client[name]! };
     };
 
     // ---- the checks --------------------------------------------------------------------------
@@ -360,7 +356,7 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
         const [field, mutate] = r.pick(stepMutations('steps[0]'));
         const req = { request_id: 7, steps: [step()] };
         mutate(req, r);
-        const answers = await collect(rawClient(MatchingServiceDefinition as never, t.channel).enqueueStream as never, [withBadUtf8(pb.EnqueueStreamRequest.encode(req).finish())]);
+        const answers = await collect(rawMatching.enqueueStream as never, [withBadUtf8(pb.EnqueueStreamRequest.encode(req).finish())]);
         const got = (answers.frames[0] as pb.EnqueueStreamResponse | undefined)?.error;
         // the stream goes on: it carries a producer's other enqueues
         if (answers.error) failures.push(`#${i} enqueueStream (${field}): the stream ended: ${String(answers.error)}`);
