@@ -426,13 +426,14 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
       const part = r.pick([0, 3, 7, 8, 2 ** 32 - 1]);
       const id = r.pick([queued.task_id, running.task_id, lockedId, 'garbage', '', MARK.toLowerCase()]);
       const ref = { partition: part, task_id: id, attempt: r.pick([0, 1, 2, 2 ** 32 - 1]), tenant: r.pick(['acme', 'a:b', '']), flow_type: r.pick(['wf', 'idle', '']), step_type: 's', path: r.pick(['sticky', 'x', '']) };
-      const which = r.int(5);
-      const label = `#peer${i} ${['offer', 'offerBatch', 'doorbell', 'cancelAttempts', 'capacity'][which]}`;
+      const which = r.int(6);
+      const label = `#peer${i} ${['offer', 'offerBatch', 'doorbell', 'cancelAttempts', 'capacity', 'heldAttempts'][which]}`;
       const err = await (which === 0 ? peer.offer({ ref, owner_node_id: 'nobody', epoch: 1 })
         : which === 1 ? peer.offerBatch({ offers: [{ ref }, { ref: null }, {}] })
           : which === 2 ? peer.doorbell({ from_node_id: r.pick(['', 'x', t.node.nodeId]), events: [{ kind: r.pick([0, 1, 2, 3, 4, 5, 6, 99]) as pb.DoorbellEvent.Kind, partition: part, task_id: id, queue: r.pick(['acme:idle:s', 'x', '']), at_ms: badTimestamp(r) }] })
             : which === 3 ? peer.cancelAttempts({ attempts: [{ task_id: id, attempt: 2, nonce: token.split('.')[3], stream_id: r.pick(['', 'x']) }], reason: 'x' })
-              : peer.capacity({ node_id: r.pick(['', 'ghost']), seq: r.pick([0, 1, 2 ** 53]), entries: [{ tenant: 'acme', flow_type: 'idle', idle_step_slots: 2 ** 32 - 1 }] }))
+              : which === 4 ? peer.capacity({ node_id: r.pick(['', 'ghost']), seq: r.pick([0, 1, 2 ** 53]), entries: [{ tenant: 'acme', flow_type: 'idle', idle_step_slots: 2 ** 32 - 1 }] })
+                : peer.heldAttempts({ boot_id: r.pick(['', 'x', t.node.bootId]), nonces: r.pick([[token.split('.')[3]!], ['x', ''], []]) }))
         .then(() => undefined, (e: unknown) => e);
       if (err instanceof ClientError && (err.code === Status.INTERNAL || err.code === Status.UNKNOWN)) failures.push(`${label}: ${Status[err.code]} ${err.details}`);
       else if (err !== undefined && !(err instanceof ClientError)) failures.push(`${label}: ${String(err)}`);
@@ -451,6 +452,7 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
       ['doorbell', 'from_node_id', pb.DoorbellRequest.encode({ from_node_id: MARK, events: [{ kind: 1 }] }).finish()],
       ['cancelAttempts', 'reason', pb.CancelAttemptsRequest.encode({ attempts: [{ task_id: 'x' }], reason: MARK }).finish()],
       ['invokeRpc', 'tenant', pb.InvokeRpcRequest.encode({ tenant: MARK, flow_type: 'wf', rpc_name: 'x' }).finish()],
+      ['heldAttempts', 'nonces[1]', pb.HeldAttemptsRequest.encode({ boot_id: 'b', nonces: ['x', MARK] }).finish()],
     ];
     for (const [name, field, bytes] of [...peerText.flatMap(([n]) => garbled.map((g): [string, string, Uint8Array] => [n, 'request', g])), ...peerText]) {
       const err = await rawPeer[name]!(withBadUtf8(bytes), { signal: AbortSignal.timeout(3000) }).then(() => undefined, (e: unknown) => e);
@@ -460,6 +462,9 @@ it(`refuses a bad field of every gRPC request, naming it, and changes nothing in
       const res = await collect(rawPeer.link as never, [frame], 2);
       check({ label: 'peer link', field }, res.error ?? new Error(`answered ${res.frames.length} frames, no error`));
     }
+    // a question over the bound of one call: refused, naming the list
+    check({ label: 'peer heldAttempts over the bound', field: 'nonces' },
+      await peer.heldAttempts({ boot_id: t.node.bootId, nonces: Array.from({ length: 1001 }, (_, i) => `n${i}`) }).then(() => undefined, (e: unknown) => e));
     await unchanged('peer frames');
 
     if (process.env.ZD_FUZZ_TIMING) console.log(JSON.stringify([...statuses]));
