@@ -14,6 +14,7 @@ import { startRedisCluster, sendCommand, type RedisCluster } from '../../src/sto
 import { Keys } from '../../src/store/keys';
 import { createRedis, type RedisClient } from '../../src/store/redis';
 import { TaskStore } from '../../src/store/task-store';
+import { finishMigration, migrate, openMigration, ownerOf } from '../helpers/cluster-slots';
 import { uniquePrefix } from '../helpers/redis';
 import { taskBuilder, testSlot } from '../helpers/store';
 import { sleep } from '../helpers/wait';
@@ -30,39 +31,12 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** The port of the primary that serves `slot`, read from CLUSTER SLOTS. */
-async function ownerOf(slot: number): Promise<number> {
-  const slots = (await sendCommand(cluster.nodes[0]!.port, ['CLUSTER', 'SLOTS'])) as unknown as [number, number, [string, number]][];
-  return Number(slots.find(([from, to]) => slot >= from && slot <= to)![2][1]);
-}
-
 /** A TaskStore on a new Cluster client (the test's last one is closed) and a key prefix of its own. */
 function freshStore(label: string): { keys: Keys; store: TaskStore } {
   client?.disconnect();
   client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
   const keys = new Keys(uniquePrefix(label));
   return { keys, store: new TaskStore(client, keys, 60_000, 60_000) };
-}
-
-const idOf = async (port: number) => String(await sendCommand(port, ['CLUSTER', 'MYID']));
-
-/** Opens the migration of `slot` from `src` to `dst`, as `redis-cli --cluster reshard` does first. */
-async function openMigration(slot: number, src: number, dst: number): Promise<void> {
-  expect(await sendCommand(dst, ['CLUSTER', 'SETSLOT', slot, 'IMPORTING', await idOf(src)])).toBe('OK');
-  expect(await sendCommand(src, ['CLUSTER', 'SETSLOT', slot, 'MIGRATING', await idOf(dst)])).toBe('OK');
-}
-
-const migrate = (src: number, dst: number, key: string) => sendCommand(src, ['MIGRATE', '127.0.0.1', dst, key, 0, 5000]);
-
-/** Moves the slot's remaining keys, then gives the slot to `dst` on every primary. */
-async function finishMigration(slot: number, src: number, dst: number): Promise<void> {
-  for (;;) {
-    const keys = (await sendCommand(src, ['CLUSTER', 'GETKEYSINSLOT', slot, 100])) as unknown as string[];
-    if (keys.length === 0) break;
-    for (const key of keys) expect(String(await migrate(src, dst, key))).toBe('OK');
-  }
-  const dstId = await idOf(dst);
-  for (const n of cluster.nodes) expect(await sendCommand(n.port, ['CLUSTER', 'SETSLOT', slot, 'NODE', dstId])).toBe('OK');
 }
 
 it('completes an attempt whose task hash moved ahead of the rest of its slot once the slot has moved, with one outcome, and the migration goes through', async () => {
@@ -74,7 +48,7 @@ it('completes an attempt whose task hash moved ahead of the rest of its slot onc
   expect(started).toMatchObject({ attempt: 1 });
 
   const slot = calculateSlot(keys.task(t.partition, t.taskId));
-  const src = await ownerOf(slot);
+  const src = await ownerOf(cluster, slot);
   const dst = cluster.nodes.map((n) => n.port).find((p) => p !== src)!;
   await openMigration(slot, src, dst);
   // The task hash goes first; the partition's other keys (in flight, the flow's index, ...) are still on the old primary.
@@ -86,7 +60,7 @@ it('completes an attempt whose task hash moved ahead of the rest of its slot onc
   await sleep(400);
   expect(settled).toBe(false); // refused (TRYAGAIN) while the slot is split, and retried
 
-  await finishMigration(slot, src, dst);
+  await finishMigration(cluster, slot, src, dst);
   expect(await completing).toMatchObject({ kind: 'completed' });
   const outcomes = (await sendCommand(dst, ['XRANGE', keys.out(t.partition), '-', '+'])) as unknown as unknown[];
   expect(outcomes).toHaveLength(1);
@@ -103,7 +77,7 @@ it('answers an enqueue of a Step that already ended as ended, not as new, while 
     .toMatchObject({ kind: 'completed' });
 
   const slot = calculateSlot(keys.task(t.partition, t.taskId));
-  const src = await ownerOf(slot);
+  const src = await ownerOf(cluster, slot);
   const dst = cluster.nodes.map((n) => n.port).find((p) => p !== src)!;
   await openMigration(slot, src, dst);
   // The task hash is gone (it ended): the enqueue is sent on to the new primary, which has none of the slot's keys yet.
@@ -111,7 +85,7 @@ it('answers an enqueue of a Step that already ended as ended, not as new, while 
   const again = store.enqueue(t, now + 2).finally(() => (settled = true));
   await sleep(400);
   expect(settled).toBe(false);
-  await finishMigration(slot, src, dst);
+  await finishMigration(cluster, slot, src, dst);
   expect((await again).result).toBe('ended');
   expect(await sendCommand(dst, ['EXISTS', keys.task(t.partition, t.taskId)])).toBe(0);
 }, 60_000);
