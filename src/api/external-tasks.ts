@@ -62,6 +62,13 @@ export interface ExternalTasksHooks {
 const MIN_RECHECK_MS = 25;
 /** How long past its wait a fetch gives a claim Redis has not answered. */
 const CLAIM_GRACE_MS = 1000;
+/**
+ * How long a partition whose claim failed is looked at after the others, and not at all once
+ * a fetch has claimed something elsewhere: on a Redis Cluster a slot mid-migration refuses
+ * every script (TRYAGAIN) for as long as it moves, and each claim there spends the client's
+ * retries (seconds) before it fails.
+ */
+const CLAIM_FAILED_LAST_MS = 10_000;
 
 export function verdictError(taskId: string, v: LockVerdict): ZdError {
   switch (v) {
@@ -81,6 +88,8 @@ export class ExternalTasks {
   private readonly c: Config;
   /** The last claim queued per set of topics (claimInTurn). */
   private readonly claimTurns = new Map<string, Promise<void>>();
+  /** When a claim last failed in each partition (CLAIM_FAILED_LAST_MS); at most one entry per partition. */
+  private readonly claimFailedAt = new Map<number, number>();
 
   constructor(private readonly d: ExternalTasksDeps) {
     this.c = d.config;
@@ -310,19 +319,29 @@ export class ExternalTasks {
       due.set(p, e);
     }
     const tasks: ClaimedTask[] = [];
-    for (const [p, e] of [...due].sort((a, b) => a[1].oldest - b[1].oldest)) {
+    // Oldest first; partitions whose claim failed lately after the rest.
+    const failedLately = (p: number) => now - (this.claimFailedAt.get(p) ?? -Infinity) < CLAIM_FAILED_LAST_MS;
+    const order = [...due].sort((a, b) => Number(failedLately(a[0])) - Number(failedLately(b[0])) || a[1].oldest - b[1].oldest);
+    let failure: unknown;
+    for (const [p, e] of order) {
       const left = r.maxTasks - tasks.length;
       if (left <= 0) break;
+      // What was claimed is answered now, not after this partition's retries.
+      if (tasks.length > 0 && failedLately(p)) break;
       let res: Awaited<ReturnType<FetchStore['lock']>>;
       try {
         res = await this.d.store.lock(p, e.queues, r.workerId, r.lockMs, left, this.c.fetch.maxLockExpiries, this.d.clock.now());
+        this.claimFailedAt.delete(p);
       } catch (err) {
-        // Nothing claimed yet: the fetch fails. Tasks already claimed in other partitions are locked in
-        // this worker's name: thrown away with the error, they would sit out a lock nobody holds and
-        // count a lock expiry when claimed again. Answer them; this partition is looked at next time.
-        if (tasks.length === 0) throw err;
-        this.d.log.warn({ partition: p, claimed: tasks.length, err: (err as Error).message }, 'fetch claim failed in a partition: answering what was claimed');
-        break;
+        // One partition out of reach (its slot migrating, its primary failing over) must not keep
+        // the due tasks of the others from the fetch: they are claimed, and this partition is
+        // looked at next time. Tasks claimed here already are answered, never thrown away with
+        // the error: locked in this worker's name, they would sit out a lock nobody holds and
+        // count a lock expiry when claimed again. Nothing claimed anywhere: the fetch fails.
+        this.claimFailedAt.set(p, this.d.clock.now());
+        this.d.log.warn({ partition: p, claimed: tasks.length, err: (err as Error).message }, 'fetch claim failed in a partition: claiming in the others');
+        failure ??= err;
+        continue;
       }
       nextDue = Math.min(nextDue, res.nextDue);
       // Nothing due left there: the claims behind this one need not look (claimInTurn).
@@ -344,6 +363,7 @@ export class ExternalTasks {
       // Leftovers of a completion that stopped after its outcome, deleted instead: the owner drops their heads too.
       for (const x of res.ended) this.d.taskReady(p, x.queue, x.taskId, this.d.clock.now() + r.lockMs);
     }
+    if (tasks.length === 0 && failure !== undefined) throw failure;
     return { tasks, nextDue };
   }
 }
