@@ -13,12 +13,13 @@ import calculateSlot from 'cluster-key-slot';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
-import { finishMigration, migrate, openMigration, ownerOf } from '../helpers/cluster-slots';
+import { retryable, startLoad } from '../helpers/cluster-load';
+import { finishMigration, migrate, moveKey, openMigration, ownerOf } from '../helpers/cluster-slots';
 import { fetchClients } from '../helpers/fetch';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
-import { sleep } from '../helpers/wait';
+import { sleep, waitFor } from '../helpers/wait';
 
 const PARTITIONS = 8;
 let cluster: RedisCluster;
@@ -176,3 +177,68 @@ it('delivers to ConsumeOutcomes and WaitOutcome readers blocked across a migrati
     s.reset();
   }
 }, 60_000);
+
+it('runs the Steps of a partition whose slot stays mid-migration past its lease once it has moved, and the other partitions\' meanwhile', async () => {
+  t = await startTestNode('', uniquePrefix('mls'), { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS });
+  const moving = 4;
+  const stable = 5;
+  const pack = (flow: string) => ({ ...charge(flow), step_type: 'pack' });
+  const queued = (await t.matching.enqueueStep({ step: pack(flowIn(moving)) })).task_id!;
+  const { slot, src, dst } = await moveTarget(moving);
+  await openMigration(slot, src, dst);
+  expect(String(await migrate(src, dst, t.node.keys.task(moving, queued)))).toBe('OK');
+
+  // A worker connects while the slot is split: the queued Step cannot start yet, a new one of another partition can.
+  const s = openSlot(t.worker, registerFrame());
+  try {
+    await s.nextOf('registered');
+    const other = (await t.matching.enqueueStep({ step: pack(flowIn(stable)) })).task_id!;
+    const first = (await s.nextOf('step_task', 10_000)).step_task!;
+    expect(first.task_id).toBe(other);
+    s.send({ step_result: { task_token: first.task_token, output: Buffer.from('ok') } });
+    expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+
+    await sleep(3000); // twice cluster.leaseTtl: the partition's lease renewals are refused meanwhile
+    await finishMigration(cluster, slot, src, dst);
+    const late = (await s.nextOf('step_task', 20_000)).step_task!;
+    expect(late.task_id).toBe(queued);
+    s.send({ step_result: { task_token: late.task_token, output: Buffer.from('ok') } });
+    expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+    expect((await t.matching.waitOutcome({ task_id: queued, wait_ms: 5000 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+  } finally {
+    s.reset();
+  }
+}, 60_000);
+
+it('keeps every acknowledged Step, one outcome each, while the slots of two partitions move key by key under load (two nodes)', async () => {
+  const prefix = uniquePrefix('mll');
+  const overrides = { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS };
+  t = await startTestNode('', prefix, overrides);
+  const peer = await startTestNode('', prefix, overrides);
+  try {
+    const HOLD_MS = 4000;
+    const load = startLoad([t, peer], 200);
+    for (const [moving, after] of [[6, 40], [7, 100]] as const) {
+      await waitFor(() => load.acked.size >= after, { timeoutMs: 20_000, description: `${after} Steps acknowledged` });
+      const { slot, src, dst } = await moveTarget(moving);
+      await openMigration(slot, src, dst);
+      // One key at a time, with Steps flowing in between: the slot stays split for HOLD_MS, past
+      // the client's retries of a refused script (TRYAGAIN), so some calls are answered refused.
+      const until = Date.now() + HOLD_MS;
+      while (Date.now() < until) {
+        const keys = (await sendCommand(src, ['CLUSTER', 'GETKEYSINSLOT', slot, 1])) as unknown as string[];
+        if (keys.length > 0) await moveKey(src, dst, keys[0]!);
+        await sleep(100);
+      }
+      await finishMigration(cluster, slot, src, dst);
+    }
+    await load.produced;
+    await load.allOutcomes(40_000);
+    await load.stop();
+    expect([...load.outcomes].filter(([, ids]) => ids.size !== 1)).toEqual([]);
+    expect([...load.outcomes.keys()].filter((id) => !load.acked.has(id))).toEqual([]);
+    expect(load.refusals.filter((r) => !retryable(r))).toEqual([]);
+  } finally {
+    await peer.close();
+  }
+}, 90_000);

@@ -1,0 +1,147 @@
+/**
+ * Steps flowing through running nodes while a test moves Redis under them:
+ * producers enqueueing (each Step retried, idempotently, until acknowledged),
+ * two worker slots and a fetch worker per node completing what they get, and
+ * an engine consuming outcomes through the first node, acking each batch with
+ * its next read. Every answer other than success is kept, with its code.
+ * Every loop ends with `stop()`; the producers after `total` Steps.
+ */
+import { ClientError, Status } from 'nice-grpc';
+import { pb } from '../../src/wire';
+import { fetchClients } from './fetch';
+import type { TestNode } from './node';
+import { openSlot, registerFrame } from './raw-slot';
+import { sleep, waitFor } from './wait';
+
+/** An answer other than success: who got it, its code and details. */
+export interface Refusal { who: string; code: Status | string; details: string }
+
+/** The answer a client retries while Redis fails over or a slot moves. */
+export const retryable = (r: Refusal): boolean => r.code === Status.UNAVAILABLE && /^ZD_STORE_UNAVAILABLE: /.test(r.details);
+
+const refusalOf = (who: string, err: unknown): Refusal =>
+  err instanceof ClientError ? { who, code: err.code, details: err.details } : { who, code: 'thrown', details: String(err) };
+
+export interface Load {
+  /** Acknowledged enqueues: task id → step execution id. */
+  readonly acked: Map<string, string>;
+  /** Outcome ids delivered per task id (a redelivery repeats its id). */
+  readonly outcomes: Map<string, Set<string>>;
+  readonly refusals: Refusal[];
+  /** Resolves once all `total` Steps are acknowledged. */
+  readonly produced: Promise<void>;
+  /** Waits for an outcome of every acknowledged Step. */
+  allOutcomes(timeoutMs: number): Promise<void>;
+  /** Ends every loop. */
+  stop(): Promise<void>;
+}
+
+/** Steps of flow type order: step type `s` for worker slots, `charge` for the fetch workers, alternating in pairs. */
+export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
+  const stopping = new AbortController();
+  const stop = stopping.signal;
+  const refusals: Refusal[] = [];
+  const acked = new Map<string, string>();
+  const outcomes = new Map<string, Set<string>>();
+  const until = async (fn: () => Promise<void>) => {
+    while (!stop.aborted) await fn();
+  };
+
+  const slotLoop = (t: TestNode, id: string) => until(async () => {
+    const s = openSlot(t.worker, registerFrame({ app_worker_id: id }));
+    try {
+      await s.nextOf('registered', 5000);
+      while (!stop.aborted) {
+        const f = await s.next(500).catch((e: Error) => (/no frame within/.test(e.message) ? undefined : Promise.reject(e)));
+        if (f?.frame !== 'step_task') continue;
+        s.send({ step_result: { task_token: f.step_task!.task_token, output: Buffer.from('ok') } });
+      }
+    } catch (err) {
+      refusals.push(refusalOf(`slot ${id}`, err));
+      await sleep(100);
+    } finally {
+      s.reset();
+    }
+  });
+
+  const fetchLoop = (t: TestNode, id: string) => until(async () => {
+    const { external } = fetchClients(t);
+    try {
+      const r = await external.fetchAndLock({
+        worker_id: id, max_tasks: 5, lock_duration_ms: 20_000, wait_ms: 1000,
+        topics: [{ tenant: 'acme', flow_type: 'order', step_type: 'charge' }],
+      });
+      for (const task of r.tasks) {
+        for (let i = 0; ; i++) {
+          try {
+            await external.complete({ task_id: task.task_id, worker_id: id, idempotency_key: `k-${task.task_id}` });
+            break;
+          } catch (err) {
+            refusals.push(refusalOf(`complete ${id}`, err));
+            if (i >= 50) throw err;
+            await sleep(100);
+          }
+        }
+      }
+    } catch (err) {
+      refusals.push(refusalOf(`fetch ${id}`, err));
+      await sleep(100);
+    }
+  });
+
+  let ack: string[] = [];
+  const consumeLoop = until(async () => {
+    try {
+      const r = await nodes[0]!.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 200, wait_ms: 500, ack });
+      ack = r.outcomes.map((o) => o.outcome_id!);
+      for (const o of r.outcomes) {
+        if (o.status !== pb.OutcomeStatus.COMPLETED) refusals.push({ who: 'outcome', code: 'status', details: `${o.task_id}: ${o.status}` });
+        const ids = outcomes.get(o.task_id!) ?? new Set<string>();
+        ids.add(o.outcome_id!);
+        outcomes.set(o.task_id!, ids);
+      }
+    } catch (err) {
+      refusals.push(refusalOf('consume', err));
+      await sleep(100);
+    }
+  });
+
+  const produce = async (from: number, every: number) => {
+    for (let i = from; i < total && !stop.aborted; i += every) {
+      const step = {
+        tenant: 'acme', flow_id: `f${i}`, flow_type: 'order', step_type: i % 4 < 2 ? 's' : 'charge', step_execution_id: `x${i}`,
+      };
+      for (let tries = 0; ; tries++) {
+        try {
+          const r = await nodes[i % nodes.length]!.matching.enqueueStep({ step });
+          acked.set(r.task_id!, step.step_execution_id);
+          break;
+        } catch (err) {
+          refusals.push(refusalOf('enqueue', err));
+          if (tries >= 100) throw err;
+          await sleep(100);
+        }
+      }
+      await sleep(paceMs);
+    }
+  };
+
+  const loops = [...nodes.flatMap((t, n) => [slotLoop(t, `w${n}a`), slotLoop(t, `w${n}b`), fetchLoop(t, `fw${n}`)]), consumeLoop];
+  const produced = Promise.all([produce(0, 2), produce(1, 2)]).then(() => undefined);
+  produced.catch(() => undefined);
+  const missing = () => [...acked.keys()].filter((id) => !outcomes.has(id));
+
+  return {
+    acked, outcomes, refusals, produced,
+    async allOutcomes(timeoutMs) {
+      await waitFor(() => missing().length === 0, { timeoutMs, intervalMs: 200, description: 'an outcome for every acknowledged Step' })
+        .catch((err: Error) => {
+          throw new Error(`${err.message}: ${missing().length} of ${acked.size} missing`);
+        });
+    },
+    async stop() {
+      stopping.abort();
+      await Promise.all(loops);
+    },
+  };
+}
