@@ -6,7 +6,7 @@
 import type { CallContext } from 'nice-grpc';
 import { principalOf, requireTenant } from '../auth/auth';
 import type { Config } from '../config';
-import { invalidArgument, zdError, ZdError } from '../errors';
+import { invalidArgument, storeUnavailable, zdError, ZdError } from '../errors';
 import type { Gateway } from '../gateway/gateway';
 import type { Slot, SlotRegistration } from '../gateway/slot';
 import type { Logger } from '../util/logger';
@@ -107,7 +107,10 @@ async function readFrames(
       }
     }
   } catch (err) {
+    // A result Redis did not take (out of reach, a Cluster slot mid-migration) is recorded once it
+    // answers (gateway settleLater); the worker hears the retryable why, not a clean end of its stream.
     if (err instanceof ZdError) ending.error = err;
+    else ending.error = storeUnavailable(err);
     log.debug({ stream: slot.id, err: (err as Error).message }, 'worker stream ended');
   } finally {
     // A stream the node ended over a frame it refuses: the attempt it held fails for that, said (not "reset").

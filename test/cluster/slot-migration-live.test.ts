@@ -10,6 +10,7 @@
  * reshard` moves them.
  */
 import calculateSlot from 'cluster-key-slot';
+import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
@@ -205,6 +206,36 @@ it('runs the Steps of a partition whose slot stays mid-migration past its lease 
     s.send({ step_result: { task_token: late.task_token, output: Buffer.from('ok') } });
     expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
     expect((await t.matching.waitOutcome({ task_id: queued, wait_ms: 5000 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+  } finally {
+    s.reset();
+  }
+}, 60_000);
+
+it('ends a worker\'s stream UNAVAILABLE (ZD_STORE_UNAVAILABLE) when its result meets a slot split past the client\'s retries, and records the result once the slot has moved', async () => {
+  t = await startTestNode('', uniquePrefix('mlr'), { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS });
+  const moving = 1;
+  const s = openSlot(t.worker, registerFrame());
+  try {
+    await s.nextOf('registered');
+    const id = (await t.matching.enqueueStep({ step: { ...charge(flowIn(moving)), step_type: 'pack' } })).task_id!;
+    const task = (await s.nextOf('step_task')).step_task!;
+    expect(task.task_id).toBe(id);
+    const { slot, src, dst } = await moveTarget(moving);
+    await openMigration(slot, src, dst);
+    expect(String(await migrate(src, dst, t.node.keys.task(moving, id)))).toBe('OK');
+
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('kept') } });
+    // Not a clean end of the stream, which says nothing of why the result went unacknowledged.
+    const ended = await s.ended;
+    expect(ended).toBeInstanceOf(ClientError);
+    expect((ended as ClientError).code).toBe(Status.UNAVAILABLE);
+    expect((ended as ClientError).details).toMatch(/^ZD_STORE_UNAVAILABLE: /);
+
+    await finishMigration(cluster, slot, src, dst);
+    const done = await t.matching.waitOutcome({ task_id: id, wait_ms: 15_000 });
+    expect(done.outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+    expect(done.outcome?.output?.toString()).toBe('kept');
+    expect((await sendCommand(dst, ['XLEN', t.node.keys.out(moving)]))).toBe(1);
   } finally {
     s.reset();
   }
