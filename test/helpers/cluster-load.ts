@@ -1,7 +1,8 @@
 /**
  * Steps flowing through running nodes while a test moves Redis under them:
  * producers enqueueing (each Step retried, idempotently, until acknowledged),
- * two worker slots and a fetch worker per node completing what they get, and
+ * two worker slots and a fetch worker (gRPC, or HTTP on every other node) per
+ * node completing what they get, and
  * an engine consuming outcomes through the first node, acking each batch with
  * its next read. Every answer other than success is kept, with its code.
  * Every loop ends with `stop()`; the producers after `total` Steps.
@@ -16,8 +17,18 @@ import { sleep, waitFor } from './wait';
 /** An answer other than success: who got it, its code and details. */
 export interface Refusal { who: string; code: Status | string; details: string }
 
-/** The answer a client retries while Redis fails over or a slot moves. */
-export const retryable = (r: Refusal): boolean => r.code === Status.UNAVAILABLE && /^ZD_STORE_UNAVAILABLE: /.test(r.details);
+/** The answer a client retries while Redis fails over or a slot moves (HTTP: 503 with that code). */
+export const retryable = (r: Refusal): boolean =>
+  (r.code === Status.UNAVAILABLE || r.code === 'http 503') && /^ZD_STORE_UNAVAILABLE: /.test(r.details);
+
+class HttpRefusal extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(`${refusal.who}: ${refusal.code} ${refusal.details}`);
+  }
+}
+
+const httpRefusal = (who: string, status: number, body: { code?: string; message?: string }) =>
+  new HttpRefusal({ who, code: `http ${status}`, details: `${body.code ?? '?'}: ${body.message ?? ''}` });
 
 const refusalOf = (who: string, err: unknown): Refusal =>
   err instanceof ClientError ? { who, code: err.code, details: err.details } : { who, code: 'thrown', details: String(err) };
@@ -89,6 +100,38 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
     }
   });
 
+  /** The same over HTTP/JSON: an error answer is its status and `{code, message}`. */
+  const httpFetchLoop = (t: TestNode, id: string) => until(async () => {
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`http://${t.node.httpAddress}/v1/external-tasks/${path}`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(20_000),
+      });
+      const json = (await res.json()) as { tasks?: { taskId: string }[]; code?: string; message?: string };
+      if (res.status !== 200) throw httpRefusal(`${path.split('/').pop()} ${id}`, res.status, json);
+      return json;
+    };
+    try {
+      const r = await post('fetch-and-lock', {
+        workerId: id, maxTasks: 5, lockDurationMs: 20_000, waitMs: 1000, topics: [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }],
+      });
+      for (const task of r.tasks ?? []) {
+        for (let i = 0; ; i++) {
+          try {
+            await post(`${encodeURIComponent(task.taskId)}/complete`, { workerId: id, idempotencyKey: `k-${task.taskId}` });
+            break;
+          } catch (err) {
+            refusals.push(err instanceof HttpRefusal ? err.refusal : refusalOf(`complete ${id}`, err));
+            if (i >= 50) throw err;
+            await sleep(100);
+          }
+        }
+      }
+    } catch (err) {
+      refusals.push(err instanceof HttpRefusal ? err.refusal : refusalOf(`fetch ${id}`, err));
+      await sleep(100);
+    }
+  });
+
   let ack: string[] = [];
   const consumeLoop = until(async () => {
     try {
@@ -126,7 +169,11 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
     }
   };
 
-  const loops = [...nodes.flatMap((t, n) => [slotLoop(t, `w${n}a`), slotLoop(t, `w${n}b`), fetchLoop(t, `fw${n}`)]), consumeLoop];
+  // Fetch workers over gRPC on even nodes, over HTTP on odd ones.
+  const loops = [
+    ...nodes.flatMap((t, n) => [slotLoop(t, `w${n}a`), slotLoop(t, `w${n}b`), n % 2 === 0 ? fetchLoop(t, `fw${n}`) : httpFetchLoop(t, `hw${n}`)]),
+    consumeLoop,
+  ];
   const produced = Promise.all([produce(0, 2), produce(1, 2)]).then(() => undefined);
   produced.catch(() => undefined);
   const missing = () => [...acked.keys()].filter((id) => !outcomes.has(id));
