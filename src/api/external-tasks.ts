@@ -69,6 +69,8 @@ const CLAIM_GRACE_MS = 1000;
  * retries (seconds) before it fails.
  */
 const CLAIM_FAILED_LAST_MS = 10_000;
+/** Failed partitions after which a claim on a Redis Cluster stops looking (answering what it has). */
+const MAX_FAILED_PARTITIONS = 2;
 
 export function verdictError(taskId: string, v: LockVerdict): ZdError {
   switch (v) {
@@ -323,6 +325,9 @@ export class ExternalTasks {
     const failedLately = (p: number) => now - (this.claimFailedAt.get(p) ?? -Infinity) < CLAIM_FAILED_LAST_MS;
     const order = [...due].sort((a, b) => Number(failedLately(a[0])) - Number(failedLately(b[0])) || a[1].oldest - b[1].oldest);
     let failure: unknown;
+    let failures = 0;
+    // A single Redis fails for every partition at once; a Cluster may fail one slot (migrating) alone.
+    const maxFailures = this.d.store.redis.isCluster ? MAX_FAILED_PARTITIONS : 1;
     for (const [p, e] of order) {
       const left = r.maxTasks - tasks.length;
       if (left <= 0) break;
@@ -341,6 +346,9 @@ export class ExternalTasks {
         this.claimFailedAt.set(p, this.d.clock.now());
         this.d.log.warn({ partition: p, claimed: tasks.length, err: (err as Error).message }, 'fetch claim failed in a partition: claiming in the others');
         failure ??= err;
+        // Bounded: one Redis failing fails every partition alike, and so does a Cluster that lost a
+        // primary for the partitions there; each failed call may have spent seconds on retries.
+        if (++failures >= maxFailures) break;
         continue;
       }
       nextDue = Math.min(nextDue, res.nextDue);

@@ -72,6 +72,31 @@ it('a claim that fails in one partition leaves no task of another partition lock
   expect((next.tasks ?? []).map((x) => x.task_id)).toEqual([newer]);
 });
 
+it('a claim on one Redis stops at its first failed partition: that Redis fails the others alike, each call after its retries', async () => {
+  const n = t.config.cluster.partitions;
+  const flows: string[] = [];
+  const seen = new Set<number>();
+  for (let i = 0; seen.size < 4; i++) {
+    const p = partitionOfFlow('acme', `cs-${i}`, n);
+    if (!seen.has(p)) flows.push(`cs-${i}`);
+    seen.add(p);
+  }
+  for (const f of flows) await t.matching.enqueueStep({ step: step({ flow_id: f }) });
+
+  const store = t.node.externalTasks!.store;
+  let calls = 0;
+  const spy = jest.spyOn(store, 'lock').mockImplementation(() => {
+    calls++;
+    return Promise.reject(new Error('injected: Redis went away'));
+  });
+  try {
+    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], max_tasks: 10, wait_ms: 1, lock_duration_ms: 60_000 })).rejects.toThrow();
+  } finally {
+    spy.mockRestore();
+  }
+  expect(calls).toBe(1);
+});
+
 it('a fetch of several topics claims the oldest task first, not every task of the first topic named before it', async () => {
   // DESIGN §4: a queue waits FIFO by readyAt (roughly). One worker serves two topics of a partition:
   // the older task of the second topic must not wait behind a backlog of the first topic.
