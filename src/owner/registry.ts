@@ -13,6 +13,7 @@ import type { Dispatcher, OfferResult } from './dispatcher';
 import { BusyQueues, type HeadRef, type QueueHeads } from './heads';
 import { PartitionOwner, type PartitionHost } from './partition';
 import { Placement } from './placement';
+import { QueuePauses } from './queue-pauses';
 import { ReadyQueues } from './ready-queues';
 import { HeadsResync } from './resync';
 import { BacklogCounter } from './backlog';
@@ -58,9 +59,9 @@ const LOAD_RETRY_MS = 1000;
 export const OFFER_SETTLE_MS = 1000;
 const RESOLVED = Promise.resolve();
 
-/** The first pause of a flow type's offers after one failed, and the longest (doubling between). */
+/** The first pause of a queue's offers after one failed, and the longest (doubling between; queue-pauses.ts). */
 const OFFER_ERROR_PAUSE_MS = 100;
-const OFFER_ERROR_PAUSE_MAX_MS = 1000;
+const OFFER_ERROR_PAUSE_MAX_MS = 5000;
 
 export class OwnerRegistry implements PartitionHost {
   private readonly partitions = new Map<number, PartitionOwner>();
@@ -73,8 +74,8 @@ export class OwnerRegistry implements PartitionHost {
    */
   private readonly ready = new Map<string, Map<string, ReadyQueues>>();
   private readonly pumpScheduled = new Set<string>();
-  /** Flow types whose pump waits after failed offers (pauseAfterError). */
-  private readonly pumpBackoff = new Map<string, { until: number; delayMs: number }>();
+  /** Queues held out of the pump after failed offers. */
+  private readonly queuePauses = new QueuePauses((q) => this.headsAvailable(q), OFFER_ERROR_PAUSE_MS, OFFER_ERROR_PAUSE_MAX_MS);
   private dispatcher: Dispatcher | undefined;
   private readonly timers: Timers;
   private sweepRetry: TimerHandle | undefined;
@@ -332,6 +333,7 @@ export class OwnerRegistry implements PartitionHost {
   headsAvailable(q: QueueHeads): void {
     const owner = this.partitions.get(q.partition);
     if (owner?.queues.get(q.name) !== q) return;
+    if (this.queuePauses.held(q)) return; // its pause, or its one offer out, puts it back
     if (q.size === 0) {
       if (q.needsRefill()) owner.refillInBackground(q);
       return;
@@ -392,7 +394,6 @@ export class OwnerRegistry implements PartitionHost {
     const lines = this.ready.get(key);
     const d = this.dispatcher;
     if (!lines || !d) return;
-    if ((this.pumpBackoff.get(key)?.until ?? 0) > this.clock.now()) return; // its timer pumps again
     const emptied = () => this.hooks.backlogChanged();
     // Step types no node has an idle slot for: their heads wait, the other types' go on
     // (a slot whose worker declined one type, or runs none of it, still takes the rest).
@@ -418,6 +419,8 @@ export class OwnerRegistry implements PartitionHost {
       }
       const ref = q.shift()!;
       line.taken(q, emptied);
+      // A queue whose offers failed offers one head at a time until one settles.
+      if (this.queuePauses.sent(q)) this.queueForgotten(q);
       const owner = this.partitions.get(q.partition);
       if (!owner) continue;
       if (q.needsRefill()) owner.refillInBackground(q);
@@ -426,40 +429,22 @@ export class OwnerRegistry implements PartitionHost {
         tenant: q.tenant, flowType: q.flowType, stepType: q.stepType, readyAt: ref.readyAt, path: 'queued' as const,
       };
       this.offersOut.sent(q.partition);
+      const sentAt = this.clock.now();
       d.offer(node, offer, owner.lease.epoch).then(
         (result) => {
-          this.pumpBackoff.delete(key);
+          const held = this.queuePauses.settled(q);
           this.settle(q, ref, result);
+          if (held) this.headsAvailable(q);
         },
         (err: Error) => {
           this.log.warn({ taskId: ref.taskId, err: err.message }, 'offer failed');
-          this.pauseAfterError(key);
+          // The queue leaves the lines for its pause: the other partitions' heads are offered meanwhile.
+          this.queuePauses.failed(q, this.clock.now() - sentAt);
+          this.queueForgotten(q);
           this.settle(q, ref, 'no-slot');
         },
       );
     }
-  }
-
-  /**
-   * An offer failed (Redis refused the start: OOM, READONLY, BUSY, or a peer's call
-   * broke). Redis answers those at once, and the slot is idle again at once: the
-   * pump would offer the same head again in a loop. The flow type's pump waits
-   * instead, from OFFER_ERROR_PAUSE_MS doubling to OFFER_ERROR_PAUSE_MAX_MS, until
-   * an offer settles again.
-   */
-  private pauseAfterError(key: string): void {
-    const prev = this.pumpBackoff.get(key);
-    const delayMs = prev ? Math.min(prev.delayMs * 2, OFFER_ERROR_PAUSE_MAX_MS) : OFFER_ERROR_PAUSE_MS;
-    if (prev && prev.until > this.clock.now()) return;
-    const until = this.clock.now() + delayMs;
-    const pause = { until, delayMs };
-    this.pumpBackoff.set(key, pause);
-    // The timer ends the pause, not the clock: a timer may fire a little before the
-    // clock shows its time, and the pump would then find itself paused with no timer left.
-    setTimeout(() => {
-      pause.until = 0;
-      this.schedulePump(key);
-    }, delayMs).unref();
   }
 
   private settle(q: QueueHeads, ref: { taskId: string; readyAt: number }, result: OfferResult): void {

@@ -1,7 +1,7 @@
 /**
  * Redis refusing the start script at once (OOM under noeviction, READONLY,
  * BUSY) must not make the owner offer the same head again in a loop: the
- * slot is idle again as soon as the start fails. The flow type's offers
+ * slot is idle again as soon as the start fails. The queue's offers
  * pause, longer each time, and resume once Redis takes writes again.
  * A real redis-server with its memory limit set below what it holds.
  */
