@@ -358,7 +358,14 @@ export function matchingService(d: MatchingDeps) {
           }
           const room = RESPONSE_BYTES_MAX - answerBytes(found).bytes;
           if (found.length < count && room > 0) {
-            found = found.concat(await d.outcomes.readNew(group, consumer, count - found.length, targets, room));
+            // Stale ones claimed already are answered when the read of new ones fails (a Cluster
+            // primary out of reach): claimed for this consumer, they would wait out redeliver_after_ms.
+            const fresh = await d.outcomes.readNew(group, consumer, count - found.length, targets, room).catch((err: unknown) => {
+              if (found.length === 0) throw err;
+              d.log.warn({ group, err: (err as Error).message }, 'outcome read failed: answering the stale outcomes claimed');
+              return [];
+            });
+            found = found.concat(fresh);
           }
           if (ctx.signal.aborted && found.length > 0) {
             // Read as the caller left: handed to the group's next call, not left until redeliver_after_ms.

@@ -5,6 +5,7 @@
  */
 import { Cluster } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { storeUnavailable } from '../errors/store-unavailable';
 import type { RedisClient } from './redis';
 import type { Keys } from './keys';
 
@@ -286,7 +287,7 @@ export class OutcomeStore {
         .xreadgroupBuffer('GROUP', group, consumer, 'COUNT', n, 'STREAMS', this.keys.out(p), '>')
         .then((r) => ((r as [Buffer, Entry[]][] | null) ?? []).flatMap(([, entries]) => entries)));
     // On a Redis Cluster each partition's stream is in a slot of its own: one command per partition.
-    if (this.redis instanceof Cluster) return this.inRounds(count, maxBytes, partitions, perPartition(one));
+    if (this.redis instanceof Cluster) return this.acrossPrimaries(true, (failed) => this.inRounds(count, maxBytes, partitions, perPartition(one, failed)));
     return this.inRounds(count, maxBytes, partitions, async (ps, n) => {
       try {
         return await this.readStreams(group, consumer, n, ps);
@@ -343,7 +344,7 @@ export class OutcomeStore {
     // what this call claimed is stale again when its scan wraps to the head or a partition is
     // asked again: each entry goes into the answer once.
     const seen = new Set<string>();
-    return this.inRounds(count, maxBytes, partitions, perPartition(async (p, n) => {
+    return this.acrossPrimaries(false, (failed) => this.inRounds(count, maxBytes, partitions, perPartition(async (p, n) => {
       const key = `${group}\0${p}`;
       const claimed: Entry[] = [];
       let cursor = this.claimCursors.get(key) ?? '0-0';
@@ -367,7 +368,25 @@ export class OutcomeStore {
       if (cursor === '0-0') this.claimCursors.delete(key);
       else this.claimCursors.set(key, cursor);
       return claimed;
-    }));
+    }, failed)));
+  }
+
+  /**
+   * A read over the partitions that, on a Redis Cluster, answers what the primaries that
+   * answered hold: one that does not (down with no replica taken over yet, a failover under
+   * way) failed the read of every other one's outcomes too. With `failEmpty`, nothing found
+   * while some partition failed fails the read (new outcomes: the caller must not take the
+   * outage for an empty stream); a claim of stale ones answers what it found, and the read
+   * of new ones after it says whether the store is there. On one Redis a failure is every
+   * partition's: the first fails the read.
+   */
+  private async acrossPrimaries(
+    failEmpty: boolean, read: (failed: PartitionFailures | undefined) => Promise<StoredOutcome[]>,
+  ): Promise<StoredOutcome[]> {
+    const failed: PartitionFailures | undefined = this.redis instanceof Cluster ? {} : undefined;
+    const out = await read(failed);
+    if (failEmpty && out.length === 0 && failed?.first) throw failed.first.err;
+    return out;
   }
 
   /**
@@ -492,9 +511,30 @@ export class OutcomeStore {
   }
 }
 
-/** A round that asks each picked partition alone, all at once. */
-function perPartition(read: (p: number, n: number) => Promise<Entry[]>): (picked: number[], share: number) => Promise<Map<number, Entry[]>> {
-  return async (picked, share) => new Map(await Promise.all(picked.map(async (p) => [p, await read(p, share)] as const)));
+/** The first error of a read's partitions that failed (acrossPrimaries). */
+interface PartitionFailures {
+  first?: { err: unknown };
+}
+
+/**
+ * A round that asks each picked partition alone, all at once. With `failed`, a partition
+ * whose read fails for Redis being out of reach is left out of the round (and of the rounds
+ * after), its error kept there; any other error fails the round.
+ */
+function perPartition(
+  read: (p: number, n: number) => Promise<Entry[]>, failed?: PartitionFailures,
+): (picked: number[], share: number) => Promise<Map<number, Entry[]>> {
+  if (!failed) return async (picked, share) => new Map(await Promise.all(picked.map(async (p) => [p, await read(p, share)] as const)));
+  return async (picked, share) => {
+    const replies = await Promise.allSettled(picked.map(async (p) => [p, await read(p, share)] as const));
+    const out = new Map<number, Entry[]>();
+    for (const r of replies) {
+      if (r.status === 'fulfilled') out.set(r.value[0], r.value[1]);
+      else if (storeUnavailable(r.reason)) failed.first ??= { err: r.reason };
+      else throw r.reason;
+    }
+    return out;
+  };
 }
 
 function nextId(id: string): string {

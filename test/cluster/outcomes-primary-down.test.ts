@@ -1,0 +1,78 @@
+/**
+ * Outcome consumers of a Redis Cluster one of whose primaries does not answer
+ * (down, no replica taken over): ConsumeOutcomes reads every partition's
+ * stream, and the read of that primary's partitions must not fail the read of
+ * the others' (DESIGN §8). New outcomes and unacked ones due for redelivery
+ * of the partitions on the primaries that answer are delivered; with nothing
+ * to deliver the call still answers ZD_STORE_UNAVAILABLE, not an empty list.
+ * A real 3-primary Redis Cluster without replicas, one primary stopped.
+ */
+import { ClientError, Status } from 'nice-grpc';
+import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { partitionOf } from '../../src/store/keys';
+import { pb } from '../../src/wire';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { uniquePrefix } from '../helpers/redis';
+
+let cluster: RedisCluster;
+let t: TestNode | undefined;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ masters: 3 });
+}, 90_000);
+afterAll(async () => {
+  await t?.close().catch(() => undefined);
+  await cluster?.stop();
+});
+
+it('delivers the outcomes of the partitions on the primaries that answer while another primary is down', async () => {
+  t = await startTestNode('', uniquePrefix('opd'), { 'redis.clusterNodes': [...cluster.seeds] });
+  const node = t.node;
+  const holds = async (port: number, key: string) => !((await sendCommand(port, ['GET', key])) instanceof Error);
+  // The primary that goes holds partitions only, not the node's own keys nor the group registry.
+  let victim: number | undefined;
+  for (const n of cluster.nodes) {
+    const own = await Promise.all([node.keys.members(), node.keys.meta(), node.keys.groups(), node.keys.groupsSeen()].map((k) => holds(n.port, k)));
+    if (!own.some(Boolean)) victim = n.port;
+  }
+  expect(victim).toBeDefined();
+  const upFlows: string[] = [];
+  for (let i = 0; upFlows.length < 2; i++) {
+    if (!(await holds(victim!, `${node.keys.tag(partitionOf('acme', `f${i}`, t.config.cluster.partitions))}probe`))) upFlows.push(`f${i}`);
+  }
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1 }); // the group, on every stream
+
+  const s = openSlot(t.worker, registerFrame());
+  const complete = async (flow: string) => {
+    const id = (await t!.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 's', step_execution_id: 'x' } })).task_id!;
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+    return id;
+  };
+  try {
+    await s.nextOf('registered');
+    // One outcome handed out and left unacked before the primary goes; one written after.
+    const unacked = await complete(upFlows[0]!);
+    const first = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 2000 });
+    expect(first.outcomes.map((o) => o.task_id)).toEqual([unacked]);
+    await cluster.nodes.find((n) => n.port === victim)!.stop();
+    const fresh = await complete(upFlows[1]!);
+
+    const read = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 3000 });
+    expect(read.outcomes.map((o) => o.task_id)).toEqual([fresh]);
+    // Due for redelivery (redeliver_after_ms): claimed from the partitions that answer.
+    const again = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 3000, redeliver_after_ms: 1, ack: [read.outcomes[0]!.outcome_id!] });
+    expect(again.outcomes.map((o) => o.task_id)).toEqual([unacked]);
+
+    // Nothing left to deliver: the outage is said, not answered as an empty stream.
+    const err = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 500, ack: [again.outcomes[0]!.outcome_id!] })
+      .then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ClientError);
+    expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
+    expect((err as ClientError).details).toMatch(/^ZD_STORE_UNAVAILABLE: /);
+  } finally {
+    s.reset();
+  }
+}, 90_000);
