@@ -208,7 +208,7 @@ export class NoPrimaryError extends Error {
  * connection at all is the caller's to check (connectionEpoch).
  */
 export async function waitForReplicas(redis: RedisClient, keys: string[], replicas: number, timeoutMs: number): Promise<number> {
-  if (!(redis instanceof Cluster)) return Number(await redis.wait(replicas, timeoutMs));
+  if (!(redis instanceof Cluster)) return Number(await redis.wait(replicas, timeoutMs).catch(demotedPrimary(keys)));
   const owners = new Set<string>();
   for (const k of keys) {
     const owner = redis.slots[calculateSlot(k)]?.[0];
@@ -219,9 +219,24 @@ export async function waitForReplicas(redis: RedisClient, keys: string[], replic
   const acked = await Promise.all([...owners].map((a) => {
     const node = byAddress.get(a);
     if (!node) throw new NoPrimaryError(`no connection to primary ${a}`);
-    return node.wait(replicas, timeoutMs).then(Number);
+    return node.wait(replicas, timeoutMs).then(Number, demotedPrimary(keys));
   }));
   return Math.min(...acked);
+}
+
+/**
+ * A WAIT that reached a primary a failover had just demoted (the slot map or the
+ * Sentinel's answer not yet refreshed) is refused by Redis as a replica's: the write
+ * may be on the old primary only, so the enqueue is not acknowledged, and its retry is
+ * idempotent. It answered ZD_INTERNAL, and the producer did not retry.
+ */
+function demotedPrimary(keys: string[]): (err: Error) => never {
+  return (err) => {
+    if (/^ERR WAIT cannot be used with replica/.test(err.message)) {
+      throw new NoPrimaryError(`the primary that took the write of ${keys[0] ?? 'the enqueue'} is a replica now (a failover)`);
+    }
+    throw err;
+  };
 }
 
 /**

@@ -6,7 +6,9 @@
  * retry finds the Step (idempotent enqueue).
  */
 import { Status } from 'nice-grpc';
+import { storeUnavailable } from '../../src/errors/store-unavailable';
 import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
+import { createRedis, waitForReplicas } from '../../src/store/redis';
 import { partitionOf, queueName } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -71,4 +73,16 @@ it('keeps the node\'s other Redis traffic moving while enqueues wait for replica
   const lost = (await t.node.metrics.registry.getSingleMetric('dexzd_cluster_lease_changes_total')!.get()).values
     .find((v) => v.labels.event === 'lease-lost')?.value ?? 0;
   expect(lost).toBe(0);
+});
+
+it('answers a WAIT that reaches a primary a failover demoted as Redis out of reach for now, not as an internal error', async () => {
+  // The slot map or the Sentinel's answer not refreshed yet: the WAIT goes to what is a replica now.
+  const demoted = createRedis({ url: replica.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  try {
+    const err = await waitForReplicas(demoted, ['zd:{3}:t:x'], 1, 100).then(() => undefined, (e: Error) => e);
+    expect(err?.message).toBe('the primary that took the write of zd:{3}:t:x is a replica now (a failover)');
+    expect(storeUnavailable(err)?.zdCode).toBe('ZD_STORE_UNAVAILABLE');
+  } finally {
+    demoted.disconnect();
+  }
 });
