@@ -33,6 +33,9 @@ const httpRefusal = (who: string, status: number, body: { code?: string; message
 const refusalOf = (who: string, err: unknown): Refusal =>
   err instanceof ClientError ? { who, code: err.code, details: err.details } : { who, code: 'thrown', details: String(err) };
 
+/** The task id inside a task token (partition.taskId.attempt.nonce…). */
+const taskOfToken = (token: string) => token.split('.')[1] ?? token;
+
 export interface Load {
   /** Acknowledged enqueues: task id → step execution id. */
   readonly acked: Map<string, string>;
@@ -54,6 +57,8 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
   const refusals: Refusal[] = [];
   const acked = new Map<string, string>();
   const outcomes = new Map<string, Set<string>>();
+  /** What a worker slot last saw of each task (its StepTask, its ResultAck): said of a Step with no outcome. */
+  const seen = new Map<string, string>();
   const until = async (fn: () => Promise<void>) => {
     while (!stop.aborted) await fn();
   };
@@ -64,7 +69,9 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
       await s.nextOf('registered', 5000);
       while (!stop.aborted) {
         const f = await s.next(500).catch((e: Error) => (/no frame within/.test(e.message) ? undefined : Promise.reject(e)));
+        if (f?.frame === 'result_ack') seen.set(taskOfToken(f.result_ack!.task_token!), `${id} result ${pb.ResultVerdict[f.result_ack!.verdict!]}`);
         if (f?.frame !== 'step_task') continue;
+        seen.set(f.step_task!.task_id!, `${id} attempt ${f.step_task!.attempt}`);
         s.send({ step_result: { task_token: f.step_task!.task_token, output: Buffer.from('ok') } });
       }
     } catch (err) {
@@ -182,8 +189,13 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
     acked, outcomes, refusals, produced,
     async allOutcomes(timeoutMs) {
       await waitFor(() => missing().length === 0, { timeoutMs, intervalMs: 200, description: 'an outcome for every acknowledged Step' })
-        .catch((err: Error) => {
-          throw new Error(`${err.message}: ${missing().length} of ${acked.size} missing`);
+        .catch(async (err: Error) => {
+          // What Redis holds of each missing Step says where it stopped (queued, running, locked, gone).
+          const states = await Promise.all(missing().slice(0, 5).map(async (id) => {
+            const task = await nodes[0]!.matching.getTask({ task_id: id }).then((r) => r.task, (e: Error) => e.message);
+            return `${id} (slots saw: ${seen.get(id) ?? 'nothing'}): ${JSON.stringify(task)}`;
+          }));
+          throw new Error(`${err.message}: ${missing().length} of ${acked.size} missing\n${states.join('\n')}`);
         });
     },
     async stop() {
