@@ -23,6 +23,14 @@ import { waitFor } from '../helpers/wait';
 const redis = useEmbeddedRedis();
 const NODE_TTL = 2500;
 const SURVIVOR_HEARTBEAT = 2000;
+// Reading the death at the survivor's own beats would fail the attempt 2 × SURVIVOR_HEARTBEAT
+// after the kill at the earliest (its first beat after the kill finds the score younger than
+// nodeTtl); read at nodeTtl it fails NODE_TTL after, plus what the machine adds: the expiry
+// timer's lateness, the offset of Redis's clock read from a TIME whose answer waited on a busy
+// event loop, the members read, the failing script and the poll. Two test files and other work
+// on two cores added 518 ms once (3018 against a bound of 2900), and 877 ms with two more files
+// and three CPU burners; SLACK stays below the 1500 ms between the two readings.
+const SLACK = 1200;
 let dying: NodeProcess | undefined;
 let survivor: TestNode | undefined;
 afterEach(async () => {
@@ -79,5 +87,6 @@ it("fails a dead gateway's attempt of a partition the survivor owns within nodeT
     const task = (await s.matching.getTask({ task_id: r.task_id })).task;
     return task?.last_error?.type === 'worker_lost' ? Date.now() : undefined;
   }, { timeoutMs: NODE_TTL + 2 * SURVIVOR_HEARTBEAT + 2000, intervalMs: 20, description: 'the attempt failed as worker_lost' });
-  expect(failedAt - killedAt).toBeLessThan(NODE_TTL + 400);
+  expect(NODE_TTL + SLACK).toBeLessThan(2 * SURVIVOR_HEARTBEAT);
+  expect(failedAt - killedAt).toBeLessThan(NODE_TTL + SLACK);
 });
