@@ -163,8 +163,14 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
     chunks.push(s);
     if (echo) process.stderr.write(`[${nodeId}] ${s}`);
   };
+  const stderrChunks: string[] = [];
   child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
+  child.stderr!.on('data', (chunk: Buffer) => {
+    collect(chunk);
+    stderrChunks.push(chunk.toString('utf8'));
+  });
+  // 'exit' can come before the last of the pipes is read, 'close' once both are at their end.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
 
   let exitValue: number | NodeJS.Signals | null | undefined;
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => {
@@ -184,7 +190,13 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
 
   const metricsAddress = listenOf('metrics');
   const stopWaiting = new AbortController();
-  void exited.then((v) => stopWaiting.abort(new Error(`node ${nodeId} exited (${String(v)}) before it was ready:\n${logs().slice(-4000)}`)));
+  // A failed start ends with the CLI's one line on stderr, but stdout's log lines (one per
+  // partition unloaded, say) are read in whatever order the two pipes come: its tail is
+  // given apart, so the output's tail cannot push it out.
+  void exited
+    .then(() => Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]))
+    .then(() => stopWaiting.abort(new Error(`node ${nodeId} exited (${String(exitValue)}) before it was ready:\n${logs().slice(-4000)}`
+      + `\nstderr:\n${stderrChunks.join('').slice(-2000)}`)));
   try {
     await waitFor(
       async () => {
