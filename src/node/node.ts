@@ -425,14 +425,16 @@ export class ZdNode {
       () => this.mesh.listen(c.internal.listen, Math.max(c.limits.maxPayloadBytes + 64 * 1024, MESH_MESSAGE_BYTES_MIN)));
     this.internalPort = internalPort;
     this.internalAddress = c.internal.advertise || `${hostOf(c.internal.listen)}:${internalPort}`;
+    // Every port is bound before the node joins: one it cannot bind fails the boot before its
+    // peers see it and hand it their partitions, to take them back when it exits.
+    const m = await startMetricsServer(c.metrics.listen, this.metrics.registry, () => this.state === 'running');
+    this.metricsServer = m.server;
+    this.metricsAddress = m.address;
+
     this.membership.setAddress(this.internalAddress);
     await this.membership.start();
     this.leases.start();
     await this.leases.setTargets(targetPartitions(this.nodeId, this.membership.liveIds(), c.cluster.partitions));
-
-    const m = await startMetricsServer(c.metrics.listen, this.metrics.registry, () => this.state === 'running');
-    this.metricsServer = m.server;
-    this.metricsAddress = m.address;
 
     this.trimTimer = setInterval(() => void this.trimOutcomes(), OUTCOME_TRIM_EVERY_MS);
     this.trimTimer.unref();

@@ -118,7 +118,7 @@ function tcpOpen(port: number): Promise<boolean> {
   });
 }
 
-/** Starts a node process and resolves once it is ready (GET /healthz = 200 on the metrics port). */
+/** Starts a node process and resolves once it is ready (GET /readyz = 200 on the metrics port: it joined and runs). */
 export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<NodeProcess> {
   if (!fs.existsSync(CLI_MAIN)) throw new Error(`${path.relative(REPO_ROOT, CLI_MAIN)} is missing: run npm run build first`);
   const [api, httpPort, internal, metrics] = (await freePorts(4)) as [number, number, number, number];
@@ -200,9 +200,10 @@ export async function startNodeProcess(opts: NodeProcessOptions = {}): Promise<N
   try {
     await waitFor(
       async () => {
-        const status = await httpStatus(`http://${metricsAddress}/healthz`).catch(() => 0);
+        // /healthz answers from the moment the metrics port is bound, before the node joins.
+        const status = await httpStatus(`http://${metricsAddress}/readyz`).catch(() => 0);
         if (status === 200) return true;
-        // A node without /healthz yet: an accepting gRPC port is the next best signal.
+        // A node without /readyz yet: an accepting gRPC port is the next best signal.
         return status === 404 && (await tcpOpen(Number(apiAddress.slice(apiAddress.lastIndexOf(':') + 1))));
       },
       { timeoutMs: opts.readyTimeoutMs ?? 30000, intervalMs: 50, description: `node ${nodeId} ready`, signal: stopWaiting.signal },

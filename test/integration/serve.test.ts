@@ -71,7 +71,8 @@ describe('zdmatch serve', () => {
     const node = await startNodeProcess({ redisUrl: redis.url, keyPrefix: uniquePrefix(), config: { drain: { timeout: '5s' } } });
     try {
       expect(await get(`http://${node.metricsAddress}/healthz`)).toBe(200);
-      expect(node.logs()).toContain('zdmatch node started');
+      // The CLI logs it once the node's start has returned, just after /readyz turned 200.
+      await waitFor(() => node.logs().includes('zdmatch node started'), { timeoutMs: 5000, description: "'zdmatch node started' logged" });
     } finally {
       expect(await node.stop()).toBe(0);
     }

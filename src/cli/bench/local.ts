@@ -59,9 +59,10 @@ export interface LocalOptions {
   pickPort?: () => Promise<number>;
 }
 
-function healthy(address: string): Promise<boolean> {
+/** /readyz: /healthz answers as soon as the metrics port is bound, before the node has joined. */
+function ready(address: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = http.get(`http://${address}/healthz`, { timeout: 1000 }, (res) => {
+    const req = http.get(`http://${address}/readyz`, { timeout: 1000 }, (res) => {
       res.resume();
       resolve(res.statusCode === 200);
     });
@@ -90,7 +91,7 @@ function killOnExit(node: ChildProcess): void {
 const PORT_CLASH_ATTEMPTS = 3;
 
 /**
- * Starts a node process against `redis`; resolves once /healthz answers 200. Its
+ * Starts a node process against `redis`; resolves once /readyz answers 200. Its
  * four ports were free a moment before it binds them; another process may take
  * one meanwhile (an outgoing connection's local port, a neighbour's listener),
  * and the node then exits with "address already in use": it starts again on
@@ -144,7 +145,7 @@ async function startNodeOnce(redis: RedisTarget, keyPrefix: string, opts: LocalO
   killOnExit(node);
   const metricsAddress = `127.0.0.1:${metrics}`;
   const deadline = Date.now() + 30_000;
-  while (!(await healthy(metricsAddress))) {
+  while (!(await ready(metricsAddress))) {
     if (gone) {
       const said = out.join('');
       if (/address already in use/i.test(said)) throw new PortTakenError(`a port of the node was taken before it bound it: ${said.slice(-500)}`);
