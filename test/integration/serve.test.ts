@@ -93,9 +93,16 @@ describe('zdmatch serve', () => {
     try {
       const switches = () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${node.process.pid}/status`, 'utf8'))![1]);
       await new Promise((r) => setTimeout(r, 1500));
-      const before = switches();
-      await new Promise((r) => setTimeout(r, 3000));
-      const perSecond = (switches() - before) / 3;
+      // The quietest of four seconds: other work on a shared machine adds switches in bursts
+      // (one 3-s mean read 66 with two test files and a CPU burner on two cores, 13 quiet),
+      // while a 10-ms sampler wakes the loop in every second (77 to 98 a second under that load).
+      const seconds: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const before = switches();
+        await new Promise((r) => setTimeout(r, 1000));
+        seconds.push(switches() - before);
+      }
+      const perSecond = Math.min(...seconds);
       expect(perSecond).toBeLessThan(50);
       // and the lag is still measured
       const metrics = await new Promise<string>((resolve, reject) => {
