@@ -244,9 +244,12 @@ it('counts enqueues by result, outcomes by status, RPCs by result and lease acqu
   await s.nextOf('result_ack');
   await t.matching.enqueueStep({ step: step('busy') });
   const busy = (await s.nextOf('step_task')).step_task!;
-  const waiting = t.matching.invokeRpc({ ...rpc, timeout_ms: 300 }).catch((e: Error) => e);
-  await new Promise((r) => setTimeout(r, 100));
-  expect(value(await body(), 'dexzd_matching_queued_tasks')).toBe(1);
+  // It waits 2 s, then ends UNAVAILABLE: long enough to be read while it waits, however
+  // late a busy machine runs this test (a 300-ms wait read 100 ms on was gone after a
+  // 400-ms stall of this process).
+  const waiting = t.matching.invokeRpc({ ...rpc, timeout_ms: 2000 }).catch((e: Error) => e);
+  await waitFor(async () => value(await body(), 'dexzd_matching_queued_tasks') === 1,
+    { timeoutMs: 1500, intervalMs: 20, description: 'the waiting RPC counted as a queued task' });
   await waiting;
   m = await body();
   expect(value(m, 'dexzd_matching_rpcs_total', { result: 'result' })).toBe(1);
