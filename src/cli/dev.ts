@@ -67,9 +67,10 @@ export function registerDev(program: Command): void {
         await stopRedis();
         throw err;
       }
-      for (const signal of SHUTDOWN_SIGNALS) process.off(signal, early);
       const started = node;
-      process.stdout.write(banner(started, redis, config));
+      // The node's handlers go on before `early` comes off and before the banner: with no
+      // listener left between them, Node gave the signals back their default action, and a
+      // SIGTERM sent on seeing the banner killed the node undrained.
       onShutdownSignals(
         logger,
         async (signal) => {
@@ -81,6 +82,8 @@ export function registerDev(program: Command): void {
         },
         config.drain.timeout + 10_000,
       );
+      for (const signal of SHUTDOWN_SIGNALS) process.off(signal, early);
+      process.stdout.write(banner(started, redis, config));
     });
 }
 

@@ -24,7 +24,8 @@ export function registerServe(program: Command): void {
       }
       const logger = createLogger(config.log.level);
       const node = await startNode(config, logger);
-      logger.info({ api: node.apiAddress, http: node.httpAddress, metrics: node.metricsAddress }, 'zdmatch node started');
+      // Handlers first: a supervisor may send SIGTERM as soon as it reads the line below.
       onShutdownSignals(logger, (signal) => drainAndClose(node, signal), config.drain.timeout + FORCE_GRACE_MS);
+      logger.info({ api: node.apiAddress, http: node.httpAddress, metrics: node.metricsAddress }, 'zdmatch node started');
     });
 }

@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { freePorts } from '../helpers/ports';
 import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
 import { alive, childrenOf, type Proc } from '../helpers/procs';
@@ -37,11 +38,14 @@ afterEach(async () => {
   }
 });
 
-/** Runs `zdmatch dev` until its banner is out; `ownGroup` puts it at the head of a process group, as a shell does. */
-async function startDev(ownGroup = false): Promise<Dev> {
+/**
+ * Runs `zdmatch dev` until its banner is out; `ownGroup` puts it at the head of a process group, as a shell does.
+ * `nodeArgs` go to Node.js before the CLI (a module to preload), `extraEnv` to its environment.
+ */
+async function startDev(ownGroup = false, nodeArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Dev> {
   const [api, httpPort, internal, metrics] = await freePorts(4);
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ZD_')));
-  const proc = spawn(process.execPath, [CLI_MAIN, 'dev', `--api.listen=127.0.0.1:${api}`, `--http.listen=127.0.0.1:${httpPort}`,
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ZD_'))), ...extraEnv };
+  const proc = spawn(process.execPath, [...nodeArgs, CLI_MAIN, 'dev', `--api.listen=127.0.0.1:${api}`, `--http.listen=127.0.0.1:${httpPort}`,
     `--internal.listen=127.0.0.1:${internal}`, `--metrics.listen=127.0.0.1:${metrics}`, '--drain.timeout=5s'],
   { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup });
   let out = '';
@@ -71,6 +75,20 @@ describe('zdmatch dev', () => {
     const code = await dev.exited;
     await expectRedisGone(dev);
     expect(code).toBe(0);
+  }, 60_000);
+
+  // The banner says the node runs: a signal sent on reading it drains the node. Between the
+  // start-up handler's removal and the node's own, Node gave SIGTERM its default action,
+  // and the banner was written in that gap: a process descheduled right after writing it
+  // (the stall stands for that) was killed by the signal, undrained.
+  it('drains and exits 0 on a SIGTERM sent the moment its banner is out', async () => {
+    const dev = await startDev(false, ['--require', path.join(__dirname, '../helpers/stall-after-output.js')],
+      { STALL_AFTER: 'Ctrl-C drains and stops.' });
+    dev.proc.kill('SIGTERM');
+    const code = await dev.exited;
+    await expectRedisGone(dev);
+    expect(code).toBe(0);
+    expect(dev.output()).toContain('shutting down: draining');
   }, 60_000);
 
   it('drains into a live redis-server on Ctrl-C (SIGINT to the whole process group), then stops it', async () => {

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import { freePort, freePorts } from '../helpers/ports';
 import { CLI_MAIN, REPO_ROOT, startNodeProcess } from '../helpers/node-process';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
@@ -75,6 +76,29 @@ describe('zdmatch serve', () => {
       await waitFor(() => node.logs().includes('zdmatch node started'), { timeoutMs: 5000, description: "'zdmatch node started' logged" });
     } finally {
       expect(await node.stop()).toBe(0);
+    }
+  });
+
+  // As for zdmatch dev's banner: its handlers went on only after this line was logged, and a
+  // process descheduled right after logging it (the stall stands for that) died of the signal.
+  it("drains and exits 0 on a SIGTERM sent the moment 'zdmatch node started' is logged", async () => {
+    const [api, httpPort, internal, metrics] = await freePorts(4);
+    const child = spawn(process.execPath, ['--require', path.join(__dirname, '../helpers/stall-after-output.js'), CLI_MAIN, 'serve',
+      `--redis.url=${redis.url}`, `--redis.keyPrefix=${uniquePrefix()}`, '--auth.enabled=false', '--drain.timeout=5s',
+      `--api.listen=127.0.0.1:${api}`, `--http.listen=127.0.0.1:${httpPort}`, `--internal.listen=127.0.0.1:${internal}`,
+      `--metrics.listen=127.0.0.1:${metrics}`],
+    { cwd: REPO_ROOT, env: { ...process.env, STALL_AFTER: 'zdmatch node started' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | NodeJS.Signals | null>((r) => child.once('exit', (code, sig) => r(code ?? sig)));
+    try {
+      await waitFor(() => out.includes('zdmatch node started'), { timeoutMs: 30_000, description: "'zdmatch node started' logged" });
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out).toContain('shutting down: draining');
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 
