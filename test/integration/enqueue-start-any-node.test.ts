@@ -44,6 +44,21 @@ afterEach(async () => {
   await Promise.all([owner.close(), gateway.close()]);
 });
 
+/**
+ * Until `node` would start a Step of the queue at enqueue, as Node.mayStartAtEnqueue
+ * checks: it reads itself live among the members, nothing of the queue waits at its
+ * owner here, and every peer has advertised no backlog of it. A loaded machine can
+ * stall a 200-ms heartbeat past the 1.5-s nodeTtl, and the enqueue then rightly
+ * leaves the Step to its owner's offer instead.
+ */
+async function startsAtEnqueue(node: TestNode, partition: number): Promise<void> {
+  const peers = () => node.node.membership.liveIds().filter((id) => id !== node.node.nodeId);
+  await waitFor(() => node.node.membership.isLive(node.node.nodeId, node.node.bootId)
+    && node.node.owner.mayStartAtEnqueue(partition, QUEUE, 'acme', 'order')
+    && node.node.view.peersAllowStartAtEnqueue(QUEUE, 'acme', 'order', peers(), node.node.leases.holds(partition) === undefined),
+  { timeoutMs: 10_000, description: 'the node would start a Step of the queue at enqueue' });
+}
+
 let seq = 0;
 /** A Step of a flow whose partition `owner` holds. */
 function ownedByOwner(): pb.IStepSpec {
@@ -79,7 +94,9 @@ it('starts a Step inside its enqueue script on the node with the idle slot, thou
   const slot = await slotAt(gateway);
   await waitFor(() => gateway.node.gateway.hasIdleStepSlot('acme', 'order', 'charge'));
   const before = await offersSent();
-  const { task_id } = await gateway.matching.enqueueStep({ step: ownedByOwner() });
+  const step = ownedByOwner();
+  await startsAtEnqueue(gateway, partitionOf('acme', step.flow_id!, owner.config.cluster.partitions));
+  const { task_id } = await gateway.matching.enqueueStep({ step });
   const task = (await slot.nextOf('step_task')).step_task!;
   expect(task.task_id).toBe(task_id);
   // started by the enqueue itself: one clock for both, and no offer from the owner
@@ -108,7 +125,9 @@ it('advertises an owner\'s backlog to its peers, which hold new Steps of that qu
   // drained: the owner says so, and the gateway starts new Steps at enqueue again
   await waitFor(() => gateway.node.view.peersAllowStartAtEnqueue(QUEUE, 'acme', 'order', [owner.node.nodeId], true));
   await waitFor(() => gateway.node.gateway.hasIdleStepSlot('acme', 'order', 'charge'));
-  await gateway.matching.enqueueStep({ step: ownedByOwner() });
+  const next = ownedByOwner();
+  await startsAtEnqueue(gateway, partitionOf('acme', next.flow_id!, owner.config.cluster.partitions));
+  await gateway.matching.enqueueStep({ step: next });
   const task = (await slot.nextOf('step_task')).step_task!;
   expect(Number(task.started_at_ms)).toBe(Number(task.enqueued_at_ms));
 });
