@@ -128,7 +128,7 @@ it('keeps the stream and the attempt of a worker whose heartbeat met a Redis err
   const { s, r, task } = await running('h');
   const calls = failOnce('heartbeat');
   s.send({ heartbeat: { task_token: task.task_token } });
-  await new Promise((res) => setTimeout(res, 200));
+  await waitFor(() => calls() >= 1, { description: 'the heartbeat met the error' });
   expect(calls()).toBe(1);
   s.send({ heartbeat: { task_token: task.task_token } }); // the next one lands
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });

@@ -68,7 +68,8 @@ it('keeps the node\'s other Redis traffic moving while enqueues wait for replica
   // although four WAITs of a second each queue on the enqueue connection.
   const since = Date.now();
   await t.node.redis.ping();
-  expect(Date.now() - since).toBeLessThan(200);
+  // Queued behind the WAITs it would take a second at least; the slack is a loaded machine's.
+  expect(Date.now() - since).toBeLessThan(800);
   await Promise.all(enqueues);
   const lost = (await t.node.metrics.registry.getSingleMetric('dexzd_cluster_lease_changes_total')!.get()).values
     .find((v) => v.labels.event === 'lease-lost')?.value ?? 0;
