@@ -14,6 +14,9 @@ import { pb, PROTOCOL_VERSION } from '../wire';
 import { decodeProblem, hasInvalidText } from '../wire/adapter';
 import { requireName } from './validation';
 
+/** The longest Register.sdk_name and sdk_version taken (worker.proto). */
+const MAX_SDK_TEXT = 64;
+
 /** Oldest worker protocol this server still serves. */
 export const MIN_PROTOCOL_VERSION = 3;
 
@@ -37,9 +40,14 @@ export function validateRegister(r: pb.IRegister | null | undefined, c: Config):
   else if (r.slot_kind === pb.SlotKind.RPC_ONLY) kind = 'RPC_ONLY';
   else throw invalidArgument('register.slot_kind', 'must be STEP_AND_RPC or RPC_ONLY');
   if ((r.task_limit ?? 0) > 1_000_000) throw invalidArgument('register.task_limit', 'is not plausible');
+  // Refused, not cut (DESIGN §11.6): a cut name would say another SDK than the one that runs.
+  const sdkName = r.sdk_name ?? '';
+  const sdkVersion = r.sdk_version ?? '';
+  if (sdkName.length > MAX_SDK_TEXT) throw invalidArgument('register.sdk_name', `is longer than ${MAX_SDK_TEXT} characters`);
+  if (sdkVersion.length > MAX_SDK_TEXT) throw invalidArgument('register.sdk_version', `is longer than ${MAX_SDK_TEXT} characters`);
   return {
     tenant, appWorkerId, flowTypes: [...new Set(flowTypes)], kind, taskLimit: r.task_limit ?? 0,
-    sdk: `${(r.sdk_name ?? '').slice(0, 64)}/${(r.sdk_version ?? '').slice(0, 32)}`,
+    sdk: `${sdkName}/${sdkVersion}`,
     acceptsTaskAfterAck: r.accepts_task_after_ack === true,
     acceptsTaskInAck: r.accepts_task_after_ack === true && r.accepts_task_in_ack === true,
   };

@@ -500,6 +500,8 @@ function registerCase(r: Rng): { field: string; bytes: Uint8Array; code?: Status
     ['register.flow_types[1]', () => (reg.flow_types = ['wf', badName(r, L.flowType)])],
     ['register.slot_kind', () => (reg.slot_kind = r.pick([0, 3, 99, -1]) as pb.SlotKind)],
     ['register.task_limit', () => (reg.task_limit = r.pick([1_000_001, 2 ** 32 - 1, -1]))],
+    ['register.sdk_name', () => (reg.sdk_name = 'n'.repeat(r.pick([65, 1000])))],
+    ['register.sdk_version', () => (reg.sdk_version = '1'.repeat(r.pick([65, 1000])))],
     ['register.protocol_version', () => (reg.protocol_version = r.pick([0, 1, PROTOCOL_VERSION + 1, 2 ** 32 - 1]))],
   ];
   if (r.int(6) === 0) {
