@@ -29,23 +29,15 @@ import { loadConfig } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { ALL_SERVICES } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { prng } from '../helpers/prng';
 
 const redis = useEmbeddedRedis();
 const SEED = Number(process.env.ZD_FUZZ_SEED ?? 0x5eed7);
 const CASES = Number(process.env.ZD_FUZZ_CASES ?? 3000);
 
-/** mulberry32: small, fast, seeded. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+/** The seeded source, with random bytes. */
+function fuzzRng(seed: number) {
+  const { next, int, pick } = prng(seed);
   const bytes = (n: number): Buffer => {
     // big buffers repeat a random block: the PRNG would otherwise dominate the run
     if (n > 512) return Buffer.alloc(n, bytes(64));
@@ -55,7 +47,7 @@ function prng(seed: number) {
   };
   return { next, int, pick, bytes };
 }
-type Rng = ReturnType<typeof prng>;
+type Rng = ReturnType<typeof fuzzRng>;
 
 const TOKENS = { worker: 'fuzz-worker-token-0123456789', client: 'fuzz-client-token-0123456789' };
 const sha = (t: string) => createHash('sha256').update(t).digest('hex');
@@ -178,7 +170,7 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
   });
   const node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
   const channel = createChannel(node.apiAddress, undefined, { 'grpc.max_send_message_length': 1 << 20 } as never);
-  const r = prng(SEED);
+  const r = fuzzRng(SEED);
   const failures: string[] = [];
   const seenStatus = new Map<string, number>();
   try {

@@ -21,24 +21,12 @@ import { ExternalTaskServiceDefinition, OperatorServiceDefinition, PeerServiceDe
 import { MatchingServiceDefinition } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { prng } from '../helpers/prng';
 
 const redis = useEmbeddedRedis();
 const SEED = Number(process.env.ZD_FUZZ_SEED ?? 0x8e11);
 const CASES = Number(process.env.ZD_FUZZ_CASES ?? 400);
 
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
 type Rng = ReturnType<typeof prng>;
 
 /** Limits of the node under test, small so over-long values stay cheap. */

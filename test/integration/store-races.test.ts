@@ -33,6 +33,7 @@ import {
   TaskStore, type AttemptRef, type EnqueueStart, type Enqueued, type FailCondition, type FailureInfo, type NewTask, type SlotIdentity,
 } from '../../src/store/task-store';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { prng } from '../helpers/prng';
 
 const redis = useEmbeddedRedis();
 
@@ -41,21 +42,12 @@ const SEEDS = ONE_SEED !== undefined ? [Number(ONE_SEED)] :
   Array.from({ length: Number(process.env.ZD_RACE_SEEDS ?? 10) }, (_, i) => 0x7ace + i * 7919);
 const STEPS = Number(process.env.ZD_RACE_STEPS ?? 400);
 
-/** mulberry32: small, fast, seeded. */
+/** The seeded source, with a coin and a range. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number): number => Math.floor(next() * n);
+  const { next, int, pick } = prng(seed);
   return {
-    next, int,
+    next, int, pick,
     chance: (p: number): boolean => next() < p,
-    pick: <T>(xs: readonly T[]): T => xs[int(xs.length)]!,
     between: (lo: number, hi: number): number => lo + int(hi - lo + 1),
   };
 }
