@@ -18,6 +18,7 @@ import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { keepRunningAttempt } from '../helpers/lost-completion';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -44,22 +45,13 @@ it('fails as worker lost an attempt Redis holds as running here that no slot hol
   await s.nextOf('registered');
   const { task_id: taskId } = await t.matching.enqueueStep({ step: step('f') });
   const task = (await s.nextOf('step_task')).step_task!;
-  const p = partitionOfTaskId(taskId!, t.config.cluster.partitions)!;
-  const r = t.node.redis;
-  const k = t.node.keys;
   // What Redis holds of the running attempt, as a replica that did not get the completion would.
-  const hash = (await r.dumpBuffer(k.task(p, taskId!)))!;
-  const deadline = (await r.zscore(k.inflight(p), taskId!))!;
+  const kept = await keepRunningAttempt(t, taskId!);
 
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('first') } });
   expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
   // Redis loses the completion: the task runs again as attempt 1 in the slot, which is idle.
-  const streamId = (await t.matching.getTask({ task_id: taskId })).task!.outcome!.outcome_id!.slice(`${p}-`.length);
-  await r.restore(k.task(p, taskId!), 0, hash, 'REPLACE');
-  await r.zadd(k.inflight(p), deadline, taskId!);
-  await r.sadd(k.flow(p, 'acme', 'f'), taskId!);
-  await r.del(k.done(p, taskId!));
-  await r.xdel(k.out(p), streamId);
+  await kept.loseCompletion();
   expect((await t.matching.getTask({ task_id: taskId })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
 
   // Found once: not yet (a start or a result may be on its way); found again: failed, and retried.

@@ -14,6 +14,7 @@ import { useNodePair } from '../helpers/node-pair';
 import type { TestNode } from '../helpers/node';
 import { useEmbeddedRedis } from '../helpers/redis';
 import type { RawSlot } from '../helpers/raw-slot';
+import { keepRunningAttempt } from '../helpers/lost-completion';
 
 const redis = useEmbeddedRedis();
 const pair = useNodePair(redis, 'unheld');
@@ -31,20 +32,10 @@ const step = (flowId: string) => ({
 async function completionLost(owner: TestNode, slot: RawSlot): Promise<{ taskId: string; p: number }> {
   const { task_id: taskId } = await owner.matching.enqueueStep({ step: step(flowOwnedBy(owner)) });
   const task = (await slot.nextOf('step_task')).step_task!;
-  const p = partitionOfTaskId(taskId!, owner.config.cluster.partitions)!;
-  const r = owner.node.redis;
-  const k = owner.node.keys;
-  const hash = (await r.dumpBuffer(k.task(p, taskId!)))!;
-  const deadline = (await r.zscore(k.inflight(p), taskId!))!;
-  const flowId = (await owner.matching.getTask({ task_id: taskId })).task!.flow_id!;
+  const { p, loseCompletion } = await keepRunningAttempt(owner, taskId!);
   slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('first') } });
   expect((await slot.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
-  const outcomeId = (await owner.matching.getTask({ task_id: taskId })).task!.outcome!.outcome_id!;
-  await r.restore(k.task(p, taskId!), 0, hash, 'REPLACE');
-  await r.zadd(k.inflight(p), deadline, taskId!);
-  await r.sadd(k.flow(p, 'acme', flowId), taskId!);
-  await r.del(k.done(p, taskId!));
-  await r.xdel(k.out(p), outcomeId.slice(`${p}-`.length));
+  await loseCompletion();
   expect((await owner.matching.getTask({ task_id: taskId })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
   return { taskId: taskId!, p };
 }
