@@ -6,6 +6,7 @@
 import { Cluster } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { storeUnavailable } from '../errors/store-unavailable';
+import { monotonicNow } from '../util/clock';
 import type { RedisClient } from './redis';
 import type { Keys } from './keys';
 
@@ -196,6 +197,12 @@ const GROUPS_READY = 10_000;
 export const CONSUMER_IDLE_MS = 24 * 3600_000;
 /** How often the trim of a partition also prunes its groups' consumers. */
 const CONSUMER_PRUNE_EVERY_MS = 10 * 60_000;
+/**
+ * How long a partition whose outcome read found Redis out of reach (on a Redis Cluster, its
+ * primary down with no replica taken over yet) is left out of the reads: its outcomes cannot
+ * be read meanwhile, and a read asked again next time.
+ */
+const OUT_OF_REACH_SKIP_MS = 5000;
 
 export class OutcomeStore {
   // Bounded: group names come from clients, and each new one was kept for good.
@@ -219,6 +226,8 @@ export class OutcomeStore {
   private readonly claimCursors = new LRUCache<string, string>({ max: CLAIM_CURSORS });
   /** When the trim last pruned the consumers of each partition's groups. */
   private readonly consumersPrunedAt = new Map<number, number>();
+  /** Partitions whose read last failed for Redis out of reach, when and why (a Redis Cluster; acrossPrimaries). */
+  private readonly outOfReach = new Map<number, { at: number; err: unknown }>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -378,12 +387,14 @@ export class OutcomeStore {
    * while some partition failed fails the read (new outcomes: the caller must not take the
    * outage for an empty stream); a claim of stale ones answers what it found, and the read
    * of new ones after it says whether the store is there. On one Redis a failure is every
-   * partition's: the first fails the read.
+   * partition's: the first fails the read. A partition whose read failed so is left out of
+   * the reads for OUT_OF_REACH_SKIP_MS: each read of a primary that is down waits out the
+   * client's retries (seconds), and every read of the others waited with it.
    */
   private async acrossPrimaries(
     failEmpty: boolean, read: (failed: PartitionFailures | undefined) => Promise<StoredOutcome[]>,
   ): Promise<StoredOutcome[]> {
-    const failed: PartitionFailures | undefined = this.redis instanceof Cluster ? {} : undefined;
+    const failed: PartitionFailures | undefined = this.redis instanceof Cluster ? { outOfReach: this.outOfReach } : undefined;
     const out = await read(failed);
     if (failEmpty && out.length === 0 && failed?.first) throw failed.first.err;
     return out;
@@ -511,9 +522,10 @@ export class OutcomeStore {
   }
 }
 
-/** The first error of a read's partitions that failed (acrossPrimaries). */
+/** The first error of a read's partitions that failed, and the store's partitions out of reach (acrossPrimaries). */
 interface PartitionFailures {
   first?: { err: unknown };
+  outOfReach: Map<number, { at: number; err: unknown }>;
 }
 
 /**
@@ -526,13 +538,27 @@ function perPartition(
 ): (picked: number[], share: number) => Promise<Map<number, Entry[]>> {
   if (!failed) return async (picked, share) => new Map(await Promise.all(picked.map(async (p) => [p, await read(p, share)] as const)));
   return async (picked, share) => {
-    const replies = await Promise.allSettled(picked.map(async (p) => [p, await read(p, share)] as const));
+    const now = monotonicNow();
+    const asked = picked.filter((p) => {
+      const f = failed.outOfReach.get(p);
+      if (!f || now - f.at >= OUT_OF_REACH_SKIP_MS) return true;
+      failed.first ??= { err: f.err };
+      return false;
+    });
+    const replies = await Promise.allSettled(asked.map((p) => read(p, share)));
     const out = new Map<number, Entry[]>();
-    for (const r of replies) {
-      if (r.status === 'fulfilled') out.set(r.value[0], r.value[1]);
-      else if (storeUnavailable(r.reason)) failed.first ??= { err: r.reason };
-      else throw r.reason;
-    }
+    replies.forEach((r, i) => {
+      const p = asked[i]!;
+      if (r.status === 'fulfilled') {
+        out.set(p, r.value);
+        failed.outOfReach.delete(p);
+      } else if (storeUnavailable(r.reason)) {
+        failed.first ??= { err: r.reason };
+        failed.outOfReach.set(p, { at: monotonicNow(), err: r.reason });
+      } else {
+        throw r.reason;
+      }
+    });
     return out;
   };
 }

@@ -26,6 +26,21 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+/** The partitions whose outcome stream `redis` sends a command about from now on. */
+function streamsAsked(redis: unknown): Set<number> {
+  const client = redis as { sendCommand: (command: { args: unknown[] }, ...rest: unknown[]) => unknown };
+  const send = client.sendCommand.bind(client);
+  const asked = new Set<number>();
+  client.sendCommand = (command, ...rest) => {
+    for (const a of command.args) {
+      const m = /:\{(\d+)\}:out$/.exec(String(a));
+      if (m) asked.add(Number(m[1]));
+    }
+    return send(command, ...rest);
+  };
+  return asked;
+}
+
 it('delivers the outcomes of the partitions on the primaries that answer while another primary is down', async () => {
   t = await startTestNode('', uniquePrefix('opd'), { 'redis.clusterNodes': [...cluster.seeds] });
   const node = t.node;
@@ -37,6 +52,9 @@ it('delivers the outcomes of the partitions on the primaries that answer while a
     if (!own.some(Boolean)) victim = n.port;
   }
   expect(victim).toBeDefined();
+  const downPartitions: number[] = [];
+  for (let p = 0; p < t.config.cluster.partitions; p++) if (await holds(victim!, `${node.keys.tag(p)}probe`)) downPartitions.push(p);
+  expect(downPartitions.length).toBeGreaterThan(0);
   const upFlows: string[] = [];
   for (let i = 0; upFlows.length < 2; i++) {
     if (!(await holds(victim!, `${node.keys.tag(partitionOf('acme', `f${i}`, t.config.cluster.partitions))}probe`))) upFlows.push(`f${i}`);
@@ -62,9 +80,14 @@ it('delivers the outcomes of the partitions on the primaries that answer while a
 
     const read = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 3000 });
     expect(read.outcomes.map((o) => o.task_id)).toEqual([fresh]);
+    // That read found the down primary's partitions out of reach: the reads right after leave them
+    // out (each read of them waits out the client's retries), and ask the others.
+    const asked = streamsAsked(node.redis);
     // Due for redelivery (redeliver_after_ms): claimed from the partitions that answer.
     const again = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 3000, redeliver_after_ms: 1, ack: [read.outcomes[0]!.outcome_id!] });
     expect(again.outcomes.map((o) => o.task_id)).toEqual([unacked]);
+    expect(asked.size).toBeGreaterThan(0);
+    expect([...asked].filter((p) => downPartitions.includes(p))).toEqual([]);
 
     // Nothing left to deliver: the outage is said, not answered as an empty stream.
     const err = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 500, ack: [again.outcomes[0]!.outcome_id!] })
