@@ -28,19 +28,33 @@ afterAll(async () => {
 });
 
 it("takes a dead holder's partition as soon as its lease runs out, not at the next lease poll", async () => {
-  const keys = new Keys(uniquePrefix('takeover'));
-  const left = 300;
-  await client.set(keys.lease(0), 'n-dead:7', 'PX', left);
-  m = new LeaseManager(client, keys, 'n-survivor', TTL, createLogger('silent'));
-  m.start(); // nothing to acquire yet: its next pass is a third of the TTL away
-  const movedAt = Date.now();
-  await m.setTargets(new Set([0])); // the dead node's lease still lives
+  // Two later takes this rules out: the poll armed at start() (a third of SLOW_TTL, 3 s, away)
+  // and the retry of a refused target (RETRY_MS, 500 ms after the refusal, which comes after
+  // setAt). The lease runs out 150 ms after setAt: the bound sits halfway between, 175 ms
+  // either side, so a stall of this process up to then neither fails it nor lets those pass.
+  const SLOW_TTL = 9000;
+  const left = 150;
+  let keys: Keys;
+  let setAt = 0;
+  // The refusal, and the retry it arms, must come well before the lease runs out: a stall
+  // there lets the first acquire win, or leaves the retry at RETRY_MS (the lease ran out
+  // before it was armed). Set the scene again then, with a fresh lease key.
+  for (let attempt = 0; ; attempt++) {
+    keys = new Keys(uniquePrefix('takeover'));
+    m?.stop();
+    await client.set(keys.lease(0), 'n-dead:7', 'PX', left);
+    setAt = Date.now();
+    m = new LeaseManager(client, keys, 'n-survivor', SLOW_TTL, createLogger('silent'));
+    m.start(); // nothing to acquire yet: its next pass is a third of the TTL away
+    await m.setTargets(new Set([0])); // the dead node's lease still lives
+    if ((m.holds(0) === undefined && Date.now() - setAt < left - 50) || attempt === 4) break;
+  }
   expect(m.holds(0)).toBeUndefined();
 
-  await waitFor(() => m!.holds(0), { timeoutMs: TTL, intervalMs: 5, description: 'the survivor holds partition 0' });
-  const takenAfter = Date.now() - movedAt;
+  await waitFor(() => m!.holds(0), { timeoutMs: SLOW_TTL, intervalMs: 5, description: 'the survivor holds partition 0' });
+  const takenAfter = Date.now() - setAt;
   expect(takenAfter).toBeGreaterThanOrEqual(left - 50);
-  expect(takenAfter).toBeLessThan(left + 150);
+  expect(takenAfter).toBeLessThan(left + 175);
   expect(m.holds(0)).toMatchObject({ token: 'n-survivor:1' });
 });
 
