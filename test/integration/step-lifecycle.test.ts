@@ -8,6 +8,7 @@ import { pb, PROTOCOL_VERSION } from '../../src/wire';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { type RawSlot } from '../helpers/raw-slot';
 import { useSlotNode } from '../helpers/slot-node';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const env = useSlotNode(redis, 'life');
@@ -198,11 +199,16 @@ it('cancels a flow: queued Steps end at once, running ones get Cancel and their 
 it('wakes a WaitOutcome on a queued Step its flow\'s cancel ended, at once', async () => {
   const r = await env.t.matching.enqueueStep({ step: step({ flow_type: 'nobody' }) });
   const waiting = env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 });
-  await new Promise((res) => setTimeout(res, 300)); // the waiter is registered, and its first look found nothing
+  // The waiter counts once its first look found nothing and it waits: its periodic look is
+  // then a second away. Cancelling at once leaves that second to tell the notice from it.
+  const bell = env.t.node['bell'];
+  await waitFor(() => bell.waiting === 1, { intervalMs: 2, description: 'the waiter waits' });
   const cancelledAt = Date.now();
   expect(await env.t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 1 });
   expect((await waiting).outcome!.status).toBe(pb.OutcomeStatus.CANCELLED);
-  // Woken by the cancel's notice, not by a periodic look (a second or more).
+  // Woken by the cancel's notice (a few ms), not by the periodic look (a second after the
+  // waiter began to wait, just before cancelledAt): halfway, so a stall of this process
+  // of up to half a second neither fails it nor lets the periodic look pass.
   expect(Date.now() - cancelledAt).toBeLessThan(500);
 });
 
