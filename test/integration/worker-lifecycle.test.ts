@@ -6,6 +6,7 @@
  * Where a test must see what the SDK sends, a transparent tap sits between
  * the Worker and the node (test/helpers/worker-tap.ts).
  */
+import * as net from 'node:net';
 import { createClient, Metadata, Status } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import {
@@ -46,6 +47,35 @@ async function node(overrides: Record<string, unknown> = {}, prefix = uniquePref
   t.close = () => (closed ??= close());
   cleanups.push(() => t.close());
   return t;
+}
+
+/**
+ * Opens `port` at `at` (Date.now() ms), passing each connection on to `toPort`; resolves once
+ * it listens, with that time. A node started beforehand on another port is thus back at a
+ * moment its own start-up (a few hundred ms, longer on a loaded machine) does not move.
+ */
+async function backAt(at: number, port: number, toPort: number): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((c) => {
+    const u = net.connect(toPort, '127.0.0.1');
+    for (const s of [c, u]) {
+      sockets.add(s);
+      s.on('error', () => undefined).on('close', () => {
+        sockets.delete(s);
+        c.destroy();
+        u.destroy();
+      });
+    }
+    c.pipe(u);
+    u.pipe(c);
+  });
+  cleanups.push(() => {
+    for (const s of sockets) s.destroy();
+    return new Promise((r) => server.close(r));
+  });
+  await sleep(Math.max(0, at - Date.now()));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return Date.now();
 }
 
 function client(address: string, protocolVersion?: number): Client {
@@ -324,13 +354,15 @@ describe('registration limits through the SDK', () => {
     await waitFor(() => logger.lines.some((l) => /No connection established/.test(String(l.fields?.error))), {
       intervalMs: 5, description: 'a refused dial',
     });
+    const refusedAt = Date.now();
     // grpc-js's own backoff (1 s × 1.6ⁿ, ±20 %) would dial again 4.1 to 6.2 s after that first
-    // refusal: a node back after 3.2 s would wait at least 0.7 s more for its worker.
-    await sleep(3200);
-    const t2 = await node({ 'api.listen': `127.0.0.1:${port}` }, prefix);
-    const back = Date.now();
+    // refusal (after its second dial, by 3.12 s): the node is back 3.2 s after it, and would wait
+    // at least 0.9 s more for its worker; within reconnectBackoff it comes in about 0.1 s. The
+    // bound is halfway between.
+    const t2 = await node({}, prefix);
+    const back = await backAt(refusedAt + 3200, Number(port), Number(t2.node.apiAddress.slice(t2.node.apiAddress.lastIndexOf(':') + 1)));
     await waitFor(() => w.readiness().queues[0]!.hasRegisteredStream, { timeoutMs: 8000, intervalMs: 10, description: 'the worker registered again' });
-    expect(Date.now() - back).toBeLessThan(600);
+    expect(Date.now() - back).toBeLessThan(550);
     const c2 = client(t2.node.apiAddress);
     const { taskId } = await c2.enqueueStep(spec());
     expect(await outcome(c2, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
@@ -344,12 +376,13 @@ describe('registration limits through the SDK', () => {
     await c.describeCluster();
     await t1.close();
     await expect(c.describeCluster()).rejects.toThrow(/No connection established/);
-    // As for the Worker above: grpc-js's own backoff would not dial again until 4.1–6.2 s after that refusal.
-    await sleep(3200);
-    await node({ 'api.listen': `127.0.0.1:${port}` });
-    const back = Date.now();
+    const refusedAt = Date.now();
+    // As for the Worker above: grpc-js's own backoff would not dial again until 4.1–6.2 s after that
+    // refusal, 0.9 s at least after the node is back; within reconnectBackoff, about 0.1 s. Halfway.
+    const t2 = await node();
+    const back = await backAt(refusedAt + 3200, Number(port), Number(t2.node.apiAddress.slice(t2.node.apiAddress.lastIndexOf(':') + 1)));
     await waitFor(async () => c.describeCluster().then(() => true, () => false), { timeoutMs: 8000, intervalMs: 10, description: 'a call that reaches the node' });
-    expect(Date.now() - back).toBeLessThan(600);
+    expect(Date.now() - back).toBeLessThan(550);
   });
 
   it('takes its slots to another node through a connection balancer once its node drains, while a busy slot finishes there', async () => {
