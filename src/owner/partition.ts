@@ -10,7 +10,7 @@ import type { Keys } from '../store/keys';
 import { parseQueueName } from '../store/keys';
 import { attemptNode, attemptSlot } from '../store/layout';
 import type { RedisClient } from '../store/redis';
-import type { AttemptRef, CancelledAttempt, FailCondition, OutcomeStatusName, RunningAttempt, TaskStore } from '../store/task-store';
+import type { CancelledAttempt, FailCondition, OutcomeStatusName, RunningAttempt, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { QueueHeads, type BusyQueues, type HeadRef } from './heads';
@@ -338,7 +338,7 @@ export class PartitionOwner {
    * script, never by a write of its own here: an attempt started since this read keeps
    * its entry. True when it failed the attempt.
    */
-  private failAttempt(taskId: string, message: string, type: string, condition: FailCondition, pinned?: AttemptRef): Promise<boolean> {
+  private failAttempt(taskId: string, message: string, type: string, condition: FailCondition, pinned?: RunningAttempt): Promise<boolean> {
     // Two passes may fail one attempt at once (two dead-node sweeps, a sweep and an expiry). Side by
     // side, both read the attempt before either fail landed, the script answered the second as a replay
     // of the first, and its outcome was counted and rung twice (a retry made ready twice). The second
@@ -353,12 +353,12 @@ export class PartitionOwner {
     return run;
   }
 
-  private async failOnce(taskId: string, message: string, type: string, condition: FailCondition, pinned?: AttemptRef): Promise<boolean> {
-    const [attempt, nonce, queue, run, slot, node] = await this.redis.hmget(
-      this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue', 'run', 'slot', 'node');
-    const ref = pinned
-      ? { partition: this.partition, taskId, attempt: pinned.attempt, nonce: pinned.nonce }
-      : { partition: this.partition, taskId, attempt: Number(attempt ?? 0), nonce: nonce ?? '' };
+  private async failOnce(taskId: string, message: string, type: string, condition: FailCondition, pinned?: RunningAttempt): Promise<boolean> {
+    // A pinned attempt was read whole a moment ago (its queue too): no second read of the task.
+    const [attempt, nonce, queue, run, slot, node] = pinned
+      ? [String(pinned.attempt), pinned.nonce, pinned.queue, null, null, null]
+      : await this.redis.hmget(this.keys.task(this.partition, taskId), 'attempt', 'nonce', 'queue', 'run', 'slot', 'node');
+    const ref = { partition: this.partition, taskId, attempt: Number(attempt ?? 0), nonce: nonce ?? '' };
     const r = await this.store.fail(
       ref, { message, type, nonRetryable: false, retryAfterMs: 0 }, this.clock.now(), this.lease.token, condition,
     );
