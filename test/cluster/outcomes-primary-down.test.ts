@@ -8,23 +8,16 @@
  * A real 3-primary Redis Cluster without replicas, one primary stopped.
  */
 import { ClientError, Status } from 'nice-grpc';
-import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { sendCommand } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
+import { useRedisCluster } from '../helpers/redis-cluster';
 
-let cluster: RedisCluster;
 let t: TestNode | undefined;
-
-beforeAll(async () => {
-  cluster = await startRedisCluster({ masters: 3 });
-}, 90_000);
-afterAll(async () => {
-  await t?.close().catch(() => undefined);
-  await cluster?.stop();
-});
+const rc = useRedisCluster(() => t?.close());
 
 /** The partitions whose outcome stream `redis` sends a command about from now on. */
 function streamsAsked(redis: unknown): Set<number> {
@@ -42,12 +35,12 @@ function streamsAsked(redis: unknown): Set<number> {
 }
 
 it('delivers the outcomes of the partitions on the primaries that answer while another primary is down', async () => {
-  t = await startTestNode('', uniquePrefix('opd'), { 'redis.clusterNodes': [...cluster.seeds] });
+  t = await startTestNode('', uniquePrefix('opd'), { 'redis.clusterNodes': [...rc.cluster.seeds] });
   const node = t.node;
   const holds = async (port: number, key: string) => !((await sendCommand(port, ['GET', key])) instanceof Error);
   // The primary that goes holds partitions only, not the node's own keys nor the group registry.
   let victim: number | undefined;
-  for (const n of cluster.nodes) {
+  for (const n of rc.cluster.nodes) {
     const own = await Promise.all([node.keys.members(), node.keys.meta(), node.keys.groups(), node.keys.groupsSeen()].map((k) => holds(n.port, k)));
     if (!own.some(Boolean)) victim = n.port;
   }
@@ -75,7 +68,7 @@ it('delivers the outcomes of the partitions on the primaries that answer while a
     const unacked = await complete(upFlows[0]!);
     const first = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 2000 });
     expect(first.outcomes.map((o) => o.task_id)).toEqual([unacked]);
-    await cluster.nodes.find((n) => n.port === victim)!.stop();
+    await rc.cluster.nodes.find((n) => n.port === victim)!.stop();
     const fresh = await complete(upFlows[1]!);
 
     const read = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 3000 });

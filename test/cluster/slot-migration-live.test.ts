@@ -11,7 +11,7 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { ClientError, Status } from 'nice-grpc';
-import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { sendCommand } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { retryable, startLoad } from '../helpers/cluster-load';
@@ -20,19 +20,12 @@ import { fetchClients } from '../helpers/fetch';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
+import { useRedisCluster } from '../helpers/redis-cluster';
 import { sleep, waitFor } from '../helpers/wait';
 
 const PARTITIONS = 8;
-let cluster: RedisCluster;
 let t: TestNode;
-
-beforeAll(async () => {
-  cluster = await startRedisCluster({ masters: 3 });
-}, 90_000);
-afterAll(async () => {
-  await t?.close().catch(() => undefined);
-  await cluster?.stop();
-});
+const rc = useRedisCluster(() => t?.close());
 afterEach(async () => {
   await t?.close().catch(() => undefined);
 });
@@ -49,8 +42,8 @@ function flowIn(p: number): string {
 /** The slot of partition `p` on its primary, and another primary to move it to. */
 async function moveTarget(p: number): Promise<{ slot: number; src: number; dst: number }> {
   const slot = calculateSlot(t.node.keys.tag(p));
-  const src = await ownerOf(cluster, slot);
-  const dst = cluster.nodes.map((n) => n.port).find((port) => port !== src)!;
+  const src = await ownerOf(rc.cluster, slot);
+  const dst = rc.cluster.nodes.map((n) => n.port).find((port) => port !== src)!;
   return { slot, src, dst };
 }
 
@@ -65,7 +58,7 @@ async function httpFetch(body: Record<string, unknown>): Promise<{ status: numbe
 }
 
 it('hands a fetch the due task of a stable partition while an older one sits in a partition whose slot is migrating (gRPC and HTTP)', async () => {
-  t = await startTestNode('', uniquePrefix('mlf'), { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS });
+  t = await startTestNode('', uniquePrefix('mlf'), { 'redis.clusterNodes': [...rc.cluster.seeds], 'cluster.partitions': PARTITIONS });
   const { external } = fetchClients(t);
   const [moving, stable] = [0, 1];
   // The older task is in the migrating partition: a claim taking the oldest first meets it first.
@@ -89,13 +82,13 @@ it('hands a fetch the due task of a stable partition while an older one sits in 
   expect(viaHttp.body.tasks?.map((x) => x.taskId)).toEqual([newer[1]]);
 
   // Once the slot has moved, the older one is fetched too.
-  await finishMigration(cluster, slot, src, dst);
+  await finishMigration(rc.cluster, slot, src, dst);
   const after = await external.fetchAndLock({ worker_id: 'g', max_tasks: 5, lock_duration_ms: 30_000, wait_ms: 5000, topics });
   expect(after.tasks.map((x) => x.task_id)).toEqual([older]);
 }, 60_000);
 
 it('ends long polls waiting across a migration with the task enqueued meanwhile, or empty at their wait (gRPC and HTTP)', async () => {
-  t = await startTestNode('', uniquePrefix('mlw'), { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS });
+  t = await startTestNode('', uniquePrefix('mlw'), { 'redis.clusterNodes': [...rc.cluster.seeds], 'cluster.partitions': PARTITIONS });
   const { external } = fetchClients(t);
   const moving = 2;
   // Waiting before the slot starts to move; the queue's keys exist (a task came and went).
@@ -118,7 +111,7 @@ it('ends long polls waiting across a migration with the task enqueued meanwhile,
     t.matching.enqueueStep({ step: charge(flowIn(moving), 'b') }),
   ];
   await sleep(500);
-  await finishMigration(cluster, slot, src, dst);
+  await finishMigration(rc.cluster, slot, src, dst);
   const ids = (await Promise.all(enqueued)).map((r) => r.task_id!);
 
   const got = [(await grpcWait).tasks.map((x) => x.task_id), ((await httpWait).body.tasks ?? []).map((x) => x.taskId)].flat();
@@ -127,7 +120,7 @@ it('ends long polls waiting across a migration with the task enqueued meanwhile,
 }, 60_000);
 
 it('delivers to ConsumeOutcomes and WaitOutcome readers blocked across a migration the outcome written once the slot moved, and acks it there', async () => {
-  t = await startTestNode('', uniquePrefix('mlo'), { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS });
+  t = await startTestNode('', uniquePrefix('mlo'), { 'redis.clusterNodes': [...rc.cluster.seeds], 'cluster.partitions': PARTITIONS });
   const moving = 3;
   const s = openSlot(t.worker, registerFrame());
   try {
@@ -158,7 +151,7 @@ it('delivers to ConsumeOutcomes and WaitOutcome readers blocked across a migrati
     expect(String(await migrate(src, dst, t.node.keys.task(moving, second.task_id!)))).toBe('OK');
     s.send({ step_result: { task_token: second.task_token, output: Buffer.from('two') } });
     await sleep(500);
-    await finishMigration(cluster, slot, src, dst);
+    await finishMigration(rc.cluster, slot, src, dst);
     expect((await s.nextOf('result_ack', 15_000)).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
 
     expect((await waiting).outcome?.output?.toString()).toBe('two');
@@ -180,7 +173,7 @@ it('delivers to ConsumeOutcomes and WaitOutcome readers blocked across a migrati
 }, 60_000);
 
 it('runs the Steps of a partition whose slot stays mid-migration past its lease once it has moved, and the other partitions\' meanwhile', async () => {
-  t = await startTestNode('', uniquePrefix('mls'), { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS });
+  t = await startTestNode('', uniquePrefix('mls'), { 'redis.clusterNodes': [...rc.cluster.seeds], 'cluster.partitions': PARTITIONS });
   const moving = 4;
   const stable = 5;
   const pack = (flow: string) => ({ ...charge(flow), step_type: 'pack' });
@@ -199,8 +192,8 @@ it('runs the Steps of a partition whose slot stays mid-migration past its lease 
     s.send({ step_result: { task_token: first.task_token, output: Buffer.from('ok') } });
     expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
 
-    await sleep(3000); // twice cluster.leaseTtl: the partition's lease renewals are refused meanwhile
-    await finishMigration(cluster, slot, src, dst);
+    await sleep(3000); // twice rc.cluster.leaseTtl: the partition's lease renewals are refused meanwhile
+    await finishMigration(rc.cluster, slot, src, dst);
     const late = (await s.nextOf('step_task', 20_000)).step_task!;
     expect(late.task_id).toBe(queued);
     s.send({ step_result: { task_token: late.task_token, output: Buffer.from('ok') } });
@@ -212,7 +205,7 @@ it('runs the Steps of a partition whose slot stays mid-migration past its lease 
 }, 60_000);
 
 it('ends a worker\'s stream UNAVAILABLE (ZD_STORE_UNAVAILABLE) when its result meets a slot split past the client\'s retries, and records the result once the slot has moved', async () => {
-  t = await startTestNode('', uniquePrefix('mlr'), { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS });
+  t = await startTestNode('', uniquePrefix('mlr'), { 'redis.clusterNodes': [...rc.cluster.seeds], 'cluster.partitions': PARTITIONS });
   const moving = 1;
   const s = openSlot(t.worker, registerFrame());
   try {
@@ -231,7 +224,7 @@ it('ends a worker\'s stream UNAVAILABLE (ZD_STORE_UNAVAILABLE) when its result m
     expect((ended as ClientError).code).toBe(Status.UNAVAILABLE);
     expect((ended as ClientError).details).toMatch(/^ZD_STORE_UNAVAILABLE: /);
 
-    await finishMigration(cluster, slot, src, dst);
+    await finishMigration(rc.cluster, slot, src, dst);
     const done = await t.matching.waitOutcome({ task_id: id, wait_ms: 15_000 });
     expect(done.outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
     expect(done.outcome?.output?.toString()).toBe('kept');
@@ -243,7 +236,7 @@ it('ends a worker\'s stream UNAVAILABLE (ZD_STORE_UNAVAILABLE) when its result m
 
 it('keeps every acknowledged Step, one outcome each, while the slots of two partitions move key by key under load (two nodes)', async () => {
   const prefix = uniquePrefix('mll');
-  const overrides = { 'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS };
+  const overrides = { 'redis.clusterNodes': [...rc.cluster.seeds], 'cluster.partitions': PARTITIONS };
   t = await startTestNode('', prefix, overrides);
   const peer = await startTestNode('', prefix, overrides);
   try {
@@ -261,7 +254,7 @@ it('keeps every acknowledged Step, one outcome each, while the slots of two part
         if (keys.length > 0) await moveKey(src, dst, keys[0]!);
         await sleep(100);
       }
-      await finishMigration(cluster, slot, src, dst);
+      await finishMigration(rc.cluster, slot, src, dst);
     }
     await load.produced;
     await load.allOutcomes(40_000);

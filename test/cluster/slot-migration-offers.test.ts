@@ -7,26 +7,18 @@
  * has moved. A real 3-primary Redis Cluster, one node.
  */
 import calculateSlot from 'cluster-key-slot';
-import { startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { finishMigration, migrate, openMigration, ownerOf } from '../helpers/cluster-slots';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
+import { useRedisCluster } from '../helpers/redis-cluster';
 import { sleep } from '../helpers/wait';
 
 const PARTITIONS = 8;
-let cluster: RedisCluster;
 let t: TestNode | undefined;
-
-beforeAll(async () => {
-  cluster = await startRedisCluster({ masters: 3 });
-}, 90_000);
-afterAll(async () => {
-  await t?.close().catch(() => undefined);
-  await cluster?.stop();
-});
+const rc = useRedisCluster(() => t?.close());
 
 let flows = 0;
 function stepIn(p: number): { tenant: string; flow_id: string; flow_type: string; step_type: string; step_execution_id: string } {
@@ -39,15 +31,15 @@ function stepIn(p: number): { tenant: string; flow_id: string; flow_type: string
 it('offers the Steps of other partitions to a flow type\'s one idle slot while the older Steps of a partition whose slot is migrating cannot start', async () => {
   // Leases far longer than the test: the migrating partition stays owned here throughout (its renewals are refused).
   t = await startTestNode('', uniquePrefix('mo'), {
-    'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS, 'cluster.leaseTtl': '30s', 'cluster.nodeTtl': '30s',
+    'redis.clusterNodes': [...rc.cluster.seeds], 'cluster.partitions': PARTITIONS, 'cluster.leaseTtl': '30s', 'cluster.nodeTtl': '30s',
   });
   const [moving, stable] = [3, 5];
   const held = [(await t.matching.enqueueStep({ step: stepIn(moving) })).task_id!, (await t.matching.enqueueStep({ step: stepIn(moving) })).task_id!];
   await sleep(5);
   const other = (await t.matching.enqueueStep({ step: stepIn(stable) })).task_id!;
   const slot = calculateSlot(t.node.keys.tag(moving));
-  const src = await ownerOf(cluster, slot);
-  const dst = cluster.nodes.map((n) => n.port).find((p) => p !== src)!;
+  const src = await ownerOf(rc.cluster, slot);
+  const dst = rc.cluster.nodes.map((n) => n.port).find((p) => p !== src)!;
   await openMigration(slot, src, dst);
   for (const id of held) expect(String(await migrate(src, dst, t.node.keys.task(moving, id)))).toBe('OK');
 
@@ -61,7 +53,7 @@ it('offers the Steps of other partitions to a flow type\'s one idle slot while t
     s.send({ step_result: { task_token: first.task_token, output: Buffer.from('ok') } });
     expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
 
-    await finishMigration(cluster, slot, src, dst);
+    await finishMigration(rc.cluster, slot, src, dst);
     const ran: string[] = [];
     for (let i = 0; i < held.length; i++) {
       const task = (await s.nextOf('step_task', 15_000)).step_task!;
