@@ -28,7 +28,8 @@ it('stops counting a queued Step that no slot took once its flow deadline passed
   t = await startTestNode(redis.url, uniquePrefix('timed-out'), { 'cluster.partitions': 1, 'matching.syncMatchWait': '10ms' });
   await waitFor(() => t.node.owner.get(0)?.loaded, { timeoutMs: 5000, description: 'the partition is loaded' });
   const owner = t.node.owner.get(0)!;
-  const step = { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'pack', step_execution_id: 's1', flow_deadline_ms: Date.now() + 300 };
+  // Far enough out that the head and the gauge are read before it passes, on a loaded machine too.
+  const step = { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'pack', step_execution_id: 's1', flow_deadline_ms: Date.now() + 3000 };
   const r = await t.matching.enqueueStep({ step });
   const q = owner.queueFor(QUEUE);
   await waitFor(() => q.peek()?.taskId === r.task_id, { timeoutMs: 5000, description: 'the Step is a head of its queue' });
