@@ -95,14 +95,15 @@ export class LeaseManager extends EventEmitter {
     // Renew every third of the TTL, counted from the start of the pass that just
     // ended (it may have waited a whole period for a call that did not answer);
     // retry missing targets sooner: when the lease that holds one off runs out
-    // (its PTTL, as the refused acquire read it), at the latest after RETRY_MS.
+    // (its PTTL, as the refused acquire read it), at the latest after RETRY_MS. A lease
+    // that ran out while the pass waited for another call (a slow primary) is free now.
     const now = monotonicNow();
     let delay = Math.max(0, this.renewEveryMs - (now - passStarted));
     for (const p of this.targets) {
       if (this.held.has(p)) continue;
       delay = Math.min(delay, RETRY_MS);
       const freeAt = this.freeAt.get(p);
-      if (freeAt !== undefined && freeAt > now) delay = Math.min(delay, freeAt - now + 1);
+      if (freeAt !== undefined) delay = Math.min(delay, Math.max(0, freeAt - now + 1));
     }
     this.timer = setTimeout(() => {
       this.timer = undefined;

@@ -13,7 +13,7 @@ import { Keys } from '../../src/store/keys';
 import { createRedis, type RedisClient } from '../../src/store/redis';
 import { createLogger } from '../../src/util/logger';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { waitFor } from '../helpers/wait';
+import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const TTL = 3000; // polls every 1 s while it holds every target
@@ -37,8 +37,7 @@ it("takes a dead holder's partition as soon as its lease runs out, not at the ne
   let keys: Keys;
   let setAt = 0;
   // The refusal, and the retry it arms, must come well before the lease runs out: a stall
-  // there lets the first acquire win, or leaves the retry at RETRY_MS (the lease ran out
-  // before it was armed). Set the scene again then, with a fresh lease key.
+  // there lets the first acquire win. Set the scene again then, with a fresh lease key.
   for (let attempt = 0; ; attempt++) {
     keys = new Keys(uniquePrefix('takeover'));
     m?.stop();
@@ -70,4 +69,36 @@ it('still retries a target held by a live node (whose lease is renewed) every ha
   const freedAt = Date.now();
   await waitFor(() => m!.holds(0), { timeoutMs: TTL, intervalMs: 5, description: 'the other node holds partition 0' });
   expect(Date.now() - freedAt).toBeLessThan(650);
+});
+
+it('takes a refused target at once when the lease that refused it ran out while the pass waited for another call', async () => {
+  // A pass waits for all its calls (up to a renewal period): here partition 1's acquire, answered
+  // slowly, as a busy Cluster primary does. Partition 0's refusal read a lease 100 ms from its end;
+  // by the time the pass ends it is free, and the next pass must come at once, not RETRY_MS (500 ms)
+  // later. The bound sits halfway between.
+  const keys = new Keys(uniquePrefix('takeover'));
+  await client.set(keys.lease(0), 'n-dead:7', 'PX', 100);
+  let passEndedAt = 0;
+  const slowOnOne = new Proxy(client, {
+    get(target, key, receiver) {
+      if (key === 'zdAcquireLease') {
+        return async (leaseKey: string, ...rest: unknown[]) => {
+          const out = await (target.zdAcquireLease as (...a: unknown[]) => Promise<unknown>)(leaseKey, ...rest);
+          if (leaseKey === keys.lease(1)) {
+            await sleep(400);
+            passEndedAt = Date.now();
+          }
+          return out;
+        };
+      }
+      const v = Reflect.get(target, key, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  m = new LeaseManager(slowOnOne, keys, 'n-survivor', TTL, createLogger('silent'));
+  m.start();
+  await m.setTargets(new Set([0, 1]));
+  expect(m.holds(1)).toMatchObject({ token: 'n-survivor:1' });
+  await waitFor(() => m!.holds(0), { timeoutMs: TTL, intervalMs: 5, description: 'the survivor holds partition 0' });
+  expect(Date.now() - passEndedAt).toBeLessThan(250);
 });
