@@ -6,6 +6,15 @@ import { backoffProblem, consoleLogger, KEEPALIVE_MS, MAX_TIMER_MS, type Backoff
 import { checkedCredential } from '../common/credential-option';
 import { kindOf } from '../common/kind-of';
 import { PONG_INTERVAL_MS } from './task';
+
+/**
+ * A node answers a Register at once. A stream still unanswered after this long is
+ * most likely never opened: HTTP/2 holds back the streams of a connection past the
+ * peer's limit on concurrent streams (the node's limits.maxStreamsPerConnection, or
+ * a proxy's own: nginx's http2_max_concurrent_streams is 128, HAProxy's
+ * tune.h2.max-concurrent-streams 100), and one connection carries every slot.
+ */
+export const UNREGISTERED_WARN_MS = 10_000;
 import type { FlowTypeHandlers, SlotKindName } from './types';
 
 /**
@@ -19,6 +28,8 @@ export interface WorkerInternalOptions {
   pongIntervalMs?: number;
   /** The channel's HTTP/2 keepalive PING interval, in ms. @default KEEPALIVE_MS (30 s) */
   keepaliveMs?: number;
+  /** How long a slot stream waits for its Registered before the worker warns of it, in ms. @default UNREGISTERED_WARN_MS (10 s) */
+  unregisteredWarnMs?: number;
 }
 
 export interface WorkerOptions {
@@ -84,6 +95,8 @@ export interface CompiledWorkerOptions {
   /** Pong cadence while a task runs, in ms. */
   readonly pongIntervalMs: number;
   readonly keepaliveMs: number;
+  /** How long a slot stream waits for its Registered before the worker warns of it, in ms. */
+  readonly unregisteredWarnMs: number;
   /** Logged once by start() (a Worker built and never started says nothing). */
   readonly startWarnings: readonly string[];
   /** One entry per slot, in order: the shared slots, then the reserved ones. */
@@ -180,6 +193,9 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
   const keepaliveMs = options._internal?.keepaliveMs ?? KEEPALIVE_MS;
   if (!(keepaliveMs > 0)) fail('_internal.keepaliveMs', `must be > 0, got ${keepaliveMs}`);
 
+  const unregisteredWarnMs = options._internal?.unregisteredWarnMs ?? UNREGISTERED_WARN_MS;
+  if (!(unregisteredWarnMs > 0 && unregisteredWarnMs <= MAX_TIMER_MS)) fail('_internal.unregisteredWarnMs', `must be in (0, ${MAX_TIMER_MS}], got ${unregisteredWarnMs}`);
+
   const slotKinds: SlotKindName[] = [
     ...Array<SlotKindName>(limit - reserve).fill('STEP_AND_RPC'),
     ...Array<SlotKindName>(reserve).fill('RPC_ONLY'),
@@ -200,6 +216,7 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     protocolVersion: options._internal?.protocolVersion ?? PROTOCOL_VERSION,
     pongIntervalMs,
     keepaliveMs,
+    unregisteredWarnMs,
     slotKinds,
     startWarnings,
   };

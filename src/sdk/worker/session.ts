@@ -73,6 +73,8 @@ export class Session {
    */
   private refusedRegistration = false;
   private unansweredTimer: NodeJS.Timeout | undefined;
+  /** Warns of a stream that got no Registered within options.unregisteredWarnMs. */
+  private unregisteredTimer: NodeJS.Timeout | undefined;
   private silenceTimer: NodeJS.Timeout | undefined;
   private lastFrameAt = 0;
   private readonly outbox = new Outbox<pb.IWorkerFrame>();
@@ -126,12 +128,14 @@ export class Session {
         },
       });
       const responses = client.connect(this.outbox.frames(), { signal: this.call.signal, metadata });
+      this.warnIfUnregistered();
       for await (const frame of responses) this.onFrame(frame);
     } catch (err) {
       failure = err;
       throw err;
     } finally {
       clearTimeout(this.unansweredTimer);
+      clearTimeout(this.unregisteredTimer);
       clearInterval(this.silenceTimer);
       this.outbox.end();
       if (this.registered) {
@@ -219,6 +223,7 @@ export class Session {
   private onRegistered(reg: pb.IRegistered): void {
     if (this.registered || this.refusedRegistration) return;
     clearTimeout(this.unansweredTimer); // the node answers: it will end the half-closed stream itself
+    clearTimeout(this.unregisteredTimer);
     if (!this.host.onRegistered(this.kind, reg)) {
       // Half-close, never reset: the server may have written a task right
       // after Registered; it is not run (refuse()) and the half-close
@@ -240,6 +245,27 @@ export class Session {
       this.silenceTimer = setInterval(() => this.checkSilence(pingMs), pingMs);
       this.silenceTimer.unref();
     }
+  }
+
+  /**
+   * A stream the node has not answered after options.unregisteredWarnMs is said, once: it
+   * most likely never opened. HTTP/2 holds back a connection's streams past the peer's
+   * limit on concurrent streams (UNREGISTERED_WARN_MS), and the slots it held back sat
+   * in silence for good; the reserved RPC slots open last, so with them held back the
+   * worker never became ready, and nothing said why.
+   */
+  private warnIfUnregistered(): void {
+    const { logger, unregisteredWarnMs, maxConcurrentTasks } = this.host.options;
+    this.unregisteredTimer = setTimeout(() => {
+      if (this.registered || this.refusedRegistration || this.closing) return;
+      logger.warn('slot stream not answered: no Registered from the node', {
+        slotKind: this.kind, waitedMs: unregisteredWarnMs, maxConcurrentTasks,
+        hint: 'a limit on concurrent HTTP/2 streams per connection below maxConcurrentTasks holds it back (the node\'s '
+          + 'limits.maxStreamsPerConnection, nginx http2_max_concurrent_streams, HAProxy tune.h2.max-concurrent-streams), '
+          + 'or the node or a proxy on the way does not answer',
+      });
+    }, unregisteredWarnMs);
+    this.unregisteredTimer.unref();
   }
 
   /** An idle stream that heard nothing for SILENT_PING_INTERVALS pings is reset (a busy one is not pinged). */
