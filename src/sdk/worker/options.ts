@@ -15,6 +15,12 @@ import { PONG_INTERVAL_MS } from './task';
  * tune.h2.max-concurrent-streams 100), and one connection carries every slot.
  */
 export const UNREGISTERED_WARN_MS = 10_000;
+
+/**
+ * How long a slot waits for its credential (a function or a file) before its stream
+ * fails and is tried again after a backoff: a Client call's default timeout.
+ */
+export const CREDENTIAL_TIMEOUT_MS = 30_000;
 import type { FlowTypeHandlers, SlotKindName } from './types';
 
 /**
@@ -30,6 +36,8 @@ export interface WorkerInternalOptions {
   keepaliveMs?: number;
   /** How long a slot stream waits for its Registered before the worker warns of it, in ms. @default UNREGISTERED_WARN_MS (10 s) */
   unregisteredWarnMs?: number;
+  /** How long a slot waits for its credential before it gives up and tries again, in ms. @default CREDENTIAL_TIMEOUT_MS (30 s) */
+  credentialTimeoutMs?: number;
 }
 
 export interface WorkerOptions {
@@ -63,8 +71,8 @@ export interface WorkerOptions {
   stopOnPermanentStreamRejection?: boolean;
   /**
    * Bearer token sent as `authorization` metadata: a string, `{ file }` (re-read when it changes) or a
-   * function; resolved when each stream opens and on every reconnect.
-   * One that can never resolve (a string that is no token, trailing newline included) is a TypeError here. @default none
+   * function; resolved when each stream opens and on every reconnect. One that does not resolve within 30 s
+   * fails that stream, which is tried again after its backoff. One that can never resolve (a string that is no token, trailing newline included) is a TypeError here. @default none
    */
   credential?: Credential;
   /** TLS: `true` for the system roots, or `{ ca }` (file path or PEM). @default plaintext unless the address is https:// */
@@ -97,6 +105,8 @@ export interface CompiledWorkerOptions {
   readonly keepaliveMs: number;
   /** How long a slot stream waits for its Registered before the worker warns of it, in ms. */
   readonly unregisteredWarnMs: number;
+  /** How long a slot waits for its credential before it gives up and tries again, in ms. */
+  readonly credentialTimeoutMs: number;
   /** Logged once by start() (a Worker built and never started says nothing). */
   readonly startWarnings: readonly string[];
   /** One entry per slot, in order: the shared slots, then the reserved ones. */
@@ -196,6 +206,9 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
   const unregisteredWarnMs = options._internal?.unregisteredWarnMs ?? UNREGISTERED_WARN_MS;
   if (!(unregisteredWarnMs > 0 && unregisteredWarnMs <= MAX_TIMER_MS)) fail('_internal.unregisteredWarnMs', `must be in (0, ${MAX_TIMER_MS}], got ${unregisteredWarnMs}`);
 
+  const credentialTimeoutMs = options._internal?.credentialTimeoutMs ?? CREDENTIAL_TIMEOUT_MS;
+  if (!(credentialTimeoutMs > 0 && credentialTimeoutMs <= MAX_TIMER_MS)) fail('_internal.credentialTimeoutMs', `must be in (0, ${MAX_TIMER_MS}], got ${credentialTimeoutMs}`);
+
   const slotKinds: SlotKindName[] = [
     ...Array<SlotKindName>(limit - reserve).fill('STEP_AND_RPC'),
     ...Array<SlotKindName>(reserve).fill('RPC_ONLY'),
@@ -217,6 +230,7 @@ export function compileWorkerOptions(options: WorkerOptions): CompiledWorkerOpti
     pongIntervalMs,
     keepaliveMs,
     unregisteredWarnMs,
+    credentialTimeoutMs,
     slotKinds,
     startWarnings,
   };

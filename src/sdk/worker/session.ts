@@ -7,7 +7,7 @@
 import { abortable } from 'abort-controller-x';
 import type { Client } from 'nice-grpc';
 import { pb, type WorkerTaskServiceDefinition } from '../../wire';
-import { authMetadata, SDK_NAME, SDK_VERSION, toNum, withProtocolVersion } from '../common';
+import { authMetadata, CredentialError, SDK_NAME, SDK_VERSION, toNum, withProtocolVersion } from '../common';
 import { RpcTaskContext, StepTaskContext } from './contexts';
 import type { CompiledWorkerOptions } from './options';
 import { Outbox } from './outbox';
@@ -106,8 +106,9 @@ export class Session {
     let failure: unknown = null;
     try {
       // A credential function may never answer (a hung token service): the
-      // stream's reset (stop's deadlines, drain's grace) must still end the session.
-      const auth = await abortable(this.call.signal, authMetadata(options.credential));
+      // stream's reset (stop's deadlines, drain's grace) must still end the session,
+      // and so must its own deadline, or the slot waited for good, saying nothing.
+      const auth = await abortable(this.call.signal, withinMs(authMetadata(options.credential), options.credentialTimeoutMs));
       // The connection is read after the credential: another slot's Reconnect may have
       // closed the one of before meanwhile, and a stream opened on it fails at once.
       const { client, channelGen } = this.host;
@@ -336,6 +337,24 @@ export class Session {
 function streamEnded(failure: unknown): Error {
   if (failure === null) return new Error('the slot stream ended');
   return new Error(`the slot stream ended: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
+}
+
+/**
+ * The credential's metadata, or a CredentialError once `ms` passed: the slot logs it
+ * and tries again after its backoff (a later call of a hung function may answer).
+ */
+async function withinMs<T>(credential: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CredentialError(`the credential did not resolve within ${ms} ms`)), ms);
+    timer.unref(); // a stopped worker's hung credential must not hold the process up
+  });
+  credential.catch(() => undefined); // given up on: its late failure is no unhandled rejection
+  try {
+    return await Promise.race([credential, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Own-property lookup, so flow or step names like "constructor" never hit the prototype. */
