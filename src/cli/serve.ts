@@ -23,9 +23,13 @@ export function registerServe(program: Command): void {
         throw new CliExit('config redis.url: no Redis is configured: set redis.url, redis.clusterNodes or redis.sentinels (zdmatch dev starts a private redis-server)', EXIT_CONFIG);
       }
       const logger = createLogger(config.log.level);
-      const node = await startNode(config, logger);
-      // Handlers first: a supervisor may send SIGTERM as soon as it reads the line below.
-      onShutdownSignals(logger, (signal) => drainAndClose(node, signal), config.drain.timeout + FORCE_GRACE_MS);
+      // Handlers before the start: a pod stopped while its node joins (a rollout superseded, a
+      // scale-down) died of SIGTERM's default action with the leases it had just taken, and its
+      // partitions stayed unserved for leaseTtl. A signal then drains the node once it has started
+      // (a start that fails exits 1 with its error).
+      const starting = startNode(config, logger);
+      onShutdownSignals(logger, async (signal) => drainAndClose(await starting, signal), config.drain.timeout + FORCE_GRACE_MS);
+      const node = await starting;
       logger.info({ api: node.apiAddress, http: node.httpAddress, metrics: node.metricsAddress }, 'zdmatch node started');
     });
 }

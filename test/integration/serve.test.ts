@@ -13,6 +13,7 @@ import { CLI_MAIN, REPO_ROOT, startNodeProcess } from '../helpers/node-process';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 import { runCli } from '../helpers/cli';
+import { Keys } from '../../src/store/keys';
 
 function get(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -97,6 +98,36 @@ describe('zdmatch serve', () => {
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(out).toContain('shutting down: draining');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  // Its handlers went on only once the start had returned: a SIGTERM while the node joined (a
+  // rollout superseded, a scale-down) killed it with the leases it had just taken, and its
+  // partitions went unserved for leaseTtl. The stall holds the process inside the start, right
+  // after the node has logged that it runs (its leases taken), as a busy machine may.
+  it('drains, gives its leases back and exits 0 on a SIGTERM sent while it starts', async () => {
+    const [api, httpPort, internal, metrics] = await freePorts(4);
+    const prefix = uniquePrefix();
+    const child = spawn(process.execPath, ['--require', path.join(__dirname, '../helpers/stall-after-output.js'), CLI_MAIN, 'serve',
+      `--redis.url=${redis.url}`, `--redis.keyPrefix=${prefix}`, '--auth.enabled=false', '--drain.timeout=5s', '--cluster.partitions=8',
+      `--api.listen=127.0.0.1:${api}`, `--http.listen=127.0.0.1:${httpPort}`, `--internal.listen=127.0.0.1:${internal}`,
+      `--metrics.listen=127.0.0.1:${metrics}`],
+    { cwd: REPO_ROOT, env: { ...process.env, STALL_AFTER: 'zdmatch node running' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<number | NodeJS.Signals | null>((r) => child.once('exit', (code, sig) => r(code ?? sig)));
+    const keys = new Keys(prefix);
+    const leases = async () => (await Promise.all(Array.from({ length: 8 }, (_, p) => redis.command('EXISTS', keys.lease(p))))).reduce((a: number, n) => a + Number(n), 0);
+    try {
+      await waitFor(() => out.includes('zdmatch node running'), { timeoutMs: 30_000, description: "'zdmatch node running' logged" });
+      expect(await leases()).toBe(8);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(out).toContain('shutting down: draining');
+      expect(await leases()).toBe(0);
     } finally {
       child.kill('SIGKILL');
     }
