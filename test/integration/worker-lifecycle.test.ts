@@ -342,6 +342,63 @@ describe('registration limits through the SDK', () => {
     expect(samples.every(Boolean)).toBe(true);
   });
 
+  it('only warns when a node it reconnects to reports a cap below its task limit: it keeps running, ready, on the streams the cap lets in', async () => {
+    // Reference, "Capacity and shutdown": a lower limit reported on a later reconnect only logs a warning.
+    const prefix = uniquePrefix('lowcap');
+    const t1 = await node({}, prefix);
+    const port = t1.node.apiAddress.slice(t1.node.apiAddress.lastIndexOf(':') + 1);
+    const { w, logger } = worker(t1.node.apiAddress, { charge: () => 'ok' }, { maxConcurrentTasks: 2, reconnectBackoff: { initialMs: 20, maxMs: 100 } });
+    const running = run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    await t1.close();
+    await waitFor(() => !w.readiness().queues[0]!.hasRegisteredStream, { description: 'the streams to go' });
+
+    // Back with a cap of one stream per app worker id: one stream registers, the other is refused.
+    const t2 = await node({ 'api.listen': `127.0.0.1:${port}`, 'matching.maxConcurrentTasksCap': 1 }, prefix);
+    await waitFor(() => logger.count('slot stream rejected', { status: 'RESOURCE_EXHAUSTED', noRegisteredStreamOfKind: false }) >= 1, {
+      timeoutMs: 8000, description: 'the second stream refused while the first is registered',
+    });
+    await waitFor(() => w.readiness().queues[0]!.hasRegisteredStream, { description: 'the first stream registered on the worker\'s side' });
+    expect(logger.count('server maxConcurrentTasksCap is below maxConcurrentTasks; some slots will be rejected', { cap: 1, maxConcurrentTasks: 2 })).toBe(1);
+    expect(w.state).toBe('running');
+    expect(w.readiness()).toEqual({ isReady: true, queues: [{ slotKind: 'STEP_AND_RPC', hasRegisteredStream: true, lastPermanentError: null }] });
+    const c = client(t2.node.apiAddress);
+    const { taskId } = await c.enqueueStep(spec());
+    expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1, appWorkerId: w.appWorkerId });
+    expect(await Promise.race([running, sleep(10).then(() => 'pending')])).toBe('pending');
+  });
+
+  it('with stopOnPermanentStreamRejection, ends start() with the PullRegistrationError of a rejection after readiness that leaves its kind with no stream', async () => {
+    // Reference, "Readiness": Start returns a PullRegistrationError for the first permanent rejection
+    // that leaves its slot kind without a registered stream, even after readiness.
+    const prefix = uniquePrefix('strict');
+    const t1 = await node({}, prefix);
+    const port = t1.node.apiAddress.slice(t1.node.apiAddress.lastIndexOf(':') + 1);
+    const { w } = worker(t1.node.apiAddress, { charge: () => 'ok' }, {
+      stopOnPermanentStreamRejection: true, reconnectBackoff: { initialMs: 20, maxMs: 100 },
+    });
+    const running = run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    await t1.close();
+    await waitFor(() => !w.readiness().queues[0]!.hasRegisteredStream, { description: 'the stream to go' });
+    // Transient errors while the node is away did not stop it.
+    expect(w.state).toBe('running');
+
+    // Back with a limit the worker's flow type ("order") breaks: every Register is refused for good.
+    await node({ 'api.listen': `127.0.0.1:${port}`, 'matching.maxFlowTypeLength': 3 }, prefix);
+    const err = await Promise.race([running, sleep(8000).then(() => 'still running 8 s after the node came back')]);
+    expect(err).toBeInstanceOf(PullRegistrationError);
+    expect(err).toMatchObject({ slotKind: 'STEP_AND_RPC', code: Status.INVALID_ARGUMENT });
+    expect((err as Error).message).toContain('matching.maxFlowTypeLength');
+    expect(w.state).toBe('failed');
+    // Once ready, a wait keeps resolving; the report says why the kind is down.
+    await expect(w.waitPullRegistered()).resolves.toBeUndefined();
+    expect(w.readiness()).toEqual({
+      isReady: false,
+      queues: [{ slotKind: 'STEP_AND_RPC', hasRegisteredStream: false, lastPermanentError: err }],
+    });
+  });
+
   it('registers again within its reconnectBackoff once a node down for seconds is back, not on the connection\'s own backoff', async () => {
     const prefix = uniquePrefix('down');
     const t1 = await node({}, prefix);
