@@ -62,6 +62,13 @@ export interface GatewayOptions {
 const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 /** Tries of a store call that ends a stranded attempt: at up to 5 s apart, about 14 h, until the node stops. */
 const SETTLE_ATTEMPTS = 10_000;
+/**
+ * How long a slot whose worker declined a task for capacity (an older SDK, all its handlers
+ * busy) is offered nothing. It declines for as long as they stay busy: freed at once, it was
+ * offered the task straight back, hundreds of times a second, each a start and a release
+ * script in Redis. Other slots take the task meanwhile.
+ */
+const CAPACITY_DECLINE_PAUSE_MS = 250;
 
 /** An idle slot bound to a Step being enqueued, and the start the enqueue script makes in it. */
 export interface EnqueueBinding {
@@ -609,7 +616,8 @@ export class Gateway {
       this.metrics.returnedAttempts.inc({ reason: unknown ? 'unknown_type' : 'legacy_no_capacity' });
       if (unknown) this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpcType(rpc.rpcName), slot.reg.appWorkerId), true);
       slot.rpc = slot.rpcToken = undefined;
-      this.slotFree(slot);
+      if (unknown) this.slotFree(slot);
+      else this.freeAfterPause(slot);
       this.returnRpc(rpc);
       if (unknown) {
         // Calls of that name waiting for this worker as their sticky one skip the rest of the
@@ -641,7 +649,16 @@ export class Gateway {
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     // No slot holds the attempt now: a Redis error must not leave the task running.
     await this.settleNowOrLater(`return of attempt ${held.attempt} of ${held.taskId}`, () => this.returnTask(ref, held.queue), held.nonce);
-    this.finishAttempt(slot, held.token);
+    if (reason === 'legacy_no_capacity') this.freeAfterPause(slot);
+    else this.finishAttempt(slot, held.token);
+  }
+
+  /** A slot that declined for capacity stays busy, holding nothing, for CAPACITY_DECLINE_PAUSE_MS. */
+  private freeAfterPause(slot: Slot): void {
+    const timer = setTimeout(() => {
+      if (!slot.attempt && !slot.rpc) this.slotFree(slot);
+    }, CAPACITY_DECLINE_PAUSE_MS);
+    timer.unref();
   }
 
   async heartbeat(slot: Slot, msg: pb.IHeartbeat): Promise<void> {

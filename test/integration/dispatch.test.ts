@@ -358,6 +358,27 @@ describe('sync-match and the durable queue', () => {
     expect(/reason="unknown_type"} [1-9]/.test(m)).toBe(false);
   });
 
+  it('offers a slot that declined for capacity (older SDKs) nothing for a moment, rather than the same Step again at once', async () => {
+    // An older SDK declines for as long as its handlers are all busy. Offered again the moment
+    // it declined, one such slot took the Step back about 500 times a second, each a start and
+    // a release script in Redis.
+    const a = await slot('A', { protocol_version: 3 });
+    const x = await enqueue({ flow_id: 'x' });
+    let offers = 0;
+    const until = Date.now() + 1500;
+    while (Date.now() < until) {
+      const f = await a.nextOf('step_task', Math.max(1, until - Date.now())).catch(() => undefined);
+      if (!f) break;
+      offers++;
+      a.send({ decline: { task_token: f.step_task!.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
+    }
+    expect(offers).toBeGreaterThanOrEqual(2); // it is offered again, once the pause is over
+    expect(offers).toBeLessThan(30);
+    // Another worker's idle slot takes it at once, paused or not.
+    const b = await slot('B');
+    expect(await take(b)).toMatchObject({ task_id: x, attempt: 1 });
+  });
+
   it('takes an RPC\'s capacity decline (older SDKs) without remembering the name as one the worker lacks', async () => {
     const a = await slot('A');
     const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'r', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });

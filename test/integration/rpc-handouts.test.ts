@@ -1,10 +1,12 @@
 /**
  * Each time an RPC is handed to a slot it carries a token of its own. A slot that
- * declines with NO_CAPACITY (an older SDK's "busy") may get the same call back at
- * once; with one token for the call's whole life, a result or a second decline the
- * worker sent about the first hand-out was applied to the second, which it had not
- * read yet: the caller got an output from a run the worker had declined. As a Step's
- * token names its attempt's start, a frame about an earlier hand-out is stale.
+ * declines with NO_CAPACITY (an older SDK's "busy") may get the same call back (after
+ * a short pause); with one token for the call's whole life, a result or a second
+ * decline the worker sent about the first hand-out was applied to the second, which
+ * it had not read yet: the caller got an output from a run the worker had declined.
+ * As a Step's token names its attempt's start, a frame about an earlier hand-out is
+ * stale. The frames about the first hand-out are sent here once the second is out,
+ * as from a worker that has not read it yet.
  * One node, a raw slot, a real redis-server.
  */
 import { pb } from '../../src/wire';
@@ -31,9 +33,9 @@ async function slotWithCall() {
 it('refuses as stale a result about a hand-out the slot declined, and takes the result of the one it runs', async () => {
   const { s, call, first } = await slotWithCall();
   s.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
-  s.send({ rpc_result: { task_token: first.task_token, output: Buffer.from('from the declined hand-out') } });
   const second = (await s.nextOf('rpc_task')).rpc_task!;
   expect(second.task_token).not.toBe(first.task_token);
+  s.send({ rpc_result: { task_token: first.task_token, output: Buffer.from('from the declined hand-out') } });
   const ack = (await s.nextOf('result_ack')).result_ack!;
   expect(ack).toMatchObject({ task_token: first.task_token, verdict: pb.ResultVerdict.REFUSED_STALE });
   s.send({ rpc_result: { task_token: second.task_token, output: Buffer.from('from the run') } });
@@ -45,8 +47,8 @@ it('refuses as stale a result about a hand-out the slot declined, and takes the 
 it('a decline sent twice returns the call once', async () => {
   const { s, call, first } = await slotWithCall();
   s.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
-  s.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
   const second = (await s.nextOf('rpc_task')).rpc_task!;
+  s.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
   // The second decline names a hand-out that is over: refused, and nothing is returned.
   expect((await s.nextOf('result_ack')).result_ack).toMatchObject({ task_token: first.task_token, verdict: pb.ResultVerdict.REFUSED_STALE });
   s.send({ rpc_result: { task_token: second.task_token, output: Buffer.from('ran once') } });
