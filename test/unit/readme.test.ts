@@ -32,6 +32,12 @@ describe('README.md', () => {
     for (const key of keys) expect(t).toContain(`| \`${key}\` |`);
   });
 
+  it('has the quick start wait for registration with a startup deadline, and stop the worker when it passes', () => {
+    // Without a deadline a worker that cannot reach its node waits for good (UNAVAILABLE is retried).
+    const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    expect(quickStart).toMatch(/await worker\.waitPullRegistered\(AbortSignal\.timeout\(30_000\)\);\n\} catch \(err\) \{\n {2}await worker\.stop\(\);/);
+  });
+
   it('documents the two fresh-machine commands', () => {
     expect(readme).toContain('npm ci && npm start');
     expect(readme).toContain('npm ci && npm test');
