@@ -19,6 +19,8 @@ const MAX_SDK_TEXT = 64;
 
 /** Oldest worker protocol this server still serves. */
 export const MIN_PROTOCOL_VERSION = 3;
+/** The first worker protocol whose SDKs Pong while a task runs (DESIGN §5); older ones stay silent. */
+export const PONG_PROTOCOL_VERSION = 4;
 
 export function validateRegister(r: pb.IRegister | null | undefined, c: Config): SlotRegistration {
   if (!r) throw zdError('ZD_NOT_REGISTERED');
@@ -50,6 +52,7 @@ export function validateRegister(r: pb.IRegister | null | undefined, c: Config):
     sdk: `${sdkName}/${sdkVersion}`,
     acceptsTaskAfterAck: r.accepts_task_after_ack === true,
     acceptsTaskInAck: r.accepts_task_after_ack === true && r.accepts_task_in_ack === true,
+    quietWhileBusy: version < PONG_PROTOCOL_VERSION,
   };
 }
 

@@ -32,7 +32,7 @@ export const schema = {
     maxFlowTypes: { doc: 'most flow types in one registration', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_FLOW_TYPES' },
     maxFlowTypeLength: { doc: 'longest registered flow type', format: 'positive-int', default: 256, env: 'ZD_MATCHING_MAX_FLOW_TYPE_LENGTH' },
     pingInterval: { doc: 'Ping frames on idle worker streams, and HTTP/2 PINGs on every connection (dropped when one is unanswered for as long)', format: 'duration', default: '20s', env: 'ZD_MATCHING_PING_INTERVAL' },
-    busyStreamSilence: { doc: 'a busy worker stream that sends nothing (Pong, Heartbeat, result) for this long is reset and its attempt fails as worker lost; workers Pong every 20s while a task runs; 0 disables', format: 'duration', default: '60s', env: 'ZD_MATCHING_BUSY_STREAM_SILENCE' },
+    busyStreamSilence: { doc: 'a busy worker stream that sends nothing (Pong, Heartbeat, result) for this long is reset and its attempt fails as worker lost; workers Pong every 20s while a task runs (older SDKs, protocol 3, do not, and are exempt); 0 disables', format: 'duration', default: '60s', env: 'ZD_MATCHING_BUSY_STREAM_SILENCE' },
   },
   limits: {
     maxPayloadBytes: { doc: 'largest Step input, output or RPC payload', format: 'positive-int', default: 1048576, env: 'ZD_LIMITS_MAX_PAYLOAD_BYTES' },

@@ -1237,7 +1237,8 @@ export class Gateway {
       // A worker Pongs while it runs a task (DESIGN §5). The node's HTTP/2 PINGs catch a
       // connection gone silent, but not behind a proxy that answers them itself (an
       // HTTP/2 load balancer): there only the worker's own frames show it is alive.
-      else if (silence > 0 && slot.state === 'busy' && (slot.attempt || slot.rpc)
+      // An older SDK sends nothing while a task runs: silence is no sign for it.
+      else if (silence > 0 && slot.state === 'busy' && (slot.attempt || slot.rpc) && !slot.reg.quietWhileBusy
         && now - Math.max(slot.lastHeardAt, slot.lastSentAt) >= silence) this.lostInSilence(slot, now);
     }
   }

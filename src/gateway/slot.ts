@@ -34,6 +34,11 @@ export interface SlotRegistration {
   acceptsTaskAfterAck: boolean;
   /** Register.accepts_task_in_ack: the slot's next Step task may ride in ResultAck.next_task. */
   acceptsTaskInAck: boolean;
+  /**
+   * An older SDK (Register.protocol_version 3): it sends no Pong while a task runs, so its
+   * silence on a busy stream says nothing (matching.busyStreamSilence does not apply).
+   */
+  quietWhileBusy?: boolean;
 }
 
 /** An RPC call running on a slot, or waiting for one. */

@@ -64,6 +64,20 @@ it('fails the attempt of a busy stream that says nothing as worker_lost, and ret
   expect((await t.matching.waitOutcome({ task_id, wait_ms: 5000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 2 });
 });
 
+it('keeps the attempt of a busy stream of an older SDK (protocol 3), which sends nothing while a task runs', async () => {
+  // The reference: older SDKs send no Pongs while a task runs (they need idle timeouts above the
+  // longest task), and keep working on a newer server. Reset at the silence, each of their Steps
+  // longer than it failed as worker_lost, attempt after attempt.
+  const older = await registered(openSlot(t.worker, registerFrame({ app_worker_id: 'w-older', protocol_version: 3 })));
+  const { task_id } = await t.matching.enqueueStep({ step: step('older') });
+  const task = (await older.nextOf('step_task')).step_task!;
+  await sleep(SILENCE_MS * 2.5);
+  expect((await t.matching.getTask({ task_id })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
+  older.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  expect((await older.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect((await t.matching.waitOutcome({ task_id, wait_ms: 5000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+});
+
 it('keeps the attempt of a busy stream that Pongs, for several silences', async () => {
   const talking = await registered(openSlot(t.worker, registerFrame({ app_worker_id: 'w-talking' })));
   const { task_id } = await t.matching.enqueueStep({ step: step('pongs') });
