@@ -547,6 +547,43 @@ describe('stop() against the real server', () => {
     expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: taskId, attempt: 1 });
   });
 
+  it('does not run the next Step that rides in the ack of the output it sent while stopping; the node returns it unconsumed', async () => {
+    // The worker takes a task right behind (or inside) an ack; stop() began while its one slot was
+    // busy, so the node does not know it stops until the half-close that follows that ack.
+    const t = await node();
+    const started = held();
+    const release = held();
+    const ran: string[] = [];
+    const { w } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        ran.push(ctx.input.toString());
+        started.open();
+        await release.opened;
+        return 'done';
+      },
+    });
+    const running = run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const c = client(t.node.apiAddress);
+    const first = await c.enqueueStep(spec({ input: 'first' }));
+    await started.opened;
+    const second = await c.enqueueStep(spec({ input: 'second' }));
+    const stopping = w.stop();
+    release.open();
+    await stopping;
+    expect(await running).toBe('stopped');
+    expect(ran).toEqual(['first']);
+    expect(await outcome(c, first.taskId)).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    await waitFor(async () => (await c.getTask(second.taskId)).state === 'QUEUED', { description: 'the second Step back in the queue' });
+    // It was handed to the stopping worker, which did not run it: returned, not failed.
+    const returned = async (reason: string) => metricValue(t.node.metrics.registry, 'dexzd_matching_returned_attempts_total', { reason });
+    expect(await returned('drain_no_output') + await returned('write_failed')).toBe(1);
+    // Same attempt number, offered to another worker.
+    const s = rawSlot(t, { app_worker_id: 'next' });
+    await s.nextOf('registered');
+    expect((await s.nextOf('step_task')).step_task).toMatchObject({ task_id: second.taskId, attempt: 1 });
+  });
+
   it('does not run an RPC that reaches a half-closed stream; the node gives it to another worker', async () => {
     const t = await node();
     const tp = await tap(t);
