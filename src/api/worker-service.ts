@@ -21,6 +21,8 @@ const MAX_SDK_TEXT = 64;
 export const MIN_PROTOCOL_VERSION = 3;
 /** The first worker protocol whose SDKs Pong while a task runs (DESIGN §5); older ones stay silent. */
 export const PONG_PROTOCOL_VERSION = 4;
+/** The first worker protocol whose Register must name its slot kind (SDKs with reserved RPC slots). */
+export const RESERVED_SLOTS_PROTOCOL_VERSION = 4;
 
 export function validateRegister(r: pb.IRegister | null | undefined, c: Config): SlotRegistration {
   if (!r) throw zdError('ZD_NOT_REGISTERED');
@@ -40,6 +42,9 @@ export function validateRegister(r: pb.IRegister | null | undefined, c: Config):
   let kind: SlotRegistration['kind'];
   if (r.slot_kind === pb.SlotKind.STEP_AND_RPC) kind = 'STEP_AND_RPC';
   else if (r.slot_kind === pb.SlotKind.RPC_ONLY) kind = 'RPC_ONLY';
+  // Older SDKs (protocol 3) keep working on this server: those from before reserved RPC slots
+  // name no kind, and their one kind of slot runs Steps and RPCs alike.
+  else if (!r.slot_kind && version < RESERVED_SLOTS_PROTOCOL_VERSION) kind = 'STEP_AND_RPC';
   else throw invalidArgument('register.slot_kind', 'must be STEP_AND_RPC or RPC_ONLY');
   if ((r.task_limit ?? 0) > 1_000_000) throw invalidArgument('register.task_limit', 'is not plausible');
   // Refused, not cut (DESIGN §11.6): a cut name would say another SDK than the one that runs.

@@ -379,6 +379,19 @@ describe('sync-match and the durable queue', () => {
     expect(await take(b)).toMatchObject({ task_id: x, attempt: 1 });
   });
 
+  it('registers an older SDK\'s slot that names no slot kind (protocol 3) as one for Steps and RPCs; a current one must name it', async () => {
+    // SDKs from before reserved RPC slots keep working on a newer server (upgrade the server first):
+    // refused as a bad slot_kind, their workers could not connect at all during the upgrade.
+    const older = await slot('A', { protocol_version: 3, slot_kind: pb.SlotKind.SLOT_KIND_UNSPECIFIED });
+    const x = await enqueue({ flow_id: 'x' });
+    expect(await take(older)).toMatchObject({ task_id: x, attempt: 1 });
+    const current = openSlot(t.worker, registerFrame({ app_worker_id: 'B', slot_kind: pb.SlotKind.SLOT_KIND_UNSPECIFIED }));
+    open.push(current);
+    const err = await current.ended;
+    expect(err).toMatchObject({ code: Status.INVALID_ARGUMENT });
+    expect(String(err?.message)).toContain('register.slot_kind');
+  });
+
   it('takes an RPC\'s capacity decline (older SDKs) without remembering the name as one the worker lacks', async () => {
     const a = await slot('A');
     const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'r', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 3000 });
