@@ -35,15 +35,39 @@ export class StepFailure extends Error {
 export function toFailure(err: unknown): pb.IFailure {
   const L = FAILURE_LIMITS;
   const cut = (s: string, n: number) => wellFormed(s.length > n ? s.slice(0, n) : s);
-  if (!(err instanceof Error)) return { message: cut(text(err), L.messageChars), type: typeof err };
-  const e = err as Error & { type?: unknown; nonRetryable?: unknown; retryAfterMs?: unknown };
-  const retryAfter = typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) ? Math.max(0, Math.round(e.retryAfterMs)) : 0;
-  return {
-    message: cut(text(e.message), L.messageChars),
-    type: cut(typeof e.type === 'string' && e.type ? e.type : text(e.name), L.typeChars),
-    non_retryable: e.nonRetryable === true,
-    retry_after_ms: Math.min(retryAfter, L.retryAfterMs),
-  };
+  if (errorLike(err)) {
+    try {
+      const e = err as Error & { type?: unknown; nonRetryable?: unknown; retryAfterMs?: unknown };
+      const retryAfter = typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) ? Math.max(0, Math.round(e.retryAfterMs)) : 0;
+      const name = typeof e.name === 'string' && e.name ? e.name : 'Error';
+      return {
+        message: cut(text(e.message), L.messageChars),
+        type: cut(typeof e.type === 'string' && e.type ? e.type : name, L.typeChars),
+        non_retryable: e.nonRetryable === true,
+        retry_after_ms: Math.min(retryAfter, L.retryAfterMs),
+      };
+    } catch {
+      // a getter that throws: taken as any other thrown value
+    }
+  }
+  return { message: cut(text(err), L.messageChars), type: typeof err };
+}
+
+/**
+ * An Error, or an object that reads as one (a string `message`): an Error made in another realm
+ * (a `vm` context, a module run in a test sandbox) fails `instanceof Error`, and so did a thrown
+ * `{ message, nonRetryable: true }`; both went out as text of type "object", their `nonRetryable`
+ * and `type` lost, and were retried. Never throws (a throw here would leave the attempt running
+ * and its slot busy for good).
+ */
+function errorLike(err: unknown): boolean {
+  if (err instanceof Error) return true;
+  if (typeof err !== 'object' || err === null) return false;
+  try {
+    return typeof (err as { message?: unknown }).message === 'string';
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import vm from 'node:vm';
 import { pb } from '../../../src/wire';
 import { fromOutcome, fromTaskInfo, fromQueueInfo, toStepSpec, toConsumeRequest, toInvokeRpc } from '../../../src/sdk/client/mappers';
 import { toFailure, StepFailure } from '../../../src/sdk/worker/failure';
@@ -119,6 +120,19 @@ describe('toFailure', () => {
     const e = Object.assign(new Error('y'), { type: 'Remote', nonRetryable: true, retryAfterMs: -5 });
     expect(toFailure(e)).toEqual({ message: 'y', type: 'Remote', non_retryable: true, retry_after_ms: 0 });
     expect(toFailure('plain')).toMatchObject({ message: 'plain', type: 'string' });
+  });
+
+  it('duck-types an Error of another realm and a thrown object with a message as errors', () => {
+    const foreign = vm.runInNewContext("Object.assign(new TypeError('remote'), { nonRetryable: true })") as unknown;
+    expect(foreign instanceof Error).toBe(false);
+    expect(toFailure(foreign)).toEqual({ message: 'remote', type: 'TypeError', non_retryable: true, retry_after_ms: 0 });
+    expect(toFailure({ message: 'card declined', type: 'Declined', nonRetryable: true, retryAfterMs: 100 })).toEqual({
+      message: 'card declined', type: 'Declined', non_retryable: true, retry_after_ms: 100,
+    });
+    expect(toFailure({ message: 'bare' })).toEqual({ message: 'bare', type: 'Error', non_retryable: false, retry_after_ms: 0 });
+    // a getter that throws makes it any other thrown value, never a throw
+    const hostile = { message: 'm', get nonRetryable(): boolean { throw new Error('no'); } };
+    expect(toFailure(hostile)).toMatchObject({ type: 'object' });
   });
 
   it('turns a thrown value String() cannot convert into a failure with a message, rather than throwing', () => {
