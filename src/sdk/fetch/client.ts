@@ -178,6 +178,8 @@ export class FetchClient extends BaseClient {
 
   /** Reports a failure on the fetch budget (never a step attempt). Returns whether the task turned terminal. */
   async fail(taskId: string, options: FailOptions, opts?: FetchCallOptions): Promise<boolean> {
+    // Plain JavaScript may leave the options out: the error names the count they must carry, not "of undefined".
+    options ??= {} as FailOptions;
     const retryTimeoutMs = checkDuration('FetchClient.fail', 'retryTimeoutMs', options.retryTimeoutMs ?? 0, SERVER_BOUNDED);
     // Required, no default: a missing or NaN count would go out as 0, which makes the task terminal.
     const retries = checkCount('FetchClient.fail', 'retries', options.retries, INT32_MAX);

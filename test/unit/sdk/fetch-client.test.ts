@@ -103,6 +103,12 @@ describe('FetchClient durations', () => {
     expect([lastFetch, lastFail, lastExtend]).toEqual([undefined, undefined, undefined]);
   });
 
+  it('refuses a fail without options (plain JavaScript), naming the retries it must carry', async () => {
+    lastFail = undefined;
+    await expect(fetchClient().fail('task-1', undefined as unknown as { retries: number })).rejects.toThrow(/^FetchClient\.fail option retries: /);
+    expect(lastFail).toBeUndefined();
+  });
+
   // protobufjs cut a fraction to whole ms (the HTTP surface refuses one too): refused, naming the option.
   it.each([1.5, 0.5, MAX_TIMER_MS - 0.5])('refuses a duration of %p ms, not a whole number', async (ms) => {
     const c = fetchClient();
