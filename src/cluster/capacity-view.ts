@@ -346,6 +346,24 @@ export class CapacityView {
     return [...withIdle, ...rest];
   }
 
+  /**
+   * Whether a peer has a worker of the flow type that takes new work (any slot kind, even
+   * one that declined a type): not stopping. A peer of an older build that names no
+   * workers counts by its connected flow types.
+   */
+  availableFor(tenant: string, flowType: string): boolean {
+    for (const c of this.nodes.values()) {
+      if (c.workers.size === 0) {
+        if (c.connected.has(flowKey(tenant, flowType))) return true;
+        continue;
+      }
+      for (const w of c.workers.values()) {
+        if (w.tenant === tenant && !w.draining && (w.flow_types ?? []).includes(flowType)) return true;
+      }
+    }
+    return false;
+  }
+
   /** `type`: a Step type, or rpcDeclineType(name). */
   private allDeclinedOn(c: NodeCapacity, tenant: string, flowType: string, type: string): boolean {
     let any = false;

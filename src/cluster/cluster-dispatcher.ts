@@ -42,7 +42,7 @@ export class ClusterDispatcher implements Dispatcher {
   }
 
   hasWorker(tenant: string, flowType: string): boolean {
-    return this.gateway.hasConnected(tenant, flowType) || this.view.nodesFor(tenant, flowType).length > 0;
+    return this.gateway.hasAvailable(tenant, flowType) || this.view.availableFor(tenant, flowType);
   }
 
   offer(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult> {

@@ -328,6 +328,19 @@ export class Gateway {
     return (this.connected.get(flowKey(tenant, flowType))?.size ?? 0) > 0;
   }
 
+  /**
+   * Whether a worker of the flow type is connected here that takes new work (any slot kind,
+   * even one that declined a type): not stopping, on a node not draining. A worker that is
+   * stopping serves nothing more, so a queue left with only such workers has no worker.
+   */
+  hasAvailable(tenant: string, flowType: string): boolean {
+    for (const slot of this.connected.get(flowKey(tenant, flowType)) ?? []) {
+      if (slot.state === 'closed' || slot.state === 'draining') continue;
+      if (!this.drainingWorkers.has(workerKey(tenant, slot.reg.appWorkerId))) return true;
+    }
+    return false;
+  }
+
   /** Whether an idle slot here could run this RPC now (RPC-only or shared, not declined). */
   hasIdleRpcSlot(tenant: string, flowType: string, rpcName: string): boolean {
     const key = flowKey(tenant, flowType);

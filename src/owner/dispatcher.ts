@@ -38,7 +38,7 @@ export interface Dispatcher {
   canServe(tenant: string, flowType: string, stepType: string): boolean;
   /** Whether fetch-and-lock workers asked for the queue's topic lately, here or at a peer. */
   fetchServes(tenant: string, flowType: string, stepType: string): boolean;
-  /** Whether any worker of the flow type is connected anywhere (even one that declined the type). */
+  /** Whether any worker of the flow type that takes new work (not stopping) is connected anywhere, even one that declined the type. */
   hasWorker(tenant: string, flowType: string): boolean;
   /** Offers a task to that node's gateway. */
   offer(nodeId: string, ref: OfferRef, epoch: number): Promise<OfferResult>;

@@ -335,3 +335,63 @@ it('observes the fetch surface\'s scripts in the Redis call latency, as the matc
     expect(value(body, 'dexzd_redis_command_seconds_count', { command })).toBe(1);
   }
 });
+
+it('reads a queue whose only worker is stopping as unserved for no_worker, and served again once the worker reconnects', async () => {
+  await start('20ms');
+  // A worker of two streams; half-closing one says it is stopping (SDK stop()): it takes no new Step.
+  const a = openSlot(t.worker, registerFrame());
+  const b = openSlot(t.worker, registerFrame());
+  await Promise.all([a.nextOf('registered'), b.nextOf('registered')]);
+  a.halfClose();
+  await waitFor(() => !t.node.gateway.hasWorker('acme', 'w1'), { description: 'the worker counted as stopping' });
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f-stop', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+  await new Promise((r) => setTimeout(r, 200));
+  await countNow();
+  let body = await scrape();
+  expect(value(body, 'dexzd_step_task_queue_entries', { tenant: 'acme', flow_type: 'order', step_type: 'pack' })).toBe(1);
+  // Nothing connected can serve it, and no Step type is missing from a registration: no worker.
+  expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_worker' })).toBe(1);
+  expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_supporting_worker' })).toBe(0);
+
+  // The worker comes back (a new stream): it serves the queue, and the gauge falls to 0.
+  const c = openSlot(t.worker, registerFrame());
+  await c.nextOf('registered');
+  await waitFor(async () => {
+    body = await scrape();
+    return value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_worker' }) === 0
+      && value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_supporting_worker' }) === 0;
+  }, { description: 'the queue served again' });
+  for (const s of [a, b, c]) s.reset();
+});
+
+it('reads a queue as unserved for no_worker at an owner whose peer holds the only worker, once that worker is stopping', async () => {
+  const prefix = uniquePrefix('met3');
+  const overrides = { 'matching.syncMatchWait': '20ms', 'cluster.heartbeat': '200ms' };
+  t = await startTestNode(redis.url, prefix, { ...overrides, 'cluster.nodeId': 's-a' });
+  const b = await startTestNode(redis.url, prefix, { ...overrides, 'cluster.nodeId': 's-b' });
+  const slots = [openSlot(b.worker, registerFrame()), openSlot(b.worker, registerFrame())];
+  try {
+    const partitions = t.config.cluster.partitions;
+    await waitFor(() => b.node.leases.heldPartitions().length > 0
+      && t.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === partitions,
+      { timeoutMs: 15_000, description: 'the partitions split between the two nodes' });
+    await Promise.all(slots.map((s) => s.nextOf('registered')));
+    slots[0]!.halfClose();
+    // The flows whose partitions node a owns: the worker is b's, a knows of it from b's capacity.
+    const flows = Array.from({ length: 40 }, (_, i) => `h${i}`).filter((f) => t.node.leases.holds(partitionOf('acme', f, partitions))).slice(0, 3);
+    expect(flows.length).toBeGreaterThan(0);
+    for (const f of flows) {
+      await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: f, flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+    }
+    await waitFor(async () => {
+      await countNow(t);
+      const body = await scrape(t);
+      return value(body, 'dexzd_step_task_queue_entries', { tenant: 'acme', flow_type: 'order', step_type: 'pack' }) === flows.length
+        && value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_worker' }) === 1
+        && value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_supporting_worker' }) === 0;
+    }, { timeoutMs: 5000, description: 'the queue unserved for no_worker at node a' });
+  } finally {
+    for (const s of slots) s.reset();
+    await b.close();
+  }
+});
