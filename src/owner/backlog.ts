@@ -74,7 +74,7 @@ export class BacklogCounter {
           this.redis.zcount(key, '-inf', now),
           this.redis.zrangebyscore(key, '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1),
         ]);
-        return [name, { entries, oldest: first.length === 2 ? Number(first[1]) : 0 }] as const;
+        return [name, { entries, oldest: first.length === 2 ? Number(first[1]) : 0, oldestId: first[0] }] as const;
       }));
       const lag = await this.groupLag(p.partition);
       await p.rearmTimers();
@@ -86,7 +86,14 @@ export class BacklogCounter {
         if (Number(dropped) === 1 && p.forgetQueue(name)) pruned.add(name);
       }
       if (!p.active) return;
-      this.counted.set(p, { queues: new Map(rows.filter(([name]) => !pruned.has(name))), lag });
+      // The heads hold the queue's oldest ready task (they load oldest first): they say its age from
+      // now on, and their next head once it starts. Kept, the oldest counted here read that task's
+      // age, still growing, until the next count: a backlog that drained kept showing for 5 s.
+      const kept = rows.filter(([name]) => !pruned.has(name)).map(([name, row]) => {
+        const inHeads = row.oldestId !== undefined && p.queues.get(name)?.peek()?.taskId === row.oldestId;
+        return [name, { entries: row.entries, oldest: inHeads ? 0 : row.oldest }] as const;
+      });
+      this.counted.set(p, { queues: new Map(kept), lag });
       // Ready entries while the heads hold nothing and expect nothing: a ready
       // notice went missing (its node died right after the enqueue). Look again.
       for (const [name, row] of rows) {

@@ -395,3 +395,23 @@ it('reads a queue as unserved for no_worker at an owner whose peer holds the onl
     await b.close();
   }
 });
+
+it('drops the oldest age of a queue as soon as its backlog is taken, not at the next backlog count', async () => {
+  await start('20ms');
+  for (let i = 0; i < 3; i++) {
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `d${i}`, flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  await countNow();
+  const q = { tenant: 'acme', flow_type: 'order', step_type: 'pack' };
+  expect(value(await scrape(), 'dexzd_step_task_queue_oldest_age_seconds', q)).toBeGreaterThanOrEqual(0.25);
+  // Three slots take the three Steps: nothing is queued any more.
+  const slots = [0, 1, 2].map(() => openSlot(t.worker, registerFrame()));
+  await Promise.all(slots.map(async (s) => {
+    await s.nextOf('registered');
+    await s.nextOf('step_task');
+  }));
+  // Before the fix the age of the Step that had started went on growing until the next count (5 s).
+  expect(value(await scrape(), 'dexzd_step_task_queue_oldest_age_seconds', q) ?? 0).toBe(0);
+  for (const s of slots) s.reset();
+});
