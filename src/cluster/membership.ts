@@ -53,6 +53,15 @@ export class Membership extends EventEmitter {
   private joined = false;
   /** Redis's clock less this node's (ms), as the last TIME read said (readRedisTime). */
   private offset = 0;
+  /** Redis time of this node's last heartbeat that landed. */
+  private lastBeatAt: number | undefined;
+  /**
+   * This node's own silence of about nodeTtl (Redis out of its reach: restarted, failing over,
+   * cut off; or this process frozen), from its last heartbeat before it (Redis time), kept for
+   * nodeTtl after its first heartbeat after it. Peers were as silent as it for all it knows (isGone).
+   */
+  private silence: { from: number } | undefined;
+  private silenceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -158,6 +167,10 @@ export class Membership extends EventEmitter {
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
     ]);
     this.joined = true;
+    // Silent: longer than its own heartbeat, and long enough for peers as silent to look gone.
+    const gap = this.lastBeatAt === undefined ? 0 : now - this.lastBeatAt;
+    if (gap > this.opts.heartbeatMs && gap >= Math.max(nodeTtlMs - this.opts.heartbeatMs, nodeTtlMs / 2)) this.silent(this.lastBeatAt!);
+    this.lastBeatAt = now;
     if (bootBefore && bootBefore !== bootId) {
       this.log.error({ nodeId, otherBoot: bootBefore }, 'another running node heartbeats this node id: give every node its own cluster.nodeId');
     }
@@ -260,7 +273,32 @@ export class Membership extends EventEmitter {
       this.redis.zscore(this.keys.members(), nodeId),
       this.redis.hget(this.keys.node(nodeId), 'boot'),
     ]);
-    return score === null || Number(score) < this.now() - this.opts.nodeTtlMs || boot !== bootId;
+    if (score === null || boot !== bootId) return true;
+    const last = Number(score);
+    const now = this.now();
+    const { nodeTtlMs } = this.opts;
+    if (last >= now - nodeTtlMs) return false;
+    // A peer live when this node's own silence began was silent no longer than this node: Redis out
+    // of every node's reach (a restart, a failover) says nothing of its death. It has nodeTtl from the
+    // silence's end to beat again; before, the node that reconnected first failed the attempts its
+    // peers' workers still ran, as worker_lost.
+    return !(this.silence && last >= this.silence.from - nodeTtlMs);
+  }
+
+  /**
+   * This node's heartbeats reached Redis again after a silence: every peer's score is as old as its
+   * own, and a peer that was live when the silence began is not taken for gone until nodeTtl after
+   * it ended (isGone). Then the attempts of those that did not come back are swept ('silenceOver').
+   */
+  private silent(from: number): void {
+    this.silence = { from };
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    this.silenceTimer = setTimeout(() => {
+      this.silenceTimer = undefined;
+      this.silence = undefined;
+      if (!this.stopped) this.emit('silenceOver');
+    }, this.opts.nodeTtlMs + 1);
+    this.silenceTimer.unref();
   }
 
   /** Whether the node instance (id + boot) that started an attempt still runs, by the members last read. */
@@ -279,6 +317,7 @@ export class Membership extends EventEmitter {
     this.left = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
     // A boot refused its id (claimId) leaves the entry of the process that holds it alone.
     if (this.joined) await this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined);
   }
@@ -287,6 +326,7 @@ export class Membership extends EventEmitter {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
   }
 }
 

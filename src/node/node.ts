@@ -313,6 +313,8 @@ export class ZdNode {
       check();
       setTimeout(check, c.cluster.nodeTtl).unref();
     });
+    // Peers as silent as this node itself were given nodeTtl to beat again: those that did not are gone.
+    this.membership.on('silenceOver', () => void this.owner.membershipChanged());
     this.membership.on('change', (ids: string[]) => {
       // Workers of a node that left (it died: no last snapshot says they went) are gone with it.
       const left = this.view.retainOnly(new Set(ids));
