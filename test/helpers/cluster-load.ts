@@ -42,6 +42,8 @@ export interface Load {
   /** Outcome ids delivered per task id (a redelivery repeats its id). */
   readonly outcomes: Map<string, Set<string>>;
   readonly refusals: Refusal[];
+  /** A task handed to a worker slot or fetch worker while another one still held it: "task: holder, newcomer". */
+  readonly doubles: string[];
   /** Resolves once all `total` Steps are acknowledged. */
   readonly produced: Promise<void>;
   /** Waits for an outcome of every acknowledged Step. */
@@ -50,8 +52,18 @@ export interface Load {
   stop(): Promise<void>;
 }
 
+export interface LoadOptions {
+  /** How long a worker slot holds each task before its result (default 0). */
+  holdMs?: number;
+  /**
+   * The engine's redeliver_after_ms (default: the node's, 30 s). An outcome read whose
+   * reply a dropped connection lost is pending in the group, and comes again only after this.
+   */
+  redeliverAfterMs?: number;
+}
+
 /** Steps of flow type order: step type `s` for worker slots, `charge` for the fetch workers, alternating in pairs. */
-export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
+export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: LoadOptions = {}): Load {
   const stopping = new AbortController();
   const stop = stopping.signal;
   const refusals: Refusal[] = [];
@@ -59,19 +71,40 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
   const outcomes = new Map<string, Set<string>>();
   /** What a worker slot last saw of each task (its StepTask, its ResultAck): said of a Step with no outcome. */
   const seen = new Map<string, string>();
+  /** Who holds each task now: a slot from its StepTask to its ResultAck (or the stream's end), a fetch worker until its completion is answered. */
+  const holders = new Map<string, string>();
+  const doubles: string[] = [];
+  const hold = (task: string, who: string) => {
+    const other = holders.get(task);
+    if (other !== undefined && other !== who) doubles.push(`${task}: ${other}, ${who}`);
+    holders.set(task, who);
+  };
+  const letGo = (task: string, who: string) => {
+    if (holders.get(task) === who) holders.delete(task);
+  };
   const until = async (fn: () => Promise<void>) => {
     while (!stop.aborted) await fn();
   };
 
   const slotLoop = (t: TestNode, id: string) => until(async () => {
     const s = openSlot(t.worker, registerFrame({ app_worker_id: id }));
+    const mine = new Set<string>();
     try {
       await s.nextOf('registered', 5000);
       while (!stop.aborted) {
         const f = await s.next(500).catch((e: Error) => (/no frame within/.test(e.message) ? undefined : Promise.reject(e)));
-        if (f?.frame === 'result_ack') seen.set(taskOfToken(f.result_ack!.task_token!), `${id} result ${pb.ResultVerdict[f.result_ack!.verdict!]}`);
+        if (f?.frame === 'result_ack') {
+          const task = taskOfToken(f.result_ack!.task_token!);
+          seen.set(task, `${id} result ${pb.ResultVerdict[f.result_ack!.verdict!]}`);
+          letGo(task, id);
+          mine.delete(task);
+        }
         if (f?.frame !== 'step_task') continue;
-        seen.set(f.step_task!.task_id!, `${id} attempt ${f.step_task!.attempt}`);
+        const task = f.step_task!.task_id!;
+        seen.set(task, `${id} attempt ${f.step_task!.attempt}`);
+        hold(task, id);
+        mine.add(task);
+        if (opts.holdMs) await sleep(opts.holdMs);
         s.send({ step_result: { task_token: f.step_task!.task_token, output: Buffer.from('ok') } });
       }
     } catch (err) {
@@ -79,6 +112,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
       await sleep(100);
     } finally {
       s.reset();
+      for (const task of mine) letGo(task, id);
     }
   });
 
@@ -89,6 +123,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
         worker_id: id, max_tasks: 5, lock_duration_ms: 20_000, wait_ms: 1000,
         topics: [{ tenant: 'acme', flow_type: 'order', step_type: 'charge' }],
       });
+      for (const task of r.tasks) hold(task.task_id!, id);
       for (const task of r.tasks) {
         for (let i = 0; ; i++) {
           try {
@@ -100,6 +135,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
             await sleep(100);
           }
         }
+        letGo(task.task_id!, id);
       }
     } catch (err) {
       refusals.push(refusalOf(`fetch ${id}`, err));
@@ -121,6 +157,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
       const r = await post('fetch-and-lock', {
         workerId: id, maxTasks: 5, lockDurationMs: 20_000, waitMs: 1000, topics: [{ tenant: 'acme', flowType: 'order', stepType: 'charge' }],
       });
+      for (const task of r.tasks ?? []) hold(task.taskId, id);
       for (const task of r.tasks ?? []) {
         for (let i = 0; ; i++) {
           try {
@@ -132,6 +169,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
             await sleep(100);
           }
         }
+        letGo(task.taskId, id);
       }
     } catch (err) {
       refusals.push(err instanceof HttpRefusal ? err.refusal : refusalOf(`fetch ${id}`, err));
@@ -142,7 +180,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
   let ack: string[] = [];
   const consumeLoop = until(async () => {
     try {
-      const r = await nodes[0]!.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 200, wait_ms: 500, ack });
+      const r = await nodes[0]!.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 200, wait_ms: 500, ack, redeliver_after_ms: opts.redeliverAfterMs });
       ack = r.outcomes.map((o) => o.outcome_id!);
       for (const o of r.outcomes) {
         if (o.status !== pb.OutcomeStatus.COMPLETED) refusals.push({ who: 'outcome', code: 'status', details: `${o.task_id}: ${o.status}` });
@@ -186,7 +224,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15): Load {
   const missing = () => [...acked.keys()].filter((id) => !outcomes.has(id));
 
   return {
-    acked, outcomes, refusals, produced,
+    acked, outcomes, refusals, doubles, produced,
     async allOutcomes(timeoutMs) {
       await waitFor(() => missing().length === 0, { timeoutMs, intervalMs: 200, description: 'an outcome for every acknowledged Step' })
         .catch(async (err: Error) => {
