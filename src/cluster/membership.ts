@@ -36,6 +36,9 @@ export interface MembershipOptions {
   taskLayout?: number;
 }
 
+/** How long a leaving node waits for Redis to take its entry out (leave). */
+const LEAVE_WITHIN_MS = 1000;
+
 export class Membership extends EventEmitter {
   private members = new Map<string, MemberInfo>();
   private ids: readonly string[] = [];
@@ -311,7 +314,13 @@ export class Membership extends EventEmitter {
     return this.members.get(nodeId);
   }
 
-  /** Leaves the member set at once (graceful stop), so peers reassign without waiting nodeTtl. */
+  /**
+   * Leaves the member set at once (graceful stop), so peers reassign without waiting nodeTtl.
+   * Waits for Redis at most LEAVE_WITHIN_MS: one that stopped answering (frozen, its network
+   * black-holing) held the stop here for good, and a CLI node was forced out past drain.timeout
+   * with its servers never shut. Unanswered, the entry goes at nodeTtl; the ZREM sent still lands
+   * if Redis reads it.
+   */
   async leave(): Promise<void> {
     this.stopped = true;
     this.left = true;
@@ -319,7 +328,16 @@ export class Membership extends EventEmitter {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
     // A boot refused its id (claimId) leaves the entry of the process that holds it alone.
-    if (this.joined) await this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined);
+    if (!this.joined) return;
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined),
+      new Promise<void>((resolve) => {
+        bound = setTimeout(resolve, LEAVE_WITHIN_MS);
+        bound.unref();
+      }),
+    ]);
+    clearTimeout(bound);
   }
 
   stop(): void {
