@@ -81,13 +81,22 @@ export class HeadsResync {
     const grace = Math.min(2000, Math.max(50, Math.floor(this.intervalMs / 2)));
     const ids = await this.redis.zrangebyscore(this.keys.queue(p.partition, name), '-inf', this.clock.now() - grace, 'WITHSCORES', 'LIMIT', 0, SCAN_LIMIT);
     if (ids.length / 2 >= SCAN_LIMIT) this.hooks.incomplete();
+    const unheld: string[] = [];
+    for (let i = 0; i + 1 < ids.length; i += 2) if (!q.has(ids[i]!)) unheld.push(ids[i]!);
+    if (unheld.length === 0) return 0;
+    // A task a peer's slot gave back (a decline, a stop without output) is back in its queue at its
+    // old ready time, and the peer's notice of it may still be on its way: counted at once, it rang
+    // the "should stay 0" alert with nothing lost. Looked at again after the grace, it is held by then.
+    await new Promise((resolve) => setTimeout(resolve, grace).unref());
+    if (q.more || q.loading) return 0;
+    const scores = await this.redis.zmscore(this.keys.queue(p.partition, name), ...unheld);
     let restored = 0;
-    for (let i = 0; i + 1 < ids.length; i += 2) {
-      const taskId = ids[i]!;
-      if (q.has(taskId) || !p.active) continue;
+    for (const [i, taskId] of unheld.entries()) {
+      const score = scores[i];
+      if (score === null || score === undefined || q.has(taskId) || !p.active) continue;
       this.log.warn({ partition: p.partition, queue: name, taskId }, 'periodic Heads restored a queued task that matching had lost');
       restored++;
-      p.taskReady(name, taskId, Number(ids[i + 1]));
+      p.taskReady(name, taskId, Number(score));
     }
     if (restored > 0) this.hooks.restored(restored);
     return restored;

@@ -75,6 +75,42 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
   });
 });
 
+it('does not count a task given back whose notice reaches the owner just after the scan read its queue', async () => {
+  // A peer's slot gave the Step back (a decline, a stop without output): it is in its queue again at its
+  // old ready time, and the peer's notice is on its way. The scan's read lands in between here, every
+  // time: the notice is delivered 10 ms after the read answers. Counted at once, it rang the alert.
+  await withNode('0', pino({ level: 'silent' }), async (node, matching) => {
+    const r = await enqueueAndLoseHead(node, matching);
+    const p = node.owner.get(r.partition!)!;
+    const name = queueName('acme', 'order', 's');
+    const score = Number(await redis.command('ZSCORE', node.keys.queue(r.partition!, name), r.task_id!));
+    const resync = node.owner.resync as unknown as { redis: ZdNode['redis'] };
+    const real = resync.redis;
+    resync.redis = new Proxy(real, {
+      get(target, key, receiver) {
+        if (key === 'zrangebyscore') {
+          return async (...args: unknown[]) => {
+            const out = await (target.zrangebyscore as (...a: unknown[]) => Promise<string[]>)(...args);
+            setTimeout(() => p.taskReady(name, r.task_id!, score), 10); // the peer's notice
+            return out;
+          };
+        }
+        const v = Reflect.get(target, key, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
+    try {
+      expect(await node.owner.resync.runOnce()).toBe(0);
+    } finally {
+      resync.redis = real;
+    }
+    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
+    expect(restored.values[0]?.value ?? 0).toBe(0);
+    expect(p.queueFor(name).has(r.task_id!)).toBe(true);
+  });
+});
+
 it('counts and logs a lost head that the 5-s backlog count finds before the resync', async () => {
   const lines: string[] = [];
   const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
