@@ -51,3 +51,16 @@ export function runCliReaderGone(args: string[], closed: 'stdout' | 'stderr', op
     child.on('close', (status) => resolve({ status, ...out }));
   });
 }
+
+/** runCliAsync with `input` written to the CLI's stdin (then closed). */
+export function runCliWithStdin(args: string[], input: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  if (!fs.existsSync(CLI_MAIN)) throw new Error(`${path.relative(REPO_ROOT, CLI_MAIN)} is missing: run npm run build first`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_MAIN, ...args], { cwd: REPO_ROOT, env: opts.env ?? { PATH: process.env.PATH } });
+    const out = { stdout: '', stderr: '' };
+    for (const name of ['stdout', 'stderr'] as const) child[name].setEncoding('utf8').on('data', (d: string) => { out[name] += d; });
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, ...out }));
+    child.stdin.end(input);
+  });
+}
