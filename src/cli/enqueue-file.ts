@@ -43,6 +43,8 @@ export interface BulkOptions {
   backoff?: BackoffOptions;
   /** Called for each line that failed, as soon as it is known. */
   onFailure(f: LineFailure): void;
+  /** Called with what the load changed on its own (smaller batches for the node's limits.maxBatch). */
+  onNotice?(text: string): void;
   /** Called as lines settle (the reading offset in bytes, for a progress bar). */
   onProgress?(s: BulkSummary, bytesRead: number): void;
 }
@@ -169,6 +171,13 @@ function namedStep(err: unknown): { index: number; field: string; reason: string
   return m ? { index: Number(m[1]), field: lineField(m[2] ?? ''), reason: m[3]! } : undefined;
 }
 
+/** The node's limits.maxBatch, when it refused a batch for holding more Steps than that. */
+function batchLimit(err: unknown): number | undefined {
+  if (!(err instanceof ZdError) || err.code !== 'ZD_INVALID_ARGUMENT') return undefined;
+  const m = /^ZD_INVALID_ARGUMENT: steps: holds \d+ Steps; the limit is (\d+)/.exec(err.message);
+  return m && Number(m[1]) > 0 ? Number(m[1]) : undefined;
+}
+
 const retryable = (err: unknown) => err instanceof ZdUnavailableError || err instanceof ZdDeadlineExceededError;
 /** Failures of every line alike (a credential refused, a node of another protocol): the load stops at once. */
 const fatal = (err: unknown) => err instanceof ZdUnauthenticatedError || err instanceof ZdProtocolError;
@@ -210,6 +219,7 @@ export async function loadSteps(client: Client, input: Readable, opts: BulkOptio
   const s = { lines: 0, created: 0, alreadyExisted: 0, failed: 0, notSent: 0 };
   let bytesRead = 0;
   let stop: { line: number; reason: string } | undefined;
+  let batchSize = opts.batch;
   const summary = (): BulkSummary => {
     const elapsedSec = (performance.now() - started) / 1000;
     return {
@@ -248,6 +258,16 @@ export async function loadSteps(client: Client, input: Readable, opts: BulkOptio
           // Batches in flight fail together: the stop is told at the earliest line not loaded.
           if (!stop || items[0]!.line < stop.line) stop = { line: items[0]!.line, reason };
           for (const i of items) fail(i.line, '', `not loaded: ${message}`);
+          return;
+        }
+        const limit = batchLimit(err);
+        if (limit !== undefined && items.length > limit) {
+          // --batch above the node's limits.maxBatch: batches of its limit from here on.
+          if (limit < batchSize) {
+            batchSize = limit;
+            opts.onNotice?.(`the node takes at most ${limit} Steps per call (limits.maxBatch): batches of ${limit} from line ${items[0]!.line} on`);
+          }
+          for (let k = 0; k < items.length; k += limit) await send(items.slice(k, k + limit));
           return;
         }
         const named = namedStep(err);
@@ -301,7 +321,7 @@ export async function loadSteps(client: Client, input: Readable, opts: BulkOptio
       }
       // Batches stay under what the enqueue stream carries in one request; a larger Step goes alone.
       const bytes = boundOfBytes(spec);
-      if (batch.length > 0 && (batch.length >= opts.batch || batchBytes + bytes >= STREAM_REQUEST_MAX_BYTES)) {
+      if (batch.length > 0 && (batch.length >= batchSize || batchBytes + bytes >= STREAM_REQUEST_MAX_BYTES)) {
         await launch(batch);
         batch = [];
         batchBytes = 0;

@@ -89,7 +89,9 @@ async function enqueueFile(file: string, opts: EnqueueOptions): Promise<void> {
   let summary: BulkSummary;
   try {
     summary = await withClient(opts.address, (c) => loadSteps(c, stream, {
-      batch, inflight, retries, onFailure, ...(bar ? { onProgress: (s, bytes) => bar.update(s, bytes) } : {}),
+      batch, inflight, retries, onFailure,
+      onNotice: (text) => (bar ? bar.log : (t: string) => process.stderr.write(t))(`note: ${text}\n`),
+      ...(bar ? { onProgress: (s, bytes) => bar.update(s, bytes) } : {}),
     }));
   } finally {
     bar?.stop();

@@ -108,6 +108,17 @@ it('reads the lines from stdin with --file -', async () => {
   expect(queues.map((q) => q.ready)).toEqual([250]);
 });
 
+it('sends batches no larger than the node takes (limits.maxBatch) when --batch is larger', async () => {
+  const node = await start({ 'limits.maxBatch': 5 });
+  const lines = Array.from({ length: 23 }, (_, i) => step(`mb-${i}`));
+  lines[12] = step('mb-12', { flowType: 'no spaces' });
+  const r = await runCliAsync(['enqueue', '--file', writeFile(lines), '--json', '--batch', '20', '--address', node.node.apiAddress]);
+  expect(r.status).toBe(1);
+  expect(JSON.parse(r.stdout)).toMatchObject({ lines: 23, created: 22, failed: 1 });
+  expect(r.stderr).toContain('note: the node takes at most 5 Steps per call (limits.maxBatch): batches of 5 from line 1 on\n');
+  expect(r.stderr).toContain('{"line":13,"field":"flowType"');
+});
+
 it('retries while the node cannot be reached, and loads once it can', async () => {
   const port = await freePort();
   const file = writeFile([step('r1'), step('r2')]);
