@@ -37,10 +37,12 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     const target = net.connect(currentTarget, '127.0.0.1');
     const pair = { client, target };
     pairs.add(pair);
-    client.pipe(target);
-    target.pipe(client);
+    // Only the directions that flow now are piped: resume() pipes the others, and a pipe made
+    // here as well doubled every byte of a connection opened while paused or frozen.
     if (paused || frozen) client.pause();
+    else client.pipe(target);
     if (frozen) target.pause();
+    else target.pipe(client);
     const end = () => {
       pairs.delete(pair);
       client.destroy();
