@@ -6,6 +6,7 @@ import { backoffProblem, consoleLogger, KEEPALIVE_MS, MAX_TIMER_MS, type Backoff
 import { checkedCredential } from '../common/credential-option';
 import { kindOf } from '../common/kind-of';
 import { PONG_INTERVAL_MS } from './task';
+import type { FlowTypeHandlers, SlotKindName } from './types';
 
 /**
  * A node answers a Register at once. A stream still unanswered after this long is
@@ -21,7 +22,6 @@ export const UNREGISTERED_WARN_MS = 10_000;
  * fails and is tried again after a backoff: a Client call's default timeout.
  */
 export const CREDENTIAL_TIMEOUT_MS = 30_000;
-import type { FlowTypeHandlers, SlotKindName } from './types';
 
 /**
  * @internal Not part of the public API and not documented: knobs for tests
