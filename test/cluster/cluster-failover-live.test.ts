@@ -16,7 +16,7 @@
  */
 import { Cluster } from 'ioredis';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
-import { retryable, startLoad } from '../helpers/cluster-load';
+import { everyPartitionLeased, expectOneOutcomeEach, startLoad } from '../helpers/cluster-load';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
 import { sleep, waitFor } from '../helpers/wait';
@@ -48,7 +48,7 @@ it('keeps every acknowledged Step, one outcome each, through a graceful and a fo
 
   const TOTAL = 240;
   const load = startLoad(nodes, TOTAL);
-  const { acked, outcomes } = load;
+  const { acked } = load;
 
   // A graceful failover of primary 0 once Steps flow, then a forced one of primary 1.
   await waitFor(() => acked.size >= 40, { timeoutMs: 20_000, description: 'Steps flowing before the failover' });
@@ -68,14 +68,7 @@ it('keeps every acknowledged Step, one outcome each, through a graceful and a fo
   await load.stop();
 
   expect(acked.size).toBe(TOTAL);
-  // Exactly one outcome per Step: a redelivery repeats its outcome id, never a second one.
-  const twice = [...outcomes].filter(([, ids]) => ids.size !== 1);
-  expect(twice).toEqual([]);
-  expect([...outcomes.keys()].filter((id) => !acked.has(id))).toEqual([]);
-  // Nothing but the retryable store-unavailable answer, and no INTERNAL anywhere. Slot streams
-  // that ended are counted too; a stream reset by this test is not an error it sees.
-  const wrong = load.refusals.filter((r) => !retryable(r));
-  expect(wrong).toEqual([]);
+  expectOneOutcomeEach(load);
 
   // Both failovers moved partitions of this cluster: each promoted replica serves some now.
   for (const replica of cluster.replicas.slice(0, 2)) {
@@ -86,12 +79,5 @@ it('keeps every acknowledged Step, one outcome each, through a graceful and a fo
 
   // Every partition is leased again, by one of the two nodes.
   admin = new Cluster(cluster.seeds.map((s) => ({ host: '127.0.0.1', port: Number(s.split(':')[1]) })));
-  const ids = new Set(nodes.map((t) => t.node.nodeId));
-  await waitFor(async () => {
-    for (let p = 0; p < partitions; p++) {
-      const lease = await admin!.get(nodes[0]!.node.keys.lease(p));
-      if (!lease || !ids.has(lease.slice(0, lease.lastIndexOf(':')))) return false;
-    }
-    return nodes.reduce((n, t) => n + t.node.owner.owned().length, 0) === partitions;
-  }, { timeoutMs: 15_000, description: 'every partition leased by one node' });
+  await everyPartitionLeased(nodes, partitions, (key) => admin!.get(key));
 }, 120_000);

@@ -242,3 +242,27 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: L
     },
   };
 }
+
+/**
+ * What a live test holds Redis's faults to (DESIGN §11.1, §11.3): every acknowledged Step has
+ * exactly one outcome (a redelivery repeats its outcome id, never a second one), no outcome
+ * belongs to a Step never acknowledged, and callers were answered nothing but the retryable
+ * store-unavailable refusal (no INTERNAL anywhere; a stream this test reset is not counted).
+ */
+export function expectOneOutcomeEach(load: Load): void {
+  expect([...load.outcomes].filter(([, ids]) => ids.size !== 1)).toEqual([]);
+  expect([...load.outcomes.keys()].filter((id) => !load.acked.has(id))).toEqual([]);
+  expect(load.refusals.filter((r) => !retryable(r))).toEqual([]);
+}
+
+/** Waits until one of `nodes` holds the lease of every partition, as `get` reads it from Redis, and they own them all. */
+export async function everyPartitionLeased(nodes: TestNode[], partitions: number, get: (key: string) => Promise<unknown>): Promise<void> {
+  const ids = new Set(nodes.map((t) => t.node.nodeId));
+  await waitFor(async () => {
+    for (let p = 0; p < partitions; p++) {
+      const lease = await get(nodes[0]!.node.keys.lease(p));
+      if (typeof lease !== 'string' || !ids.has(lease.slice(0, lease.lastIndexOf(':')))) return false;
+    }
+    return nodes.reduce((n, t) => n + t.node.owner.owned().length, 0) === partitions;
+  }, { timeoutMs: 15_000, description: 'every partition leased by one node' });
+}

@@ -17,7 +17,7 @@
  * Redis that keeps every write).
  */
 import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
-import { retryable, startLoad } from '../helpers/cluster-load';
+import { everyPartitionLeased, expectOneOutcomeEach, startLoad } from '../helpers/cluster-load';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
 import { startSentinel, type TestSentinel } from '../helpers/sentinel';
@@ -72,22 +72,12 @@ async function finish(load: ReturnType<typeof startLoad>, total: number, now: nu
   await load.stop();
 
   expect(load.acked.size).toBe(total);
-  // Exactly one outcome per Step: a redelivery repeats its outcome id, never a second one.
-  expect([...load.outcomes].filter(([, ids]) => ids.size !== 1)).toEqual([]);
-  expect([...load.outcomes.keys()].filter((id) => !load.acked.has(id))).toEqual([]);
-  expect(load.refusals.filter((r) => !retryable(r))).toEqual([]);
+  expectOneOutcomeEach(load);
   // The failover did get in the callers' way (refused while no replica confirmed, or no primary answered).
   expect(load.refusals.length).toBeGreaterThan(0);
 
   // Every partition leased again on the primary of now, by one of the two nodes.
-  const ids = new Set(nodes.map((t) => t.node.nodeId));
-  await waitFor(async () => {
-    for (let p = 0; p < partitions; p++) {
-      const lease = await sendCommand(now, ['GET', nodes[0]!.node.keys.lease(p)]);
-      if (typeof lease !== 'string' || !ids.has(lease.slice(0, lease.lastIndexOf(':')))) return false;
-    }
-    return nodes.reduce((n, t) => n + t.node.owner.owned().length, 0) === partitions;
-  }, { timeoutMs: 15_000, description: 'every partition leased by one node' });
+  await everyPartitionLeased(nodes, partitions, (key) => sendCommand(now, ['GET', key]));
 }
 
 it('keeps every acknowledged Step, one outcome each, through a SENTINEL FAILOVER under load', async () => {
