@@ -10,15 +10,15 @@
  *       tenants: [acme]             # or ["*"] for every tenant
  *       operator: false             # client tokens only: OperatorService, DescribeCluster
  *
- * The file is re-read when it changes (fs.watch on its folder, so a rename
- * over it is seen, plus a periodic stat as a fallback). A file that cannot be
+ * The file is re-read when it changes (util/file-watch.ts: fs.watch on its
+ * folder, so a rename over it is seen, plus a periodic stat as a fallback). A file that cannot be
  * read or does not parse fails CLOSED: every token of that kind is refused
  * until the file is fixed, and each failure logs an ERROR.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import YAML, { YAMLError } from 'yaml';
+import { FileWatch } from '../util/file-watch';
 import type { Logger } from '../util/logger';
 
 export type TokenKind = 'worker' | 'client';
@@ -121,15 +121,13 @@ function reasonOf(err: unknown): string {
 export class TokenFile {
   /** undefined = failed closed (or not configured). */
   private tokens: Map<string, Principal> | undefined;
-  private lastStat = '';
-  private watcher: fs.FSWatcher | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private reloadQueued: NodeJS.Timeout | undefined;
-  private reloadForced = false;
+  private readonly watch: FileWatch;
   /** Loads so far (tests wait on it). */
   generation = 0;
 
-  constructor(readonly kind: TokenKind, readonly file: string, private readonly log: Logger, private readonly pollMs: number) {}
+  constructor(readonly kind: TokenKind, readonly file: string, private readonly log: Logger, pollMs: number) {
+    this.watch = new FileWatch([file], pollMs, () => this.reload());
+  }
 
   /** First load and watchers; a bad file at boot still boots (fail closed) but logs an ERROR. */
   start(): void {
@@ -139,25 +137,13 @@ export class TokenFile {
       return;
     }
     this.reload();
-    try {
-      // Watch the folder: rotation by rename replaces the file's inode, which a watch on the file would miss.
-      this.watcher = fs.watch(path.dirname(path.resolve(this.file)), { persistent: false }, (_ev, name) => {
-        // Another name may still be our file: a Kubernetes Secret update renames the folder's `..data`
-        // symlink, never the file's own name. A stat tells.
-        this.queueReload(!!name && name.toString() !== path.basename(this.file));
-      });
-      this.watcher.on('error', () => undefined);
-    } catch (err) {
-      this.log.warn({ kind: this.kind, err: (err as Error).message }, 'auth: cannot watch the tokens file; relying on the periodic check');
-    }
-    this.timer = setInterval(() => this.checkStat(), this.pollMs);
-    this.timer.unref();
+    this.watch.start((err) => {
+      this.log.warn({ kind: this.kind, err: err.message }, 'auth: cannot watch the tokens file; relying on the periodic check');
+    });
   }
 
   stop(): void {
-    this.watcher?.close();
-    if (this.timer) clearInterval(this.timer);
-    if (this.reloadQueued) clearTimeout(this.reloadQueued);
+    this.watch.stop();
   }
 
   lookup(token: string): Principal | undefined {
@@ -168,36 +154,9 @@ export class TokenFile {
     return this.tokens !== undefined;
   }
 
-  /** `ifChanged`: only when the stat differs (an event on another name in the folder). */
-  private queueReload(ifChanged: boolean): void {
-    // Editors write in several steps: settle for a moment.
-    if (this.reloadQueued) clearTimeout(this.reloadQueued);
-    this.reloadForced ||= !ifChanged;
-    this.reloadQueued = setTimeout(() => {
-      this.reloadQueued = undefined;
-      if (this.reloadForced) this.reload();
-      else this.checkStat();
-      this.reloadForced = false;
-    }, 20);
-    this.reloadQueued.unref();
-  }
-
-  private statKey(): string {
-    try {
-      const s = fs.statSync(this.file);
-      return `${s.ino}:${s.size}:${s.mtimeMs}`;
-    } catch (err) {
-      return `error:${(err as NodeJS.ErrnoException).code ?? ''}`;
-    }
-  }
-
-  private checkStat(): void {
-    if (this.statKey() !== this.lastStat) this.reload();
-  }
-
   /** Reads and parses the file now; on any failure every token of this kind is refused. */
   reload(): void {
-    this.lastStat = this.statKey();
+    this.watch.reading();
     this.generation++;
     try {
       const next = parseTokensFile(fs.readFileSync(this.file, 'utf8'), this.kind);
