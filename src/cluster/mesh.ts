@@ -7,7 +7,7 @@
  * per peer (peer-link.ts), unary calls to a peer without it. A message to
  * oneself is a local call.
  */
-import { ChannelCredentials, ServerCredentials } from '@grpc/grpc-js';
+import { ChannelCredentials, experimental, ServerCredentials } from '@grpc/grpc-js';
 import {
   ClientError, createChannel, createClient, createServer, Metadata, Status, type CallContext, type Channel, type Server, type ServerMiddlewareCall,
 } from 'nice-grpc';
@@ -46,11 +46,14 @@ export interface MeshHandlers {
   noticesLost?(nodeId: string): void;
 }
 
-/** TLS of the peer mesh (issue 7): with `ca`, mutual — peers must present a certificate `ca` signed. */
+/** TLS of the peer mesh (issue 7): with `mutual` (tls.ca set), peers must present a certificate the CA signed. */
 export interface MeshTls {
-  cert: Buffer;
-  key: Buffer;
-  ca?: Buffer;
+  /**
+   * The node's certificate and key and, with `mutual`, the CA bundle, kept current with their files
+   * (node/tls-certificates.ts): new connections, served and dialled, take a rotated set.
+   */
+  certificates: experimental.CertificateProvider;
+  mutual: boolean;
   /**
    * tls.peerServerName: the name every peer's certificate is checked against
    * (and the calls' :authority). Unset: the host of the address the peer
@@ -174,6 +177,8 @@ export class Mesh {
   private linkServer: LinkServer | undefined;
   /** Set before listen(); plaintext when unset. */
   tls: MeshTls | undefined;
+  /** What every peer channel dials with under TLS: one, so a rotation reaches each channel's next connection. */
+  private peerCredentials: ChannelCredentials | undefined;
 
   constructor(
     private readonly nodeId: string,
@@ -235,8 +240,9 @@ export class Mesh {
     });
     this.server = server;
     const t = this.tls;
+    // grpc-js names this function's first parameter the CA provider, but takes it as the identity's (1.14).
     return server.listen(address, t
-      ? ServerCredentials.createSsl(t.ca ?? null, [{ cert_chain: t.cert, private_key: t.key }], t.ca !== undefined)
+      ? experimental.createCertificateProviderServerCredentials(t.certificates, t.mutual ? t.certificates : null, t.mutual)
       : ServerCredentials.createInsecure());
   }
 
@@ -319,11 +325,22 @@ export class Mesh {
     cur?.channel.close();
     const t = this.tls;
     const channel = t
-      ? createChannel(m.address, ChannelCredentials.createSsl(t.ca ?? null, t.ca ? t.key : null, t.ca ? t.cert : null), { ...PEER_CHANNEL, ...peerNameOptions(t) })
+      ? createChannel(m.address, this.peerCredentialsOf(t), { ...PEER_CHANNEL, ...peerNameOptions(t) })
       : createChannel(m.address, undefined, PEER_CHANNEL);
     const entry: PeerEntry = { nodeId, address: m.address, bootId: m.bootId, channel, client: createClient(PeerServiceDefinition, channel) };
     this.clients.set(nodeId, entry);
     return entry;
+  }
+
+  /**
+   * Mutual TLS: each new connection presents the certificate in service then and trusts the CA bundle
+   * in service then (a reconnect of an old channel too). Else the system's CAs and no certificate.
+   */
+  private peerCredentialsOf(t: MeshTls): ChannelCredentials {
+    this.peerCredentials ??= t.mutual
+      ? experimental.createCertificateProviderChannelCredentials(t.certificates, t.certificates)
+      : ChannelCredentials.createSsl(null, null, null);
+    return this.peerCredentials;
   }
 
   /** Live members changed: drop clients of nodes that left. */

@@ -1,11 +1,10 @@
 import convict from 'convict';
-import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import tls from 'node:tls';
 import YAML from 'yaml';
 import { registerFormats } from './formats';
 import { schema } from './schema';
+import { readTlsFiles, tlsFilesProblem } from './tls-files';
 import { MAX_TIMER_MS } from '../util/clock';
 
 /** The loaded config; durations are milliseconds. Mirrors schema.ts. */
@@ -144,41 +143,10 @@ function readConfigFile(file: string): Record<string, unknown> {
   return sections;
 }
 
-/**
- * The tls.* files as the listeners will use them. Readable is not enough: a key given as the
- * certificate, or a key of another certificate, failed the start with OpenSSL's words and no key
- * named (exit 1), and a tls.ca holding no certificate booted a node whose peer mesh trusts no peer.
- */
+/** The tls.* files as the listeners will use them (config/tls-files.ts). */
 function checkTlsFiles(t: Config['tls'], fail: (key: string, reason: string) => never): void {
-  const why = (err: unknown) => (err as Error).message.replace(/^error:[0-9A-F]+:/, '');
-  const cert = fs.readFileSync(t.cert);
-  const key = fs.readFileSync(t.key);
-  try {
-    tls.createSecureContext({ cert });
-  } catch (err) {
-    fail('tls.cert', `${t.cert} is not a PEM certificate (chain): ${why(err)}`);
-  }
-  try {
-    tls.createSecureContext({ key });
-  } catch (err) {
-    fail('tls.key', `${t.key} is not an unencrypted PEM private key: ${why(err)}`);
-  }
-  try {
-    tls.createSecureContext({ cert, key });
-  } catch (err) {
-    fail('tls.key', `${t.key} is not the key of the certificate in tls.cert: ${why(err)}`);
-  }
-  if (!t.ca) return;
-  // Node takes a CA file without a certificate in it (a key, any text) as trusting nothing.
-  const blocks = fs.readFileSync(t.ca, 'latin1').match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) fail('tls.ca', `${t.ca} holds no PEM certificate`);
-  blocks.forEach((pem, i) => {
-    try {
-      new X509Certificate(pem);
-    } catch (err) {
-      fail('tls.ca', `certificate ${i + 1} of ${t.ca} does not parse: ${why(err)}`);
-    }
-  });
+  const problem = tlsFilesProblem(t, readTlsFiles(t));
+  if (problem) fail(problem.key, problem.reason);
 }
 
 /** `{ 'auth.enabled': false }` → `{ auth: { enabled: false } }`. */

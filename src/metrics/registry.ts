@@ -122,6 +122,11 @@ export function createMetrics(opts: MetricSources = {}) {
         if (opts.liveNodes) this.set(opts.liveNodes());
       },
     }),
+    tlsCertificateExpiry: new Gauge({
+      name: 'dexzd_tls_certificate_expiry_timestamp_seconds',
+      help: 'When the certificate each TLS listener serves to new connections expires (its notAfter), in seconds since the epoch; absent without TLS',
+      labelNames: ['listener'], registers: r,
+    }),
     enqueueStreams: new Gauge({
       name: 'dexzd_api_enqueue_streams', help: 'Open EnqueueStream calls on this node', registers: r,
       collect() {

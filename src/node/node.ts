@@ -48,7 +48,9 @@ import { ExternalTaskServiceDefinition, OperatorServiceDefinition } from '../wir
 // ---- end fetch surface ----
 // ---- auth/tls (issue 7) ----
 import fs from 'node:fs';
-import { ServerCredentials } from '@grpc/grpc-js';
+import { experimental, ServerCredentials } from '@grpc/grpc-js';
+import type https from 'node:https';
+import { TlsCertificates, type CertificateFacts } from './tls-certificates';
 import { Auth } from '../auth/auth';
 import { LongPollGate } from '../api/long-polls';
 import { EnqueueStreams } from '../api/enqueue-stream';
@@ -133,8 +135,8 @@ export class ZdNode {
   readonly longPolls: LongPollGate;
   /** Producers' open EnqueueStream calls, ended on drain. */
   readonly enqueueStreams = new EnqueueStreams();
-  /** PEM files of tls.*, read once at boot. */
-  private tlsFiles: { cert: Buffer; key: Buffer; ca?: Buffer } | undefined;
+  /** The tls.* files, read at boot and again whenever they change on disk. */
+  private tlsFiles: TlsCertificates | undefined;
   // ---- end auth/tls ----
 
   private constructor(readonly config: Config, opts: NodeOptions) {
@@ -248,6 +250,11 @@ export class ZdNode {
     this.owner.setDispatcher(new ClusterDispatcher(this.nodeId, this.gateway, this.view, this.mesh, this.fetchBell, this.metrics));
   }
 
+  /** Every TLS listener serves `facts`' certificate to its new connections (the mesh dials with it too). */
+  private certificateServed(facts: CertificateFacts): void {
+    for (const listener of ['api', 'http', 'internal']) this.metrics.tlsCertificateExpiry.set({ listener }, facts.notAfterMs / 1000);
+  }
+
   /** An outcome (or `count` of them) was written here: counted by status, and its waiters rung, here and at peers. */
   private outcomeWritten(p: number, taskId: string, status: OutcomeStatusName, count = 1): void {
     this.metrics.outcomes.inc({ status }, count);
@@ -327,10 +334,11 @@ export class ZdNode {
     // ---- auth/tls (issue 7): tokens loaded (fail closed), TLS files read, mesh TLS set ----
     this.auth.start();
     if (c.tls.enabled) {
-      this.tlsFiles = {
-        cert: fs.readFileSync(c.tls.cert), key: fs.readFileSync(c.tls.key), ...(c.tls.ca ? { ca: fs.readFileSync(c.tls.ca) } : {}),
+      this.tlsFiles = new TlsCertificates(c.tls, this.log);
+      this.tlsFiles.start();
+      this.mesh.tls = {
+        certificates: this.tlsFiles, mutual: !!c.tls.ca, ...(c.tls.peerServerName ? { serverName: c.tls.peerServerName } : {}),
       };
-      this.mesh.tls = { ...this.tlsFiles, ...(c.tls.peerServerName ? { serverName: c.tls.peerServerName } : {}) };
     }
     // ---- end auth/tls ----
     const server = createServer({
@@ -410,15 +418,23 @@ export class ZdNode {
     server.add(ExternalTaskServiceDefinition, externalTaskService(externalTasks, c));
     server.add(OperatorServiceDefinition, operatorService(externalTasks, c));
     const fetchHttp = await startExternalHttp(c.http.listen, externalTasks, c, this.log, {
-      auth: this.auth, ...(this.tlsFiles ? { tls: this.tlsFiles } : {}),
+      auth: this.auth, ...(this.tlsFiles ? { tls: this.tlsFiles.current } : {}),
     });
     this.externalHttp = fetchHttp.server;
+    const tlsFiles = this.tlsFiles;
+    if (tlsFiles) {
+      // The gRPC listeners and the mesh's dialling side take a new set from the provider; HTTPS from here.
+      tlsFiles.onApplied((pem, facts) => {
+        (fetchHttp.server as https.Server).setSecureContext({ cert: pem.cert, key: pem.key });
+        this.certificateServed(facts);
+      });
+      this.certificateServed(tlsFiles.facts);
+    }
     this.httpAddress = fetchHttp.address;
     // ---- end fetch surface ----
     this.server = server;
-    const t = this.tlsFiles;
-    const credentials = t
-      ? ServerCredentials.createSsl(t.ca ?? null, [{ cert_chain: t.cert, private_key: t.key }], false)
+    const credentials = this.tlsFiles
+      ? experimental.createCertificateProviderServerCredentials(this.tlsFiles, null, false)
       : ServerCredentials.createInsecure();
     const port = await listenGrpc('api.listen', c.api.listen, () => server.listen(c.api.listen, credentials));
     this.apiAddress = `${hostOf(c.api.listen)}:${port}`;
@@ -569,7 +585,10 @@ export class ZdNode {
       h.closeIdleConnections();
     }));
     // ---- end fetch surface ----
-    await step('auth', () => this.auth.stop()); // ---- auth/tls (issue 7) ----
+    await step('auth', () => {
+      this.auth.stop();
+      this.tlsFiles?.stop();
+    }); // ---- auth/tls (issue 7) ----
     await step('metrics', () => new Promise<void>((resolve) => (this.metricsServer ? this.metricsServer.close(() => resolve()) : resolve())));
     this.gateway.stop();
     this.owner.stop();

@@ -29,6 +29,7 @@ const PUBLISHED = new Set([
   'dexzd_matching_offers_total', 'dexzd_cluster_owned_partitions', 'dexzd_cluster_partitions', 'dexzd_cluster_lease_changes_total', 'dexzd_cluster_live_nodes',
   'dexzd_redis_command_seconds', 'dexzd_outcomes_total', 'dexzd_step_tasks_enqueued_total', 'dexzd_outcome_consumer_lag',
   'dexzd_mesh_peer_links', 'dexzd_mesh_messages_total', 'dexzd_mesh_doorbell_events_total', 'dexzd_api_enqueue_streams',
+  'dexzd_tls_certificate_expiry_timestamp_seconds',
   // prom-client's default process metrics, under the prefix dexzd_process_ (so process_cpu_seconds_total
   // becomes dexzd_process_process_cpu_seconds_total)
   'dexzd_process_process_cpu_seconds_total', 'dexzd_process_process_resident_memory_bytes', 'dexzd_process_nodejs_eventloop_lag_p99_seconds',

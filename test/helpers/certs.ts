@@ -3,7 +3,8 @@
  * between clients, nodes, peers and Redis in the tests. `san` is the
  * certificate's subjectAltName (`IP:127.0.0.1,DNS:localhost`); `clientAuth`
  * adds that usage, for a certificate presented when dialling too (mutual TLS,
- * a Redis Cluster's bus).
+ * a Redis Cluster's bus). `ca` signs with an existing CA (another call's
+ * `ca` and its key, `<dir of ca>/ca.key`) instead of a new one.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,10 +17,15 @@ export interface TestCerts {
   key: string;
 }
 
-export function makeCerts(dir: string, opts: { cn: string; san: string; clientAuth?: boolean }): TestCerts {
+export function makeCerts(dir: string, opts: { cn: string; san: string; clientAuth?: boolean; ca?: string }): TestCerts {
   const f = (n: string) => path.join(dir, n);
   const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=zdmatch-test-ca', '-keyout', f('ca.key'), '-out', f('ca.pem')]);
+  if (opts.ca) {
+    fs.copyFileSync(opts.ca, f('ca.pem'));
+    fs.copyFileSync(path.join(path.dirname(opts.ca), 'ca.key'), f('ca.key'));
+  } else {
+    run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=zdmatch-test-ca', '-keyout', f('ca.key'), '-out', f('ca.pem')]);
+  }
   run(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${opts.cn}`, '-keyout', f('cert.key'), '-out', f('cert.csr')]);
   const usage = opts.clientAuth ? '\nextendedKeyUsage=serverAuth,clientAuth' : '';
   fs.writeFileSync(f('ext.cnf'), `subjectAltName=${opts.san}${usage}\n`);
