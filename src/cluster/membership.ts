@@ -170,8 +170,15 @@ export class Membership extends EventEmitter {
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
     ]);
     this.joined = true;
-    // Back from a silence (silentSince): peers as silent have nodeTtl from now to beat again.
-    if (this.silentSince(now) !== undefined) this.silent(this.lastBeatAt!);
+    // Silent: half of nodeTtl and two heartbeats at least (or long enough for peers as silent to look
+    // gone, with nodeTtl close to the heartbeat). Not only a silence of about nodeTtl: peers come back
+    // from one Redis outage up to a reconnect backoff (2 s) and a heartbeat after this node, so after
+    // a shorter one (a restart of a few seconds) a live peer's score still turned nodeTtl old before
+    // its first heartbeat back, and its attempts were failed.
+    const gap = this.lastBeatAt === undefined ? 0 : now - this.lastBeatAt;
+    const { heartbeatMs } = this.opts;
+    const longEnough = Math.min(Math.max(2 * heartbeatMs, nodeTtlMs / 2), Math.max(nodeTtlMs - heartbeatMs, nodeTtlMs / 2));
+    if (gap > heartbeatMs && gap >= longEnough) this.silent(this.lastBeatAt!);
     this.lastBeatAt = now;
     if (bootBefore && bootBefore !== bootId) {
       this.log.error({ nodeId, otherBoot: bootBefore }, 'another running node heartbeats this node id: give every node its own cluster.nodeId');
@@ -284,28 +291,7 @@ export class Membership extends EventEmitter {
     // of every node's reach (a restart, a failover) says nothing of its death. It has nodeTtl from the
     // silence's end to beat again; before, the node that reconnected first failed the attempts its
     // peers' workers still ran, as worker_lost.
-    if (this.silence && last >= this.silence.from - nodeTtlMs) return false;
-    // A silence whose end this node's heartbeat has not marked yet: Redis answers this read, but a
-    // read of the members made on the way (one held while Redis was away, sent again at the
-    // reconnect) may land before the next heartbeat, and its sweep asked here first.
-    const since = this.silentSince(now);
-    return !(since !== undefined && last >= since - nodeTtlMs);
-  }
-
-  /**
-   * The Redis time of this node's last heartbeat when `now` is a silence after it: half of nodeTtl
-   * and two heartbeats at least (or, with nodeTtl close to the heartbeat, long enough for peers as
-   * silent to look gone). Not only a silence of about nodeTtl: peers come back from one Redis outage
-   * up to a reconnect backoff (2 s) and a heartbeat after this node, so after a shorter one (a
-   * restart of a few seconds) a live peer's score still turned nodeTtl old before its first
-   * heartbeat back, and its attempts were failed.
-   */
-  private silentSince(now: number): number | undefined {
-    if (this.lastBeatAt === undefined) return undefined;
-    const gap = now - this.lastBeatAt;
-    const { heartbeatMs, nodeTtlMs } = this.opts;
-    const longEnough = Math.min(Math.max(2 * heartbeatMs, nodeTtlMs / 2), Math.max(nodeTtlMs - heartbeatMs, nodeTtlMs / 2));
-    return gap > heartbeatMs && gap >= longEnough ? this.lastBeatAt : undefined;
+    return !(this.silence && last >= this.silence.from - nodeTtlMs);
   }
 
   /**
