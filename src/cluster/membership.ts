@@ -59,7 +59,7 @@ export class Membership extends EventEmitter {
   /** Redis time of this node's last heartbeat that landed. */
   private lastBeatAt: number | undefined;
   /**
-   * This node's own silence of half nodeTtl or more (Redis out of its reach: restarted, failing over,
+   * This node's own silence of about nodeTtl (Redis out of its reach: restarted, failing over,
    * cut off; or this process frozen), from its last heartbeat before it (Redis time), kept for
    * nodeTtl after its first heartbeat after it. Peers were as silent as it for all it knows (isGone).
    */
@@ -170,15 +170,9 @@ export class Membership extends EventEmitter {
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
     ]);
     this.joined = true;
-    // Silent: half of nodeTtl and two heartbeats at least (or long enough for peers as silent to look
-    // gone, with nodeTtl close to the heartbeat). Not only a silence of about nodeTtl: peers come back
-    // from one Redis outage up to a reconnect backoff (2 s) and a heartbeat after this node, so after
-    // a shorter one (a restart of a few seconds) a live peer's score still turned nodeTtl old before
-    // its first heartbeat back, and its attempts were failed.
+    // Silent: longer than its own heartbeat, and long enough for peers as silent to look gone.
     const gap = this.lastBeatAt === undefined ? 0 : now - this.lastBeatAt;
-    const { heartbeatMs } = this.opts;
-    const longEnough = Math.min(Math.max(2 * heartbeatMs, nodeTtlMs / 2), Math.max(nodeTtlMs - heartbeatMs, nodeTtlMs / 2));
-    if (gap > heartbeatMs && gap >= longEnough) this.silent(this.lastBeatAt!);
+    if (gap > this.opts.heartbeatMs && gap >= Math.max(nodeTtlMs - this.opts.heartbeatMs, nodeTtlMs / 2)) this.silent(this.lastBeatAt!);
     this.lastBeatAt = now;
     if (bootBefore && bootBefore !== bootId) {
       this.log.error({ nodeId, otherBoot: bootBefore }, 'another running node heartbeats this node id: give every node its own cluster.nodeId');
