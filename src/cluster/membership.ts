@@ -54,6 +54,8 @@ export class Membership extends EventEmitter {
   private left = false;
   /** This boot has written its heartbeat: the member entry is its own to remove. */
   private joined = false;
+  /** The newest score this boot has sent: leave() removes the entry only while it is no newer (a later boot's is). */
+  private sentScore: number | undefined;
   /** Redis's clock less this node's (ms), as the last TIME read said (readRedisTime). */
   private offset = 0;
   /** Redis time of this node's last heartbeat that landed. */
@@ -150,11 +152,12 @@ export class Membership extends EventEmitter {
   async beat(): Promise<void> {
     if (this.left) return;
     const now = await this.readRedisTime();
-    // leave() may have sent its ZREM while TIME was on the wire: writes sent now would land after it.
+    // leave() may have sent its removal while TIME was on the wire: writes sent now would land after it.
     if (this.left) return;
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);
     const rejoined = this.joined;
+    this.sentScore = Math.max(this.sentScore ?? now, now);
     const [bootBefore, scoreBefore] = await Promise.all([
       // Read ahead of this beat's write on the same connection: another boot's id here means a second
       // process heartbeats this id (started at the same moment, so claimId could not see it).
@@ -318,8 +321,8 @@ export class Membership extends EventEmitter {
    * Leaves the member set at once (graceful stop), so peers reassign without waiting nodeTtl.
    * Waits for Redis at most LEAVE_WITHIN_MS: one that stopped answering (frozen, its network
    * black-holing) held the stop here for good, and a CLI node was forced out past drain.timeout
-   * with its servers never shut. Unanswered, the entry goes at nodeTtl; the ZREM sent still lands
-   * if Redis reads it.
+   * with its servers never shut. Unanswered, the entry goes at nodeTtl; the removal sent still lands
+   * if Redis reads it, and then takes nothing a later boot of this node id has written meanwhile.
    */
   async leave(): Promise<void> {
     this.stopped = true;
@@ -328,10 +331,10 @@ export class Membership extends EventEmitter {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
     // A boot refused its id (claimId) leaves the entry of the process that holds it alone.
-    if (!this.joined) return;
+    if (!this.joined || this.sentScore === undefined) return;
     let bound: NodeJS.Timeout | undefined;
     await Promise.race([
-      this.redis.zrem(this.keys.members(), this.opts.nodeId).catch(() => undefined),
+      this.redis.zdRemoveMember(this.keys.members(), this.opts.nodeId, this.sentScore).catch(() => undefined),
       new Promise<void>((resolve) => {
         bound = setTimeout(resolve, LEAVE_WITHIN_MS);
         bound.unref();

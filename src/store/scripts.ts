@@ -35,6 +35,7 @@ declare module 'ioredis' {
     zdAcquireLease(k1: string, k2: string, ...args: Arg[]): Result<Reply, Context>;
     zdRenewLease(k1: string, ...args: Arg[]): Result<number, Context>;
     zdReleaseLease(k1: string, ...args: Arg[]): Result<number, Context>;
+    zdRemoveMember(k1: string, ...args: Arg[]): Result<number, Context>;
     zdDropStaleEntry(k1: string, k2: string, ...args: Arg[]): Result<number, Context>;
     zdPruneQueue(k1: string, k2: string, ...args: Arg[]): Result<number, Context>;
     zdPruneConsumers(k1: string, ...args: Arg[]): Result<number, Context>;

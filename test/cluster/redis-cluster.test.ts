@@ -6,9 +6,12 @@
 import { Cluster, Redis } from 'ioredis';
 import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { Membership } from '../../src/cluster/membership';
 import { evictionPolicies } from '../../src/store/eviction-policy';
-import { partitionOf } from '../../src/store/keys';
+import { Keys, partitionOf } from '../../src/store/keys';
 import { connectionEpoch, createRedis } from '../../src/store/redis';
+import { systemClock } from '../../src/util/clock';
+import { silentLogger } from '../../src/util/logger';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
@@ -61,6 +64,20 @@ describe('startRedisCluster', () => {
       const n = await client.eval("redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])", 2, 'zd:{2}:b', 'zd:{2}:c', 'v');
       expect(n).toBe(1);
       await expect(client.eval("return redis.call('GET', KEYS[1])", 2, 'zd:{1}:a', 'zd:{2}:a')).rejects.toThrow(/CROSSSLOT/);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('takes a leaving node out of the member set, a key without a hash tag', async () => {
+    const client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' });
+    try {
+      const keys = new Keys(uniquePrefix('members'));
+      const self = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: 'n1:1', heartbeatMs: 60_000, nodeTtlMs: 10_000 }, systemClock, silentLogger);
+      await self.beat();
+      expect(await client.zscore(keys.members(), 'n1')).not.toBeNull();
+      await self.leave();
+      expect(await client.zscore(keys.members(), 'n1')).toBeNull();
     } finally {
       client.disconnect();
     }

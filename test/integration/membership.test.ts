@@ -9,6 +9,7 @@ import { createRedis, type RedisClient } from '../../src/store/redis';
 import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { tcpProxy } from '../helpers/tcp-proxy';
 
 const redis = useEmbeddedRedis();
 let client: RedisClient;
@@ -67,4 +68,40 @@ it('a heartbeat in flight when the node leaves writes nothing after the removal'
   await inFlight;
   expect(await client.zscore(keys.members(), 'n1')).toBeNull();
   expect(self.liveIds()).toEqual(['n1']); // the last read before leaving stands: nothing new was read
+});
+
+it('a removal that lands after a new boot of the same node id has heartbeaten leaves the new boot in the members', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const proxy = await tcpProxy(redis.port);
+  const oldClient = createRedis({ url: `redis://127.0.0.1:${proxy.port}`, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  try {
+    const keys = new Keys(uniquePrefix('members-reboot'));
+    const opts = { nodeId: 'n1', address: 'n1:1', heartbeatMs: 60_000, nodeTtlMs: 10_000 };
+    const oldBoot = new Membership(oldClient, keys, { ...opts, bootId: 'b1' }, systemClock, silentLogger);
+    await oldBoot.beat();
+    // Redis stops hearing the old boot: its leave gives up after its bound, the removal still on the wire.
+    proxy.pause();
+    await oldBoot.leave();
+    const newBoot = new Membership(client, keys, { ...opts, bootId: 'b2' }, systemClock, silentLogger);
+    await newBoot.beat();
+    const newScore = await client.zscore(keys.members(), 'n1');
+    expect(newScore).not.toBeNull();
+    proxy.resume();
+    await oldClient.ping(); // answered after the removal: it has landed
+    expect(await client.zscore(keys.members(), 'n1')).toBe(newScore);
+    newBoot.stop();
+  } finally {
+    oldClient.disconnect();
+    await proxy.close();
+  }
+});
+
+it('leave removes the entry its own last heartbeat wrote', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('members-own'));
+  const self = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: 'n1:1', heartbeatMs: 60_000, nodeTtlMs: 10_000 }, systemClock, silentLogger);
+  await self.beat();
+  await self.beat();
+  await self.leave();
+  expect(await client.zscore(keys.members(), 'n1')).toBeNull();
 });
