@@ -19,6 +19,9 @@
  *   once). A batch that still fails after the last retry stops the load, as
  *   does a refused credential: the lines after it are not sent, and the same
  *   file can be loaded again.
+ * - A Step that a retry finds existing after a try whose reply was lost is counted
+ *   apart (createdOrExisted): that try may have created it, or it existed before
+ *   the load, and the node's reply says the same in both cases.
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
@@ -60,7 +63,13 @@ export interface BulkSummary {
   /** Lines read, blank lines included. */
   lines: number;
   created: number;
+  /** Steps that existed before the load (or ended within outcomes.retention). */
   alreadyExisted: number;
+  /**
+   * Steps a retry found existing after a try whose reply was lost (a timeout, a dropped
+   * connection): created by that try, or existing before the load; the node does not tell.
+   */
+  createdOrExisted: number;
   failed: number;
   /** Lines read but not sent because the load stopped (stoppedAtLine). */
   notSent: number;
@@ -191,6 +200,8 @@ function boundOfBytes(s: StepSpec): number {
 interface Item {
   line: number;
   spec: StepSpec;
+  /** A try whose reply was lost carried this Step: the node may have created it then. */
+  sentUnanswered?: boolean;
 }
 
 /**
@@ -216,7 +227,7 @@ export function openInput(file: string): { stream: Readable; size?: number } {
 /** Loads every line of `input`; failures go to `opts.onFailure` as they happen. */
 export async function loadSteps(client: Client, input: Readable, opts: BulkOptions): Promise<BulkSummary> {
   const started = performance.now();
-  const s = { lines: 0, created: 0, alreadyExisted: 0, failed: 0, notSent: 0 };
+  const s = { lines: 0, created: 0, alreadyExisted: 0, createdOrExisted: 0, failed: 0, notSent: 0 };
   let bytesRead = 0;
   let stop: { line: number; reason: string } | undefined;
   let batchSize = opts.batch;
@@ -242,13 +253,15 @@ export async function loadSteps(client: Client, input: Readable, opts: BulkOptio
     while (items.length > 0) {
       try {
         const results = await client.enqueueSteps(items.map((i) => i.spec));
-        for (const r of results) {
+        results.forEach((r, k) => {
           if (r.created) s.created++;
+          else if (items[k]!.sentUnanswered) s.createdOrExisted++;
           else s.alreadyExisted++;
-        }
+        });
         return;
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
+        if (retryable(err)) for (const i of items) i.sentUnanswered = true;
         if (retryable(err) && attempt < opts.retries && !stop) {
           await sleep(backoffMs(attempt++, opts.backoff));
           continue;
@@ -345,6 +358,7 @@ export function summaryTable(r: BulkSummary): string {
     ['lines', String(r.lines)],
     ['created', String(r.created)],
     ['already existed', String(r.alreadyExisted)],
+    ...(r.createdOrExisted > 0 ? [['created or existed (reply lost, retried)', String(r.createdOrExisted)] as [string, string]] : []),
     ['failed', String(r.failed)],
     ...(r.notSent > 0 ? [['not sent (stopped)', String(r.notSent)] as [string, string]] : []),
     ['elapsed', `${r.elapsedSec}s`],

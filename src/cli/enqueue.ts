@@ -113,7 +113,7 @@ async function makeBar(totalBytes: number | undefined): Promise<{ update(s: Bulk
     Presets.shades_classic,
   );
   const payload = (s?: BulkSummary) => ({
-    lines: s?.lines ?? 0, created: s?.created ?? 0, existed: s?.alreadyExisted ?? 0, failed: s?.failed ?? 0, rate: s?.linesPerSec ?? 0,
+    lines: s?.lines ?? 0, created: s?.created ?? 0, existed: (s?.alreadyExisted ?? 0) + (s?.createdOrExisted ?? 0), failed: s?.failed ?? 0, rate: s?.linesPerSec ?? 0,
   });
   const bar = multi.create(totalBytes || 1, 0, payload());
   let stopped = false;

@@ -5,7 +5,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { Client } from '../../src';
+import { loadSteps, summaryTable } from '../../src/cli/enqueue-file';
 import { startAuthNode } from '../helpers/auth-node';
 import { runCliAsync, runCliWithStdin } from '../helpers/cli';
 import { startTestNode, type TestNode } from '../helpers/node';
@@ -128,6 +130,27 @@ it('retries while the node cannot be reached, and loads once it can', async () =
   const r = await run;
   expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
   expect(JSON.parse(r.stdout)).toMatchObject({ created: 2, failed: 0 });
+});
+
+it('counts Steps a retry finds existing after a try whose reply was lost apart from those that existed before', async () => {
+  await start();
+  expect((await client!.enqueueStep({ tenant: 'acme', flowId: 'f-old', flowType: 'order', stepType: 'charge', stepExecutionId: 'old' })).created).toBe(true);
+  const slow = new Client({ address: t!.node.apiAddress, defaultTimeoutMs: 400 });
+  try {
+    // Redis holds the node's writes past the call's timeout, then makes them: the first try
+    // creates the Steps and its reply is lost; a retry finds them existing.
+    await redis.command('CLIENT', 'PAUSE', '1500', 'WRITE');
+    const summary = await loadSteps(slow, Readable.from([step('l1'), step('l2')].join('\n')), {
+      batch: 10, inflight: 1, retries: 8, backoff: { initialMs: 300, maxMs: 600 }, onFailure: () => undefined,
+    });
+    expect(summary).toMatchObject({ created: 0, alreadyExisted: 0, createdOrExisted: 2, failed: 0 });
+    expect(summaryTable(summary)).toContain('created or existed (reply lost, retried)');
+    // A Step that existed before the load, in a call answered at once, still counts as existing.
+    const again = await loadSteps(slow, Readable.from([step('old'), step('n1')].join('\n')), { batch: 10, inflight: 1, retries: 0, onFailure: () => undefined });
+    expect(again).toMatchObject({ created: 1, alreadyExisted: 1, createdOrExisted: 0 });
+  } finally {
+    slow.close();
+  }
 });
 
 it('stops when the node stays unreachable past --retries, and says where', async () => {
