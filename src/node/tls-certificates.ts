@@ -8,7 +8,9 @@
  * certificate-provider channel credentials. Connections already open keep theirs.
  *
  * A set of files that does not check out (half written, a key of another certificate, no CA in the
- * bundle) is never served: the certificate in service stays, and an ERROR names the key and the file.
+ * bundle) is never served: the certificate in service stays. It is read again a few times over
+ * TLS_SETTLE_MS first (a writer that saves the certificate and then the key leaves a mismatched pair
+ * between the two); still bad then, an ERROR names the key and the file.
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import type { experimental } from '@grpc/grpc-js';
@@ -21,6 +23,10 @@ type IdentityListener = experimental.IdentityCertificateUpdateListener;
 
 /** The fs.watch fallback: a stat of the files this often. */
 export const TLS_RELOAD_CHECK_MS = 10_000;
+/** How long a set of files that does not check out is read again before it is reported. */
+export const TLS_SETTLE_MS = 2_000;
+/** The first delay of those reads; each next one doubles, up to what is left of TLS_SETTLE_MS. */
+const SETTLE_FIRST_MS = 50;
 
 /** The serving certificate's facts, for logs and metrics. */
 export interface CertificateFacts {
@@ -48,6 +54,8 @@ export class TlsCertificates implements experimental.CertificateProvider {
   facts: CertificateFacts;
   /** Reads of the files so far, good or bad (tests wait on it). */
   generation = 0;
+  /** The next read of a set that did not check out, while within TLS_SETTLE_MS of the change. */
+  private settle: NodeJS.Timeout | undefined;
 
   /** Reads the files now; throws naming the key when they do not check out (a node does not start on them). */
   constructor(private readonly paths: TlsPaths, private readonly log: Logger, pollMs = TLS_RELOAD_CHECK_MS) {
@@ -74,6 +82,8 @@ export class TlsCertificates implements experimental.CertificateProvider {
 
   stop(): void {
     this.watch.stop();
+    if (this.settle) clearTimeout(this.settle);
+    this.settle = undefined;
   }
 
   /** `fn` runs with each new set of files taken into service (not the boot's). */
@@ -81,27 +91,48 @@ export class TlsCertificates implements experimental.CertificateProvider {
     this.applied.add(fn);
   }
 
-  /** Reads the files again; a good set that differs goes into service, a bad one is logged and left out. */
+  /**
+   * Reads the files again; a good set that differs goes into service. A bad one is left out and
+   * read again until TLS_SETTLE_MS after this call, then logged.
+   */
   reload(): void {
+    if (this.settle) clearTimeout(this.settle);
+    this.settle = undefined;
+    this.read(0, SETTLE_FIRST_MS);
+  }
+
+  /** One read, `waited` ms after the change; a bad set is read again after `delay` while within TLS_SETTLE_MS. */
+  private read(waited: number, delay: number): void {
+    this.settle = undefined;
     this.watch.reading();
     this.generation++;
-    let next: TlsPem;
+    let next: TlsPem | undefined;
+    let fault: { fields: Record<string, unknown>; msg: string } | undefined;
     try {
       next = readTlsFiles(this.paths);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      this.log.error(
-        { file: e.path, err: e.code ?? e.message, serial: this.facts.serial },
-        `tls: cannot read ${e.path ?? 'a certificate file'}; the certificate in service stays until the files are fixed`,
-      );
-      return;
+      fault = {
+        fields: { file: e.path, err: e.code ?? e.message, serial: this.facts.serial },
+        msg: `tls: cannot read ${e.path ?? 'a certificate file'}; the certificate in service stays until the files are fixed`,
+      };
     }
-    const problem = tlsFilesProblem(this.paths, next);
+    const problem = next && tlsFilesProblem(this.paths, next);
     if (problem) {
-      this.log.error(
-        { key: problem.key, file: this.paths[problem.key.slice(4) as keyof TlsPaths], err: problem.reason, serial: this.facts.serial },
-        `tls: ${problem.key}: ${problem.reason}; the certificate in service stays until the files are fixed`,
-      );
+      fault = {
+        fields: { key: problem.key, file: this.paths[problem.key.slice(4) as keyof TlsPaths], err: problem.reason, serial: this.facts.serial },
+        msg: `tls: ${problem.key}: ${problem.reason}; the certificate in service stays until the files are fixed`,
+      };
+    }
+    if (!next || fault) {
+      // The rest of the set may be on its way (cert and key saved one after the other).
+      if (waited >= TLS_SETTLE_MS) {
+        if (fault) this.log.error(fault.fields, fault.msg);
+        return;
+      }
+      const wait = Math.min(delay, TLS_SETTLE_MS - waited);
+      this.settle = setTimeout(() => this.read(waited + wait, delay * 2), wait);
+      this.settle.unref();
       return;
     }
     const was = this.pem;
