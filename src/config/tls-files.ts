@@ -35,14 +35,20 @@ export function tlsFilesProblem(p: TlsPaths, pem: TlsPem): { key: string; reason
     return { key: 'tls.key', reason: `${p.key} is not the key of the certificate in tls.cert: ${why(err)}` };
   }
   if (!pem.ca) return undefined;
+  const ca = caBundleProblem(p.ca, pem.ca);
+  return ca ? { key: 'tls.ca', reason: ca } : undefined;
+}
+
+/** What is wrong with a CA bundle's contents, naming the file; undefined when it holds certificates only that parse. */
+export function caBundleProblem(file: string, pem: Buffer): string | undefined {
   // Node takes a CA file without a certificate in it (a key, any text) as trusting nothing.
-  const blocks = pem.ca.toString('latin1').match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) return { key: 'tls.ca', reason: `${p.ca} holds no PEM certificate` };
+  const blocks = pem.toString('latin1').match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) return `${file} holds no PEM certificate`;
   for (const [i, block] of blocks.entries()) {
     try {
       new X509Certificate(block);
     } catch (err) {
-      return { key: 'tls.ca', reason: `certificate ${i + 1} of ${p.ca} does not parse: ${why(err)}` };
+      return `certificate ${i + 1} of ${file} does not parse: ${(err as Error).message.replace(/^error:[0-9A-F]+:/, '')}`;
     }
   }
   return undefined;

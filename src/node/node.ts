@@ -32,6 +32,7 @@ import { Keys } from '../store/keys';
 import { OutcomeStore } from '../store/outcomes';
 import { Cluster } from 'ioredis';
 import { clusterReady, clusterState, createRedis, logRedisErrors, type RedisClient } from '../store/redis';
+import { RedisCa } from '../store/redis-ca';
 import { TaskStore, type NewTask, type OutcomeStatusName } from '../store/task-store';
 import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
@@ -137,6 +138,7 @@ export class ZdNode {
   readonly enqueueStreams = new EnqueueStreams();
   /** The tls.* files, read at boot and again whenever they change on disk. */
   private tlsFiles: TlsCertificates | undefined;
+  private redisCa: RedisCa | undefined;
   // ---- end auth/tls ----
 
   private constructor(readonly config: Config, opts: NodeOptions) {
@@ -159,11 +161,16 @@ export class ZdNode {
       peerLinks: () => this.mesh?.linkCounts() ?? { outbound: 0, inbound: 0 },
     });
     this.metrics.partitions.set(config.cluster.partitions);
-    this.redis = createRedis(config.redis);
+    // A CA rotation reaches the connections opened after it (a reconnect) without a restart.
+    if (config.redis.tlsCa && (config.redis.tls || config.redis.url.startsWith('rediss://'))) {
+      this.redisCa = new RedisCa(config.redis.tlsCa, this.log);
+      this.redisCa.start();
+    }
+    this.redis = createRedis(config.redis, {}, this.redisCa);
     // WAIT blocks the connection it is sent on until the replicas answer (up to a second
     // while one is down): on the shared one, lease renewals and membership heartbeats
     // queued behind it, and the node lost its leases. Enqueues that WAIT get their own.
-    this.enqueueRedis = config.redis.waitReplicas > 0 ? createRedis(config.redis, { connectionName: 'zdmatch-enqueue' }) : this.redis;
+    this.enqueueRedis = config.redis.waitReplicas > 0 ? createRedis(config.redis, { connectionName: 'zdmatch-enqueue' }, this.redisCa) : this.redis;
     logRedisErrors(this.redis, this.log, 'main');
     if (this.enqueueRedis !== this.redis) logRedisErrors(this.enqueueRedis, this.log, 'enqueue');
     this.keys = new Keys(config.redis.keyPrefix);
@@ -593,6 +600,7 @@ export class ZdNode {
     this.gateway.stop();
     this.owner.stop();
     await step('redis', async () => {
+      this.redisCa?.stop();
       await closeRedis(this.redis);
       if (this.enqueueRedis !== this.redis) await closeRedis(this.enqueueRedis);
     });

@@ -10,6 +10,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import type { Logger } from '../util/logger';
+import type { RedisCa } from './redis-ca';
 import { defineScripts } from './scripts';
 
 export type RedisClient = Redis | Cluster;
@@ -28,9 +29,10 @@ export interface RedisSettings {
   tlsCa?: string;
 }
 
-/** The TLS options of Redis connections, or undefined for plain TCP. */
-function tlsOptions(settings: RedisSettings): ConnectionOptions | undefined {
+/** The TLS options of Redis connections, or undefined for plain TCP; `ca` (redis.tlsCa's, followed) over the file read once. */
+function tlsOptions(settings: RedisSettings, ca?: RedisCa): ConnectionOptions | undefined {
   if (!settings.tls && !settings.url.startsWith('rediss://')) return undefined;
+  if (ca) return ca.options();
   return settings.tlsCa ? { ca: fs.readFileSync(settings.tlsCa) } : {};
 }
 
@@ -49,7 +51,7 @@ function hostPort(s: string): { host: string; port: number } {
  * more Steps/s on one Redis. Batches that are batches by nature (EnqueueSteps)
  * go to Redis as one script call (TaskStore.enqueueMany).
  */
-export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): RedisClient {
+export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, ca?: RedisCa): RedisClient {
   const common: RedisOptions = {
     enableAutoPipelining: false,
     maxRetriesPerRequest: 3,
@@ -64,7 +66,8 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}): 
   // being resent, which would loop on a Redis that stays a replica. Not for a
   // Cluster: there a failover answers MOVED, and ioredis follows it.
   const single: RedisOptions = { ...common, reconnectOnError: (err) => err.message.startsWith('READONLY') };
-  const tls = tlsOptions(settings);
+  // One object for every connection of the client: ioredis reads it at each connect, and `ca` updates it.
+  const tls = tlsOptions(settings, ca);
   const retries = common.maxRetriesPerRequest ?? 3;
   let client: RedisClient;
   if (settings.clusterNodes.length > 0) {

@@ -10,6 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { ConfigError, loadConfig } from '../../src/config';
 import {
   sendCommand, startEmbeddedRedis, startRedisCluster, type EmbeddedRedis, type EmbeddedRedisTls, type RedisCluster,
@@ -87,6 +89,40 @@ describe('a single Redis', () => {
       client.disconnect();
     }
   });
+});
+
+it('takes a rewritten redis.tlsCa without a restart: a reconnect after Redis moved to a new CA succeeds', async () => {
+  const sub = (n: string) => {
+    fs.mkdirSync(path.join(dir, n), { recursive: true });
+    return path.join(dir, n);
+  };
+  const before = makeCerts(sub('rotate-before'), { cn: 'redis', san: 'IP:127.0.0.1' });
+  const after = makeCerts(sub('rotate-after'), { cn: 'redis', san: 'IP:127.0.0.1' });
+  const caFile = path.join(sub('rotate-ca'), 'ca.pem');
+  fs.copyFileSync(before.ca, caFile);
+  const server = await startEmbeddedRedis({ tls: { certFile: before.cert, keyFile: before.key, caFile: before.ca } });
+  const logs: { level: number; msg?: string }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as { level: number; msg?: string });
+      done();
+    },
+  });
+  const t = await startTestNode(server.tlsUrl!, uniquePrefix('tls-ca'), { 'redis.tlsCa': caFile }, { logger: pino({ level: 'info' }, sink) });
+  try {
+    await serveStep(t, 'before');
+    // Redis's certificate moves to a new CA, and the CA file follows.
+    fs.writeFileSync(caFile, fs.readFileSync(after.ca));
+    await waitFor(() => logs.some((l) => l.msg?.startsWith('redis.tlsCa reloaded')), { description: 'the node reads the new CA file' });
+    expect(await sendCommand(server.port, ['CONFIG', 'SET', 'tls-cert-file', after.cert, 'tls-key-file', after.key])).toBe('OK');
+    // Connections to Redis drop (a restart, a failover): the node reconnects, checking the new certificate.
+    await sendCommand(server.port, ['CLIENT', 'KILL', 'TYPE', 'normal']);
+    await serveStep(t, 'after');
+    expect(logs.filter((l) => l.level >= 50)).toEqual([]);
+  } finally {
+    await t.close();
+    await server.stop();
+  }
 });
 
 it('refuses a redis.tlsCa without TLS to Redis, and one it cannot read, naming the key', () => {
