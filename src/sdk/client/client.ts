@@ -133,6 +133,11 @@ export class Client {
     return res.acked;
   }
 
+  /**
+   * Cancels every task of a flow; the counts are what this call cancelled. A retry of a call whose
+   * reply was lost answers 0 and 0 (the first call cancelled them; the node cannot tell a retry from
+   * a second cancel): read what ended from the tasks' CANCELLED outcomes.
+   */
   async cancelFlow(tenant: string, flowId: string, reason = '', opts?: CallOptions): Promise<CancelFlowResult> {
     const req = {
       tenant: wireText('cancelFlow', 'tenant', tenant), flow_id: wireText('cancelFlow', 'flowId', flowId), reason: wireText('cancelFlow', 'reason', reason),
