@@ -204,8 +204,8 @@ export class Session {
         const task = this.task;
         // Only the ack of a result this slot sent frees it: an ack for a task still
         // running (a server bug, a duplicate) must not let a second task in.
-        if (task && task.token === ack.task_token && task.phase === 'flushing') {
-          task.acked(ack);
+        // A refused failure sent again keeps the slot until the ack of that one.
+        if (task && task.token === ack.task_token && task.phase === 'flushing' && task.acked(ack)) {
           // Acknowledged, the result is the server's: the slot is free at once, for
           // a next task that may arrive right behind the ack (Register.accepts_task_after_ack)
           // or inside it (accepts_task_in_ack).

@@ -51,6 +51,9 @@ export class TaskRun {
   private abandonReason: unknown;
   /** Created on a handler's first heartbeat: most never send one. */
   private heartbeats: HeartbeatThrottle | undefined;
+  /** The result sent, once sent; a refused failure is sent again once, as one the node takes (acked). */
+  private sent: pb.IStepResult | undefined;
+  private resent = false;
   private resolveAck!: (ack: pb.IResultAck | null) => void;
   private readonly ack = new Promise<pb.IResultAck | null>((r) => (this.resolveAck = r));
 
@@ -107,8 +110,26 @@ export class TaskRun {
     this.resolveAck(null);
   }
 
-  acked(ack: pb.IResultAck): void {
+  /**
+   * The server's verdict on the result sent; true when it ends the task (the slot is free). A failure
+   * refused as invalid leaves the attempt the slot's (DESIGN §5; an output is refused only past
+   * limits.maxPayloadBytes, and that fails the attempt): freed here, the slot took no task while the
+   * node held the attempt until a timeout, if any. A failure the node takes is sent instead: it ends
+   * the attempt through the retry policy, and its ack frees the slot.
+   */
+  acked(ack: pb.IResultAck): boolean {
+    const refused = this.sent?.failure;
+    if (ack.verdict === pb.ResultVerdict.REFUSED_INVALID && refused && !this.resent) {
+      this.resent = true;
+      this.io.logger.warn('failure refused as invalid; sending it as one the node takes', { ...this.labels, error: ack.error || undefined });
+      const failure = toFailure(Object.assign(new Error(`the node refused the failure as sent (${(ack.error || 'no reason given').slice(0, 512)}): ${(refused.message ?? '').slice(0, 1024)}`), {
+        type: 'invalid_result', nonRetryable: refused.non_retryable === true, retryAfterMs: Number(refused.retry_after_ms ?? 0),
+      }));
+      const result = { task_token: this.token, failure };
+      if (this.io.send(this.kind === 'step' ? { step_result: result } : { rpc_result: result })) return false;
+    }
     this.resolveAck(ack);
+    return true;
   }
 
   /** Called by the Pong timer while the handler runs. */
@@ -130,6 +151,7 @@ export class TaskRun {
     }
     if (this.abandoned) return this.lost('result not sent: the task lost its slot stream while the handler ran');
     this.phase = 'flushing';
+    this.sent = result;
     const frame: pb.IWorkerFrame = this.kind === 'step' ? { step_result: result } : { rpc_result: result };
     if (!this.io.send(frame)) return this.lost('result not sent: the task lost its slot stream while the handler ran');
     const ack = await this.ack;

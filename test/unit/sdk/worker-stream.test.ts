@@ -166,6 +166,31 @@ describe('Worker streams', () => {
     s!.send(ACK('b'));
   });
 
+  it('sends a failure refused as invalid again as one the node takes, holding the slot until that is acknowledged', async () => {
+    void make({ maxConcurrentTasks: 1 }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('b', 'fail'));
+    await s!.next('step_result');
+    // Refused, the attempt is still the slot's: the worker must end it with a failure the node takes.
+    s!.send({ result_ack: { task_token: 'b', verdict: pb.ResultVerdict.REFUSED_INVALID, error: 'step_result.failure.type: not valid UTF-8 text' } });
+    const again = (await s!.next('step_result')).step_result!;
+    expect(again.task_token).toBe('b');
+    expect(again.failure).toMatchObject({ type: 'invalid_result', non_retryable: true });
+    expect(again.failure!.message).toBe('the node refused the failure as sent (step_result.failure.type: not valid UTF-8 text): declined');
+    // Held until then: a task sent meanwhile is declined, not run beside the attempt.
+    s!.send(step('x'));
+    expect((await s!.next('decline')).decline).toMatchObject({ task_token: 'x', reason: pb.DeclineReason.NO_CAPACITY });
+    s!.send(ACK('b'));
+    s!.send(step('c'));
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'c', result: 'output' });
+    // An output refused as invalid (past limits.maxPayloadBytes) failed the attempt: the slot is free at once.
+    s!.send({ result_ack: { task_token: 'c', verdict: pb.ResultVerdict.REFUSED_INVALID, error: 'step_result.output: exceeds limits.maxPayloadBytes (16); the attempt failed' } });
+    s!.send(step('d'));
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'd', result: 'output' });
+    s!.send(ACK('d'));
+    expect(s!.received.filter((f) => f.frame === 'step_result').map((f) => f.step_result!.task_token)).toEqual(['b', 'b', 'c', 'd']);
+  });
+
   it('declines an unknown Step type or RPC name before running anything', async () => {
     void make({ maxConcurrentTasks: 1 }).start();
     const [s] = await server.waitStreams(1);
