@@ -3,7 +3,7 @@
  * plus raw nice-grpc clients for its services. Tests that kill nodes use
  * node-process.ts instead.
  */
-import { createChannel, createClient, type Channel } from 'nice-grpc';
+import { createChannel, createClient, type Channel, type ChannelCredentials, type ChannelOptions } from 'nice-grpc';
 import { loadConfig, type Config } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { createLogger } from '../../src/util/logger';
@@ -21,8 +21,16 @@ export interface TestNode {
   close(): Promise<void>;
 }
 
+export interface TestNodeOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** For the test's channel to a node with tls.enabled (plaintext otherwise). */
+  credentials?: ChannelCredentials;
+  channelOptions?: ChannelOptions;
+}
+
 export async function startTestNode(
-  redisUrl: string, keyPrefix: string, overrides: Record<string, unknown> = {}, opts: { clock?: Clock; logger?: Logger } = {},
+  redisUrl: string, keyPrefix: string, overrides: Record<string, unknown> = {}, opts: TestNodeOptions = {},
 ): Promise<TestNode> {
   const config = loadConfig({
     env: {},
@@ -36,7 +44,7 @@ export async function startTestNode(
     },
   });
   const node = await ZdNode.start(config, { logger: opts.logger ?? createLogger(process.env.ZD_TEST_LOG ?? 'silent'), clock: opts.clock });
-  const channel = createChannel(node.apiAddress);
+  const channel = createChannel(node.apiAddress, opts.credentials, opts.channelOptions);
   return {
     node, config, channel,
     matching: createClient(MatchingServiceDefinition, channel),

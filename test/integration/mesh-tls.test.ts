@@ -13,13 +13,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { ChannelCredentials } from '@grpc/grpc-js';
-import { ClientError, createChannel, createClient, Status, type Channel } from 'nice-grpc';
+import { ClientError, Status } from 'nice-grpc';
 import pino from 'pino';
-import { ConfigError, loadConfig, type Config } from '../../src/config';
-import { ZdNode } from '../../src/node/node';
+import { ConfigError, loadConfig } from '../../src/config';
 import { partitionOf } from '../../src/store/keys';
-import { MatchingServiceDefinition, pb, WorkerTaskServiceDefinition } from '../../src/wire';
+import { pb } from '../../src/wire';
 import { makeCerts } from '../helpers/certs';
+import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
@@ -44,28 +44,12 @@ afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-interface TlsNode {
-  node: ZdNode;
-  config: Config;
-  matching: ReturnType<typeof createClient<typeof MatchingServiceDefinition>>;
-  worker: ReturnType<typeof createClient<typeof WorkerTaskServiceDefinition>>;
+interface TlsNode extends TestNode {
   /** The node's log lines (debug and up), parsed. */
   logs: { msg?: string; err?: string }[];
-  close(): Promise<void>;
 }
 
 async function startTlsNode(prefix: string, nodeId: string, extra: Record<string, unknown>): Promise<TlsNode> {
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redis.url, 'redis.keyPrefix': prefix, 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 8, 'cluster.nodeId': nodeId,
-      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '2s',
-      'matching.dispatchWait': '2s', 'matching.stickyWait': '1s', 'auth.enabled': false,
-      'tls.enabled': true, 'tls.cert': certs.cert, 'tls.key': certs.key, 'tls.ca': certs.ca,
-      ...extra,
-    },
-  });
   const logs: { msg?: string; err?: string }[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -73,20 +57,17 @@ async function startTlsNode(prefix: string, nodeId: string, extra: Record<string
       done();
     },
   });
-  const node = await ZdNode.start(config, { logger: pino({ level: 'debug' }, sink) });
-  // The test's own clients dial by IP too, and verify the node as the name its certificate carries.
-  const channel: Channel = createChannel(node.apiAddress, ChannelCredentials.createSsl(fs.readFileSync(certs.ca)), {
-    'grpc.ssl_target_name_override': CERT_NAME, 'grpc.default_authority': CERT_NAME,
+  const t = await startTestNode(redis.url, prefix, {
+    'cluster.nodeId': nodeId, 'cluster.nodeTtl': '1500ms', 'matching.dispatchWait': '2s', 'matching.stickyWait': '1s',
+    'tls.enabled': true, 'tls.cert': certs.cert, 'tls.key': certs.key, 'tls.ca': certs.ca,
+    ...extra,
+  }, {
+    logger: pino({ level: 'debug' }, sink),
+    // The test's own clients dial by IP too, and verify the node as the name its certificate carries.
+    credentials: ChannelCredentials.createSsl(fs.readFileSync(certs.ca)),
+    channelOptions: { 'grpc.ssl_target_name_override': CERT_NAME, 'grpc.default_authority': CERT_NAME },
   });
-  return {
-    node, config, logs,
-    matching: createClient(MatchingServiceDefinition, channel),
-    worker: createClient(WorkerTaskServiceDefinition, channel),
-    async close() {
-      channel.close();
-      await node.close();
-    },
-  };
+  return Object.assign(t, { logs });
 }
 
 /** Two TLS nodes on one Redis, each holding its half of the partitions. */

@@ -19,11 +19,10 @@ import { ChannelCredentials } from '@grpc/grpc-js';
 import { createChannel, createClient, type Channel } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import pino from 'pino';
-import { loadConfig } from '../../src/config';
-import { ZdNode } from '../../src/node/node';
 import { TLS_SETTLE_MS } from '../../src/node/tls-certificates';
 import { MatchingServiceDefinition, pb, WorkerTaskServiceDefinition } from '../../src/wire';
 import { makeCerts, type TestCerts } from '../helpers/certs';
+import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
@@ -77,22 +76,11 @@ class SecretVolume {
 
 interface Log { level: number; msg?: string; err?: string; file?: string; key?: string }
 
-interface TestNode {
-  node: ZdNode;
+interface LoggedNode extends TestNode {
   logs: Log[];
 }
 
-async function startNode(volume: { path(name: string): string }, prefix: string, nodeId: string): Promise<TestNode> {
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redis.url, 'redis.keyPrefix': prefix, 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4, 'cluster.nodeId': nodeId,
-      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '2s',
-      'auth.enabled': false,
-      'tls.enabled': true, 'tls.cert': volume.path('tls.crt'), 'tls.key': volume.path('tls.key'), 'tls.ca': volume.path('ca.crt'),
-    },
-  });
+async function startNode(volume: { path(name: string): string }, prefix: string, nodeId: string): Promise<LoggedNode> {
   const logs: Log[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -100,8 +88,11 @@ async function startNode(volume: { path(name: string): string }, prefix: string,
       done();
     },
   });
-  const node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
-  return { node, logs };
+  const t = await startTestNode(redis.url, prefix, {
+    'cluster.partitions': 4, 'cluster.nodeId': nodeId, 'cluster.nodeTtl': '1500ms',
+    'tls.enabled': true, 'tls.cert': volume.path('tls.crt'), 'tls.key': volume.path('tls.key'), 'tls.ca': volume.path('ca.crt'),
+  }, { logger: pino({ level: 'info' }, sink) });
+  return Object.assign(t, { logs });
 }
 
 /** The fingerprint of the certificate a new TLS connection to `address` is served (presenting `client` when asked). */
@@ -144,7 +135,7 @@ it('a ..data swap puts the new certificate on every listener for new connections
   const vol = new SecretVolume(path.join(dir, 'secret-single'));
   vol.publish({ 'tls.crt': read(gen1.cert), 'tls.key': read(gen1.key), 'ca.crt': read(gen1.ca) });
   const n = await startNode(vol, uniquePrefix('tls-rot'), 'rot-1');
-  closers.push(() => n.node.close());
+  closers.push(() => n.close());
   const { node } = n;
   const bothCas = Buffer.concat([read(gen1.ca), read(gen2.ca)]);
   const listeners = { api: node.apiAddress, http: node.httpAddress, internal: node.internalAddress };
@@ -199,7 +190,7 @@ it('mutual TLS on the mesh: a node with a rotated certificate and CA bundle pres
   const volA = new SecretVolume(path.join(dir, 'secret-a'));
   volA.publish({ 'tls.crt': read(gen1.cert), 'tls.key': read(gen1.key), 'ca.crt': read(gen1.ca) });
   const a = await startNode(volA, prefix, 'mesh-a');
-  closers.push(() => a.node.close());
+  closers.push(() => a.close());
 
   // a's Secret is renewed into the new CA (a bundle of both while peers move), and a peer
   // joins that knows the new CA only: each side is served, and dials with, what it rotated to.
@@ -209,7 +200,7 @@ it('mutual TLS on the mesh: a node with a rotated certificate and CA bundle pres
   const volB = new SecretVolume(path.join(dir, 'secret-b'));
   volB.publish({ 'tls.crt': read(gen2.cert), 'tls.key': read(gen2.key), 'ca.crt': read(gen2.ca) });
   const b = await startNode(volB, prefix, 'mesh-b');
-  closers.push(() => b.node.close());
+  closers.push(() => b.close());
 
   // b → a: b's worker reaches a's view (a accepts b's certificate of the new CA).
   const channel = createChannel(b.node.apiAddress, ChannelCredentials.createSsl(read(gen2.ca)));
