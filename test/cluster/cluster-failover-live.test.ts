@@ -19,7 +19,7 @@ import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/sto
 import { everyPartitionLeased, expectOneOutcomeEach, startLoad } from '../helpers/cluster-load';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
-import { sleep, waitFor } from '../helpers/wait';
+import { waitFor } from '../helpers/wait';
 
 let cluster: RedisCluster;
 const nodes: TestNode[] = [];
@@ -58,14 +58,7 @@ it('keeps every acknowledged Step, one outcome each, through a graceful and a fo
   expect(await sendCommand(cluster.replicas[1]!.port, ['CLUSTER', 'FAILOVER', 'FORCE'])).toBe('OK');
   await promoted(cluster.replicas[1]!.port);
 
-  await load.produced;
-  // Two looks of every node's attempt audit: an attempt whose completion went with the old primary is retried.
-  for (let look = 0; look < 2; look++) {
-    await sleep(500);
-    for (const t of nodes) await t.node.attemptAudit.runOnce();
-  }
-  await load.allOutcomes(40_000);
-  await load.stop();
+  await load.finish(40_000, { audit: true });
 
   expect(acked.size).toBe(TOTAL);
   expectOneOutcomeEach(load);

@@ -256,9 +256,7 @@ it('keeps every acknowledged Step, one outcome each, while the slots of two part
       }
       await finishMigration(rc.cluster, slot, src, dst);
     }
-    await load.produced;
-    await load.allOutcomes(40_000);
-    await load.stop();
+    await load.finish(40_000);
     expectOneOutcomeEach(load);
   } finally {
     await peer.close();

@@ -50,6 +50,12 @@ export interface Load {
   allOutcomes(timeoutMs: number): Promise<void>;
   /** Ends every loop. */
   stop(): Promise<void>;
+  /**
+   * The end of a run: all `total` Steps acknowledged, an outcome of each within `timeoutMs`, every
+   * loop ended. With `audit`, every node's attempt audit looks twice first: an attempt whose
+   * completion went with an old primary is retried.
+   */
+  finish(timeoutMs: number, opts?: { audit?: boolean }): Promise<void>;
 }
 
 export interface LoadOptions {
@@ -223,22 +229,34 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: L
   produced.catch(() => undefined);
   const missing = () => [...acked.keys()].filter((id) => !outcomes.has(id));
 
+  const allOutcomes = async (timeoutMs: number) => {
+    await waitFor(() => missing().length === 0, { timeoutMs, intervalMs: 200, description: 'an outcome for every acknowledged Step' })
+      .catch(async (err: Error) => {
+        // What Redis holds of each missing Step says where it stopped (queued, running, locked, gone).
+        const states = await Promise.all(missing().slice(0, 5).map(async (id) => {
+          const task = await nodes[0]!.matching.getTask({ task_id: id }).then((r) => r.task, (e: Error) => e.message);
+          return `${id} (slots saw: ${seen.get(id) ?? 'nothing'}): ${JSON.stringify(task)}`;
+        }));
+        throw new Error(`${err.message}: ${missing().length} of ${acked.size} missing\n${states.join('\n')}`);
+      });
+  };
+  const stopAll = async () => {
+    stopping.abort();
+    await Promise.all(loops);
+  };
+
   return {
-    acked, outcomes, refusals, doubles, produced,
-    async allOutcomes(timeoutMs) {
-      await waitFor(() => missing().length === 0, { timeoutMs, intervalMs: 200, description: 'an outcome for every acknowledged Step' })
-        .catch(async (err: Error) => {
-          // What Redis holds of each missing Step says where it stopped (queued, running, locked, gone).
-          const states = await Promise.all(missing().slice(0, 5).map(async (id) => {
-            const task = await nodes[0]!.matching.getTask({ task_id: id }).then((r) => r.task, (e: Error) => e.message);
-            return `${id} (slots saw: ${seen.get(id) ?? 'nothing'}): ${JSON.stringify(task)}`;
-          }));
-          throw new Error(`${err.message}: ${missing().length} of ${acked.size} missing\n${states.join('\n')}`);
-        });
-    },
-    async stop() {
-      stopping.abort();
-      await Promise.all(loops);
+    acked, outcomes, refusals, doubles, produced, allOutcomes, stop: stopAll,
+    async finish(timeoutMs, finishOpts = {}) {
+      await produced;
+      if (finishOpts.audit) {
+        for (let look = 0; look < 2; look++) {
+          await sleep(500);
+          for (const t of nodes) await t.node.attemptAudit.runOnce();
+        }
+      }
+      await allOutcomes(timeoutMs);
+      await stopAll();
     },
   };
 }

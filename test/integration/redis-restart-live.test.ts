@@ -53,9 +53,7 @@ it('keeps every acknowledged Step, one outcome each, through a redis-server kill
   const after = load.acked.size;
   await waitFor(() => load.acked.size >= Math.min(TOTAL, after + 30), { timeoutMs: 20_000, description: 'Steps acknowledged after the restart' });
 
-  await load.produced;
-  await load.allOutcomes(25_000);
-  await load.stop();
+  await load.finish(25_000);
 
   expect(load.acked.size).toBe(TOTAL);
   expectOneOutcomeEach(load);

@@ -44,9 +44,7 @@ it('keeps every acknowledged Step, one outcome each, and every lease, through st
     await sendCommand(redis.port, ['SET', `${prefix}-probe`, '1'], { timeoutMs: 10_000 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
   }
-  await load.produced;
-  await load.allOutcomes(25_000);
-  await load.stop();
+  await load.finish(25_000);
 
   expect(load.acked.size).toBe(TOTAL);
   expectOneOutcomeEach(load);

@@ -21,7 +21,7 @@ import { everyPartitionLeased, expectOneOutcomeEach, startLoad } from '../helper
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
 import { startSentinel, type TestSentinel } from '../helpers/sentinel';
-import { sleep, waitFor } from '../helpers/wait';
+import { waitFor } from '../helpers/wait';
 
 let servers: EmbeddedRedis[] = [];
 let sentinel: TestSentinel | undefined;
@@ -62,14 +62,7 @@ async function setUp(label: string): Promise<{ primary: EmbeddedRedis; replica: 
 
 /** What every run checks once the load is done: one outcome per Step, only retryable refusals, every partition leased. */
 async function finish(load: ReturnType<typeof startLoad>, total: number, now: number, partitions: number): Promise<void> {
-  await load.produced;
-  // Two looks of every node's attempt audit: an attempt whose completion went with the old primary is retried.
-  for (let look = 0; look < 2; look++) {
-    await sleep(500);
-    for (const t of nodes) await t.node.attemptAudit.runOnce();
-  }
-  await load.allOutcomes(25_000);
-  await load.stop();
+  await load.finish(25_000, { audit: true });
 
   expect(load.acked.size).toBe(total);
   expectOneOutcomeEach(load);
