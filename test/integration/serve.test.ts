@@ -24,6 +24,24 @@ function get(url: string): Promise<number> {
   });
 }
 
+/**
+ * `zdmatch serve` on free ports with stall-after-output.js preloaded: once it has written
+ * `stallAfter` it stalls 500 ms. Its stdout and stderr together, and its exit code or signal.
+ */
+async function serveStallingAfter(redisUrl: string, keyPrefix: string, stallAfter: string, args: string[] = []) {
+  const [api, httpPort, internal, metrics] = await freePorts(4);
+  const child = spawn(process.execPath, ['--require', path.join(__dirname, '../helpers/stall-after-output.js'), CLI_MAIN, 'serve',
+    `--redis.url=${redisUrl}`, `--redis.keyPrefix=${keyPrefix}`, '--auth.enabled=false', '--drain.timeout=5s', ...args,
+    `--api.listen=127.0.0.1:${api}`, `--http.listen=127.0.0.1:${httpPort}`, `--internal.listen=127.0.0.1:${internal}`,
+    `--metrics.listen=127.0.0.1:${metrics}`],
+  { cwd: REPO_ROOT, env: { ...process.env, STALL_AFTER: stallAfter }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | NodeJS.Signals | null>((r) => child.once('exit', (code, sig) => r(code ?? sig)));
+  return { child, output: () => out, exited };
+}
+
 describe('zdmatch serve', () => {
   const redis = useEmbeddedRedis();
 
@@ -83,21 +101,12 @@ describe('zdmatch serve', () => {
   // As for zdmatch dev's banner: its handlers went on only after this line was logged, and a
   // process descheduled right after logging it (the stall stands for that) died of the signal.
   it("drains and exits 0 on a SIGTERM sent the moment 'zdmatch node started' is logged", async () => {
-    const [api, httpPort, internal, metrics] = await freePorts(4);
-    const child = spawn(process.execPath, ['--require', path.join(__dirname, '../helpers/stall-after-output.js'), CLI_MAIN, 'serve',
-      `--redis.url=${redis.url}`, `--redis.keyPrefix=${uniquePrefix()}`, '--auth.enabled=false', '--drain.timeout=5s',
-      `--api.listen=127.0.0.1:${api}`, `--http.listen=127.0.0.1:${httpPort}`, `--internal.listen=127.0.0.1:${internal}`,
-      `--metrics.listen=127.0.0.1:${metrics}`],
-    { cwd: REPO_ROOT, env: { ...process.env, STALL_AFTER: 'zdmatch node started' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | NodeJS.Signals | null>((r) => child.once('exit', (code, sig) => r(code ?? sig)));
+    const { child, output, exited } = await serveStallingAfter(redis.url, uniquePrefix(), 'zdmatch node started');
     try {
-      await waitFor(() => out.includes('zdmatch node started'), { timeoutMs: 30_000, description: "'zdmatch node started' logged" });
+      await waitFor(() => output().includes('zdmatch node started'), { timeoutMs: 30_000, description: "'zdmatch node started' logged" });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(out).toContain('shutting down: draining');
+      expect(output()).toContain('shutting down: draining');
     } finally {
       child.kill('SIGKILL');
     }
@@ -108,25 +117,16 @@ describe('zdmatch serve', () => {
   // partitions went unserved for leaseTtl. The stall holds the process inside the start, right
   // after the node has logged that it runs (its leases taken), as a busy machine may.
   it('drains, gives its leases back and exits 0 on a SIGTERM sent while it starts', async () => {
-    const [api, httpPort, internal, metrics] = await freePorts(4);
     const prefix = uniquePrefix();
-    const child = spawn(process.execPath, ['--require', path.join(__dirname, '../helpers/stall-after-output.js'), CLI_MAIN, 'serve',
-      `--redis.url=${redis.url}`, `--redis.keyPrefix=${prefix}`, '--auth.enabled=false', '--drain.timeout=5s', '--cluster.partitions=8',
-      `--api.listen=127.0.0.1:${api}`, `--http.listen=127.0.0.1:${httpPort}`, `--internal.listen=127.0.0.1:${internal}`,
-      `--metrics.listen=127.0.0.1:${metrics}`],
-    { cwd: REPO_ROOT, env: { ...process.env, STALL_AFTER: 'zdmatch node running' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | NodeJS.Signals | null>((r) => child.once('exit', (code, sig) => r(code ?? sig)));
+    const { child, output, exited } = await serveStallingAfter(redis.url, prefix, 'zdmatch node running', ['--cluster.partitions=8']);
     const keys = new Keys(prefix);
     const leases = async () => (await Promise.all(Array.from({ length: 8 }, (_, p) => redis.command('EXISTS', keys.lease(p))))).reduce((a: number, n) => a + Number(n), 0);
     try {
-      await waitFor(() => out.includes('zdmatch node running'), { timeoutMs: 30_000, description: "'zdmatch node running' logged" });
+      await waitFor(() => output().includes('zdmatch node running'), { timeoutMs: 30_000, description: "'zdmatch node running' logged" });
       expect(await leases()).toBe(8);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(out).toContain('shutting down: draining');
+      expect(output()).toContain('shutting down: draining');
       expect(await leases()).toBe(0);
     } finally {
       child.kill('SIGKILL');
