@@ -6,12 +6,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
 import { loadConfig } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { MatchingServiceDefinition } from '../../src/wire';
+import { captureLogs } from './logs';
 import { uniquePrefix } from './redis';
 
 export interface TokenEntry {
@@ -65,14 +64,8 @@ export async function startAuthNode(
       ...overrides,
     },
   });
-  const logs: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
-  const node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
+  const { logger, lines: logs } = captureLogs('info');
+  const node = await ZdNode.start(config, { logger });
   const channel = createChannel(node.apiAddress);
   return {
     node, channel, logs, dir,

@@ -4,10 +4,9 @@
  * Pongs cannot beat, leases that outlive nodeTtl, and a redis.password that
  * a single Redis (redis.url) never gets.
  */
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { configWarnings, loadConfig } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
+import { captureLogs } from '../helpers/logs';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
@@ -46,15 +45,9 @@ it('leaves a silence past the Pong interval, or off, leases as long as nodeTtl, 
 });
 
 it('logs each warning once at startup', async () => {
-  const lines: { level: number; msg: string }[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as { level: number; msg: string });
-      cb();
-    },
-  });
+  const { logger, lines } = captureLogs<{ level: number; msg: string }>('info');
   const node = await ZdNode.start(configOf({ 'matching.busyStreamSilence': '10s', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '2s', 'cluster.heartbeat': '200ms' }), {
-    logger: pino({ level: 'info' }, sink),
+    logger,
   });
   try {
     const warned = lines.filter((l) => l.level === 40 && /^(matching\.busyStreamSilence|cluster\.leaseTtl) /.test(l.msg)).map((l) => l.msg.split(' ')[0]);

@@ -20,14 +20,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import protobuf from 'protobufjs/minimal';
 import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { loadConfig } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { ALL_SERVICES } from '../../src/wire';
+import { captureLogs } from '../helpers/logs';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { prng } from '../helpers/prng';
 
@@ -150,13 +149,7 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
   fs.writeFileSync(path.join(dir, 'w.yaml'), `tokens: [{ sha256: ${sha(TOKENS.worker)}, tenants: ["*"] }]\n`);
   fs.writeFileSync(path.join(dir, 'c.yaml'), `tokens: [{ sha256: ${sha(TOKENS.client)}, tenants: ["*"], operator: true }]\n`);
   const prefix = uniquePrefix('fuzz');
-  const logs: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _e, cb) {
-      for (const l of chunk.toString().split('\n')) if (l) logs.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
+  const { logger, lines: logs } = captureLogs('info');
   const config = loadConfig({
     env: {},
     overrides: {
@@ -168,7 +161,7 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
       'matching.dispatchWait': '200ms', 'matching.stickyWait': '100ms', 'limits.httpHeadersTimeout': '2s',
     },
   });
-  const node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
+  const node = await ZdNode.start(config, { logger });
   const channel = createChannel(node.apiAddress, undefined, { 'grpc.max_send_message_length': 1 << 20 } as never);
   const r = fuzzRng(SEED);
   const failures: string[] = [];

@@ -11,14 +11,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { ChannelCredentials } from '@grpc/grpc-js';
 import { ClientError, Status } from 'nice-grpc';
-import pino from 'pino';
 import { ConfigError, loadConfig } from '../../src/config';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { makeCerts } from '../helpers/certs';
+import { captureLogs } from '../helpers/logs';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
@@ -50,19 +49,13 @@ interface TlsNode extends TestNode {
 }
 
 async function startTlsNode(prefix: string, nodeId: string, extra: Record<string, unknown>): Promise<TlsNode> {
-  const logs: { msg?: string; err?: string }[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as { msg?: string; err?: string });
-      done();
-    },
-  });
+  const { logger, lines: logs } = captureLogs<{ msg?: string; err?: string }>('debug');
   const t = await startTestNode(redis.url, prefix, {
     'cluster.nodeId': nodeId, 'cluster.nodeTtl': '1500ms', 'matching.dispatchWait': '2s', 'matching.stickyWait': '1s',
     'tls.enabled': true, 'tls.cert': certs.cert, 'tls.key': certs.key, 'tls.ca': certs.ca,
     ...extra,
   }, {
-    logger: pino({ level: 'debug' }, sink),
+    logger,
     // The test's own clients dial by IP too, and verify the node as the name its certificate carries.
     credentials: ChannelCredentials.createSsl(fs.readFileSync(certs.ca)),
     channelOptions: { 'grpc.ssl_target_name_override': CERT_NAME, 'grpc.default_authority': CERT_NAME },

@@ -9,8 +9,6 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { loadConfig } from '../../src/config';
@@ -24,6 +22,7 @@ import {
 } from '../../src/wire';
 import { Channel } from '../../src/util/channel';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { captureLogs } from '../helpers/logs';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 
@@ -57,7 +56,7 @@ ${extra}`;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-sec-'));
 const workerTokens = path.join(dir, 'workers.yaml');
 const clientTokens = path.join(dir, 'clients.yaml');
-const logLines: Record<string, unknown>[] = [];
+const { logger, lines: logLines } = captureLogs('info');
 let node: ZdNode;
 let channel: ReturnType<typeof createChannel>;
 const md = (token?: string) => (token ? Metadata({ authorization: `Bearer ${token}` }) : Metadata());
@@ -82,13 +81,7 @@ beforeAll(async () => {
       'matching.syncMatchWait': '50ms', 'fetch.wait': '100ms',
     },
   });
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString().split('\n')) if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
-  node = await ZdNode.start(config, { logger: pino({ level: 'info' }, sink) });
+  node = await ZdNode.start(config, { logger });
   channel = createChannel(node.apiAddress);
 });
 afterAll(async () => {

@@ -12,16 +12,15 @@ import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { ChannelCredentials } from '@grpc/grpc-js';
 import { createChannel, createClient, type Channel } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
-import pino from 'pino';
 import { TLS_SETTLE_MS } from '../../src/node/tls-certificates';
 import { MatchingServiceDefinition, pb, WorkerTaskServiceDefinition } from '../../src/wire';
 import { makeCerts, type TestCerts } from '../helpers/certs';
+import { captureLogs } from '../helpers/logs';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { uniquePrefix, useEmbeddedRedis } from '../helpers/redis';
@@ -81,17 +80,11 @@ interface LoggedNode extends TestNode {
 }
 
 async function startNode(volume: { path(name: string): string }, prefix: string, nodeId: string): Promise<LoggedNode> {
-  const logs: Log[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Log);
-      done();
-    },
-  });
+  const { logger, lines: logs } = captureLogs<Log>('info');
   const t = await startTestNode(redis.url, prefix, {
     'cluster.partitions': 4, 'cluster.nodeId': nodeId, 'cluster.nodeTtl': '1500ms',
     'tls.enabled': true, 'tls.cert': volume.path('tls.crt'), 'tls.key': volume.path('tls.key'), 'tls.ca': volume.path('ca.crt'),
-  }, { logger: pino({ level: 'info' }, sink) });
+  }, { logger });
   return Object.assign(t, { logs });
 }
 
