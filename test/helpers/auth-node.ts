@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
-import { loadConfig } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { MatchingServiceDefinition } from '../../src/wire';
 import { captureLogs } from './logs';
+import { startTestNode } from './node';
 import { uniquePrefix } from './redis';
 
 export interface TokenEntry {
@@ -54,24 +54,16 @@ export async function startAuthNode(
   const clients = path.join(dir, 'clients.yaml');
   fs.writeFileSync(workers, tokensFile(tokens.workers));
   fs.writeFileSync(clients, tokensFile(tokens.clients));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redisUrl, 'redis.keyPrefix': uniquePrefix(label), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
-      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '1s',
-      'auth.enabled': true, 'auth.workerTokensFile': workers, 'auth.clientTokensFile': clients,
-      ...overrides,
-    },
-  });
   const { logger, lines: logs } = captureLogs('info');
-  const node = await ZdNode.start(config, { logger });
-  const channel = createChannel(node.apiAddress);
+  const t = await startTestNode(redisUrl, uniquePrefix(label), {
+    'cluster.partitions': 4, 'drain.timeout': '1s',
+    'auth.enabled': true, 'auth.workerTokensFile': workers, 'auth.clientTokensFile': clients,
+    ...overrides,
+  }, { logger });
   return {
-    node, channel, logs, dir,
+    node: t.node, channel: t.channel, logs, dir,
     async close() {
-      channel.close();
-      await node.close();
+      await t.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -23,10 +23,9 @@ import path from 'node:path';
 import protobuf from 'protobufjs/minimal';
 import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
-import { loadConfig } from '../../src/config';
-import { ZdNode } from '../../src/node/node';
 import { ALL_SERVICES } from '../../src/wire';
 import { captureLogs } from '../helpers/logs';
+import { startTestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { prng } from '../helpers/prng';
 
@@ -150,19 +149,12 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
   fs.writeFileSync(path.join(dir, 'c.yaml'), `tokens: [{ sha256: ${sha(TOKENS.client)}, tenants: ["*"], operator: true }]\n`);
   const prefix = uniquePrefix('fuzz');
   const { logger, lines: logs } = captureLogs('info');
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redis.url, 'redis.keyPrefix': prefix, 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
-      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '1s',
-      'auth.enabled': true, 'auth.workerTokensFile': path.join(dir, 'w.yaml'), 'auth.clientTokensFile': path.join(dir, 'c.yaml'),
-      'limits.maxPayloadBytes': 4096, 'limits.maxWait': '200ms', 'fetch.maxWait': '300ms', 'fetch.wait': '100ms',
-      'matching.dispatchWait': '200ms', 'matching.stickyWait': '100ms', 'limits.httpHeadersTimeout': '2s',
-    },
-  });
-  const node = await ZdNode.start(config, { logger });
-  const channel = createChannel(node.apiAddress, undefined, { 'grpc.max_send_message_length': 1 << 20 } as never);
+  const { node, channel } = await startTestNode(redis.url, prefix, {
+    'cluster.partitions': 4, 'drain.timeout': '1s',
+    'auth.enabled': true, 'auth.workerTokensFile': path.join(dir, 'w.yaml'), 'auth.clientTokensFile': path.join(dir, 'c.yaml'),
+    'limits.maxPayloadBytes': 4096, 'limits.maxWait': '200ms', 'fetch.maxWait': '300ms', 'fetch.wait': '100ms',
+    'matching.dispatchWait': '200ms', 'matching.stickyWait': '100ms', 'limits.httpHeadersTimeout': '2s',
+  }, { logger, channelOptions: { 'grpc.max_send_message_length': 1 << 20 } });
   const r = fuzzRng(SEED);
   const failures: string[] = [];
   const seenStatus = new Map<string, number>();

@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { ClientError, Metadata, Status, createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
-import { loadConfig } from '../../src/config';
 import { ZdNode } from '../../src/node/node';
 import { Client } from '../../src/sdk/client';
 import { CredentialError } from '../../src/sdk/common';
@@ -23,6 +22,7 @@ import {
 import { Channel } from '../../src/util/channel';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { captureLogs } from '../helpers/logs';
+import { startTestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 
@@ -71,18 +71,11 @@ function rotate(file: string, text: string): void {
 beforeAll(async () => {
   fs.writeFileSync(workerTokens, workerFile());
   fs.writeFileSync(clientTokens, clientFile());
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      'redis.url': redis.url, 'redis.keyPrefix': uniquePrefix('sec'), 'api.listen': '127.0.0.1:0', 'http.listen': '127.0.0.1:0',
-      'metrics.listen': '127.0.0.1:0', 'internal.listen': '127.0.0.1:0', 'cluster.partitions': 4,
-      'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1s', 'cluster.leaseTtl': '1500ms', 'drain.timeout': '1s',
-      'auth.enabled': true, 'auth.workerTokensFile': workerTokens, 'auth.clientTokensFile': clientTokens, 'auth.reloadInterval': '200ms',
-      'matching.syncMatchWait': '50ms', 'fetch.wait': '100ms',
-    },
-  });
-  node = await ZdNode.start(config, { logger });
-  channel = createChannel(node.apiAddress);
+  ({ node, channel } = await startTestNode(redis.url, uniquePrefix('sec'), {
+    'cluster.partitions': 4, 'drain.timeout': '1s',
+    'auth.enabled': true, 'auth.workerTokensFile': workerTokens, 'auth.clientTokensFile': clientTokens, 'auth.reloadInterval': '200ms',
+    'matching.syncMatchWait': '50ms', 'fetch.wait': '100ms',
+  }, { logger }));
 });
 afterAll(async () => {
   channel?.close();
