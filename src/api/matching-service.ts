@@ -122,6 +122,37 @@ export function matchingService(d: MatchingDeps) {
   // their consumers on this node claims at once, not only the one that read them past the bound.
   const claimAtOnce = new LRUCache<string, true>({ max: LAST_CLAIM_ENTRIES });
 
+  /**
+   * With redis.waitReplicas, outcomes are answered only once that many replicas hold them. One
+   * read off a primary a failover is leaving behind (a SENTINEL FAILOVER's old primary takes
+   * writes until it is repointed) goes with that primary: its task runs again, and the engine
+   * saw two outcomes of it. Not confirmed: UNAVAILABLE, and the group's next call gets them.
+   */
+  async function confirmReplicated(group: string, consumer: string, found: StoredOutcome[], epoch: string): Promise<void> {
+    const ids = found.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!);
+    const partitions = [...new Set(ids.map((i) => i.partition))];
+    let reason: string;
+    try {
+      const acked = await d.outcomes.replicated(partitions, c.redis.waitReplicas, WAIT_REPLICAS_MS);
+      if (d.outcomes.connectionEpoch(partitions) !== epoch) {
+        reason = 'the connection to Redis changed (re-established, or a slot moved to another primary) between the read of outcomes and its WAIT for redis.waitReplicas replicas';
+      } else if (acked < c.redis.waitReplicas) {
+        reason = `the outcomes read reached ${acked} of the ${c.redis.waitReplicas} replicas redis.waitReplicas asks for within ${WAIT_REPLICAS_MS} ms`;
+      } else return;
+    } catch (err) {
+      await redeliverSoon(group, consumer, ids);
+      throw err;
+    }
+    await redeliverSoon(group, consumer, ids);
+    throw zdError('ZD_STORE_UNAVAILABLE', { reason });
+  }
+
+  /** Read but not answered: to the group's next call at once, not after redeliver_after_ms (best effort: Redis may be away). */
+  async function redeliverSoon(group: string, consumer: string, ids: { partition: number; streamId: string }[]): Promise<void> {
+    claimAtOnce.set(group, true);
+    await d.outcomes.deliverAgainSoon(group, consumer, ids).catch(() => undefined);
+  }
+
   async function enqueue(tasks: NewTask[]): Promise<pb.IEnqueueStepResponse[]> {
     const now = d.clock.now();
     const starts = d.enqueueStarts;
@@ -345,6 +376,8 @@ export function matchingService(d: MatchingDeps) {
           // hand outcomes to a consumer nobody answers for.
           if (ctx.signal.aborted) throw new AbortError();
           const now = d.clock.now();
+          // Taken before the reads: a WAIT counts their writes only on the connection that made them.
+          const epoch = c.redis.waitReplicas > 0 ? d.outcomes.connectionEpoch(all) : '';
           let found: Awaited<ReturnType<OutcomeStore['readNew']>> = [];
           const claimKey = `${group}\0${consumer}`;
           if (claimAtOnce.delete(group) || now - (lastClaim.get(claimKey) ?? 0) >= Math.max(100, redeliverAfter / 2)) {
@@ -389,6 +422,7 @@ export function matchingService(d: MatchingDeps) {
             }
           }
           if (found.length > 0) {
+            if (c.redis.waitReplicas > 0) await confirmReplicated(group, consumer, found, epoch);
             // Read past what one answer can carry: the rest go to the next call's claim.
             const [answer, over] = splitAtBytes(found, outcomeTextBytes);
             if (over.length > 0) {

@@ -94,6 +94,8 @@ export class ZdNode {
   readonly redis: RedisClient;
   /** Enqueues, on a connection of their own when they WAIT for replicas (redis.waitReplicas). */
   private readonly enqueueRedis: RedisClient;
+  /** Outcome streams' reads and acks, on a connection of their own when they WAIT for replicas. */
+  private readonly outcomeRedis: RedisClient;
   readonly keys: Keys;
   readonly store: TaskStore;
   readonly outcomes: OutcomeStore;
@@ -173,6 +175,9 @@ export class ZdNode {
     this.enqueueRedis = config.redis.waitReplicas > 0 ? createRedis(config.redis, { connectionName: 'zdmatch-enqueue' }, this.redisCa) : this.redis;
     logRedisErrors(this.redis, this.log, 'main');
     if (this.enqueueRedis !== this.redis) logRedisErrors(this.enqueueRedis, this.log, 'enqueue');
+    // Outcome reads WAIT too before they are answered (api/matching-service.ts), on a connection of their own.
+    this.outcomeRedis = config.redis.waitReplicas > 0 ? createRedis(config.redis, { connectionName: 'zdmatch-outcomes' }, this.redisCa) : this.redis;
+    if (this.outcomeRedis !== this.redis) logRedisErrors(this.outcomeRedis, this.log, 'outcomes');
     this.keys = new Keys(config.redis.keyPrefix);
     this.store = new TaskStore(
       this.redis, this.keys, config.outcomes.retention, STICKY_TTL_MS,
@@ -181,7 +186,7 @@ export class ZdNode {
       () => this.membership.taskLayout(),
       this.enqueueRedis,
     );
-    this.outcomes = new OutcomeStore(this.redis, this.keys, config.cluster.partitions);
+    this.outcomes = new OutcomeStore(this.outcomeRedis, this.keys, config.cluster.partitions);
     this.membership = new Membership(this.redis, this.keys, {
       nodeId: this.nodeId, bootId: this.bootId, address: config.internal.advertise || config.internal.listen,
       heartbeatMs: config.cluster.heartbeat, nodeTtlMs: config.cluster.nodeTtl,
@@ -603,6 +608,7 @@ export class ZdNode {
       this.redisCa?.stop();
       await closeRedis(this.redis);
       if (this.enqueueRedis !== this.redis) await closeRedis(this.enqueueRedis);
+      if (this.outcomeRedis !== this.redis) await closeRedis(this.outcomeRedis);
     });
     this.state = 'stopped';
     this.log.info('node stopped');

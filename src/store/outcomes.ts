@@ -7,7 +7,7 @@ import { Cluster } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { storeUnavailable } from '../errors/store-unavailable';
 import { monotonicNow } from '../util/clock';
-import type { RedisClient } from './redis';
+import { connectionEpoch, waitForReplicas, type RedisClient } from './redis';
 import type { Keys } from './keys';
 
 /** An outcome as stored (stream entry fields or the done record). */
@@ -234,6 +234,20 @@ export class OutcomeStore {
     private readonly keys: Keys,
     private readonly partitions: number,
   ) {}
+
+  /** Which connections a read of these partitions' streams goes over now (connectionEpoch). */
+  connectionEpoch(partitions: readonly number[]): string {
+    return connectionEpoch(this.redis, partitions.map((p) => this.keys.out(p)));
+  }
+
+  /**
+   * WAIT for `replicas` replicas to hold what this store's connection wrote to these
+   * partitions' streams: a read's delivery to a consumer (XREADGROUP, XCLAIM), and with
+   * it every entry it delivered, written before it on the same primary.
+   */
+  replicated(partitions: readonly number[], replicas: number, timeoutMs: number): Promise<number> {
+    return waitForReplicas(this.redis, partitions.map((p) => this.keys.out(p)), replicas, timeoutMs);
+  }
 
   /** Registers a group and creates it on every partition stream (from the start of what is kept). */
   async ensureGroup(group: string): Promise<void> {

@@ -11,6 +11,7 @@ import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/s
 import { createRedis, waitForReplicas } from '../../src/store/redis';
 import { partitionOf, queueName } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { completeSteps } from '../helpers/outcomes';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const primary = useEmbeddedRedis();
@@ -86,4 +87,31 @@ it('answers a WAIT that reaches a primary a failover demoted as Redis out of rea
   } finally {
     demoted.disconnect();
   }
+});
+
+it('answers outcomes only once the replica holds them: none while it confirms nothing, then each once, at once', async () => {
+  t = await startTestNode(primary.url, uniquePrefix('wr-out'), { 'redis.waitReplicas': 1, 'cluster.partitions': 2 });
+  const consume = (consumer: string, waitMs = 0) =>
+    t!.matching.consumeOutcomes({ group: 'engine', consumer, max_count: 10, wait_ms: waitMs });
+  expect((await consume('c1')).outcomes).toEqual([]);
+  const ids = await completeSteps(t, 3);
+
+  // A replica that confirms nothing (frozen): what a read delivers may be on this primary only,
+  // as on one a failover leaves behind, so it is not answered.
+  replica.kill('SIGSTOP');
+  let refused: { code: Status; details: string } | undefined;
+  try {
+    refused = await consume('c1').then(() => undefined, (e: { code: Status; details: string }) => e);
+  } finally {
+    replica.kill('SIGCONT');
+  }
+  expect(refused?.code).toBe(Status.UNAVAILABLE);
+  expect(refused?.details).toContain('reached 0 of the 1 replicas redis.waitReplicas asks for');
+
+  // Confirmed again: the group's next call gets them, not after redeliver_after_ms (30 s by default).
+  const started = Date.now();
+  const got = (await consume('c2', 5000)).outcomes.map((o) => o.task_id!);
+  expect(Date.now() - started).toBeLessThan(5000);
+  expect(got.sort()).toEqual([...ids].sort());
+  expect((await consume('c1')).outcomes).toEqual([]);
 });
