@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { backOff } from 'exponential-backoff';
-import { LRUCache } from 'lru-cache';
 import { zdError } from '../errors';
 import type { Metrics } from '../metrics/registry';
 import type { Refusal } from '../store/codes';
@@ -15,8 +14,10 @@ import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { FAILURE_LIMITS, pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
+import { Declines } from './declines';
 import { RpcWaiters } from './rpc-waiters';
 import { Slot, type HeldAttempt, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
+import { addTo, flowKey, removeFrom, workerKey } from './slot-maps';
 import { decodeToken, encodeToken } from './task-token';
 
 /** What the gateway tells the owners (local registry or peers). */
@@ -59,7 +60,6 @@ export interface GatewayOptions {
   stickyWaitMs: number;
 }
 
-const flowKey = (tenant: string, flowType: string) => `${tenant}\0${flowType}`;
 /** Tries of a store call that ends a stranded attempt: at up to 5 s apart, about 14 h, until the node stops. */
 const SETTLE_ATTEMPTS = 10_000;
 /**
@@ -89,14 +89,7 @@ export class Gateway {
   /** App workers (tenant\0id) that half-closed a stream: they are stopping and take no new sticky work. */
   private readonly drainingWorkers = new Set<string>();
   private readonly rpcWaiters = new RpcWaiters();
-  /** (tenant, flowType, type, appWorkerId) a worker declined as unknown. */
-  private readonly declined: LRUCache<string, true>;
-  /**
-   * Declines the LRU pushed out, by app worker (tenant\0id): still not offered
-   * to that worker until it completes a Step (DESIGN §4), so an eviction does
-   * not bounce the type straight back to a worker that just said it lacks it.
-   */
-  private readonly evictedDeclines = new Map<string, Set<string>>();
+  private readonly declines: Declines;
   private seq = 0;
   /**
    * Start nonces: a random per-process prefix and a counter. They only need to
@@ -131,19 +124,7 @@ export class Gateway {
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {
-    this.declined = new LRUCache({
-      max: opts.unsupportedTypeCacheEntries,
-      dispose: (_v, key, reason) => {
-        if (reason !== 'evict') return;
-        const [tenant = '', , , appWorkerId = ''] = key.split('\0');
-        const wk = workerKey(tenant, appWorkerId);
-        let set = this.evictedDeclines.get(wk);
-        if (!set) this.evictedDeclines.set(wk, (set = new Set()));
-        // Bounded like the cache itself: past it the oldest is offered again.
-        if (set.size >= opts.unsupportedTypeCacheEntries) set.delete(set.values().next().value as string);
-        set.add(key);
-      },
-    });
+    this.declines = new Declines(opts.unsupportedTypeCacheEntries);
     const silence = opts.busyStreamSilenceMs > 0 ? opts.busyStreamSilenceMs : Infinity;
     this.pingSweepMs = Math.max(50, Math.floor(Math.min(opts.pingIntervalMs, silence) / 4));
     this.pingTimer = setInterval(() => this.sweepStreams(), this.pingSweepMs);
@@ -211,7 +192,7 @@ export class Gateway {
     if (mine && mine.size === 0) {
       this.byWorker.delete(wk);
       this.drainingWorkers.delete(wk);
-      this.forgetDeclines(slot.reg);
+      this.declines.forget(slot.reg);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
       this.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
     } else if (graceful && !this.draining && !this.drainingWorkers.has(wk)) {
@@ -312,7 +293,7 @@ export class Gateway {
   presence(tenant: string, appWorkerId: string, flowType: string, type: string, rpc = false): Presence {
     const mine = this.byWorker.get(workerKey(tenant, appWorkerId));
     if (!mine || this.drainingWorkers.has(workerKey(tenant, appWorkerId))) return 'absent';
-    if (this.isDeclined(tenant, flowType, rpc ? rpcType(type) : type, appWorkerId)) return 'absent';
+    if (this.declines.has(tenant, flowType, rpc ? rpcType(type) : type, appWorkerId)) return 'absent';
     let any = false;
     for (const slot of mine) {
       if (slot.reg.tenant !== tenant || !slot.reg.flowTypes.includes(flowType) || slot.state === 'closed') continue;
@@ -345,7 +326,7 @@ export class Gateway {
   hasIdleRpcSlot(tenant: string, flowType: string, rpcName: string): boolean {
     const key = flowKey(tenant, flowType);
     for (const set of [this.idleRpc.get(key), this.idleStep.get(key)]) {
-      for (const slot of set ?? []) if (!this.isDeclined(tenant, flowType, rpcType(rpcName), slot.reg.appWorkerId)) return true;
+      for (const slot of set ?? []) if (!this.declines.has(tenant, flowType, rpcType(rpcName), slot.reg.appWorkerId)) return true;
     }
     return false;
   }
@@ -355,7 +336,7 @@ export class Gateway {
     for (const slot of this.connected.get(flowKey(tenant, flowType)) ?? []) {
       if (slot.reg.kind !== 'STEP_AND_RPC' || slot.state === 'closed' || slot.state === 'draining') continue;
       if (this.drainingWorkers.has(workerKey(tenant, slot.reg.appWorkerId))) continue;
-      if (!this.isDeclined(tenant, flowType, stepType, slot.reg.appWorkerId)) return true;
+      if (!this.declines.has(tenant, flowType, stepType, slot.reg.appWorkerId)) return true;
     }
     return false;
   }
@@ -575,7 +556,7 @@ export class Gateway {
           if (r.kind === 'completed') {
             this.hooks.outcomeWritten(held.partition, held.taskId, 'COMPLETED');
             // Types evicted from the decline cache are offered to this worker again.
-            if (this.evictedDeclines.delete(workerKey(slot.reg.tenant, slot.reg.appWorkerId))) this.declinesLifted(slot.reg.tenant, slot.reg.appWorkerId);
+            if (this.declines.liftEvicted(slot.reg.tenant, slot.reg.appWorkerId)) this.declinesLifted(slot.reg.tenant, slot.reg.appWorkerId);
             this.ack(slot, held.token, pb.ResultVerdict.ACCEPTED);
           } else {
             this.ackRefusal(slot, held.token, r);
@@ -627,7 +608,7 @@ export class Gateway {
       // capacity decline just sends the call on to another slot.
       const unknown = msg.reason !== pb.DeclineReason.NO_CAPACITY;
       this.metrics.returnedAttempts.inc({ reason: unknown ? 'unknown_type' : 'legacy_no_capacity' });
-      if (unknown) this.declined.set(declineKey(slot.reg.tenant, rpc.flowType, rpcType(rpc.rpcName), slot.reg.appWorkerId), true);
+      if (unknown) this.declines.add(slot.reg.tenant, rpc.flowType, rpcType(rpc.rpcName), slot.reg.appWorkerId);
       slot.rpc = slot.rpcToken = undefined;
       if (unknown) this.slotFree(slot);
       else this.freeAfterPause(slot);
@@ -652,7 +633,7 @@ export class Gateway {
     if (reason === 'unknown_type') {
       const stepType = held.queue.split(':')[2] ?? '';
       const [, flowType = ''] = held.queue.split(':');
-      this.declined.set(declineKey(slot.reg.tenant, flowType, stepType, slot.reg.appWorkerId), true);
+      this.declines.add(slot.reg.tenant, flowType, stepType, slot.reg.appWorkerId);
       this.hooks.capacityChanged();
       // Its Steps of the type waiting for it as their sticky worker move on now (DESIGN §4), not
       // only once this slot is idle: a waiting RPC may take the slot next.
@@ -874,7 +855,7 @@ export class Gateway {
   private eligibleForRpc(slot: Slot, call: RpcCall): boolean {
     // A stopping worker's streams refuse new work: a call given back by one must not go to the next.
     if (this.drainingWorkers.has(workerKey(call.tenant, slot.reg.appWorkerId))) return false;
-    return !this.isDeclined(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId) && !this.stickyHolds(call, slot.reg.appWorkerId);
+    return !this.declines.has(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId) && !this.stickyHolds(call, slot.reg.appWorkerId);
   }
 
   private pickRpcSlot(call: RpcCall): Slot | undefined {
@@ -889,7 +870,7 @@ export class Gateway {
   private allDeclined(call: RpcCall): boolean {
     const slots = this.connected.get(flowKey(call.tenant, call.flowType));
     if (!slots || slots.size === 0) return false;
-    for (const slot of slots) if (!this.isDeclined(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId)) return false;
+    for (const slot of slots) if (!this.declines.has(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId)) return false;
     return true;
   }
 
@@ -999,11 +980,8 @@ export class Gateway {
       });
     }
     const declined: pb.IDeclinedType[] = [];
-    // A type declined again after its eviction is in both; advertise it once.
-    const keys = new Set(this.declined.keys());
-    for (const set of this.evictedDeclines.values()) for (const k of set) keys.add(k);
     // An RPC name goes out as rpcDeclineType(name), as the cache holds it: peers tell the kinds apart.
-    for (const k of keys) {
+    for (const k of this.declines.keys()) {
       const [tenant = '', flowType = '', type = '', appWorkerId = ''] = k.split('\0');
       declined.push({ tenant, flow_type: flowType, type, app_worker_id: appWorkerId });
     }
@@ -1199,16 +1177,10 @@ export class Gateway {
     if (!set) return undefined;
     for (const slot of set) {
       if (appWorkerId !== undefined && slot.reg.appWorkerId !== appWorkerId) continue;
-      if (this.isDeclined(tenant, flowType, stepType, slot.reg.appWorkerId)) continue;
+      if (this.declines.has(tenant, flowType, stepType, slot.reg.appWorkerId)) continue;
       return slot;
     }
     return undefined;
-  }
-
-  private isDeclined(tenant: string, flowType: string, type: string, appWorkerId: string): boolean {
-    if (this.declined.size === 0 && this.evictedDeclines.size === 0) return false;
-    const key = declineKey(tenant, flowType, type, appWorkerId);
-    return this.declined.has(key) || (this.evictedDeclines.get(workerKey(tenant, appWorkerId))?.has(key) ?? false);
   }
 
   /**
@@ -1226,13 +1198,6 @@ export class Gateway {
       if (s.state === 'idle' && s.reg.kind === 'STEP_AND_RPC') for (const ft of s.reg.flowTypes) flowTypes.add(ft);
     }
     for (const ft of flowTypes) this.hooks.capacityAvailable(tenant, ft, appWorkerId);
-  }
-
-  private forgetDeclines(reg: SlotRegistration): void {
-    this.evictedDeclines.delete(workerKey(reg.tenant, reg.appWorkerId));
-    if (this.declined.size === 0) return;
-    const suffix = `\0${reg.appWorkerId}`;
-    for (const k of this.declined.keys()) if (k.startsWith(`${reg.tenant}\0`) && k.endsWith(suffix)) this.declined.delete(k);
   }
 
   /** A frame came in on the stream: the worker behind it is alive. */
@@ -1264,26 +1229,8 @@ export class Gateway {
   }
 }
 
-const workerKey = (tenant: string, appWorkerId: string) => `${tenant}\0${appWorkerId}`;
-
 /** The attempt an enqueue script may have started in a bound slot: always attempt 1, under the binding's nonce. */
 const bindingRef = (b: EnqueueBinding, t: NewTask) => ({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: b.start.nonce });
-
-function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  let set = map.get(key);
-  if (!set) map.set(key, (set = new Set()));
-  set.add(value);
-}
-
-function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  const set = map.get(key);
-  if (set?.delete(value) && set.size === 0) map.delete(key);
-}
-
-/** A decline cache key; `type` is a Step type, or rpcDeclineType(name) for an RPC. */
-function declineKey(tenant: string, flowType: string, type: string, appWorkerId: string): string {
-  return `${tenant}\0${flowType}\0${type}\0${appWorkerId}`;
-}
 
 /**
  * What is wrong with a StepResult or RpcResult, naming the field; undefined when
