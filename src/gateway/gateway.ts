@@ -15,6 +15,7 @@ import type { Logger } from '../util/logger';
 import { FAILURE_LIMITS, pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import { Declines } from './declines';
+import { IdleSlots } from './idle-slots';
 import { RpcWaiters } from './rpc-waiters';
 import { Slot, type HeldAttempt, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
 import { addTo, flowKey, removeFrom, workerKey } from './slot-maps';
@@ -78,10 +79,6 @@ export interface EnqueueBinding {
 
 export class Gateway {
   private readonly slots = new Map<string, Slot>();
-  /** Idle Step-and-RPC slots by (tenant, flowType). */
-  private readonly idleStep = new Map<string, Set<Slot>>();
-  /** Idle RPC-only slots by (tenant, flowType). */
-  private readonly idleRpc = new Map<string, Set<Slot>>();
   /** Every open slot by (tenant, flowType). */
   private readonly connected = new Map<string, Set<Slot>>();
   /** Streams by (tenant, app worker id): two tenants may use the same app worker id. */
@@ -90,6 +87,7 @@ export class Gateway {
   private readonly drainingWorkers = new Set<string>();
   private readonly rpcWaiters = new RpcWaiters();
   private readonly declines: Declines;
+  private readonly idle: IdleSlots;
   private seq = 0;
   /**
    * Start nonces: a random per-process prefix and a counter. They only need to
@@ -125,6 +123,7 @@ export class Gateway {
     private readonly log: Logger,
   ) {
     this.declines = new Declines(opts.unsupportedTypeCacheEntries);
+    this.idle = new IdleSlots(this.declines);
     const silence = opts.busyStreamSilenceMs > 0 ? opts.busyStreamSilenceMs : Infinity;
     this.pingSweepMs = Math.max(50, Math.floor(Math.min(opts.pingIntervalMs, silence) / 4));
     this.pingTimer = setInterval(() => this.sweepStreams(), this.pingSweepMs);
@@ -153,7 +152,7 @@ export class Gateway {
     // A new stream of a worker we took for stopping: it is not (a stream half-closed for
     // another reason), and its idle slots take work again.
     if (this.drainingWorkers.delete(workerKey(reg.tenant, reg.appWorkerId))) {
-      for (const s of mine ?? []) if (s.state === 'idle') this.indexIdle(s);
+      for (const s of mine ?? []) if (s.state === 'idle') this.idle.add(s);
     }
     for (const ft of reg.flowTypes) addTo(this.connected, flowKey(reg.tenant, ft), slot);
     if (mine) mine.add(slot);
@@ -180,7 +179,7 @@ export class Gateway {
    */
   async unregister(slot: Slot, graceful: boolean, lostBecause = 'stream reset mid-task'): Promise<void> {
     if (slot.state === 'closed') return;
-    this.removeIdle(slot);
+    this.idle.remove(slot);
     slot.state = 'closed';
     slot.close();
     this.slots.delete(slot.id);
@@ -199,7 +198,7 @@ export class Gateway {
       // A half-close from the worker means it is stopping (SDK stop()): it starts no
       // new tasks (DESIGN §5), so none of its slots is offered one from now on.
       this.drainingWorkers.add(wk);
-      for (const s of mine ?? []) this.removeIdle(s);
+      for (const s of mine ?? []) this.idle.remove(s);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
       this.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
     }
@@ -278,7 +277,7 @@ export class Gateway {
 
   /** Whether an idle Step slot of this node (of `appWorkerId` when given) can take a task of this type. */
   hasIdleStepSlot(tenant: string, flowType: string, stepType: string, appWorkerId?: string): boolean {
-    return this.pickIdle(tenant, flowType, stepType, appWorkerId) !== undefined;
+    return this.idle.pick(tenant, flowType, stepType, appWorkerId) !== undefined;
   }
 
   /** Whether the app worker has a stream here and is not draining. */
@@ -325,7 +324,7 @@ export class Gateway {
   /** Whether an idle slot here could run this RPC now (RPC-only or shared, not declined). */
   hasIdleRpcSlot(tenant: string, flowType: string, rpcName: string): boolean {
     const key = flowKey(tenant, flowType);
-    for (const set of [this.idleRpc.get(key), this.idleStep.get(key)]) {
+    for (const set of [this.idle.rpc.get(key), this.idle.step.get(key)]) {
       for (const slot of set ?? []) if (!this.declines.has(tenant, flowType, rpcType(rpcName), slot.reg.appWorkerId)) return true;
     }
     return false;
@@ -395,9 +394,9 @@ export class Gateway {
   }
 
   private bindIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
-    const slot = this.pickIdle(tenant, flowType, stepType, appWorkerId);
+    const slot = this.idle.pick(tenant, flowType, stepType, appWorkerId);
     if (!slot) return undefined;
-    this.removeIdle(slot);
+    this.idle.remove(slot);
     slot.state = 'busy';
     this.hooks.capacityChanged();
     return slot;
@@ -860,7 +859,7 @@ export class Gateway {
 
   private pickRpcSlot(call: RpcCall): Slot | undefined {
     const key = flowKey(call.tenant, call.flowType);
-    for (const set of [this.idleRpc.get(key), this.idleStep.get(key)]) {
+    for (const set of [this.idle.rpc.get(key), this.idle.step.get(key)]) {
       for (const slot of set ?? []) if (this.eligibleForRpc(slot, call)) return slot;
     }
     return undefined;
@@ -875,7 +874,7 @@ export class Gateway {
   }
 
   private runRpc(slot: Slot, call: RpcCall): void {
-    this.removeIdle(slot);
+    this.idle.remove(slot);
     slot.state = 'busy';
     this.hooks.capacityChanged();
     slot.rpc = call;
@@ -947,7 +946,7 @@ export class Gateway {
       const [tenant = '', flowType = ''] = key.split('\0');
       entries.push({
         tenant, flow_type: flowType,
-        idle_step_slots: this.idleStep.get(key)?.size ?? 0, idle_rpc_slots: this.idleRpc.get(key)?.size ?? 0,
+        idle_step_slots: this.idle.step.get(key)?.size ?? 0, idle_rpc_slots: this.idle.rpc.get(key)?.size ?? 0,
       });
     }
     const workers: pb.IWorkerPresence[] = [];
@@ -1015,7 +1014,7 @@ export class Gateway {
     for (const slot of this.slots.values()) {
       slot.send({ reconnect: { reason: 'node draining' } }, this.clock.now());
       if (slot.state === 'idle') {
-        this.removeIdle(slot);
+        this.idle.remove(slot);
         slot.state = 'draining';
         slot.close();
       }
@@ -1151,36 +1150,13 @@ export class Gateway {
     }
     slot.state = 'idle';
     const stopping = this.drainingWorkers.has(workerKey(slot.reg.tenant, slot.reg.appWorkerId));
-    if (!stopping) this.indexIdle(slot);
+    if (!stopping) this.idle.add(slot);
     this.hooks.capacityChanged();
     if (stopping || slot.reg.kind !== 'STEP_AND_RPC') return;
     for (const ft of slot.reg.flowTypes) {
       if (slot.state !== 'idle') return;
       this.hooks.capacityAvailable(slot.reg.tenant, ft, slot.reg.appWorkerId);
     }
-  }
-
-  /** An idle slot becomes one the matching indexes offer work to. */
-  private indexIdle(slot: Slot): void {
-    const index = slot.reg.kind === 'STEP_AND_RPC' ? this.idleStep : this.idleRpc;
-    for (const ft of slot.reg.flowTypes) addTo(index, flowKey(slot.reg.tenant, ft), slot);
-  }
-
-  private removeIdle(slot: Slot): void {
-    if (slot.state !== 'idle') return;
-    const index = slot.reg.kind === 'STEP_AND_RPC' ? this.idleStep : this.idleRpc;
-    for (const ft of slot.reg.flowTypes) removeFrom(index, flowKey(slot.reg.tenant, ft), slot);
-  }
-
-  private pickIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
-    const set = this.idleStep.get(flowKey(tenant, flowType));
-    if (!set) return undefined;
-    for (const slot of set) {
-      if (appWorkerId !== undefined && slot.reg.appWorkerId !== appWorkerId) continue;
-      if (this.declines.has(tenant, flowType, stepType, slot.reg.appWorkerId)) continue;
-      return slot;
-    }
-    return undefined;
   }
 
   /**
