@@ -12,11 +12,12 @@ import { queueName } from '../store/keys';
 import type { EnqueueStart, NewTask, OutcomeStatusName, SlotIdentity, StartedTask, TaskStore } from '../store/task-store';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
-import { FAILURE_LIMITS, pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
+import { pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
 import { Declines } from './declines';
 import { IdleSlots } from './idle-slots';
-import { RpcWaiters } from './rpc-waiters';
+import { resultProblem } from './result-problem';
+import { RpcDispatch, type RpcInvocation } from './rpc-dispatch';
 import { Slot, type HeldAttempt, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
 import { addTo, flowKey, removeFrom, workerKey } from './slot-maps';
 import { decodeToken, encodeToken } from './task-token';
@@ -85,9 +86,9 @@ export class Gateway {
   private readonly byWorker = new Map<string, Set<Slot>>();
   /** App workers (tenant\0id) that half-closed a stream: they are stopping and take no new sticky work. */
   private readonly drainingWorkers = new Set<string>();
-  private readonly rpcWaiters = new RpcWaiters();
   private readonly declines: Declines;
   private readonly idle: IdleSlots;
+  private readonly rpc: RpcDispatch;
   private seq = 0;
   /**
    * Start nonces: a random per-process prefix and a counter. They only need to
@@ -109,8 +110,6 @@ export class Gateway {
   /** Streams are swept four times per matching.pingInterval or busyStreamSilence, whichever is shorter (at least 50 ms apart). */
   private readonly pingSweepMs: number;
   private draining = false;
-  /** closeAll ran: no slot will take an RPC here again. */
-  private closed = false;
   /** The node is stopping: background store retries end (the owners fail its attempts once it has left). */
   private stopped = false;
 
@@ -124,6 +123,10 @@ export class Gateway {
   ) {
     this.declines = new Declines(opts.unsupportedTypeCacheEntries);
     this.idle = new IdleSlots(this.declines);
+    this.rpc = new RpcDispatch(
+      { stickyWaitMs: opts.stickyWaitMs, maxPayloadBytes: opts.maxPayloadBytes, tokenPrefix: this.noncePrefix },
+      this.idle, this.declines, this.connected, this.drainingWorkers, this, hooks, metrics, clock,
+    );
     const silence = opts.busyStreamSilenceMs > 0 ? opts.busyStreamSilenceMs : Infinity;
     this.pingSweepMs = Math.max(50, Math.floor(Math.min(opts.pingIntervalMs, silence) / 4));
     this.pingTimer = setInterval(() => this.sweepStreams(), this.pingSweepMs);
@@ -193,14 +196,14 @@ export class Gateway {
       this.drainingWorkers.delete(wk);
       this.declines.forget(slot.reg);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
-      this.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
+      this.rpc.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
     } else if (graceful && !this.draining && !this.drainingWorkers.has(wk)) {
       // A half-close from the worker means it is stopping (SDK stop()): it starts no
       // new tasks (DESIGN §5), so none of its slots is offered one from now on.
       this.drainingWorkers.add(wk);
       for (const s of mine ?? []) this.idle.remove(s);
       this.hooks.workerUnavailable(slot.reg.tenant, slot.reg.appWorkerId);
-      this.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
+      this.rpc.stickyRpcsMoveOn(slot.reg.tenant, slot.reg.appWorkerId);
     }
     this.hooks.capacityChanged();
     const rpc = slot.rpc;
@@ -209,7 +212,7 @@ export class Gateway {
       // A half-close without its result: the worker is stopping and did not run it (as a
       // held Step goes back unconsumed); nor did it run one held behind an ack (Slot.awaitAck),
       // which never reached it. A reset may have run it: the caller hears so.
-      if (graceful || slot.holdsTask) this.returnRpc(rpc);
+      if (graceful || slot.holdsTask) this.rpc.returnRpc(rpc);
       else rpc.settle({ kind: 'unavailable', reason: `worker ${slot.reg.appWorkerId} went away while running rpc ${rpc.rpcName}` });
     }
     const held = slot.attempt;
@@ -611,13 +614,11 @@ export class Gateway {
       slot.rpc = slot.rpcToken = undefined;
       if (unknown) this.slotFree(slot);
       else this.freeAfterPause(slot);
-      this.returnRpc(rpc);
+      this.rpc.returnRpc(rpc);
       if (unknown) {
         // Calls of that name waiting for this worker as their sticky one skip the rest of the
         // sticky phase (DESIGN §4: it has declined the type), as Steps do (Placement.capacity).
-        for (const call of this.rpcWaiters.stickyTo(slot.reg.tenant, slot.reg.appWorkerId)) {
-          if (call.flowType === rpc.flowType && call.rpcName === rpc.rpcName) this.endStickyWindow(call);
-        }
+        this.rpc.declinedBy(slot.reg.tenant, slot.reg.appWorkerId, rpc.flowType, rpc.rpcName);
       }
       return;
     }
@@ -696,7 +697,7 @@ export class Gateway {
     }
   }
 
-  // ---- RPCs ------------------------------------------------------------------
+  // ---- RPCs (gateway/rpc-dispatch.ts) ---------------------------------------
 
   /**
    * Runs an RPC on a slot of this node: the sticky worker first (while it is
@@ -705,237 +706,30 @@ export class Gateway {
    * `deadline` (UNAVAILABLE), and answers NOT_FOUND once every connected
    * worker of the flow type declined the name.
    */
-  invokeRpc(
-    req: {
-      tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; deadline: number; runDeadline: number;
-      pinned?: boolean;
-    },
-    signal: AbortSignal,
-  ): Promise<RpcSettlement> {
-    return new Promise<RpcSettlement>((resolve) => {
-      const now = this.clock.now();
-      const call: RpcCall = {
-        ...req, token: `rpc.${this.noncePrefix}${(++this.seq).toString(16)}`, arrivedAt: now,
-        stickyUntil: req.sticky ? Math.min(req.deadline, now + this.opts.stickyWaitMs) : 0,
-        settled: false, signal,
-        settle: (r) => {
-          if (call.settled) return;
-          call.settled = true;
-          this.rpcWaiters.remove(call);
-          clearTimeout(call.timer);
-          clearTimeout(stickyTimer);
-          signal.removeEventListener('abort', onAbort);
-          if (r.kind === 'unavailable') call.abandoned?.(r.reason);
-          resolve(r);
-        },
-      };
-      const onAbort = () => call.settle({ kind: 'unavailable', reason: 'the caller went away' });
-      this.armDispatchDeadline(call);
-      // When the sticky window closes, any other idle slot may take it. Closed by the
-      // timer, not by reading the clock: a timer may fire a little before the clock
-      // shows its time, and the call would then be held again with nothing to wake it.
-      const stickyTimer = setTimeout(() => this.endStickyWindow(call), Math.max(0, call.stickyUntil - now));
-      // A caller gone before it got here (while its sticky worker was looked up): nothing runs.
-      if (signal.aborted) {
-        clearTimeout(stickyTimer);
-        onAbort();
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.placeRpc(call);
-    });
+  invokeRpc(req: RpcInvocation, signal: AbortSignal): Promise<RpcSettlement> {
+    return this.rpc.invokeRpc(req, signal);
   }
 
   /**
    * RPCs of (tenant, flowType) waiting here for a busy slot, oldest first, go to a
-   * peer's slot that just went idle (DESIGN §4: a node with an idle slot), at most
-   * `max` of them: `run` starts one there and says whether it did. A call still
-   * in its sticky window waits for its sticky worker here.
+   * peer's slot that just went idle, at most `max` of them (RpcDispatch.moveWaitingRpcs).
    */
   moveWaitingRpcs(tenant: string, flowType: string, max: number, run: (call: RpcCall) => boolean): number {
-    if (this.rpcWaiters.size === 0 || max <= 0) return 0;
-    const now = this.clock.now();
-    return this.rpcWaiters.moveOut(flowKey(tenant, flowType), max, (c) => !c.pinned && c.stickyUntil <= now, (call) => {
-      if (!run(call)) return false;
-      clearTimeout(call.timer); // the peer bounds it now (its dispatch wait is the call's remaining one)
-      return true;
-    });
+    return this.rpc.moveWaitingRpcs(tenant, flowType, max, run);
   }
 
-  /**
-   * RPCs waiting here in their sticky window for `appWorkerId`, which has idle slots
-   * at a peer: at most `max` go there (`run` starts one there and says whether it did).
-   */
+  /** RPCs waiting here in their sticky window for `appWorkerId`, which has idle slots at a peer (RpcDispatch.moveStickyRpcs). */
   moveStickyRpcs(tenant: string, appWorkerId: string, max: number, run: (call: RpcCall) => boolean): number {
-    if (this.rpcWaiters.size === 0 || max <= 0 || !appWorkerId) return 0;
-    const now = this.clock.now();
-    let moved = 0;
-    for (const call of this.rpcWaiters.stickyTo(tenant, appWorkerId)) {
-      if (moved >= max) break;
-      if (call.pinned || call.stickyUntil <= now || !run(call)) continue;
-      this.rpcWaiters.remove(call);
-      clearTimeout(call.timer); // the peer bounds it now
-      moved++;
-    }
-    return moved;
+    return this.rpc.moveStickyRpcs(tenant, appWorkerId, max, run);
   }
 
-  /**
-   * A call moved to a peer that did not run it (unreachable, or its workers lack
-   * the name): it waits here again, under its own dispatch deadline, as if it
-   * had not moved.
-   */
+  /** A call moved to a peer that did not run it waits here again (RpcDispatch.rpcBack). */
   rpcBack(call: RpcCall): void {
-    if (call.settled) return;
-    this.armDispatchDeadline(call);
-    this.placeRpc(call);
-  }
-
-  /** The sticky phase of a call is over (its window closed, or its sticky worker left): any worker may take it. */
-  private endStickyWindow(call: RpcCall): void {
-    call.stickyUntil = 0;
-    if (call.settled || !this.rpcWaiters.has(call)) return;
-    this.rpcWaiters.remove(call);
-    // Nothing here is free: any worker of the flow type may take it now (DESIGN §4),
-    // and a peer's idle one should, not the dispatch window's end.
-    if (call.sticky && !this.pickRpcSlot(call) && this.hooks.rpcToIdlePeer?.(call)) {
-      clearTimeout(call.timer);
-      return;
-    }
-    this.placeRpc(call);
-  }
-
-  /**
-   * The app worker left (no stream here) or began stopping: RPCs held for it as
-   * their sticky worker skip the rest of the sticky phase at once (DESIGN §4), as
-   * its sticky Steps do; an idle slot here would else sit by until the window closed.
-   */
-  private stickyRpcsMoveOn(tenant: string, appWorkerId: string): void {
-    for (const call of this.rpcWaiters.stickyTo(tenant, appWorkerId)) this.endStickyWindow(call);
-  }
-
-  /** Puts an RPC on an eligible idle slot, or makes it wait for one. */
-  private placeRpc(call: RpcCall): void {
-    if (call.settled) return;
-    if (this.closed) {
-      call.settle({ kind: 'unavailable', reason: 'this node is stopping' });
-      return;
-    }
-    if (this.allDeclined(call)) {
-      call.settle({ kind: 'not-found' });
-      return;
-    }
-    const slot = this.pickRpcSlot(call);
-    if (slot) this.runRpc(slot, call);
-    else this.rpcWaiters.add(flowKey(call.tenant, call.flowType), call);
-  }
-
-  /** An RPC a slot gave back unrun: another slot may take it, until the call's dispatch deadline again. */
-  private returnRpc(call: RpcCall): void {
-    if (this.clock.now() >= call.deadline) {
-      call.settle(noTaker(call));
-      return;
-    }
-    this.armDispatchDeadline(call);
-    this.placeRpc(call);
-  }
-
-  /** matching.dispatchWait (or the caller's deadline) bounds finding a worker: UNAVAILABLE past it. */
-  private armDispatchDeadline(call: RpcCall): void {
-    clearTimeout(call.timer);
-    call.timer = setTimeout(() => call.settle(noTaker(call)), Math.max(0, call.deadline - this.clock.now()));
-  }
-
-  private stickyHolds(call: RpcCall, appWorkerId: string): boolean {
-    if (!call.sticky || call.sticky === appWorkerId || this.clock.now() >= call.stickyUntil) return false;
-    return this.presence(call.tenant, call.sticky, call.flowType, call.rpcName, true) !== 'absent';
-  }
-
-  private eligibleForRpc(slot: Slot, call: RpcCall): boolean {
-    // A stopping worker's streams refuse new work: a call given back by one must not go to the next.
-    if (this.drainingWorkers.has(workerKey(call.tenant, slot.reg.appWorkerId))) return false;
-    return !this.declines.has(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId) && !this.stickyHolds(call, slot.reg.appWorkerId);
-  }
-
-  private pickRpcSlot(call: RpcCall): Slot | undefined {
-    const key = flowKey(call.tenant, call.flowType);
-    for (const set of [this.idle.rpc.get(key), this.idle.step.get(key)]) {
-      for (const slot of set ?? []) if (this.eligibleForRpc(slot, call)) return slot;
-    }
-    return undefined;
-  }
-
-  /** Every connected worker of the flow type declined the name (and at least one is connected). */
-  private allDeclined(call: RpcCall): boolean {
-    const slots = this.connected.get(flowKey(call.tenant, call.flowType));
-    if (!slots || slots.size === 0) return false;
-    for (const slot of slots) if (!this.declines.has(call.tenant, call.flowType, rpcType(call.rpcName), slot.reg.appWorkerId)) return false;
-    return true;
-  }
-
-  private runRpc(slot: Slot, call: RpcCall): void {
-    this.idle.remove(slot);
-    slot.state = 'busy';
-    this.hooks.capacityChanged();
-    slot.rpc = call;
-    const token = slot.rpcToken = `${call.token}.${(++this.seq).toString(16)}`;
-    const now = this.clock.now();
-    const sent = slot.send({
-      rpc_task: {
-        task_token: token, tenant: call.tenant, flow_id: call.flowId, flow_type: call.flowType,
-        rpc_name: call.rpcName, input: call.input, deadline_ms: call.runDeadline,
-      },
-    }, now);
-    if (!sent) {
-      slot.rpc = slot.rpcToken = undefined;
-      this.placeRpc(call);
-      return;
-    }
-    // Nobody waits for its result any more: the handler hears so (its context's signal)
-    // and may stop, rather than hold the slot to the end of a run no caller reads.
-    call.abandoned = (reason) => {
-      if (slot.rpc === call && slot.rpcToken === token) slot.send({ cancel: { task_token: token, reason } }, this.clock.now());
-    };
-    // An RPC's wait for a slot (DESIGN §10 "RPC waits"), from its arrival at this node.
-    this.metrics.dispatchLatency.observe({ path: 'rpc' }, Math.max(0, now - call.arrivedAt) / 1000);
-    // Taken: matching.dispatchWait bounds finding a worker, not the worker's run, which
-    // may take until the call's own deadline (DESIGN §4; the reference's "total time to
-    // find a Worker").
-    clearTimeout(call.timer);
-    call.timer = setTimeout(
-      () => call.settle({
-        kind: 'unavailable',
-        reason: `worker ${slot.reg.appWorkerId} took it but did not answer in time (within ${Math.max(0, call.runDeadline - call.arrivedAt)} ms of its arrival)`,
-      }),
-      Math.max(0, call.runDeadline - this.clock.now()),
-    );
+    this.rpc.rpcBack(call);
   }
 
   rpcResult(slot: Slot, msg: pb.IRpcResult): void {
-    const call = slot.rpc;
-    const token = slot.rpcToken;
-    if (!call || token === undefined || token !== msg.task_token) {
-      this.ack(slot, msg.task_token ?? '', pb.ResultVerdict.REFUSED_STALE, 'rpc_result.task_token: no such rpc on this stream; nothing was recorded');
-      return;
-    }
-    const problem = resultProblem('rpc_result', msg);
-    if (problem) {
-      this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, problem);
-      return;
-    }
-    slot.rpc = slot.rpcToken = undefined;
-    const output = msg.output != null && msg.failure == null ? Buffer.from(msg.output) : undefined;
-    if (output && output.length > this.opts.maxPayloadBytes) {
-      this.ack(slot, token, pb.ResultVerdict.REFUSED_INVALID, `rpc_result.output: exceeds limits.maxPayloadBytes (${this.opts.maxPayloadBytes})`);
-      call.settle({ kind: 'result', failure: { message: 'rpc output exceeds limits.maxPayloadBytes', type: 'invalid_result', nonRetryable: true }, appWorkerId: slot.reg.appWorkerId });
-    } else {
-      this.ack(slot, token, call.settled ? pb.ResultVerdict.REFUSED_STALE : pb.ResultVerdict.ACCEPTED, call.settled ? 'the caller is gone' : '');
-      const f = msg.failure;
-      call.settle(output
-        ? { kind: 'result', output, appWorkerId: slot.reg.appWorkerId }
-        : { kind: 'result', failure: { message: f?.message ?? '', type: f?.type ?? '', nonRetryable: f?.non_retryable ?? false }, appWorkerId: slot.reg.appWorkerId });
-    }
-    this.slotFree(slot);
+    if (this.rpc.rpcResult(slot, msg)) this.slotFree(slot);
   }
 
   /** This node's capacity for peers: idle slots per flow type, app workers, declines. */
@@ -1003,7 +797,7 @@ export class Gateway {
 
   /** RPCs waiting for a slot on this node. */
   get rpcsWaiting(): number {
-    return this.rpcWaiters.size;
+    return this.rpc.waiting;
   }
 
   // ---- drain ----------------------------------------------------------------
@@ -1039,8 +833,7 @@ export class Gateway {
    * another node now rather than hold this node's shutdown until dispatchWait.
    */
   closeAll(): void {
-    this.closed = true;
-    for (const call of this.rpcWaiters.drain()) call.settle({ kind: 'unavailable', reason: 'this node is stopping' });
+    this.rpc.close();
     for (const slot of this.slots.values()) slot.close();
     if (this.pingTimer) clearInterval(this.pingTimer);
   }
@@ -1142,10 +935,10 @@ export class Gateway {
 
   /** A freed slot serves, in order: RPCs waiting at this node, then Steps (the owners' waiters and heads). */
   private becomeIdle(slot: Slot): void {
-    const call = this.rpcWaiters.takeFor(slot.reg.tenant, slot.reg.flowTypes, (c) => this.eligibleForRpc(slot, c));
+    const call = this.rpc.waiters.takeFor(slot.reg.tenant, slot.reg.flowTypes, (c) => this.rpc.eligibleForRpc(slot, c));
     if (call) {
       slot.state = 'idle';
-      this.runRpc(slot, call);
+      this.rpc.runRpc(slot, call);
       return;
     }
     slot.state = 'idle';
@@ -1207,24 +1000,3 @@ export class Gateway {
 
 /** The attempt an enqueue script may have started in a bound slot: always attempt 1, under the binding's nonce. */
 const bindingRef = (b: EnqueueBinding, t: NewTask) => ({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: b.start.nonce });
-
-/**
- * What is wrong with a StepResult or RpcResult, naming the field; undefined when
- * nothing is (DESIGN §11: bounds are refused, never cut short).
- */
-/** An RPC's end when no slot took it within its dispatch window at this node. */
-/** How a call that no slot took within its dispatch window ends. */
-export function noTaker(call: RpcCall): RpcSettlement {
-  return { kind: 'unavailable', reason: `no worker took it within ${Math.max(0, call.deadline - call.arrivedAt)} ms` };
-}
-
-function resultProblem(frame: 'step_result' | 'rpc_result', msg: { output?: Uint8Array | null; failure?: pb.IFailure | null }): string | undefined {
-  if (msg.output == null && msg.failure == null) return `${frame}.result: holds neither output nor failure`;
-  const f = msg.failure;
-  if (!f) return undefined;
-  const L = FAILURE_LIMITS;
-  if ((f.message ?? '').length > L.messageChars) return `${frame}.failure.message: ${f.message!.length} characters; the limit is ${L.messageChars}`;
-  if ((f.type ?? '').length > L.typeChars) return `${frame}.failure.type: ${f.type!.length} characters; the limit is ${L.typeChars}`;
-  if (Number(f.retry_after_ms ?? 0) > L.retryAfterMs) return `${frame}.failure.retry_after_ms: ${String(f.retry_after_ms)} exceeds ${L.retryAfterMs} (365 days)`;
-  return undefined;
-}
