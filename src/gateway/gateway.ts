@@ -20,6 +20,7 @@ import { resultProblem } from './result-problem';
 import { RpcDispatch, type RpcInvocation } from './rpc-dispatch';
 import { Slot, type HeldAttempt, type RpcCall, type RpcSettlement, type SlotRegistration } from './slot';
 import { addTo, flowKey, removeFrom, workerKey } from './slot-maps';
+import { StreamSweep } from './stream-sweep';
 import { decodeToken, encodeToken } from './task-token';
 
 /** What the gateway tells the owners (local registry or peers). */
@@ -106,9 +107,7 @@ export class Gateway {
   private readonly earlyCancels = new WeakMap<Slot, Map<string, string>>();
   /** Store calls starting or ending an attempt that are on their way or retried, by start nonce (transit()). */
   private readonly inTransit = new Map<string, number>();
-  private pingTimer: NodeJS.Timeout | undefined;
-  /** Streams are swept four times per matching.pingInterval or busyStreamSilence, whichever is shorter (at least 50 ms apart). */
-  private readonly pingSweepMs: number;
+  private readonly sweep: StreamSweep;
   private draining = false;
   /** The node is stopping: background store retries end (the owners fail its attempts once it has left). */
   private stopped = false;
@@ -127,10 +126,7 @@ export class Gateway {
       { stickyWaitMs: opts.stickyWaitMs, maxPayloadBytes: opts.maxPayloadBytes, tokenPrefix: this.noncePrefix },
       this.idle, this.declines, this.connected, this.drainingWorkers, this, hooks, metrics, clock,
     );
-    const silence = opts.busyStreamSilenceMs > 0 ? opts.busyStreamSilenceMs : Infinity;
-    this.pingSweepMs = Math.max(50, Math.floor(Math.min(opts.pingIntervalMs, silence) / 4));
-    this.pingTimer = setInterval(() => this.sweepStreams(), this.pingSweepMs);
-    this.pingTimer.unref();
+    this.sweep = new StreamSweep(opts, this.slots, (slot, because) => this.unregister(slot, false, because), clock, log);
   }
 
   get streamCount(): number {
@@ -835,12 +831,12 @@ export class Gateway {
   closeAll(): void {
     this.rpc.close();
     for (const slot of this.slots.values()) slot.close();
-    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.sweep.stop();
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.sweep.stop();
   }
 
   /** A result or decline frame the node could not read as sent: refused, naming why; nothing changes. */
@@ -972,29 +968,6 @@ export class Gateway {
   /** A frame came in on the stream: the worker behind it is alive. */
   heardFrom(slot: Slot): void {
     slot.lastHeardAt = this.clock.now();
-  }
-
-  /** Pings idle streams that are due one; finds busy ones silent too long. */
-  private sweepStreams(): void {
-    const now = this.clock.now();
-    const silence = this.opts.busyStreamSilenceMs;
-    for (const slot of this.slots.values()) {
-      // One sweep early rather than up to one late: no idle gap exceeds the interval.
-      if (slot.state === 'idle' && now - slot.lastSentAt >= this.opts.pingIntervalMs - this.pingSweepMs) slot.send({ ping: { sent_at_ms: now } }, now);
-      // A worker Pongs while it runs a task (DESIGN §5). The node's HTTP/2 PINGs catch a
-      // connection gone silent, but not behind a proxy that answers them itself (an
-      // HTTP/2 load balancer): there only the worker's own frames show it is alive.
-      // An older SDK sends nothing while a task runs: silence is no sign for it.
-      else if (silence > 0 && slot.state === 'busy' && (slot.attempt || slot.rpc) && !slot.reg.quietWhileBusy
-        && now - Math.max(slot.lastHeardAt, slot.lastSentAt) >= silence) this.lostInSilence(slot, now);
-    }
-  }
-
-  private lostInSilence(slot: Slot, now: number): void {
-    const quietMs = now - Math.max(slot.lastHeardAt, slot.lastSentAt);
-    this.log.warn({ stream: slot.id, appWorkerId: slot.reg.appWorkerId, quietMs }, 'busy worker stream silent past matching.busyStreamSilence: worker lost');
-    void this.unregister(slot, false, `no frame for ${quietMs} ms on a busy stream (matching.busyStreamSilence)`)
-      .catch((err: Error) => this.log.warn({ err: err.message }, 'unregister failed'));
   }
 }
 
