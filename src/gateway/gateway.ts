@@ -14,6 +14,7 @@ import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
+import { capacitySnapshot, slotCounts, type CapacitySnapshot } from './capacity-snapshot';
 import { Declines } from './declines';
 import { IdleSlots } from './idle-slots';
 import { resultProblem } from './result-problem';
@@ -729,66 +730,13 @@ export class Gateway {
   }
 
   /** This node's capacity for peers: idle slots per flow type, app workers, declines. */
-  capacitySnapshot(): { entries: pb.ICapacityEntry[]; workers: pb.IWorkerPresence[]; declined: pb.IDeclinedType[] } {
-    const entries: pb.ICapacityEntry[] = [];
-    for (const [key, slots] of this.connected) {
-      if (slots.size === 0) continue;
-      const [tenant = '', flowType = ''] = key.split('\0');
-      entries.push({
-        tenant, flow_type: flowType,
-        idle_step_slots: this.idle.step.get(key)?.size ?? 0, idle_rpc_slots: this.idle.rpc.get(key)?.size ?? 0,
-      });
-    }
-    const workers: pb.IWorkerPresence[] = [];
-    for (const slots of this.byWorker.values()) {
-      const first = slots.values().next().value as Slot | undefined;
-      if (!first) continue;
-      const app = first.reg.appWorkerId;
-      let idleStep = 0;
-      let idleRpc = 0;
-      let busy = 0;
-      const flowTypes = new Set<string>();
-      const stepFlowTypes = new Set<string>();
-      for (const slot of slots) {
-        for (const ft of slot.reg.flowTypes) flowTypes.add(ft);
-        // as canServe counts them: an RPC-only slot, or one of a draining node, runs no new Step
-        if (slot.reg.kind === 'STEP_AND_RPC' && (slot.state === 'idle' || slot.state === 'busy')) {
-          for (const ft of slot.reg.flowTypes) stepFlowTypes.add(ft);
-        }
-        if (slot.state === 'idle') {
-          if (slot.reg.kind === 'STEP_AND_RPC') idleStep++;
-          else idleRpc++;
-        } else if (slot.state === 'busy') {
-          busy++;
-        }
-      }
-      workers.push({
-        tenant: first.reg.tenant, app_worker_id: app, flow_types: [...flowTypes], idle_step_slots: idleStep,
-        idle_rpc_slots: idleRpc, busy_slots: busy, draining: this.drainingWorkers.has(workerKey(first.reg.tenant, app)),
-        step_flow_types: [...stepFlowTypes],
-      });
-    }
-    const declined: pb.IDeclinedType[] = [];
-    // An RPC name goes out as rpcDeclineType(name), as the cache holds it: peers tell the kinds apart.
-    for (const k of this.declines.keys()) {
-      const [tenant = '', flowType = '', type = '', appWorkerId = ''] = k.split('\0');
-      declined.push({ tenant, flow_type: flowType, type, app_worker_id: appWorkerId });
-    }
-    return { entries, workers, declined };
+  capacitySnapshot(): CapacitySnapshot {
+    return capacitySnapshot(this.connected, this.byWorker, this.drainingWorkers, this.idle, this.declines);
   }
 
   /** Slots by kind and state, for the slots gauge. */
   slotCounts(): { kind: string; state: string; count: number }[] {
-    const counts = new Map<string, number>();
-    for (const slot of this.slots.values()) {
-      const state = slot.state === 'idle' ? 'idle' : 'busy';
-      const key = `${slot.reg.kind}\0${state}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
-    return [...counts].map(([k, count]) => {
-      const [kind = '', state = ''] = k.split('\0');
-      return { kind, state, count };
-    });
+    return slotCounts(this.slots.values());
   }
 
   /** RPCs waiting for a slot on this node. */
