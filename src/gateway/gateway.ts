@@ -4,7 +4,6 @@
  * only place that runs the start and result scripts for stream workers.
  */
 import { randomBytes } from 'node:crypto';
-import { backOff } from 'exponential-backoff';
 import { zdError } from '../errors';
 import type { Metrics } from '../metrics/registry';
 import type { Refusal } from '../store/codes';
@@ -14,6 +13,7 @@ import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import { pb, PROTOCOL_VERSION, rpcDeclineType as rpcType } from '../wire';
 import type { DispatchPath, OfferRef, OfferResult, Presence } from '../owner/dispatcher';
+import { AttemptSettling } from './attempt-settling';
 import { capacitySnapshot, slotCounts, type CapacitySnapshot } from './capacity-snapshot';
 import { Declines } from './declines';
 import { IdleSlots } from './idle-slots';
@@ -64,8 +64,6 @@ export interface GatewayOptions {
   stickyWaitMs: number;
 }
 
-/** Tries of a store call that ends a stranded attempt: at up to 5 s apart, about 14 h, until the node stops. */
-const SETTLE_ATTEMPTS = 10_000;
 /**
  * How long a slot whose worker declined a task for capacity (an older SDK, all its handlers
  * busy) is offered nothing. It declines for as long as they stay busy: freed at once, it was
@@ -106,12 +104,9 @@ export class Gateway {
    * result is still on its way after it was told of the one it starts next.
    */
   private readonly earlyCancels = new WeakMap<Slot, Map<string, string>>();
-  /** Store calls starting or ending an attempt that are on their way or retried, by start nonce (transit()). */
-  private readonly inTransit = new Map<string, number>();
+  private readonly settling: AttemptSettling;
   private readonly sweep: StreamSweep;
   private draining = false;
-  /** The node is stopping: background store retries end (the owners fail its attempts once it has left). */
-  private stopped = false;
 
   constructor(
     private readonly opts: GatewayOptions,
@@ -121,6 +116,7 @@ export class Gateway {
     private readonly clock: Clock,
     private readonly log: Logger,
   ) {
+    this.settling = new AttemptSettling(log);
     this.declines = new Declines(opts.unsupportedTypeCacheEntries);
     this.idle = new IdleSlots(this.declines);
     this.rpc = new RpcDispatch(
@@ -229,48 +225,7 @@ export class Gateway {
         const r = await this.store.fail(ref, { message: `worker lost: ${lostBecause}`, type: 'worker_lost', nonRetryable: false, retryAfterMs: 0 }, this.clock.now());
         this.afterFail(r, held.partition, held.taskId, held.queue);
       };
-    await this.settleNowOrLater(`attempt ${held.attempt} of ${held.taskId}`, settle, held.nonce);
-  }
-
-  /**
-   * Runs a store call that ends an attempt no slot holds any more. When Redis does
-   * not answer, the call runs again in the background with backoff until it does:
-   * nothing else would end that attempt while this node lives (its owner fails the
-   * attempts of dead nodes only), so it would stay running with no one to finish it.
-   * A call that landed the first time answers the same the next (the scripts keep the
-   * attempt's start nonce with what they wrote), so its hooks run and nothing is lost.
-   */
-  private async settleNowOrLater(what: string, call: () => Promise<void>, nonce: string): Promise<void> {
-    this.transit(nonce, 1);
-    try {
-      await call();
-    } catch (err) {
-      this.settleLater(what, call, err as Error, nonce);
-    } finally {
-      this.transit(nonce, -1);
-    }
-  }
-
-  /** The background half of settleNowOrLater, for a call that has just failed. */
-  private settleLater(what: string, call: () => Promise<void>, err: Error, nonce: string): void {
-    this.log.warn({ what, err: err.message }, 'store call failed; retrying in the background');
-    this.transit(nonce, 1);
-    void backOff(call, {
-      startingDelay: 200, maxDelay: 5000, timeMultiple: 2, jitter: 'full', numOfAttempts: SETTLE_ATTEMPTS,
-      retry: () => !this.stopped,
-    }).catch((e: Error) => this.log.error({ what, err: e.message }, 'store call given up'))
-      .finally(() => this.transit(nonce, -1));
-  }
-
-  /**
-   * Counts a store call that starts or ends the attempt of start nonce `nonce` in (+1) or
-   * out (-1): while one is on its way or retried, no slot may hold the attempt although it
-   * runs in Redis, and the attempt audit must not take it for one whose end was lost.
-   */
-  private transit(nonce: string, by: 1 | -1): void {
-    const n = (this.inTransit.get(nonce) ?? 0) + by;
-    if (n > 0) this.inTransit.set(nonce, n);
-    else this.inTransit.delete(nonce);
+    await this.settling.settleNowOrLater(`attempt ${held.attempt} of ${held.taskId}`, settle, held.nonce);
   }
 
   // ---- offers ---------------------------------------------------------------
@@ -361,13 +316,13 @@ export class Gateway {
     if (!slot) return undefined;
     const b = { slot, start: { slot: this.identity(slot), nonce: this.nextNonce() } };
     // Until the enqueue's answer, the task may run in Redis in this slot with no slot holding it.
-    this.transit(b.start.nonce, 1);
+    this.settling.transit(b.start.nonce, 1);
     return b;
   }
 
   /** The enqueue did not start the task (not created, or its flow remembers another sticky worker). */
   releaseBinding(b: EnqueueBinding): void {
-    this.transit(b.start.nonce, -1);
+    this.settling.transit(b.start.nonce, -1);
     this.slotFree(b.slot);
   }
 
@@ -375,9 +330,9 @@ export class Gateway {
   async abandonBinding(b: EnqueueBinding, t: NewTask): Promise<void> {
     // The slot is free at once; the return runs until Redis answers (a start that
     // committed would otherwise hold the task with no slot and no end).
-    this.transit(b.start.nonce, -1);
+    this.settling.transit(b.start.nonce, -1);
     this.slotFree(b.slot);
-    await this.settleNowOrLater(`return of ${t.taskId} after a failed enqueue`, () => this.returnTask(bindingRef(b, t), t.queue), b.start.nonce);
+    await this.settling.settleNowOrLater(`return of ${t.taskId} after a failed enqueue`, () => this.returnTask(bindingRef(b, t), t.queue), b.start.nonce);
   }
 
   /** The enqueue script started the task in the bound slot: write it to the worker (`path`: the flow's sticky worker's slot, or any). */
@@ -387,10 +342,10 @@ export class Gateway {
       flowType: t.flowType, stepType: t.stepType, stepExecutionId: t.stepExecutionId, enqueuedAt: now,
       methodTimeout: t.methodTimeout, heartbeatTimeout: t.heartbeatTimeout, flowDeadline: t.flowDeadline, deadlineAt,
     };
-    this.transit(b.start.nonce, -1);
+    this.settling.transit(b.start.nonce, -1);
     if (this.deliver(b.slot, t.partition, started, path, now, now)) return;
     // The stream went away: the worker never saw it, so it goes back unconsumed to its owner.
-    await this.settleNowOrLater(`return of ${t.taskId} after a failed write`, () => this.returnTask(bindingRef(b, t), t.queue), b.start.nonce);
+    await this.settling.settleNowOrLater(`return of ${t.taskId} after a failed write`, () => this.returnTask(bindingRef(b, t), t.queue), b.start.nonce);
   }
 
   private bindIdle(tenant: string, flowType: string, stepType: string, appWorkerId?: string): Slot | undefined {
@@ -418,7 +373,7 @@ export class Gateway {
     // the owner's reading (node clocks differ by milliseconds, not by attempts).
     const now = Math.max(this.clock.now(), ref.readyAt);
     let started;
-    this.transit(nonce, 1);
+    this.settling.transit(nonce, 1);
     try {
       started = await this.store.start(ref.partition, ref.taskId, ref.attempt, this.identity(slot), nonce, now);
     } catch (err) {
@@ -427,7 +382,7 @@ export class Gateway {
       // this nonce with no slot holding it, and nothing would end it. Once Redis answers,
       // give it back if it did (the release checks attempt and nonce; a head does not
       // know its attempt, so it is read first).
-      this.settleLater(`start of ${ref.taskId}`, async () => {
+      this.settling.settleLater(`start of ${ref.taskId}`, async () => {
         const h = await this.store.readTask(ref.partition, ref.taskId);
         if (h?.nonce?.toString() !== nonce || h.state?.toString() !== 'running') return;
         await this.returnTask({ partition: ref.partition, taskId: ref.taskId, attempt: Number(h.attempt), nonce },
@@ -435,7 +390,7 @@ export class Gateway {
       }, err as Error, nonce);
       throw err;
     } finally {
-      this.transit(nonce, -1);
+      this.settling.transit(nonce, -1);
     }
     if (!('input' in started)) {
       this.slotFree(slot);
@@ -455,7 +410,7 @@ export class Gateway {
     } catch (err) {
       // Still running under this nonce: re-offered now its start would be refused and
       // the head forgotten. 'gone' drops it; the return, once Redis answers, rings its owner.
-      this.settleLater(`return of ${ref.taskId} after a failed write`, () => this.returnTask(attemptRef, queue), err as Error, nonce);
+      this.settling.settleLater(`return of ${ref.taskId} after a failed write`, () => this.returnTask(attemptRef, queue), err as Error, nonce);
       return 'gone';
     }
     if (back.kind === 'released') this.hooks.taskFetchable(ref.partition, queue, back.readyAt);
@@ -575,7 +530,7 @@ export class Gateway {
       }
     };
     held.recording = true;
-    this.transit(held.nonce, 1);
+    this.settling.transit(held.nonce, 1);
     try {
       await record();
     } catch (err) {
@@ -584,10 +539,10 @@ export class Gateway {
       // late success goes nowhere; the worker sees its stream end first. A task
       // held behind that ack stays held, so the stream's end returns it unconsumed.
       if (!early && slot.attempt?.token === held.token) slot.attempt = undefined;
-      this.settleLater(`result of attempt ${held.attempt} of ${held.taskId}`, record, err as Error, held.nonce);
+      this.settling.settleLater(`result of attempt ${held.attempt} of ${held.taskId}`, record, err as Error, held.nonce);
       throw err;
     } finally {
-      this.transit(held.nonce, -1);
+      this.settling.transit(held.nonce, -1);
     }
     if (early) slot.ackWritten();
     else this.finishAttempt(slot, held.token);
@@ -639,7 +594,7 @@ export class Gateway {
     slot.attempt = undefined;
     const ref = { partition: held.partition, taskId: held.taskId, attempt: held.attempt, nonce: held.nonce };
     // No slot holds the attempt now: a Redis error must not leave the task running.
-    await this.settleNowOrLater(`return of attempt ${held.attempt} of ${held.taskId}`, () => this.returnTask(ref, held.queue), held.nonce);
+    await this.settling.settleNowOrLater(`return of attempt ${held.attempt} of ${held.taskId}`, () => this.returnTask(ref, held.queue), held.nonce);
     if (reason === 'legacy_no_capacity') this.freeAfterPause(slot);
     else this.finishAttempt(slot, held.token);
   }
@@ -783,7 +738,7 @@ export class Gateway {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.settling.stop();
     this.sweep.stop();
   }
 
@@ -796,7 +751,7 @@ export class Gateway {
 
   /** The start nonces of the attempts this node's slots hold now, or whose start or end is on its way. */
   heldNonces(): Set<string> {
-    const held = new Set(this.inTransit.keys());
+    const held = new Set(this.settling.nonces());
     for (const slot of this.slots.values()) if (slot.attempt) held.add(slot.attempt.nonce);
     return held;
   }
