@@ -86,9 +86,13 @@ export class Gateway {
   private readonly byWorker = new Map<string, Set<Slot>>();
   /** App workers (tenant\0id) that half-closed a stream: they are stopping and take no new sticky work. */
   private readonly drainingWorkers = new Set<string>();
+  /** Types each app worker declined as unknown: not offered to it. */
   private readonly declines: Declines;
+  /** The idle slots offers, enqueues and RPCs pick from. */
   private readonly idle: IdleSlots;
+  /** RPCs: placed on these slots, waiting for one, or moved to a peer. */
   private readonly rpc: RpcDispatch;
+  /** Counts the slots of this node, for their ids. */
   private seq = 0;
   /**
    * Start nonces: a random per-process prefix and a counter. They only need to
@@ -104,7 +108,9 @@ export class Gateway {
    * result is still on its way after it was told of the one it starts next.
    */
   private readonly earlyCancels = new WeakMap<Slot, Map<string, string>>();
+  /** Store calls starting or ending attempts no slot holds: counted while on their way, retried. */
   private readonly settling: AttemptSettling;
+  /** Pings idle streams, finds busy ones gone silent. */
   private readonly sweep: StreamSweep;
   private draining = false;
 

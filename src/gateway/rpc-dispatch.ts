@@ -45,6 +45,7 @@ export class RpcDispatch {
    * is freed (Gateway.becomeIdle): a waiting RPC goes before any Step.
    */
   readonly waiters = new RpcWaiters();
+  /** Counts call and run tokens. */
   private seq = 0;
   /** close() ran: no slot will take an RPC here again. */
   private closed = false;
