@@ -124,7 +124,7 @@ async function readFrames(
     }
   } catch (err) {
     // A result Redis did not take (out of reach, a Cluster slot mid-migration) is recorded once it
-    // answers (gateway settleLater); the worker hears the retryable why, not a clean end of its stream.
+    // answers (gateway/attempt-settling.ts); the worker hears the retryable why, not a clean end of its stream.
     if (err instanceof ZdError) ending.error = err;
     else ending.error = storeUnavailable(err);
     log.debug({ stream: slot.id, err: (err as Error).message }, 'worker stream ended');
