@@ -145,6 +145,34 @@ describe('sticky phase', () => {
     expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
   });
 
+  it('forgets a stopping worker as the sticky worker of the flows it completes: back and busy, it holds none of their Steps', async () => {
+    const a1 = await slot('A');
+    const a2 = await slot('A');
+    await enqueue({ step_execution_id: 'first' });
+    const [s1, first] = await takeFrom([a1, a2]);
+    await complete(s1, first);
+    await enqueue({ step_execution_id: 'second' });
+    const [holder, second] = await takeFrom([a1, a2]);
+    // A stops: its idle stream half-closes, and the busy one completes the flow's Step.
+    const idle = holder === a1 ? a2 : a1;
+    idle.halfClose();
+    await idle.ended;
+    await complete(holder, second);
+    const p = partitionOf('acme', 'f1', t.config.cluster.partitions);
+    expect(await redis.command('GET', t.node.keys.sticky(p, 'acme', 'f1'))).toBeNull();
+    holder.halfClose();
+    await holder.ended;
+    // A is back, busy with another flow's Step; B is idle.
+    const a3 = await slot('A');
+    await enqueue({ flow_id: 'other', step_execution_id: 'long' });
+    await take(a3);
+    const b = await slot('B');
+    const since = Date.now();
+    const id = await enqueue({ step_execution_id: 'third' });
+    expect((await take(b)).task_id).toBe(id);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
   it('skips the sticky worker at once for a type it declined', async () => {
     const a = await slot('A');
     await enqueue({ step_execution_id: 'first' });
