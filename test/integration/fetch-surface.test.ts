@@ -191,6 +191,18 @@ describe('the four verdicts (a refused mutation is never success)', () => {
     expect(await outcomesOf('g')).toEqual([]);
   });
 
+  it('LOCK_EXPIRED, not NOT_FOUND, once the task waits unlocked: given up by Unlock, or by a Fail with retries', async () => {
+    const unlocked = await enqueued();
+    const retried = await enqueued({ flow_id: 'f2' });
+    expect((await fetch({ max_tasks: 2 })).tasks).toHaveLength(2);
+    await external.unlock({ task_id: unlocked, worker_id: 'A' });
+    await expectVerdict(unlocked, 'A', Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED');
+    expect((await external.fail({ task_id: retried, worker_id: 'A', failure: { message: 'm' }, retries: 2, retry_timeout_ms: 60_000 })).terminal).toBe(false);
+    await expectVerdict(retried, 'A', Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED');
+    for (const id of [unlocked, retried]) expect(await stateOf(id)).toBe(pb.TaskState.QUEUED);
+    expect(await outcomesOf('g')).toEqual([]);
+  });
+
   it('TERMINAL: the task is terminal, or has ended', async () => {
     const id = await enqueued();
     await fetch();
