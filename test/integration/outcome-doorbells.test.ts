@@ -126,6 +126,27 @@ it('a waiting ConsumeOutcomes on one node hears at once of an outcome written on
   }
 });
 
+it('a ConsumeOutcomes already waiting, known to the peer, is woken by the doorbell of the outcome itself', async () => {
+  await waiterNode.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 0 });
+  for (let i = 0; i < 3; i++) {
+    await waitFor(() => !workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+    const taskId = await enqueue();
+    const task = (await slot.nextOf('step_task')).step_task!;
+    const consuming = waiterNode.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 5000 });
+    // The peer has heard of the waiter, and its one wake-up for what it wrote before is spent.
+    await waitFor(() => workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+    await new Promise((r) => setTimeout(r, 100));
+    const sent = Date.now();
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from(`w${i}`) } });
+    await slot.nextOf('result_ack');
+    const r = await consuming;
+    // The 1 s re-check would answer too, but most of a second later.
+    expect(Date.now() - sent).toBeLessThan(500);
+    expect(r.outcomes.map((o) => o.task_id)).toEqual([taskId]);
+    await waiterNode.matching.ackOutcomes({ group: 'engine', outcome_ids: r.outcomes.map((o) => o.outcome_id!) });
+  }
+});
+
 /** XREADGROUP calls Redis has run, all clients together. */
 async function groupReads(): Promise<number> {
   const stats = String(await redis.command('INFO', 'commandstats'));
