@@ -12,6 +12,7 @@ import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { taskBuilder } from '../helpers/store';
+import { waitFor } from '../helpers/wait';
 import { HINT_TTL_MS } from '../../src/gateway/fetch-hints';
 import { partitionOf as partitionOfFlow } from '../../src/store/keys';
 import { toNewTask } from '../../src/api/step-spec';
@@ -331,6 +332,37 @@ describe('long poll', () => {
     await sleep(200);
     surface.hooks.beforeWait = undefined;
     expect(await stateOf(id)).toBe(pb.TaskState.QUEUED);
+  });
+
+  it('a fetch whose caller left while its claim waited its turn behind another claims nothing', async () => {
+    await enqueued();
+    await enqueued({ flow_id: 'f2' });
+    const store = t.node.externalTasks!.store;
+    const lock = store.lock.bind(store);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const claimedFor: string[] = [];
+    const spy = jest.spyOn(store, 'lock').mockImplementation(async (...args: Parameters<typeof store.lock>) => {
+      claimedFor.push(args[2]);
+      if (args[2] === 'A') await held; // A's claim is slow to answer: B's, on the same topic, waits its turn
+      return lock(...args);
+    });
+    try {
+      const first = fetch({ max_tasks: 1 });
+      await waitFor(() => claimedFor.length > 0);
+      const ac = new AbortController();
+      const second = external.fetchAndLock({ worker_id: 'B', topics: [topic()], wait_ms: 5000 }, { signal: ac.signal });
+      await sleep(100);
+      ac.abort();
+      await expect(second).rejects.toThrow();
+      await sleep(150); // the cancel reaches the server
+      release();
+      expect((await first).tasks).toHaveLength(1);
+      await sleep(200);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(claimedFor).toEqual(['A']);
   });
 
   it('tasks claimed for a caller that left are unlocked at once', async () => {
