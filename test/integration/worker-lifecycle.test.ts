@@ -822,6 +822,33 @@ describe('liveness and attempt timeouts', () => {
     expect(startedAt[1]! - startedAt[0]!).toBeGreaterThanOrEqual(380);
   });
 
+  it('heartbeat_timeout_ms fails an attempt that never heartbeats, though its method timeout is far off', async () => {
+    const t = await node();
+    const release = held();
+    const startedAt = new Map<string, number[]>();
+    const c = client(t.node.apiAddress);
+    const timeouts = { methodTimeoutMs: 60_000, heartbeatTimeoutMs: 300, retryPolicy: { maxAttempts: 3, initialIntervalMs: 50 } };
+    // One Step offered to the worker once it registers, one started at its enqueue in an idle slot.
+    const offered = (await c.enqueueStep(spec(timeouts))).taskId;
+    const { w } = worker(t.node.apiAddress, {
+      charge: async (ctx) => {
+        startedAt.set(ctx.taskId, [...(startedAt.get(ctx.taskId) ?? []), Date.now()]);
+        if (ctx.attempt > 1) return 'second';
+        await release.opened; // no heartbeat at all
+        return 'late';
+      },
+    }, { maxConcurrentTasks: 3, reservedRpcTasks: 0 });
+    void run(w);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const atEnqueue = (await c.enqueueStep(spec(timeouts))).taskId;
+    for (const taskId of [offered, atEnqueue]) {
+      expect(await outcome(c, taskId)).toMatchObject({ status: 'COMPLETED', attempt: 2 });
+      const [first, second] = startedAt.get(taskId)!;
+      expect(second! - first!).toBeGreaterThanOrEqual(280);
+    }
+    release.open();
+  });
+
   /** A registered worker of one slot running `charge` (a retry can only run there once attempt 1 let go), and a Client. */
   async function oneSlot(address: string, charge: StepHandler) {
     const { w } = worker(address, { charge }, { maxConcurrentTasks: 1, reservedRpcTasks: 0 });
