@@ -87,6 +87,26 @@ it('stops waiting for a sticky worker of another node once it drains there', asy
   expect(Date.now() - drainAt).toBeLessThan(STICKY_WAIT - 1000);
 });
 
+it('does not wait at all for a sticky worker of another node that drains there while a stream of it is still busy', async () => {
+  const a = await slotAt(gateway, 'w1');
+  const b = await slotAt(gateway, 'w1');
+  await gateway.matching.enqueueStep({ step: stepOwnedBy(gateway) });
+  const [busy, idle] = await Promise.race([
+    a.nextOf('step_task', 3000).then(() => [a, b] as const),
+    b.nextOf('step_task', 3000).then(() => [b, a] as const),
+  ]);
+  // w1 stops: its idle stream half-closes, the busy one still runs its Step
+  idle.halfClose();
+  await idle.ended;
+  await waitFor(() => owner.node.view.nodeOfWorker('acme', 'w1') === undefined && !!busy,
+    { timeoutMs: 5000, description: 'the owner sees w1 draining' });
+  const w2 = await slotAt(owner, 'w2');
+  const since = Date.now();
+  const r = await owner.matching.enqueueStep({ step: stepOwnedBy(owner, { sticky_worker_id: 'w1' }) });
+  expect((await w2.nextOf('step_task', STICKY_WAIT - 1000)).step_task!.task_id).toBe(r.task_id);
+  expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 4);
+});
+
 it('keeps waiting for a sticky worker whose last stream here ends while it is still connected at another node', async () => {
   // w1 busy at both nodes: here with a Step that ends when its stream does, there with one it finishes
   const here = await slotAt(owner, 'w1');
