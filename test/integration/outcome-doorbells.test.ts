@@ -126,6 +126,25 @@ it('a waiting ConsumeOutcomes on one node hears at once of an outcome written on
   }
 });
 
+it('a WaitOutcome already waiting, known to the peer, is woken by the doorbell of the outcome itself', async () => {
+  for (let i = 0; i < 3; i++) {
+    await waitFor(() => !workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+    const taskId = await enqueue();
+    const task = (await slot.nextOf('step_task')).step_task!;
+    const wait = waiterNode.matching.waitOutcome({ task_id: taskId, wait_ms: 5000 });
+    // The peer has heard of the waiter, and its one wake-up for what it wrote before is spent.
+    await waitFor(() => workerNode.node.view.wantsOutcomes(waiterNode.node.nodeId));
+    await new Promise((r) => setTimeout(r, 100));
+    const sent = Date.now();
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from(`v${i}`) } });
+    await slot.nextOf('result_ack');
+    const r = await wait;
+    // The 1 s re-check would answer too, but most of a second later.
+    expect(Date.now() - sent).toBeLessThan(500);
+    expect(r.outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+  }
+});
+
 it('a ConsumeOutcomes already waiting, known to the peer, is woken by the doorbell of the outcome itself', async () => {
   await waiterNode.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 0 });
   for (let i = 0; i < 3; i++) {
