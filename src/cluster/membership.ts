@@ -10,7 +10,7 @@
  * peers while it heartbeat, and one whose clock ran ahead outlived its death.
  */
 import { EventEmitter } from 'node:events';
-import type { RedisClient } from '../store/redis';
+import { connectionEpoch, type RedisClient } from '../store/redis';
 import type { Keys } from '../store/keys';
 import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
@@ -60,10 +60,15 @@ export class Membership extends EventEmitter {
   private offset = 0;
   /** Redis time of this node's last heartbeat that landed. */
   private lastBeatAt: number | undefined;
+  /** The connection that heartbeat went over (connectionEpoch): another one since means Redis was lost (cutSince). */
+  private beatConnection = '';
+  /** A heartbeat failed since the last one that landed. */
+  private beatFailed = false;
   /**
-   * This node's own silence of about nodeTtl (Redis out of its reach: restarted, failing over,
-   * cut off; or this process frozen), from its last heartbeat before it (Redis time), kept for
-   * nodeTtl after its first heartbeat after it. Peers were as silent as it for all it knows (isGone).
+   * This node's own silence (Redis out of its reach: restarted, failing over, cut off, however
+   * briefly; or this process frozen for about nodeTtl), from its last heartbeat before it (Redis
+   * time), kept for nodeTtl after its first heartbeat after it. Peers were as silent as it for all
+   * it knows (isGone).
    */
   private silence: { from: number } | undefined;
   private silenceTimer: NodeJS.Timeout | undefined;
@@ -151,14 +156,14 @@ export class Membership extends EventEmitter {
    */
   async beat(): Promise<void> {
     if (this.left) return;
-    const now = await this.readRedisTime();
+    const now = await this.failing(this.readRedisTime());
     // leave() may have sent its removal while TIME was on the wire: writes sent now would land after it.
     if (this.left) return;
     const { nodeId, bootId, address, nodeTtlMs } = this.opts;
     const nodeKey = this.keys.node(nodeId);
     const rejoined = this.joined;
     this.sentScore = Math.max(this.sentScore ?? now, now);
-    const [bootBefore, scoreBefore] = await Promise.all([
+    const [bootBefore, scoreBefore] = await this.failing(Promise.all([
       // Read ahead of this beat's write on the same connection: another boot's id here means a second
       // process heartbeats this id (started at the same moment, so claimId could not see it).
       rejoined ? this.redis.hget(nodeKey, 'boot') : Promise.resolve(bootId),
@@ -171,12 +176,19 @@ export class Membership extends EventEmitter {
       this.redis.pexpire(nodeKey, nodeTtlMs * 6),
       // forget members long dead so the set stays small
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
-    ]);
+    ]));
     this.joined = true;
-    // Silent: longer than its own heartbeat, and long enough for peers as silent to look gone.
+    // Silent: Redis was lost since the last heartbeat (cutSince), or this node was quiet long enough
+    // for peers as silent to look gone (a frozen process). Not by time alone under that: peers come
+    // back from one Redis restart up to a reconnect backoff apart, and a process stalled a few
+    // heartbeats while connected would open windows for nothing.
     const gap = this.lastBeatAt === undefined ? 0 : now - this.lastBeatAt;
-    if (gap > this.opts.heartbeatMs && gap >= Math.max(nodeTtlMs - this.opts.heartbeatMs, nodeTtlMs / 2)) this.silent(this.lastBeatAt!);
+    if (this.cutSince() !== undefined || (gap > this.opts.heartbeatMs && gap >= Math.max(nodeTtlMs - this.opts.heartbeatMs, nodeTtlMs / 2))) {
+      this.silent(this.lastBeatAt!);
+    }
     this.lastBeatAt = now;
+    this.beatConnection = connectionEpoch(this.redis, [this.keys.members()]);
+    this.beatFailed = false;
     if (bootBefore && bootBefore !== bootId) {
       this.log.error({ nodeId, otherBoot: bootBefore }, 'another running node heartbeats this node id: give every node its own cluster.nodeId');
     }
@@ -189,6 +201,27 @@ export class Membership extends EventEmitter {
       this.emit('returned');
     }
     await this.refresh(now);
+  }
+
+  /** A heartbeat's Redis calls: one that fails marks Redis as lost until the next lands (cutSince). */
+  private async failing<T>(calls: Promise<T>): Promise<T> {
+    try {
+      return await calls;
+    } catch (err) {
+      this.beatFailed = true;
+      throw err;
+    }
+  }
+
+  /**
+   * The Redis time of this node's last heartbeat that landed, if Redis was lost since: the
+   * connection it went over closed (or, on a Cluster, the members' primary changed), or a
+   * heartbeat failed. A stalled process that stayed connected is never so.
+   */
+  private cutSince(): number | undefined {
+    if (this.lastBeatAt === undefined) return undefined;
+    const lost = this.beatFailed || connectionEpoch(this.redis, [this.keys.members()]) !== this.beatConnection;
+    return lost ? this.lastBeatAt : undefined;
   }
 
   private async refresh(now: number): Promise<void> {

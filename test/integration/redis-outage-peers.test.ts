@@ -36,15 +36,18 @@ afterEach(async () => {
   dataDir = '';
 });
 
-/** Redis (AOF), node A on it, node B through the proxy, and a Step of a partition A owns running in a slot of B. */
-async function runningOnB(label: string, maxAttempts: number) {
+/**
+ * Redis (AOF), node A on it, node B through the proxy, and a Step of a partition A owns running in a slot of B.
+ * The outage keeps Redis down for `downMs`.
+ */
+async function runningOnB(label: string, maxAttempts: number, { nodeTtl = '3s', downMs = 4000 } = {}) {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-outage-'));
   const args = ['--appendonly', 'yes', '--appendfsync', 'always'];
   const redis = await startEmbeddedRedis({ dataDir, args });
   servers.push(redis);
   proxy = await tcpProxy(redis.port);
   const prefix = uniquePrefix(label);
-  const timing = { 'cluster.nodeTtl': '3s', 'cluster.heartbeat': '300ms', 'cluster.leaseTtl': '1500ms' };
+  const timing = { 'cluster.nodeTtl': nodeTtl, 'cluster.heartbeat': '300ms', 'cluster.leaseTtl': '1500ms' };
   const a = await startTestNode(redis.url, prefix, timing);
   const b = await startTestNode(`redis://127.0.0.1:${proxy.port}`, prefix, timing);
   nodes.push(a, b);
@@ -64,12 +67,12 @@ async function runningOnB(label: string, maxAttempts: number) {
   });
   const task = (await slot.nextOf('step_task')).step_task!;
   expect(task.task_id).toBe(r.task_id);
-  /** Redis down for longer than nodeTtl, B's way back to it held (frozen); Redis back on its port, with its data. */
+  /** Redis down, B's way back to it held (frozen); Redis back on its port, with its data. */
   const outage = async () => {
     redis.kill('SIGKILL');
     await redis.exited();
     proxy!.freeze();
-    await sleep(4000);
+    await sleep(downMs);
     servers.push(await startEmbeddedRedis({ port: redis.port, dataDir, args }));
     // A took B's partitions too, and loaded them: its sweep of the attempts of gone nodes has run.
     await waitFor(() => a.node.owner.owned().length === partitions, { timeoutMs: 15_000, description: 'A owning every partition' });
@@ -88,6 +91,26 @@ it('keeps the attempt a peer\'s slot runs when Redis comes back after an outage 
     { timeoutMs: 10_000, description: 'both nodes live again' });
 
   // The worker was never lost: its result is the Step's outcome.
+  slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  const f = await slot.nextOf('result_ack', 10_000);
+  expect(pb.ResultVerdict[f.result_ack!.verdict!]).toBe('ACCEPTED');
+  const outcome = (await a.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 })).outcome;
+  expect(outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+  slot.reset();
+}, 45_000);
+
+it('keeps the attempt a peer\'s slot runs when it comes back from a Redis restart shorter than nodeTtl a backoff after this node', async () => {
+  // Redis down for 3 s, nodeTtl 6 s: A is back well short of nodeTtl less a heartbeat (5.7 s), so its
+  // silence is no silence by time alone. B is held until its score is nodeTtl old and A has dropped
+  // it, as a reconnect backoff (up to 2 s with ioredis) and a heartbeat can hold it after a restart.
+  const { a, b, slot, r, task, outage } = await runningOnB('outage-short', 1, { nodeTtl: '6s', downMs: 3000 });
+  await outage();
+  await sleep(300);
+  proxy!.resume();
+  proxy!.cut();
+  await waitFor(() => b.node.membership.liveIds().includes(a.node.nodeId) && a.node.membership.liveIds().includes(b.node.nodeId),
+    { timeoutMs: 10_000, description: 'both nodes live again' });
+
   slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
   const f = await slot.nextOf('result_ack', 10_000);
   expect(pb.ResultVerdict[f.result_ack!.verdict!]).toBe('ACCEPTED');
