@@ -321,7 +321,11 @@ export class Membership extends EventEmitter {
     // of every node's reach (a restart, a failover) says nothing of its death. It has nodeTtl from the
     // silence's end to beat again; before, the node that reconnected first failed the attempts its
     // peers' workers still ran, as worker_lost.
-    return !(this.silence && last >= this.silence.from - nodeTtlMs);
+    if (this.silence && last >= this.silence.from - nodeTtlMs) return false;
+    // Redis lost, and this node's heartbeat not back yet: a read of the members held across the
+    // reconnect (the expiry check's) may land first and drop peers as silent as this node.
+    const cut = this.cutSince();
+    return !(cut !== undefined && last >= cut - nodeTtlMs);
   }
 
   /**

@@ -78,6 +78,27 @@ it('gives a peer that was live when this node lost Redis for less than nodeTtl n
   expect(await self.isGone('n2', 'b1')).toBe(true);
 }, 20_000);
 
+it('takes no peer for gone on a read of the members held across the reconnect that lands before this node\'s heartbeat', async () => {
+  const { self, peerBeat } = await pair('silence-held-read');
+  await self.beat(); // n1's read of the members now checks again when n2's score turns nodeTtl old
+  proxy!.freeze();
+  proxy!.cut();
+  // The expiry check's read is sent while Redis is away: the client holds it for the next connection.
+  await sleep(peerBeat + NODE_TTL + 500 - Date.now());
+  proxy!.resume();
+  await waitFor(() => !self.liveIds().includes('n2'), { timeoutMs: 5000, description: 'the held read landed and dropped n2' });
+  // n1 has not beaten since: its own silence is not marked by a heartbeat yet.
+  expect(await self.isGone('n2', 'b1')).toBe(false);
+  // Its heartbeat lands: the peer has nodeTtl from it, then is gone.
+  await self.beat();
+  const back = Date.now();
+  heartbeats(self);
+  await sleep(NODE_TTL / 2);
+  expect(await self.isGone('n2', 'b1')).toBe(false);
+  await sleep(back + NODE_TTL + 1000 - Date.now());
+  expect(await self.isGone('n2', 'b1')).toBe(true);
+}, 20_000);
+
 it('gives a peer no more time when this node only stalled while connected to Redis', async () => {
   const { self, peerBeat } = await pair('silence-stall');
   // n1's heartbeats stop for over half of nodeTtl (a loaded machine), its connection open.
