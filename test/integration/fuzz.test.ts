@@ -143,7 +143,6 @@ async function snapshot(prefix: string): Promise<string[]> {
 type Unary = { path: string; service: string };
 
 it(`answers ${CASES} hostile calls on every surface with clear errors, stays up, and leaves Redis unchanged (seed ${SEED})`, async () => {
-  const started = Date.now();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-fuzz-'));
   fs.writeFileSync(path.join(dir, 'w.yaml'), `tokens: [{ sha256: ${sha(TOKENS.worker)}, tenants: ["*"] }]\n`);
   fs.writeFileSync(path.join(dir, 'c.yaml'), `tokens: [{ sha256: ${sha(TOKENS.client)}, tenants: ["*"], operator: true }]\n`);
@@ -329,7 +328,6 @@ it(`answers ${CASES} hostile calls on every surface with clear errors, stays up,
     expect(seenStatus.get('UNAUTHENTICATED')).toBeGreaterThan(0);
     expect(seenStatus.get('RESOURCE_EXHAUSTED')).toBeGreaterThan(0);
     expect(seenStatus.get('HTTP 400')).toBeGreaterThan(0);
-    expect(Date.now() - started).toBeLessThan(30_000);
   } finally {
     channel.close();
     await node.close();
