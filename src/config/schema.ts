@@ -67,7 +67,7 @@ export const schema = {
     tls: { doc: 'TLS to Redis: Cluster nodes, the Sentinels and the primary they name, or redis.url (a rediss:// url is TLS either way)', format: 'boolean', default: false, env: 'ZD_REDIS_TLS' },
     tlsCa: { doc: "PEM file of the CAs that Redis's certificates are checked against, re-read when it changes (new connections use it); empty = the system CAs", format: String, default: '', env: 'ZD_REDIS_TLS_CA' },
     keyPrefix: { doc: 'prefix of every key; no { or } (the keys of partition p carry the hash tag {p} after it)', format: String, default: 'zd', env: 'ZD_REDIS_KEY_PREFIX' },
-    waitReplicas: { doc: 'replicas to WAIT for after each acknowledged enqueue; 0 = none', format: 'nat', default: 0, env: 'ZD_REDIS_WAIT_REPLICAS' },
+    waitReplicas: { doc: 'replicas to WAIT for after each acknowledged enqueue, and before outcomes read are answered; 0 = none', format: 'nat', default: 0, env: 'ZD_REDIS_WAIT_REPLICAS' },
   },
   cluster: {
     partitions: { doc: 'number of partitions; fixed for the life of a cluster', format: 'positive-int', default: 64, env: 'ZD_CLUSTER_PARTITIONS' },
