@@ -12,7 +12,7 @@
  * TLS_SETTLE_MS first (a writer that saves the certificate and then the key leaves a mismatched pair
  * between the two); still bad then, an ERROR names the key and the file.
  */
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import type { experimental } from '@grpc/grpc-js';
 import { readTlsFiles, tlsFilesProblem, type TlsPaths, type TlsPem } from '../config/tls-files';
 import { FileWatch } from '../util/file-watch';

@@ -15,10 +15,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import YAML from 'yaml';
 import { loadConfig } from '../../src/config';
 import { createRedis } from '../../src/store/redis';
-import { CHART, useChart, type K8sObject } from '../helpers/helm';
+import { useChart, type K8sObject } from '../helpers/helm';
 
 const NO_AUTH = ['--set', 'auth.enabled=false'];
 const REDIS = ['--set', 'redis.url=redis://redis:6379'];

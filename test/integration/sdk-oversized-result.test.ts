@@ -13,7 +13,7 @@
 import { Client, Worker, ZdResourceExhaustedError, type StepHandler, type WorkerOptions } from '../../src';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { recordingLogger, type RecordingLogger, registeredWithClient } from '../helpers/sdk';
+import { recordingLogger, registeredWithClient } from '../helpers/sdk';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
