@@ -1,6 +1,6 @@
 /**
  * src/generated must match proto/: `node scripts/gen-proto.js --check` passes
- * on the tree, and fails on a copy of the tree whose proto changed.
+ * on a copy of the tree, and fails once a proto of the copy changed.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,12 +19,7 @@ function check(dir: string, env: NodeJS.ProcessEnv = process.env) {
 }
 
 describe('generated code', () => {
-  it('is up to date with proto/', () => {
-    const r = check(root);
-    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(r.stdout).toContain('generated code is up to date');
-  });
-
+  // The tree's own proto/ and src/generated, copied: the check passes on them as they are.
   describe('on a copy of the tree', () => {
     let tmp: string;
     beforeAll(() => {
@@ -40,8 +35,10 @@ describe('generated code', () => {
     const env = () => ({ ...process.env, TMPDIR: path.join(tmp, 'scratch') });
     afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-    it('passes while the copy is unchanged', () => {
-      expect(check(tmp, env()).status).toBe(0);
+    it('passes while the copy is unchanged: src/generated is up to date with proto/', () => {
+      const r = check(tmp, env());
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(r.stdout).toContain('generated code is up to date');
     });
 
     it('fails, naming the stale file, once a proto changes', () => {
