@@ -128,13 +128,14 @@ export function matchingService(d: MatchingDeps) {
    * writes until it is repointed) goes with that primary: its task runs again, and the engine
    * saw two outcomes of it. Not confirmed: UNAVAILABLE, and the group's next call gets them.
    */
-  async function confirmReplicated(group: string, consumer: string, found: StoredOutcome[], epoch: string): Promise<void> {
+  async function confirmReplicated(group: string, consumer: string, found: StoredOutcome[], epoch: { of: number[]; was: string }): Promise<void> {
     const ids = found.map((o) => parseOutcomeId(o.outcomeId, c.cluster.partitions)!);
     const partitions = [...new Set(ids.map((i) => i.partition))];
     let reason: string;
     try {
       const acked = await d.outcomes.replicated(partitions, c.redis.waitReplicas, WAIT_REPLICAS_MS);
-      if (d.outcomes.connectionEpoch(partitions) !== epoch) {
+      // Over the partitions it was taken for: on a Cluster the mark names each one's primary.
+      if (d.outcomes.connectionEpoch(epoch.of) !== epoch.was) {
         reason = 'the connection to Redis changed (re-established, or a slot moved to another primary) between the read of outcomes and its WAIT for redis.waitReplicas replicas';
       } else if (acked < c.redis.waitReplicas) {
         reason = `the outcomes read reached ${acked} of the ${c.redis.waitReplicas} replicas redis.waitReplicas asks for within ${WAIT_REPLICAS_MS} ms`;
@@ -377,7 +378,7 @@ export function matchingService(d: MatchingDeps) {
           if (ctx.signal.aborted) throw new AbortError();
           const now = d.clock.now();
           // Taken before the reads: a WAIT counts their writes only on the connection that made them.
-          const epoch = c.redis.waitReplicas > 0 ? d.outcomes.connectionEpoch(all) : '';
+          const epoch = { of: all, was: c.redis.waitReplicas > 0 ? d.outcomes.connectionEpoch(all) : '' };
           let found: Awaited<ReturnType<OutcomeStore['readNew']>> = [];
           const claimKey = `${group}\0${consumer}`;
           if (claimAtOnce.delete(group) || now - (lastClaim.get(claimKey) ?? 0) >= Math.max(100, redeliverAfter / 2)) {

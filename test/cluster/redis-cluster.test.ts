@@ -194,6 +194,30 @@ describe('redis.waitReplicas on a Redis Cluster', () => {
     }
   }, 60_000);
 
+  it('answers the outcomes the primary with a replica holds, when they are all of one primary', async () => {
+    t ??= await startTestNode('', uniquePrefix('wrc'), { 'redis.clusterNodes': [...cluster.seeds], 'redis.waitReplicas': 1 });
+    const node = t.node;
+    let flow = '';
+    for (let i = 0; !flow; i++) {
+      const p = partitionOf('acme', `o${i}`, t.config.cluster.partitions);
+      if (!((await sendCommand(cluster.nodes[0]!.port, ['GET', `${node.keys.tag(p)}probe`])) instanceof Error)) flow = `o${i}`;
+    }
+    const consume = () => t!.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 3000 });
+    expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 0 })).outcomes).toEqual([]);
+    const s = openSlot(t.worker, registerFrame({ flow_types: ['ship'] }));
+    try {
+      await s.nextOf('registered');
+      const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'ship', step_type: 'out', step_execution_id: 's' } });
+      const task = (await s.nextOf('step_task')).step_task!;
+      s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+      await s.nextOf('result_ack');
+      // Its WAIT went to primary 0 alone; the connections it read over were the same throughout.
+      expect((await consume()).outcomes.map((o) => o.task_id)).toEqual([r.task_id]);
+    } finally {
+      s.reset();
+    }
+  }, 60_000);
+
   // Last: it fails primary 0 over to its replica.
   it('marks a write\'s connection as changed once its slot moves to another primary, so its WAIT is not trusted', async () => {
     const client = createRedis({ url: '', clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '' }) as Cluster;
