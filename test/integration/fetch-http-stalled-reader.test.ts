@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
-import { sleep } from '../helpers/wait';
+import { sleep, waitFor } from '../helpers/wait';
 import { fetchClients } from '../helpers/fetch';
 
 const redis = useEmbeddedRedis();
@@ -19,9 +19,14 @@ it('closes the connection of a client that reads none of its answer, and gives i
     'limits.httpRequestTimeout': '2s', 'limits.httpHeadersTimeout': '1s', 'fetch.maxWait': '1s', 'fetch.wait': '1s',
   });
   const input = Buffer.alloc(960_000, 7); // four to an answer: about 5 MB of JSON, more than the kernel's socket buffers take
+  const ids: string[] = [];
   for (let i = 0; i < 8; i++) {
-    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big-${i}`, flow_type: 'order', step_type: 'big', step_execution_id: 'x', input } });
+    ids.push((await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big-${i}`, flow_type: 'order', step_type: 'big', step_execution_id: 'x', input } })).task_id);
   }
+  const heldByStaller = async () => {
+    const held = await Promise.all(ids.map(async (task_id) => (await t.matching.getTask({ task_id })).task?.app_worker_id === 'staller'));
+    return held.filter(Boolean).length;
+  };
   const [host, port] = t.node.httpAddress!.split(':') as [string, string];
   const body = JSON.stringify({ workerId: 'staller', topics: [{ tenant: 'acme', flowType: 'order', stepType: 'big' }], waitMs: 1, maxTasks: 8, lockDurationMs: 600_000 });
   let socket!: net.Socket;
@@ -33,8 +38,11 @@ it('closes the connection of a client that reads none of its answer, and gives i
     socket.on('close', () => resolve());
     socket.on('error', () => undefined);
   });
-  await sleep(4000); // past limits.httpRequestTimeout
-  // The locks it never saw are back: another worker takes every task now, not in ten minutes.
+  // Its fetch claimed tasks (on a busy machine the request can take a while to be served) ...
+  await waitFor(async () => (await heldByStaller()) > 0, { timeoutMs: 15_000, intervalMs: 200, description: 'the staller\'s fetch to claim tasks' });
+  // ... and limits.httpRequestTimeout after its answer began, the locks it never saw are back, not in ten minutes.
+  await waitFor(async () => (await heldByStaller()) === 0, { timeoutMs: 15_000, intervalMs: 200, description: 'the staller\'s locks given back' });
+  // Another worker takes every task now.
   const { external } = fetchClients(t);
   const taken = new Set<string>();
   for (let i = 0; i < 4; i++) { // an answer carries about four of these
@@ -44,5 +52,5 @@ it('closes the connection of a client that reads none of its answer, and gives i
   expect(taken.size).toBe(8);
   // and the node closed the connection: reading again, the client finds it ended
   socket.resume();
-  await expect(Promise.race([closed.then(() => 'closed'), sleep(3000).then(() => 'open')])).resolves.toBe('closed');
-}, 30_000);
+  await expect(Promise.race([closed.then(() => 'closed'), sleep(5000).then(() => 'open')])).resolves.toBe('closed');
+}, 60_000);
