@@ -12,6 +12,7 @@ import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import type { Logger } from '../util/logger';
 import type { RedisCa } from './redis-ca';
 import { defineScripts } from './scripts';
+import { resendCallsOfUnreadyClose } from './unready-close';
 
 export type RedisClient = Redis | Cluster;
 
@@ -114,6 +115,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
     if (!settings.url) throw new Error('redis.url is not set');
     client = new Redis(settings.url, tls ? { ...single, tls } : single);
   }
+  if (client instanceof Redis) resendCallsOfUnreadyClose(client);
   defineScripts(client);
   countCloses(client);
   return client;
