@@ -12,6 +12,7 @@ import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
 import type { Logger } from '../util/logger';
 import type { RedisCa } from './redis-ca';
 import { defineScripts } from './scripts';
+import { reviveUnaskedEnd } from './sentinel-revive';
 import { resendCallsOfUnreadyClose } from './unready-close';
 
 export type RedisClient = Redis | Cluster;
@@ -111,6 +112,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
       failoverDetector: true,
       ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     });
+    reviveUnaskedEnd(client as Redis);
   } else {
     if (!settings.url) throw new Error('redis.url is not set');
     client = new Redis(settings.url, tls ? { ...single, tls } : single);

@@ -23,6 +23,10 @@ export interface TcpProxy {
   resume(): void;
   /** Closes the open connections at both ends (a network reset): what they held is lost; new ones are taken as before. */
   cut(): void;
+  /** Connections opened from now on get no further than the proxy (a slow answer) until release(); open ones flow on. */
+  holdNew(): void;
+  /** Forwards the connections holdNew() held, and the new ones from now on. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -33,7 +37,9 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   let frozen = false;
   let holed = false;
   const gone = new Set<net.Socket>();
-  const server = net.createServer((client) => {
+  let holding = false;
+  const held: net.Socket[] = [];
+  const forward = (client: net.Socket) => {
     const target = net.connect(currentTarget, '127.0.0.1');
     const pair = { client, target };
     pairs.add(pair);
@@ -56,6 +62,12 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     };
     client.on('error', end).on('close', end);
     target.on('error', targetEnded).on('close', targetEnded);
+  };
+  const server = net.createServer((client) => {
+    if (!holding) return forward(client);
+    client.pause();
+    client.on('error', () => client.destroy());
+    held.push(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const proxy: TcpProxy = {
@@ -106,7 +118,15 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
         p.target.destroy();
       }
     },
+    holdNew() {
+      holding = true;
+    },
+    release() {
+      holding = false;
+      for (const c of held.splice(0)) if (!c.destroyed) forward(c);
+    },
     close: () => {
+      for (const c of held.splice(0)) c.destroy();
       for (const c of gone) c.destroy();
       for (const p of pairs) {
         p.client.destroy();
