@@ -6,7 +6,6 @@
  * redis.tlsCa, and one the client cannot verify is refused. Real
  * redis-servers with certificates made by openssl in the test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,10 +19,10 @@ import { partitionOf } from '../../src/store/keys';
 import { createRedis } from '../../src/store/redis';
 import { pb } from '../../src/wire';
 import { makeCerts } from '../helpers/certs';
-import { freePort } from '../helpers/ports';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { startSentinel, type TestSentinel } from '../helpers/sentinel';
 import { waitFor } from '../helpers/wait';
 
 let dir = '';
@@ -31,7 +30,7 @@ let tls: EmbeddedRedisTls;
 let single: EmbeddedRedis | undefined;
 let cluster: RedisCluster | undefined;
 let sentinelPrimary: EmbeddedRedis | undefined;
-let sentinel: ChildProcess | undefined;
+let sentinel: TestSentinel | undefined;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-redis-tls-'));
@@ -41,7 +40,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  sentinel?.kill('SIGKILL');
+  sentinel?.stop();
   await Promise.all([single?.stop(), cluster?.stop(), sentinelPrimary?.stop()]);
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -159,26 +158,9 @@ it('serves Steps on every primary of a Redis Cluster over TLS', async () => {
 
 it('serves Steps through a Sentinel, both it and the primary it names reached over TLS', async () => {
   sentinelPrimary = await startEmbeddedRedis({ tls, args: ['--tls-replication', 'yes'] });
-  const port = await freePort();
-  const conf = path.join(dir, 'sentinel.conf');
-  fs.writeFileSync(conf, [
-    'port 0', `tls-port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
-    `tls-cert-file ${tls.certFile}`, `tls-key-file ${tls.keyFile}`, `tls-ca-cert-file ${tls.caFile}`, 'tls-auth-clients no', 'tls-replication yes',
-    `sentinel monitor tlsmaster 127.0.0.1 ${sentinelPrimary.tlsPort} 1`, 'sentinel down-after-milliseconds tlsmaster 5000',
-  ].join('\n'));
-  sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
-  const probe = createRedis({ url: `rediss://127.0.0.1:${port}`, clusterNodes: [], sentinels: [], sentinelName: '', password: '', tlsCa: tls.caFile },
-    { lazyConnect: true });
-  try {
-    await waitFor(async () => {
-      const r = await probe.call('SENTINEL', 'get-master-addr-by-name', 'tlsmaster').catch(() => null);
-      return Array.isArray(r) && Number(r[1]) === sentinelPrimary!.tlsPort;
-    }, { timeoutMs: 15000, intervalMs: 100, description: 'the Sentinel naming the primary' });
-  } finally {
-    probe.disconnect();
-  }
+  sentinel = await startSentinel(sentinelPrimary.tlsPort!, { name: 'tlsmaster', downAfterMs: 5000, tls });
   const t = await startTestNode('', uniquePrefix('tls-sentinel'), {
-    'redis.sentinels': [`127.0.0.1:${port}`], 'redis.sentinelName': 'tlsmaster', 'redis.tls': true, 'redis.tlsCa': tls.caFile,
+    ...sentinel.nodeConfig, 'redis.tls': true, 'redis.tlsCa': tls.caFile,
   });
   try {
     await serveStep(t, 'sentinel');
