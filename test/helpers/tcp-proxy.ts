@@ -97,11 +97,14 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     resume() {
       const wasFrozen = frozen;
+      const wasStopped = paused || frozen;
       paused = false;
       frozen = false;
       holed = false;
       for (const c of gone) c.destroy();
       gone.clear();
+      // Nothing was unpiped: piping again would send every byte twice (a client then reads two replies to one command).
+      if (!wasStopped) return;
       for (const p of pairs) {
         p.client.pipe(p.target);
         p.client.resume();
