@@ -148,6 +148,27 @@ export function matchingService(d: MatchingDeps) {
     throw zdError('ZD_STORE_UNAVAILABLE', { reason });
   }
 
+  /**
+   * WaitOutcome's outcome, with redis.waitReplicas, once that many replicas hold it. Read off a
+   * primary a failover is leaving behind, it went with that primary: the task ran again, and the
+   * engine saw a second outcome of it. Not confirmed: UNAVAILABLE, and the caller asks again.
+   */
+  async function confirmedOutcome(partition: number, taskId: string): Promise<Record<string, Buffer>> {
+    const r = await d.outcomes.readDoneConfirmed(partition, taskId, c.redis.waitReplicas, WAIT_REPLICAS_MS);
+    if (!r.done) throw zdError('ZD_TASK_NOT_FOUND', { taskId });
+    if (!r.sameConnection) {
+      throw zdError('ZD_STORE_UNAVAILABLE', {
+        reason: 'the connection to Redis changed (re-established, or a slot moved to another primary) between the read of the outcome and its WAIT for redis.waitReplicas replicas',
+      });
+    }
+    if (r.acked < c.redis.waitReplicas) {
+      throw zdError('ZD_STORE_UNAVAILABLE', {
+        reason: `the outcome read reached ${r.acked} of the ${c.redis.waitReplicas} replicas redis.waitReplicas asks for within ${WAIT_REPLICAS_MS} ms`,
+      });
+    }
+    return r.done;
+  }
+
   /** Read but not answered: to the group's next call at once, not after redeliver_after_ms (best effort: Redis may be away). */
   async function redeliverSoon(group: string, consumer: string, ids: { partition: number; streamId: string }[]): Promise<void> {
     claimAtOnce.set(group, true);
@@ -327,6 +348,7 @@ export function matchingService(d: MatchingDeps) {
           if (done) {
             // The task may have been unknown at the first check (created since): check the outcome's tenant too.
             requireTaskTenant(principal, done.tenant?.toString() ?? '', taskId);
+            if (c.redis.waitReplicas > 0) done = await confirmedOutcome(partition, taskId);
             return { outcome: outcomeToWire(outcomeFromFields(partition, done.outcomeId?.toString() ?? '', done)) };
           }
           const left = deadline - d.clock.now();

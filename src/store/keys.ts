@@ -44,6 +44,10 @@ export class Keys {
   done(p: number, taskId: string): string {
     return `${this.tag(p)}done:${taskId}`;
   }
+  /** Written before a WAIT that confirms a read of the partition (WaitOutcome with redis.waitReplicas): a read alone writes nothing a WAIT counts. */
+  readMark(p: number): string {
+    return `${this.tag(p)}mark`;
+  }
   lease(p: number): string {
     return `${this.tag(p)}lease`;
   }

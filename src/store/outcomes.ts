@@ -167,6 +167,9 @@ interface BufferCommands {
 }
 
 /** XAUTOCLAIM calls one claim of stale outcomes makes per partition, each scanning up to 10× its COUNT. */
+/** How long a read mark stays: only its write counts, so one key per partition, gone when unused. */
+const READ_MARK_TTL_MS = 60_000;
+
 const CLAIM_SCANS = 4;
 function streamIdsByPartition(ids: { partition: number; streamId: string }[]): Map<number, string[]> {
   const byPartition = new Map<number, string[]>();
@@ -247,6 +250,26 @@ export class OutcomeStore {
    */
   replicated(partitions: readonly number[], replicas: number, timeoutMs: number): Promise<number> {
     return waitForReplicas(this.redis, partitions.map((p) => this.keys.out(p)), replicas, timeoutMs);
+  }
+
+  /**
+   * A task's outcome record read on this store's connection, and how many of `replicas` replicas
+   * hold it (redis.waitReplicas, for WaitOutcome). The read writes nothing a WAIT counts, so a
+   * mark written after it on the same connection, to the same primary (the partition's slot), is
+   * waited for: a replica that has the mark has everything the primary wrote before it.
+   * `sameConnection` false: the connection changed between the read and the WAIT, and the count
+   * says nothing of the read.
+   */
+  async readDoneConfirmed(partition: number, taskId: string, replicas: number, timeoutMs: number):
+  Promise<{ done: Record<string, Buffer> | null; acked: number; sameConnection: boolean }> {
+    const mark = this.keys.readMark(partition);
+    const keys = [this.keys.done(partition, taskId), mark];
+    const was = connectionEpoch(this.redis, keys);
+    const done = await readDone(this.redis, this.keys, partition, taskId);
+    if (!done) return { done, acked: replicas, sameConnection: true };
+    await this.redis.set(mark, '1', 'PX', READ_MARK_TTL_MS);
+    const acked = await waitForReplicas(this.redis, [mark], replicas, timeoutMs);
+    return { done, acked, sameConnection: connectionEpoch(this.redis, keys) === was };
   }
 
   /** Registers a group and creates it on every partition stream (from the start of what is kept). */

@@ -12,6 +12,7 @@ import { Keys, partitionOf } from '../../src/store/keys';
 import { connectionEpoch, createRedis } from '../../src/store/redis';
 import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
+import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
@@ -213,6 +214,8 @@ describe('redis.waitReplicas on a Redis Cluster', () => {
       await s.nextOf('result_ack');
       // Its WAIT went to primary 0 alone; the connections it read over were the same throughout.
       expect((await consume()).outcomes.map((o) => o.task_id)).toEqual([r.task_id]);
+      // WaitOutcome's mark and WAIT went there too (the primaries without a replica confirm nothing).
+      expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 0 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
     } finally {
       s.reset();
     }

@@ -6,6 +6,7 @@
  * retry finds the Step (idempotent enqueue).
  */
 import { Status } from 'nice-grpc';
+import { pb } from '../../src/wire';
 import { storeUnavailable } from '../../src/errors/store-unavailable';
 import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
 import { createRedis, waitForReplicas } from '../../src/store/redis';
@@ -87,6 +88,26 @@ it('answers a WAIT that reaches a primary a failover demoted as Redis out of rea
   } finally {
     demoted.disconnect();
   }
+});
+
+it('answers WaitOutcome with an outcome only once the replica holds it', async () => {
+  t = await startTestNode(primary.url, uniquePrefix('wr-wait'), { 'redis.waitReplicas': 1, 'cluster.partitions': 2 });
+  const [id] = [...(await completeSteps(t, 1))];
+
+  // A replica that confirms nothing (frozen): the outcome read may be on this primary only, as on
+  // one a failover leaves behind, so it is not answered.
+  replica.kill('SIGSTOP');
+  let refused: { code: Status; details: string } | undefined;
+  try {
+    refused = await t.matching.waitOutcome({ task_id: id, wait_ms: 0 }).then(() => undefined, (e: { code: Status; details: string }) => e);
+  } finally {
+    replica.kill('SIGCONT');
+  }
+  expect(refused?.code).toBe(Status.UNAVAILABLE);
+  expect(refused?.details).toContain('the outcome read reached 0 of the 1 replicas redis.waitReplicas asks for');
+
+  // Confirmed again: answered.
+  expect((await t.matching.waitOutcome({ task_id: id, wait_ms: 0 })).outcome).toMatchObject({ task_id: id, status: pb.OutcomeStatus.COMPLETED });
 });
 
 it('answers outcomes only once the replica holds them: none while it confirms nothing, then each once, at once', async () => {
