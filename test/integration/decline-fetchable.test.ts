@@ -5,27 +5,17 @@
  * and ahead of a Step enqueued after it (it keeps its place).
  */
 import { pb } from '../../src/wire';
-import { fetchClients, sleep, step, topic, type ExternalClient } from '../helpers/fetch';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { fetchClients, sleep, step, topic } from '../helpers/fetch';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useSlotNode } from '../helpers/slot-node';
 
 const redis = useEmbeddedRedis();
-let t: TestNode;
-let external: ExternalClient;
-const open: RawSlot[] = [];
-
-afterEach(async () => {
-  for (const s of open.splice(0)) s.reset();
-  await t?.close();
-});
+const node = useSlotNode(redis, 'declinefetch');
 
 it('a Step a slot declined is fetchable at once, ahead of a Step enqueued after it', async () => {
-  t = await startTestNode(redis.url, uniquePrefix('declinefetch'));
-  ({ external } = fetchClients(t));
-  const s = openSlot(t.worker, registerFrame({ app_worker_id: 'lacks' }));
-  open.push(s);
-  await s.nextOf('registered');
+  const { t } = node;
+  const { external } = fetchClients(t);
+  const s = await node.registeredSlot({ app_worker_id: 'lacks' });
   const id = (await t.matching.enqueueStep({ step: step() })).task_id;
   const offered = (await s.nextOf('step_task')).step_task!;
   expect(offered).toMatchObject({ task_id: id, attempt: 1 });

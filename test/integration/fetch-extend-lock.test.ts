@@ -21,32 +21,22 @@
  */
 import { HINT_TTL_MS } from '../../src/gateway/fetch-hints';
 import { pb } from '../../src/wire';
-import { fetchClients, sleep, step, topic, type ExternalClient } from '../helpers/fetch';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { fetchClients, sleep, step, topic } from '../helpers/fetch';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useSlotNode } from '../helpers/slot-node';
 
 const redis = useEmbeddedRedis();
-let t: TestNode;
-let external: ExternalClient;
-const open: RawSlot[] = [];
-
-afterEach(async () => {
-  for (const s of open.splice(0)) s.reset();
-  await t?.close();
-});
+const node = useSlotNode(redis, 'extendlock');
 
 it('a lock shortened by ExtendLock is a slot\'s to start once it lapses, not at the lock taken at the fetch', async () => {
-  t = await startTestNode(redis.url, uniquePrefix('extendowner'));
-  ({ external } = fetchClients(t));
+  const { t } = node;
+  const { external } = fetchClients(t);
   const id = (await t.matching.enqueueStep({ step: step() })).task_id;
   const got = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1, lock_duration_ms: 60_000 });
   expect(got.tasks.map((x) => x.task_id)).toEqual([id]);
   // The worker shortens its lock, then dies.
   const lockUntil = Number((await external.extendLock({ task_id: id, worker_id: 'A', lock_duration_ms: 300 })).lock_until_ms);
-  const s = openSlot(t.worker, registerFrame());
-  open.push(s);
-  await s.nextOf('registered');
+  const s = await node.registeredSlot();
   const task = (await s.nextOf('step_task', lockUntil - Date.now() + 1500)).step_task!;
   expect(task).toMatchObject({ task_id: id, attempt: 1 });
   expect(Date.now()).toBeGreaterThanOrEqual(lockUntil);
@@ -54,8 +44,8 @@ it('a lock shortened by ExtendLock is a slot\'s to start once it lapses, not at 
 });
 
 it('an extended lock holds past the lock taken at the fetch: no slot or other fetch gets the task, and its worker completes it', async () => {
-  t = await startTestNode(redis.url, uniquePrefix('extendholds'));
-  ({ external } = fetchClients(t));
+  const { t } = node;
+  const { external } = fetchClients(t);
   const id = (await t.matching.enqueueStep({ step: step() })).task_id;
   const got = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1, lock_duration_ms: 300 });
   expect(got.tasks.map((x) => x.task_id)).toEqual([id]);
@@ -63,9 +53,7 @@ it('an extended lock holds past the lock taken at the fetch: no slot or other fe
   const ext = await external.extendLock({ task_id: id, worker_id: 'A', lock_duration_ms: 60_000 });
   expect(Number(ext.lock_until_ms)).toBeGreaterThan(fetchedUntil + 50_000);
   // An idle slot of the flow type, there before the first lock would have lapsed.
-  const s = openSlot(t.worker, registerFrame());
-  open.push(s);
-  await s.nextOf('registered');
+  const s = await node.registeredSlot();
   const taken = s.nextOf('step_task', fetchedUntil - Date.now() + 1000).then((f) => f.step_task!.task_id, () => undefined);
   await sleep(Math.max(0, fetchedUntil - Date.now()) + 100);
   expect((await external.fetchAndLock({ worker_id: 'B', topics: [topic()], wait_ms: 1 })).tasks).toEqual([]);
@@ -76,8 +64,8 @@ it('an extended lock holds past the lock taken at the fetch: no slot or other fe
 });
 
 it('a waiting fetch claims a task whose lock ExtendLock shortened once that lock lapses, not at the end of its wait', async () => {
-  t = await startTestNode(redis.url, uniquePrefix('extendwait'));
-  ({ external } = fetchClients(t));
+  const { t } = node;
+  const { external } = fetchClients(t);
   const id = (await t.matching.enqueueStep({ step: step() })).task_id;
   const got = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1, lock_duration_ms: 60_000 });
   expect(got.tasks.map((x) => x.task_id)).toEqual([id]);
