@@ -166,10 +166,10 @@ interface BufferCommands {
   xautoclaimBuffer(...args: (string | number)[]): Promise<unknown>;
 }
 
-/** XAUTOCLAIM calls one claim of stale outcomes makes per partition, each scanning up to 10× its COUNT. */
 /** How long a read mark stays: only its write counts, so one key per partition, gone when unused. */
 const READ_MARK_TTL_MS = 60_000;
 
+/** XAUTOCLAIM calls one claim of stale outcomes makes per partition, each scanning up to 10× its COUNT. */
 const CLAIM_SCANS = 4;
 function streamIdsByPartition(ids: { partition: number; streamId: string }[]): Map<number, string[]> {
   const byPartition = new Map<number, string[]>();

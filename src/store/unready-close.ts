@@ -1,5 +1,5 @@
 /**
- * Calls lost with a connection that closed before it was ready, failed instead.
+ * Calls lost with a connection that closed before it was ready, sent again instead.
  *
  * Before a new connection is ready, ioredis already writes the commands Redis
  * takes while it loads (TIME, PUBLISH, INFO), and waits for their replies in the
