@@ -3,8 +3,10 @@
  * (DESIGN §4, phase 3: FIFO by readyAt) when a node loads it from Redis: a node
  * that takes over the partition reads the oldest entries first, so the Steps
  * that waited longest are offered first and are not left behind a window of
- * newer ones. A real node on a real Redis, stopped and started again on the
- * same keys, and a raw worker slot that takes the Steps one at a time.
+ * newer ones; and a Step that reaches the heads late (its sticky wait ended)
+ * takes its readyAt place, ahead of Steps enqueued after it. A real node on a
+ * real Redis (stopped and started again on the same keys), and a raw worker
+ * slot that takes the Steps one at a time.
  */
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -50,5 +52,36 @@ it('offers the oldest Step of a queue longer than the heads window first after t
   // one slot, one partition: every Step after it in readyAt order too
   expect(enqueuedAt).toEqual([...enqueuedAt].sort((a, b) => a - b));
   expect(new Set(ids).size).toBe(LATER + 1);
+  s.reset();
+});
+
+it('puts a Step whose sticky wait ended back in front of the Steps enqueued after it', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('order'), {
+    'cluster.partitions': 1, 'matching.syncMatchWait': '10ms', 'matching.stickyWait': '300ms',
+  });
+  const step = (flow: string, sticky = '') => ({
+    tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's', sticky_worker_id: sticky,
+  });
+  // The one slot of w1 takes a first Step and keeps it: w1 is connected but busy.
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  await t.matching.enqueueStep({ step: step('busy') });
+  const held = (await s.nextOf('step_task', 5000)).step_task!;
+  // A waits for w1, its sticky worker; B, enqueued after it, goes to the heads first.
+  const { task_id: a } = await t.matching.enqueueStep({ step: step('a', 'w1') });
+  await new Promise((r) => setTimeout(r, 5));
+  const { task_id: b } = await t.matching.enqueueStep({ step: step('b') });
+  await new Promise((r) => setTimeout(r, 600)); // past A's sticky wait: both are heads of the durable queue
+
+  const order: string[] = [];
+  let token = held.task_token;
+  for (let i = 0; i < 2; i++) {
+    s.send({ step_result: { task_token: token, output: Buffer.from('ok') } });
+    await s.nextOf('result_ack');
+    const task = (await s.nextOf('step_task', 5000)).step_task!;
+    order.push(task.task_id!);
+    token = task.task_token;
+  }
+  expect(order).toEqual([a, b]);
   s.reset();
 });
