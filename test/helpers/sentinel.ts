@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import type { EmbeddedRedisTls } from '../../src/store/embedded-redis';
+import { sendCommand, startEmbeddedRedis, type EmbeddedRedis, type EmbeddedRedisTls } from '../../src/store/embedded-redis';
 import { freePort } from './ports';
 import { waitFor } from './wait';
 
@@ -87,4 +87,20 @@ export async function startSentinel(primaryPort: number, opts: SentinelOptions =
     probe.disconnect();
   }
   return { port, nodeConfig: { 'redis.sentinels': [`127.0.0.1:${port}`], 'redis.sentinelName': name }, stop };
+}
+
+/**
+ * A primary and one replica in sync with it, both without a diskless-sync delay (a
+ * replica turned back after a failover syncs at once); each pushed on `servers` for the
+ * test's clean-up as soon as it runs.
+ */
+export async function startPrimaryAndReplica(servers: EmbeddedRedis[]): Promise<{ primary: EmbeddedRedis; replica: EmbeddedRedis }> {
+  const fast = ['--repl-diskless-sync-delay', '0'];
+  const primary = await startEmbeddedRedis({ args: fast });
+  servers.push(primary);
+  const replica = await startEmbeddedRedis({ args: [...fast, '--replicaof', '127.0.0.1', String(primary.port)] });
+  servers.push(replica);
+  await waitFor(async () => String(await sendCommand(primary.port, ['INFO', 'replication']).catch(() => '')).includes('state=online'),
+    { description: 'the replica online' });
+  return { primary, replica };
 }

@@ -20,7 +20,7 @@ import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/s
 import { everyPartitionLeased, expectOneOutcomeEach, startLoad } from '../helpers/cluster-load';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
-import { startSentinel, type TestSentinel } from '../helpers/sentinel';
+import { startPrimaryAndReplica, startSentinel, type TestSentinel } from '../helpers/sentinel';
 import { waitFor } from '../helpers/wait';
 
 let servers: EmbeddedRedis[] = [];
@@ -47,12 +47,7 @@ const follows = async (replica: number, primary: number): Promise<boolean> => {
 
 /** A primary, one replica in sync, a Sentinel that knows it, and two nodes behind the Sentinel. */
 async function setUp(label: string): Promise<{ primary: EmbeddedRedis; replica: EmbeddedRedis; partitions: number }> {
-  const fast = ['--repl-diskless-sync-delay', '0'];
-  const primary = await startEmbeddedRedis({ args: fast });
-  servers.push(primary);
-  const replica = await startEmbeddedRedis({ args: [...fast, '--replicaof', '127.0.0.1', String(primary.port)] });
-  servers.push(replica);
-  await waitFor(async () => (await info(primary.port)).includes('state=online'), { description: 'the replica online' });
+  const { primary, replica } = await startPrimaryAndReplica(servers);
   sentinel = await startSentinel(primary.port, { replicas: 1 });
   const overrides = { ...sentinel.nodeConfig, 'redis.waitReplicas': 1, 'cluster.partitions': 8 };
   const prefix = uniquePrefix(label);

@@ -7,10 +7,10 @@
  * TCP proxy that holds the questions asked after the kill until the switch is out.
  */
 import { Status } from 'nice-grpc';
-import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
+import { sendCommand, type EmbeddedRedis } from '../../src/store/embedded-redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
-import { startSentinel, type TestSentinel } from '../helpers/sentinel';
+import { startPrimaryAndReplica, startSentinel, type TestSentinel } from '../helpers/sentinel';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { sleep, waitFor } from '../helpers/wait';
 
@@ -29,15 +29,8 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop()));
 });
 
-const info = async (port: number): Promise<string> => String(await sendCommand(port, ['INFO', 'replication']).catch(() => ''));
-
 it('serves again after a primary kill whose +switch-master came while it asked the Sentinel for the primary', async () => {
-  const fast = ['--repl-diskless-sync-delay', '0'];
-  const primary = await startEmbeddedRedis({ args: fast });
-  servers.push(primary);
-  const replica = await startEmbeddedRedis({ args: [...fast, '--replicaof', '127.0.0.1', String(primary.port)] });
-  servers.push(replica);
-  await waitFor(async () => (await info(primary.port)).includes('state=online'), { description: 'the replica online' });
+  const { primary, replica } = await startPrimaryAndReplica(servers);
   sentinel = await startSentinel(primary.port, { replicas: 1 });
   proxy = await tcpProxy(sentinel.port);
   node = await startTestNode('', uniquePrefix('switch-resolve'), {
