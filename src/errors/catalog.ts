@@ -51,7 +51,6 @@ export const ERROR_CATALOG = {
   ZD_UNKNOWN_ROUTE: { grpc: Status.UNIMPLEMENTED, http: 404, message: 'no route {method} {path}' },
   ZD_METHOD_NOT_ALLOWED: { grpc: Status.UNIMPLEMENTED, http: 405, message: '{path} takes {allowed}, not {method}' },
   ZD_UNSUPPORTED_MEDIA_TYPE: { grpc: Status.INVALID_ARGUMENT, http: 415, message: 'content-type {got}: the body must be sent as application/json' },
-  ZD_NOT_OWNER: { grpc: Status.UNAVAILABLE, http: 503, message: 'partition {partition} is not owned by this node' },
   ZD_UNAUTHENTICATED: { grpc: Status.UNAUTHENTICATED, http: 401, message: '{reason}' },
   ZD_PERMISSION_DENIED: { grpc: Status.PERMISSION_DENIED, http: 403, message: 'the credential does not cover tenant {tenant}' },
   ZD_OPERATOR_SCOPE_REQUIRED: {

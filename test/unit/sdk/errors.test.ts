@@ -95,7 +95,7 @@ describe('mapGrpcError', () => {
   });
 
   it('parses only a leading ZD code', () => {
-    expect(parseZdCode('ZD_NOT_OWNER: partition 3')).toBe('ZD_NOT_OWNER');
-    expect(parseZdCode('see ZD_NOT_OWNER')).toBeUndefined();
+    expect(parseZdCode('ZD_DRAINING: this node is draining')).toBe('ZD_DRAINING');
+    expect(parseZdCode('see ZD_DRAINING')).toBeUndefined();
   });
 });
