@@ -64,6 +64,8 @@ export class Membership extends EventEmitter {
   private beatConnection = '';
   /** A heartbeat failed since the last one that landed. */
   private beatFailed = false;
+  /** The node key's write in flight (writeNodeInfo). */
+  private infoWrite: Promise<string | null> | undefined;
   /**
    * This node's own silence (Redis out of its reach: restarted, failing over, cut off, however
    * briefly; or this process frozen for about nodeTtl), from its last heartbeat before it (Redis
@@ -136,7 +138,9 @@ export class Membership extends EventEmitter {
    */
   private async readRedisTime(): Promise<number> {
     const sent = this.clock.now();
-    const [sec, usec] = await this.redis.time();
+    // On the member set's primary: on a Redis Cluster a keyless TIME goes to any primary, and one
+    // that stopped answering held the heartbeat while the member set was served.
+    const [sec, usec] = await this.redis.zdReadTime(this.keys.members());
     const got = this.clock.now();
     const redisNow = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
     this.offset = redisNow - Math.round((sent + got) / 2);
@@ -159,24 +163,21 @@ export class Membership extends EventEmitter {
     const now = await this.failing(this.readRedisTime());
     // leave() may have sent its removal while TIME was on the wire: writes sent now would land after it.
     if (this.left) return;
-    const { nodeId, bootId, address, nodeTtlMs } = this.opts;
-    const nodeKey = this.keys.node(nodeId);
+    const { nodeId, bootId, nodeTtlMs } = this.opts;
     const rejoined = this.joined;
     this.sentScore = Math.max(this.sentScore ?? now, now);
-    const [bootBefore, scoreBefore] = await this.failing(Promise.all([
-      // Read ahead of this beat's write on the same connection: another boot's id here means a second
-      // process heartbeats this id (started at the same moment, so claimId could not see it).
-      rejoined ? this.redis.hget(nodeKey, 'boot') : Promise.resolve(bootId),
-      // And the score this beat replaces: peers judge liveness by it (isGone).
+    // The node key is written alongside. On a Redis Cluster it may live on another primary than
+    // the member set: one that stopped answering must not stop the score (writeNodeInfo).
+    const info = this.writeNodeInfo(rejoined);
+    const [scoreBefore] = await this.failing(Promise.all([
+      // The score this beat replaces: peers judge liveness by it (isGone).
       rejoined ? this.redis.zscore(this.keys.members(), nodeId) : Promise.resolve(null),
       this.redis.zadd(this.keys.members(), now, nodeId),
-      // The layout is said for this boot: a node id restarted on an older version keeps the
-      // field (it never writes it) but not the boot id.
-      this.redis.hset(nodeKey, 'address', address, 'boot', bootId, 'taskLayout', `${this.opts.taskLayout ?? TASK_LAYOUT}:${bootId}`),
-      this.redis.pexpire(nodeKey, nodeTtlMs * 6),
       // forget members long dead so the set stays small
       this.redis.zremrangebyscore(this.keys.members(), '-inf', now - nodeTtlMs * 6),
     ]));
+    // The first one is awaited in full: until it lands, peers cannot tell this boot's attempts from a dead one's.
+    const bootBefore = rejoined ? await within(info, this.opts.heartbeatMs).catch(() => undefined) : await this.failing(info);
     this.joined = true;
     // Silent: Redis was lost since the last heartbeat (cutSince), or this node was quiet long enough
     // for peers as silent to look gone (a frozen process). Not by time alone under that: peers come
@@ -201,6 +202,32 @@ export class Membership extends EventEmitter {
       this.emit('returned');
     }
     await this.refresh(now);
+  }
+
+  /**
+   * Writes this boot's address, boot id and task layout to its node key, and answers the boot id
+   * the key held before (read ahead of the write on the same connection: another boot's id there
+   * means a second process heartbeats this id, started at the same moment, so claimId could not
+   * see it). One write at a time: while one is unanswered (its primary frozen or cut off), the
+   * key keeps what it has for nodeTtl × 6, and beats send none.
+   */
+  private writeNodeInfo(rejoined: boolean): Promise<string | null | undefined> {
+    if (this.infoWrite) return Promise.resolve(undefined);
+    const { nodeId, bootId, address, nodeTtlMs } = this.opts;
+    const nodeKey = this.keys.node(nodeId);
+    const write = Promise.all([
+      rejoined ? this.redis.hget(nodeKey, 'boot') : Promise.resolve(bootId),
+      // The layout is said for this boot: a node id restarted on an older version keeps the
+      // field (it never writes it) but not the boot id.
+      this.redis.hset(nodeKey, 'address', address, 'boot', bootId, 'taskLayout', `${this.opts.taskLayout ?? TASK_LAYOUT}:${bootId}`),
+      this.redis.pexpire(nodeKey, nodeTtlMs * 6),
+    ]).then(([boot]) => boot);
+    this.infoWrite = write;
+    const done = () => {
+      if (this.infoWrite === write) this.infoWrite = undefined;
+    };
+    write.then(done, done);
+    return write;
   }
 
   /** A heartbeat's Redis calls: one that fails marks Redis as lost until the next lands (cutSince). */
@@ -230,14 +257,8 @@ export class Membership extends EventEmitter {
     const next = new Map<string, MemberInfo>();
     const ids: string[] = [];
     for (let i = 0; i + 1 < raw.length; i += 2) ids.push(raw[i]!);
-    const infos = await Promise.all(ids.map((id) => this.redis.hmget(this.keys.node(id), 'address', 'boot', 'taskLayout')));
-    ids.forEach((id, i) => {
-      const [address, boot, layout] = infos[i]!;
-      next.set(id, {
-        nodeId: id, address: address ?? '', bootId: boot ?? '', lastHeartbeat: Number(raw[i * 2 + 1]),
-        taskLayout: layoutSaid(layout, boot),
-      });
-    });
+    const infos = await Promise.all(ids.map((id) => this.readNodeInfo(id)));
+    ids.forEach((id, i) => next.set(id, { ...infos[i]!, lastHeartbeat: Number(raw[i * 2 + 1]) }));
     // A heartbeat's read and an expiry check's may overlap: the newer one's members stand.
     if (seq < this.applied) return;
     this.applied = seq;
@@ -254,6 +275,22 @@ export class Membership extends EventEmitter {
     if (sorted.join('\0') !== this.ids.join('\0')) this.ids = Object.freeze(sorted);
     this.armExpiry();
     if (changed) this.emit('change', this.liveIds());
+  }
+
+  /**
+   * A member's node key, read within a heartbeat. On a Redis Cluster node keys are spread over
+   * the primaries: one that stopped answering held every read of the members, and with it the
+   * beat. Unanswered (or failed), the member keeps what was last read of it, or nothing yet.
+   */
+  private async readNodeInfo(id: string): Promise<Omit<MemberInfo, 'lastHeartbeat'>> {
+    const read = this.redis.hmget(this.keys.node(id), 'address', 'boot', 'taskLayout');
+    const got = await within(read, this.opts.heartbeatMs).catch(() => undefined);
+    if (!got) {
+      const known = this.members.get(id);
+      return known ?? { nodeId: id, address: '', bootId: '', taskLayout: OLDEST_TASK_LAYOUT };
+    }
+    const [address, boot, layout] = got;
+    return { nodeId: id, address: address ?? '', bootId: boot ?? '', taskLayout: layoutSaid(layout, boot) };
   }
 
   /**
@@ -386,6 +423,16 @@ export class Membership extends EventEmitter {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
   }
+}
+
+/** `p`'s value, or undefined when it has not settled within `ms` (it may settle later, unheard). */
+function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let bound: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<undefined>((resolve) => {
+    bound = setTimeout(() => resolve(undefined), ms);
+    bound.unref();
+  });
+  return Promise.race([p, timeUp]).finally(() => clearTimeout(bound));
 }
 
 /** The layout a member's `taskLayout` field ("<layout>:<boot id>") says for its current boot. */

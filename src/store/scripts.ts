@@ -36,6 +36,7 @@ declare module 'ioredis' {
     zdRenewLease(k1: string, ...args: Arg[]): Result<number, Context>;
     zdReleaseLease(k1: string, ...args: Arg[]): Result<number, Context>;
     zdRemoveMember(k1: string, ...args: Arg[]): Result<number, Context>;
+    zdReadTime(k1: string): Result<[string, string], Context>;
     zdDropStaleEntry(k1: string, k2: string, ...args: Arg[]): Result<number, Context>;
     zdPruneQueue(k1: string, k2: string, ...args: Arg[]): Result<number, Context>;
     zdPruneConsumers(k1: string, ...args: Arg[]): Result<number, Context>;
