@@ -1,0 +1,98 @@
+/**
+ * Which idle slot an RPC takes (DESIGN §4, §5): RPC-only slots before shared
+ * ones, so the shared slot stays free for a Step (Steps never use RPC-only
+ * slots); the sticky worker still comes first. Raw streams, real gRPC, real
+ * redis-server.
+ */
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+
+const redis = useEmbeddedRedis();
+let t: TestNode;
+const open: RawSlot[] = [];
+
+beforeEach(async () => {
+  t = await startTestNode(redis.url, uniquePrefix('rpc-slot'), { 'matching.dispatchWait': '5s', 'matching.stickyWait': '5s' });
+});
+afterEach(async () => {
+  for (const s of open.splice(0)) s.reset();
+  await t.close();
+});
+
+async function slot(app: string, kind: pb.SlotKind): Promise<RawSlot> {
+  const s = openSlot(t.worker, registerFrame({ app_worker_id: app, slot_kind: kind }));
+  open.push(s);
+  await s.nextOf('registered');
+  return s;
+}
+
+const rpc = (over: Partial<pb.IInvokeRpcRequest> = {}) =>
+  t.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 10_000, ...over });
+
+/** The one of `slots` that receives the next frame of `kind`, and that frame (frames of no slot are lost: a timed-out wait leaves its queue). */
+async function frameFrom(slots: RawSlot[], kind: string): Promise<[RawSlot, pb.ServerFrame]> {
+  for (let round = 0; round < 50; round++) {
+    for (const s of slots) {
+      const f = await s.nextOf(kind, 100).catch(() => undefined);
+      if (f) return [s, f];
+    }
+  }
+  throw new Error(`no slot received a ${kind}`);
+}
+
+async function answer(s: RawSlot, task: pb.IRpcTask, output: string): Promise<void> {
+  s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from(output) } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+}
+
+it('runs an RPC on the worker\'s idle RPC-only slot, not its shared one, which a Step then takes while the RPC runs', async () => {
+  // The shared slot registers first: it would be the first idle slot found without the preference.
+  const shared = await slot('A', pb.SlotKind.STEP_AND_RPC);
+  const rpcOnly = await slot('A', pb.SlotKind.RPC_ONLY);
+  const call = rpc();
+  const [took, frame] = await frameFrom([shared, rpcOnly], 'rpc_task');
+  expect(took === rpcOnly ? 'rpc-only' : 'shared').toBe('rpc-only');
+  // The RPC still runs: the shared slot is free for a Step at once.
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f2', flow_type: 'order', step_type: 'charge', step_execution_id: 's1' } });
+  const step = (await shared.nextOf('step_task')).step_task!;
+  expect(step.flow_id).toBe('f2');
+  await answer(rpcOnly, frame.rpc_task!, 'fine');
+  expect(Buffer.from((await call).output!).toString()).toBe('fine');
+});
+
+it('runs an RPC on another worker\'s idle RPC-only slot before an idle shared one', async () => {
+  const shared = await slot('A', pb.SlotKind.STEP_AND_RPC);
+  const rpcOnly = await slot('B', pb.SlotKind.RPC_ONLY);
+  const call = rpc();
+  const [took, frame] = await frameFrom([shared, rpcOnly], 'rpc_task');
+  expect(took === rpcOnly ? 'rpc-only' : 'shared').toBe('rpc-only');
+  await answer(rpcOnly, frame.rpc_task!, 'b');
+  expect((await call).app_worker_id).toBe('B');
+});
+
+it('runs a sticky RPC on its sticky worker\'s RPC-only slot before its shared one, and on neither of another worker\'s', async () => {
+  const otherRpcOnly = await slot('B', pb.SlotKind.RPC_ONLY);
+  const shared = await slot('A', pb.SlotKind.STEP_AND_RPC);
+  const rpcOnly = await slot('A', pb.SlotKind.RPC_ONLY);
+  const call = rpc({ sticky_worker_id: 'A' });
+  const [took, frame] = await frameFrom([otherRpcOnly, shared, rpcOnly], 'rpc_task');
+  expect(took === rpcOnly ? 'A rpc-only' : took === shared ? 'A shared' : 'B rpc-only').toBe('A rpc-only');
+  await answer(rpcOnly, frame.rpc_task!, 'a');
+  expect((await call).app_worker_id).toBe('A');
+});
+
+it('runs an RPC on a shared slot while the RPC-only slot is busy', async () => {
+  const shared = await slot('A', pb.SlotKind.STEP_AND_RPC);
+  const rpcOnly = await slot('A', pb.SlotKind.RPC_ONLY);
+  const first = rpc({ flow_id: 'f1' });
+  const one = (await rpcOnly.nextOf('rpc_task')).rpc_task!;
+  const second = rpc({ flow_id: 'f2' });
+  const two = (await shared.nextOf('rpc_task')).rpc_task!;
+  expect(two.flow_id).toBe('f2');
+  await answer(shared, two, '2');
+  await answer(rpcOnly, one, '1');
+  expect(Buffer.from((await first).output!).toString()).toBe('1');
+  expect(Buffer.from((await second).output!).toString()).toBe('2');
+});
