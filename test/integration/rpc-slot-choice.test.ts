@@ -8,6 +8,7 @@ import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame, type RawSlot } from '../helpers/raw-slot';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -95,4 +96,24 @@ it('runs an RPC on a shared slot while the RPC-only slot is busy', async () => {
   await answer(rpcOnly, one, '1');
   expect(Buffer.from((await first).output!).toString()).toBe('1');
   expect(Buffer.from((await second).output!).toString()).toBe('2');
+});
+
+it('drops a waiting call whose caller went away: it leaves the waiting RPCs, and the slot that frees runs the next Step instead', async () => {
+  const shared = await slot('A', pb.SlotKind.STEP_AND_RPC);
+  const step = (id: string) => t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: id, flow_type: 'order', step_type: 'charge', step_execution_id: id } });
+  await step('busy');
+  const busy = (await shared.nextOf('step_task')).step_task!;
+  const caller = new AbortController();
+  const call = t.matching.invokeRpc(
+    { tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 10_000 }, { signal: caller.signal },
+  ).catch((e: unknown) => e);
+  await waitFor(() => t.node.gateway.rpcsWaiting === 1, { timeoutMs: 5000, description: 'the call waits for the busy slot' });
+  caller.abort();
+  await call;
+  await waitFor(() => t.node.gateway.rpcsWaiting === 0, { timeoutMs: 5000, description: 'the abandoned call leaves the waiting RPCs' });
+  await step('next');
+  shared.send({ step_result: { task_token: busy.task_token, output: Buffer.from('ok') } });
+  expect((await shared.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  // nextOf fails on any other frame first: an rpc_task here would be the abandoned call run.
+  expect((await shared.nextOf('step_task')).step_task!.flow_id).toBe('next');
 });
