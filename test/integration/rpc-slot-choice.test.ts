@@ -1,8 +1,8 @@
 /**
  * Which idle slot an RPC takes (DESIGN §4, §5): RPC-only slots before shared
  * ones, so the shared slot stays free for a Step (Steps never use RPC-only
- * slots); the sticky worker still comes first. Raw streams, real gRPC, real
- * redis-server.
+ * slots); the sticky worker still comes first. A freed slot serves a waiting
+ * RPC before waiting Steps. Raw streams, real gRPC, real redis-server.
  */
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -41,6 +41,12 @@ async function frameFrom(slots: RawSlot[], kind: string): Promise<[RawSlot, pb.S
     }
   }
   throw new Error(`no slot received a ${kind}`);
+}
+
+/** Steps in their sticky or sync-match phase and RPCs waiting for a slot (dexzd_matching_queued_tasks). */
+async function queuedInMemory(): Promise<number> {
+  const m = await t.node.metrics.registry.getSingleMetric('dexzd_matching_queued_tasks')!.get();
+  return Number(m.values[0]?.value ?? 0);
 }
 
 async function answer(s: RawSlot, task: pb.IRpcTask, output: string): Promise<void> {
@@ -116,4 +122,25 @@ it('drops a waiting call whose caller went away: it leaves the waiting RPCs, and
   expect((await shared.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
   // nextOf fails on any other frame first: an rpc_task here would be the abandoned call run.
   expect((await shared.nextOf('step_task')).step_task!.flow_id).toBe('next');
+});
+
+it('gives a freed shared slot to the waiting RPC before a Step waiting in memory for it, then runs the Step there', async () => {
+  const shared = await slot('A', pb.SlotKind.STEP_AND_RPC);
+  const step = (id: string, over: Partial<pb.IStepSpec> = {}) =>
+    t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: id, flow_type: 'order', step_type: 'charge', step_execution_id: id, ...over } });
+  await step('busy');
+  const busy = (await shared.nextOf('step_task')).step_task!;
+  // A Step for A as its sticky worker: it waits in memory (matching.stickyWait, 5 s here) while A is busy,
+  // and would take A's slot at once were Steps served first.
+  await step('sticky', { sticky_worker_id: 'A' });
+  const call = rpc();
+  await waitFor(async () => t.node.gateway.rpcsWaiting === 1 && await queuedInMemory() === 2,
+    { timeoutMs: 5000, description: 'the RPC and the sticky Step both waiting for the busy slot' });
+  shared.send({ step_result: { task_token: busy.task_token, output: Buffer.from('ok') } });
+  expect((await shared.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  // nextOf fails on any other frame first: a step_task here would be the Step served before the RPC.
+  const task = (await shared.nextOf('rpc_task')).rpc_task!;
+  await answer(shared, task, 'first');
+  expect(Buffer.from((await call).output!).toString()).toBe('first');
+  expect((await shared.nextOf('step_task')).step_task!.flow_id).toBe('sticky');
 });
