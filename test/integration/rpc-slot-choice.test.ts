@@ -2,7 +2,8 @@
  * Which idle slot an RPC takes (DESIGN §4, §5): RPC-only slots before shared
  * ones, so the shared slot stays free for a Step (Steps never use RPC-only
  * slots); the sticky worker still comes first. A freed slot serves a waiting
- * RPC before waiting Steps. Raw streams, real gRPC, real redis-server.
+ * RPC before waiting Steps; an RPC whose stream half-closes unanswered runs on
+ * another slot. Raw streams, real gRPC, real redis-server.
  */
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -143,4 +144,21 @@ it('gives a freed shared slot to the waiting RPC before a Step waiting in memory
   await answer(shared, task, 'first');
   expect(Buffer.from((await call).output!).toString()).toBe('first');
   expect((await shared.nextOf('step_task')).step_task!.flow_id).toBe('sticky');
+});
+
+it('runs an RPC whose worker half-closes its stream without answering on another worker\'s slot, not UNAVAILABLE', async () => {
+  const a = await slot('A', pb.SlotKind.RPC_ONLY);
+  const b = await slot('B', pb.SlotKind.RPC_ONLY);
+  const call = rpc({ input: Buffer.from('same input') });
+  const [took, first] = await frameFrom([a, b], 'rpc_task');
+  const other = took === a ? b : a;
+  // A graceful half-close (the SDK's stop()) with no result: the worker did not run it (DESIGN §6).
+  took.halfClose();
+  const again = (await other.nextOf('rpc_task')).rpc_task!;
+  expect(again.flow_id).toBe(first.rpc_task!.flow_id);
+  expect(Buffer.from(again.input!).toString()).toBe('same input');
+  await answer(other, again, 'from the other');
+  const r = await call;
+  expect(Buffer.from(r.output!).toString()).toBe('from the other');
+  expect(r.app_worker_id).toBe(other === a ? 'A' : 'B');
 });
