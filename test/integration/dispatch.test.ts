@@ -614,7 +614,7 @@ describe('RPCs', () => {
     const busy = await take(a);
     await enqueue({ flow_id: 'queued' });
     const call = rpc();
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => t.node.gateway.rpcsWaiting === 1, { timeoutMs: 5000, description: 'the RPC waiting for the busy slot' });
     await complete(a, busy);
     const next = await a.nextOf('rpc_task');
     a.send({ rpc_result: { task_token: next.rpc_task!.task_token, output: Buffer.from('x') } });
