@@ -45,6 +45,9 @@ function hostPort(s: string): { host: string; port: number } {
   return { host: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host, port: Number(s.slice(i + 1)) };
 }
 
+/** How often a Redis Cluster client reads the slot map again (see createRedis). */
+const SLOTS_REFRESH_MS = 5000;
+
 /**
  * No auto-pipelining. It holds every command until the next tick and sends
  * the tick's commands as one batch, which put the node, Redis and the workers
@@ -80,6 +83,12 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
       // of a few ten thousand keys to move; past that the caller sees the error, and nothing was written.
       retryDelayOnTryAgain: 100,
       maxRedirections: 64,
+      // The slot map read again every 5 s (ioredis documents this default but does not set it). It was
+      // read only on a MOVED or an error: after a primary that froze (or was black-holed) failed over,
+      // nothing errs, and its slots' calls went to it, unanswered, for as long as it stayed frozen.
+      // Read again, the map drops it, its connection closes, and the calls held there go again to the
+      // promoted replica.
+      slotsRefreshInterval: SLOTS_REFRESH_MS,
       redisOptions: { ...common, username: settings.username || undefined, password: settings.password || undefined, ...(tls ? { tls } : {}) },
       // With TLS the nodes are dialled by the names CLUSTER SLOTS gives (a managed
       // service's hostnames), not by addresses looked up first: the certificate names those.
