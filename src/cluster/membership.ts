@@ -36,6 +36,8 @@ export interface MembershipOptions {
   taskLayout?: number;
 }
 
+/** A TIME reading whose round trip took longer is read again (readRedisTime). */
+const TIME_READ_SLOW_MS = 100;
 /** How long a leaving node waits for Redis to take its entry out (leave). */
 const LEAVE_WITHIN_MS = 1000;
 
@@ -91,7 +93,7 @@ export class Membership extends EventEmitter {
   }
 
   async start(): Promise<void> {
-    await this.readRedisTime();
+    this.offset = (await this.readRedisTime()).offset;
     await this.claimId();
     await this.beat();
     this.schedule();
@@ -132,19 +134,26 @@ export class Membership extends EventEmitter {
 
   /**
    * Now by Redis's clock, read with TIME, and the offset to this node's clock
-   * that now() adds until the next read. The reading is dated halfway through
-   * its round trip. On a Redis Cluster TIME goes to any primary: the clocks of a
-   * few Redis servers, not of every zdmatch node, have to agree.
+   * that now() adds until the next read. A reading is dated halfway through its
+   * round trip, so it is off by up to half of it: one that took longer than
+   * TIME_READ_SLOW_MS (held by a reconnect, a primary that froze and failed
+   * over, a busy Redis; a reading held through a failover was 5 s off) is read
+   * again, twice at most, and the quickest taken. TIME is read on the member
+   * set's primary: the clocks of a few Redis servers, not of every zdmatch
+   * node, have to agree.
    */
-  private async readRedisTime(): Promise<number> {
-    const sent = this.clock.now();
-    // On the member set's primary: on a Redis Cluster a keyless TIME goes to any primary, and one
-    // that stopped answering held the heartbeat while the member set was served.
-    const [sec, usec] = await this.redis.zdReadTime(this.keys.members());
-    const got = this.clock.now();
-    const redisNow = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-    this.offset = redisNow - Math.round((sent + got) / 2);
-    return got + this.offset;
+  private async readRedisTime(): Promise<{ now: number; offset: number }> {
+    let best: { rtt: number; offset: number } | undefined;
+    for (let i = 0; i < 3 && !(best && best.rtt <= TIME_READ_SLOW_MS); i++) {
+      const sent = this.clock.now();
+      // Not a keyless TIME: on a Redis Cluster that goes to any primary, and one that stopped
+      // answering held the heartbeat while the member set was served.
+      const [sec, usec] = await this.redis.zdReadTime(this.keys.members());
+      const got = this.clock.now();
+      const offset = Number(sec) * 1000 + Math.floor(Number(usec) / 1000) - Math.round((sent + got) / 2);
+      if (!best || got - sent < best.rtt) best = { rtt: got - sent, offset };
+    }
+    return { now: this.clock.now() + best!.offset, offset: best!.offset };
   }
 
   /** Now by Redis's clock, as this node's clock and the last TIME read say. */
@@ -160,9 +169,10 @@ export class Membership extends EventEmitter {
    */
   async beat(): Promise<void> {
     if (this.left) return;
-    const now = await this.failing(this.readRedisTime());
+    const { now, offset } = await this.failing(this.readRedisTime());
     // leave() may have sent its removal while TIME was on the wire: writes sent now would land after it.
     if (this.left) return;
+    this.offset = offset;
     const { nodeId, bootId, nodeTtlMs } = this.opts;
     const rejoined = this.joined;
     this.sentScore = Math.max(this.sentScore ?? now, now);
