@@ -40,6 +40,8 @@ interface Counted {
 
 export class BacklogCounter {
   private readonly counted = new Map<PartitionOwner, Counted>();
+  /** The partitions a periodic count is under way for (countAll). */
+  private readonly counting = new Set<PartitionOwner>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -143,10 +145,23 @@ export class BacklogCounter {
     return total;
   }
 
+  /**
+   * Counts every owned partition, each on its own: on a Redis Cluster they spread over the
+   * primaries, and one that stopped answering (frozen, cut off) held a pass that went one after
+   * the other at its first partition, so no partition after it was counted until the lease lapsed.
+   * A partition whose last count is still unanswered is not asked again.
+   */
   private async countAll(): Promise<void> {
     const owned = new Set(this.owned());
     for (const p of [...this.counted.keys()]) if (!owned.has(p)) this.counted.delete(p);
-    for (const p of owned) await this.count(p);
+    await Promise.all([...owned].filter((p) => !this.counting.has(p)).map(async (p) => {
+      this.counting.add(p);
+      try {
+        await this.count(p);
+      } finally {
+        this.counting.delete(p);
+      }
+    }));
   }
 
   forget(p: PartitionOwner): void {

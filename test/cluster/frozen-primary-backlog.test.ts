@@ -1,0 +1,93 @@
+/**
+ * One primary of a Redis Cluster frozen (SIGSTOP: its connections stay open and
+ * nothing answers) while this node still holds the leases of its partitions
+ * (less than cluster.leaseTtl). The backlog count (owner/backlog.ts: the queue
+ * gauges, and the look for ready entries whose notice went missing) must go on
+ * for the partitions on the primaries that answer: a pass that counted the
+ * owned partitions one after the other stopped at the first frozen one, and no
+ * partition after it was counted until the lease lapsed.
+ * cluster-node-timeout is raised so that no failover ends the freeze.
+ */
+import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { Keys, partitionOf } from '../../src/store/keys';
+import { startTestNode, type TestNode } from '../helpers/node';
+import { uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+const PARTITIONS = 24;
+
+let cluster: RedisCluster;
+let t: TestNode | undefined;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ masters: 3, args: ['--cluster-node-timeout', '60000'] });
+}, 90_000);
+afterAll(async () => {
+  for (const n of cluster?.nodes ?? []) n.kill('SIGCONT');
+  await t?.close().catch(() => undefined);
+  await cluster?.stop();
+});
+
+/** Whether the primary on `port` serves `key`'s slot (the others answer MOVED). */
+const holds = async (port: number, key: string) => !((await sendCommand(port, ['EXISTS', key]).catch((e: Error) => e)) instanceof Error);
+
+/**
+ * A node owning every partition, a primary that holds none of the node's own keys (frozen, it
+ * holds partitions only: the node's heartbeat goes on), and a partition on another primary that
+ * the owner counts after one of the frozen primary's. Partitions are owned in the order their
+ * leases were taken, by primary more or less: a node whose order does not fit is closed and
+ * another started, with another key prefix (and so other primaries for its keys).
+ */
+async function ownerWithFrozenFirst(): Promise<{ node: TestNode['node']; frozen: number; answering: number }> {
+  const nodeId = 'fpb-a';
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const prefix = uniquePrefix('fpb');
+    const keys = new Keys(prefix);
+    const own = [keys.members(), keys.meta(), keys.node(nodeId), keys.groups(), keys.groupsSeen()];
+    const free: number[] = [];
+    for (const [i, n] of cluster.nodes.entries()) {
+      if (!(await Promise.all(own.map((k) => holds(n.port, k)))).some(Boolean)) free.push(i);
+    }
+    if (free.length === 0) continue;
+    t = await startTestNode('', prefix, {
+      'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS, 'cluster.nodeId': nodeId,
+      'cluster.nodeTtl': '2s', 'cluster.heartbeat': '250ms', 'cluster.leaseTtl': '60s',
+    });
+    const node = t.node;
+    await waitFor(() => node.owner.owned().length === PARTITIONS, { timeoutMs: 20_000, description: 'every partition owned' });
+    const order = node.owner.owned().map((p) => p.partition);
+    for (const frozen of free) {
+      const onFrozen = await Promise.all(order.map((p) => holds(cluster.nodes[frozen]!.port, `${keys.tag(p)}probe`)));
+      const firstFrozen = onFrozen.indexOf(true);
+      const answering = order.find((_, i) => firstFrozen >= 0 && i > firstFrozen && !onFrozen[i]);
+      if (answering !== undefined) return { node, frozen, answering };
+    }
+    await t.close();
+    t = undefined;
+  }
+  throw new Error('no key prefix gave a primary to freeze ahead of one that answers');
+}
+
+it('counts the backlog of the partitions on the primaries that answer while another primary is frozen', async () => {
+  const { node, frozen, answering } = await ownerWithFrozenFirst();
+  let flow = 0;
+  while (partitionOf('acme', `f${flow}`, PARTITIONS) !== answering) flow++;
+  let steps = 0;
+  const enqueue = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      await t!.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `f${flow}`, flow_type: 'order', step_type: 's', step_execution_id: `x${steps++}` } });
+    }
+  };
+  const counted = () => node.owner.backlog.snapshot().queues.find((q) => q.flowType === 'order' && q.stepType === 's')?.entries ?? 0;
+
+  cluster.nodes[frozen]!.kill('SIGSTOP');
+  try {
+    await enqueue(3);
+    await waitFor(() => counted() === 3, { timeoutMs: 15_000, description: 'the 3 Steps counted' });
+    // Counted by a pass that went by the frozen partition after the freeze began.
+    await enqueue(2);
+    await waitFor(() => counted() === 5, { timeoutMs: 15_000, description: 'the 5 Steps counted' });
+  } finally {
+    cluster.nodes[frozen]!.kill('SIGCONT');
+  }
+}, 120_000);
