@@ -121,6 +121,8 @@ export class ZdNode {
   private server: Server | undefined;
   private metricsServer: http.Server | undefined;
   private trimTimer: NodeJS.Timeout | undefined;
+  /** The partitions an outcome trim is under way for (trimOutcomes). */
+  private readonly trimming = new Set<number>();
   private closing: Promise<void> | undefined;
   private readonly log: Logger;
   private readonly clock: Clock;
@@ -516,12 +518,24 @@ export class ZdNode {
     }
   }
 
+  /**
+   * Trims each owned partition's outcome stream on its own: on a Redis Cluster they spread over
+   * the primaries, and one that stopped answering (frozen, cut off) held a pass that went one
+   * after the other at its first partition, and every partition after it until the lease lapsed.
+   * A partition whose last trim is still unanswered is not asked again.
+   */
   private async trimOutcomes(): Promise<void> {
     const now = this.clock.now();
-    for (const p of this.owner.owned()) {
-      await this.outcomes.trim(p.partition, now, this.config.outcomes.retention).catch((err: Error) =>
-        this.log.warn({ partition: p.partition, err: err.message }, 'outcome trim failed'));
-    }
+    await Promise.all(this.owner.owned().filter((p) => !this.trimming.has(p.partition)).map(async ({ partition }) => {
+      this.trimming.add(partition);
+      try {
+        await this.outcomes.trim(partition, now, this.config.outcomes.retention);
+      } catch (err) {
+        this.log.warn({ partition, err: (err as Error).message }, 'outcome trim failed');
+      } finally {
+        this.trimming.delete(partition);
+      }
+    }));
   }
 
   /** Graceful stop: finishes busy slots (up to drain.timeout), hands partitions over, exits. */
