@@ -775,23 +775,33 @@ export class Gateway {
    * end, its slot busy, unless it sent heartbeats. Also run when this node comes back
    * from a silence peers took for its death (Membership 'returned'): they failed the
    * attempts its slots run and retried them elsewhere. Returns how many it cancelled.
+   *
+   * Each partition is read on its own: on a Redis Cluster they spread over the primaries,
+   * and one that stopped answering (frozen, cut off) held the Cancels of every partition, or
+   * failed them all. A read that fails fails the call, once the others are done.
    */
   async cancelEnded(reason = 'the attempt ended without its worker (its flow was cancelled, or it timed out)'): Promise<number> {
     // Held before the read: each of these attempts' start had committed, so "not running" is an end.
-    const held: { slot: Slot; a: HeldAttempt }[] = [];
+    const byPartition = new Map<number, { slot: Slot; a: HeldAttempt }[]>();
     for (const slot of this.slots.values()) {
       const a = slot.attempt;
-      if (a && a.delivered && !a.recording && !a.cancelled) held.push({ slot, a });
+      if (!a || !a.delivered || a.recording || a.cancelled) continue;
+      const list = byPartition.get(a.partition);
+      if (list) list.push({ slot, a });
+      else byPartition.set(a.partition, [{ slot, a }]);
     }
-    if (held.length === 0) return 0;
-    const running = await this.store.stillRunning(held.map(({ a }) => a));
     let cancelled = 0;
-    held.forEach(({ slot, a }, i) => {
-      // Its result or the stream's end came meanwhile: that ends it, not a Cancel.
-      if (running[i] || slot.attempt !== a || a.recording) return;
-      this.cancelHeld(slot, reason);
-      cancelled++;
-    });
+    const reads = await Promise.allSettled([...byPartition.values()].map(async (held) => {
+      const running = await this.store.stillRunning(held.map(({ a }) => a));
+      held.forEach(({ slot, a }, i) => {
+        // Its result or the stream's end came meanwhile: that ends it, not a Cancel.
+        if (running[i] || slot.attempt !== a || a.recording) return;
+        this.cancelHeld(slot, reason);
+        cancelled++;
+      });
+    }));
+    const failed = reads.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return cancelled;
   }
 

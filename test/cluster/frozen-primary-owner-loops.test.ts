@@ -11,6 +11,7 @@
  */import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { Keys, partitionOf } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 
@@ -114,5 +115,40 @@ it('trims the outcomes of the partitions on the primaries that answer while anot
     await waitFor(async () => (await length()) === 0, { timeoutMs: 25_000, description: 'the outcomes trimmed' });
   } finally {
     cluster.nodes[frozen]!.kill('SIGCONT');
+  }
+}, 120_000);
+
+it('sends Cancel to a slot whose attempt ended on a primary that answers while another primary is frozen', async () => {
+  const { node, frozen, answering } = await ownerWithFrozenFirst();
+  const frozenPort = cluster.nodes[frozen]!.port;
+  const flowIn = async (up: boolean) => {
+    for (let i = 0; ; i++) {
+      const p = partitionOf('acme', `c${i}`, PARTITIONS);
+      if (up ? p === answering : await holds(frozenPort, `${node.keys.tag(p)}probe`)) return { flow: `c${i}`, p };
+    }
+  };
+  // A slot running an attempt of a partition on each primary.
+  const slotWith = async (flow: string) => {
+    const s = openSlot(t!.worker, registerFrame());
+    await s.nextOf('registered');
+    await t!.matching.enqueueStep({ step: { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+    return { s, task: (await s.nextOf('step_task')).step_task! };
+  };
+  const onFrozen = await slotWith((await flowIn(false)).flow);
+  const up = await flowIn(true);
+  const onAnswering = await slotWith(up.flow);
+  try {
+    // Its flow cancelled, and the Cancel for the slot lost on its way (the store's call alone).
+    expect((await node.store.cancelFlow(up.p, 'acme', up.flow, 'stop', Date.now())).running).toHaveLength(1);
+    cluster.nodes[frozen]!.kill('SIGSTOP');
+    try {
+      void node.gateway.cancelEnded().catch(() => undefined);
+      expect((await onAnswering.s.nextOf('cancel', 5000)).cancel).toMatchObject({ task_token: onAnswering.task.task_token });
+    } finally {
+      cluster.nodes[frozen]!.kill('SIGCONT');
+    }
+  } finally {
+    onFrozen.s.reset();
+    onAnswering.s.reset();
   }
 }, 120_000);
