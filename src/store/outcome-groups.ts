@@ -7,6 +7,7 @@
 import type { Keys } from './keys';
 import type { RedisClient } from './redis';
 import { streamGroups } from './outcomes';
+import { sendToKey } from './keyed-command';
 
 /**
  * The Redis consumer group of a (tenant, group) pair: a tenant's groups live
@@ -65,7 +66,7 @@ async function partitionGroups(redis: RedisClient, keys: Keys, partitions: numbe
     for (const info of (await streamGroups(redis, key, true)) ?? []) {
       const name = String(info.name);
       const lag = info.lag === null || info.lag === undefined ? undefined : Number(info.lag);
-      const consumers = ((await redis.xinfo('CONSUMERS', key, name).catch((err: Error) => {
+      const consumers = ((await sendToKey(redis, 'xinfo', 'CONSUMERS', key, name).catch((err: Error) => {
         if (/NOGROUP|no such key/i.test(err.message)) return [];
         throw err;
       })) as unknown[][]).map((c) => {
@@ -117,7 +118,7 @@ export async function describeOutcomeGroups(redis: RedisClient, keys: Keys, part
  */
 export async function dropOutcomeGroup(redis: RedisClient, keys: Keys, partitions: number, info: OutcomeGroupInfo): Promise<DroppedGroup | undefined> {
   const destroyed = await Promise.all(Array.from({ length: partitions }, (_, p) =>
-    redis.xgroup('DESTROY', keys.out(p), info.name).catch((err: Error) => {
+    sendToKey(redis, 'xgroup', 'DESTROY', keys.out(p), info.name).catch((err: Error) => {
       // no stream there yet: nothing to destroy
       if (/no such key|requires the key to exist/i.test(err.message)) return 0;
       throw err;

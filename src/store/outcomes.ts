@@ -9,6 +9,7 @@ import { storeUnavailable } from '../errors/store-unavailable';
 import { monotonicNow } from '../util/clock';
 import { connectionEpoch, waitForReplicas, type RedisClient } from './redis';
 import type { Keys } from './keys';
+import { sendToKey } from './keyed-command';
 
 /** An outcome as stored (stream entry fields or the done record). */
 export interface StoredOutcome {
@@ -57,7 +58,7 @@ export function parseOutcomeId(id: string, partitions: number): { partition: num
 export async function streamGroups(redis: RedisClient, key: string, strict = false): Promise<Record<string, unknown>[] | undefined> {
   if ((await redis.exists(key)) === 0) return undefined;
   // the stream may go between the two calls (a FLUSHDB, a test's cleanup)
-  const groups = (await redis.xinfo('GROUPS', key).catch((err: Error) => {
+  const groups = (await sendToKey(redis, 'xinfo', 'GROUPS', key).catch((err: Error) => {
     if (strict && !/no such key/i.test(err.message)) throw err;
     return [];
   })) as unknown[][];
@@ -278,7 +279,7 @@ export class OutcomeStore {
     await this.register(group);
     await Promise.all(
       Array.from({ length: this.partitions }, (_, p) =>
-        this.redis.xgroup('CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((err: Error) => {
+        sendToKey(this.redis, 'xgroup', 'CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((err: Error) => {
           if (!/BUSYGROUP/.test(err.message)) throw err;
         }),
       ),
@@ -375,7 +376,7 @@ export class OutcomeStore {
     } catch (err) {
       if (!/NOGROUP/.test((err as Error).message)) throw err;
       await this.register(group);
-      await this.redis.xgroup('CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((e: Error) => {
+      await sendToKey(this.redis, 'xgroup', 'CREATE', this.keys.out(p), group, '0', 'MKSTREAM').catch((e: Error) => {
         if (!/BUSYGROUP/.test(e.message)) throw e;
       });
       return read();

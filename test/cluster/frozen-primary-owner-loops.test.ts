@@ -8,11 +8,15 @@
  *   the other, stopped at the first frozen one, and counted no partition after
  *   it until the lease lapsed;
  * - the Cancel to a slot whose attempt ended without it (Gateway.cancelEnded)
- *   waited on one read of every partition its slots run attempts of.
+ *   waited on one read of every partition its slots run attempts of;
+ * - the outcome trim went over the partitions one after the other too, and its
+ *   XINFO GROUPS went to a primary at random (ioredis finds no key in it), the
+ *   frozen one a time in three, whatever partition it was for.
  * cluster-node-timeout is raised so that no failover ends the freeze.
  */
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { Keys, partitionOf } from '../../src/store/keys';
+import { streamGroups } from '../../src/store/outcomes';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
@@ -24,7 +28,8 @@ let cluster: RedisCluster;
 let t: TestNode | undefined;
 
 beforeAll(async () => {
-  cluster = await startRedisCluster({ masters: 3, args: ['--cluster-node-timeout', '60000'] });
+  // Streams of one entry a node: an approximate trim (MINID ~) drops each entry past the retention.
+  cluster = await startRedisCluster({ masters: 3, args: ['--cluster-node-timeout', '60000', '--stream-node-max-entries', '1'] });
 }, 90_000);
 afterEach(async () => {
   for (const n of cluster.nodes) n.kill('SIGCONT');
@@ -135,3 +140,41 @@ it('sends Cancel to a slot whose attempt ended on a primary that answers while a
     onAnswering.s.reset();
   }
 }, 120_000);
+
+it('trims the outcomes of the partitions on the primaries that answer while another primary is frozen', async () => {
+  const { node, frozen, answering } = await ownerWithFrozenFirst({ 'outcomes.retention': '1s' });
+  const out = node.keys.out(answering);
+  let port = 0;
+  for (const n of cluster.nodes) if (await holds(n.port, out)) port = n.port;
+  expect(port).toBeGreaterThan(0);
+  const length = async () => Number(await sendCommand(port, ['XLEN', out]));
+
+  cluster.nodes[frozen]!.kill('SIGSTOP');
+  try {
+    // Outcomes older than the retention once the next trim comes (every 10 s), no group to keep them.
+    for (let i = 0; i < 3; i++) await sendCommand(port, ['XADD', out, '*', 'task', `t${i}`]);
+    expect(await length()).toBe(3);
+    await waitFor(async () => (await length()) === 0, { timeoutMs: 25_000, description: 'the outcomes trimmed' });
+  } finally {
+    cluster.nodes[frozen]!.kill('SIGCONT');
+  }
+}, 120_000);
+
+it('sends XINFO and XGROUP of a partition\'s stream to the primary that holds it, not to one at random', async () => {
+  t = await startTestNode('', uniquePrefix('fpb-moved'), {
+    'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': PARTITIONS, 'cluster.leaseTtl': '60s',
+  });
+  const node = t.node;
+  const moved = async () => {
+    let sum = 0;
+    for (const n of cluster.nodes) sum += Number(/errorstat_MOVED:count=(\d+)/.exec(String(await sendCommand(n.port, ['INFO', 'errorstats'])))?.[1] ?? 0);
+    return sum;
+  };
+  const before = await moved();
+  await node.outcomes.ensureGroup('engine'); // XGROUP CREATE on every partition's stream
+  for (let p = 0; p < PARTITIONS; p++) {
+    expect(await streamGroups(node.redis, node.keys.out(p), true)).toEqual([expect.objectContaining({ name: 'engine' })]);
+  }
+  // 48 calls over 3 primaries: about 32 answered MOVED when each went to a primary at random.
+  expect(await moved()).toBe(before);
+}, 60_000);
