@@ -125,3 +125,20 @@ it('drops the queue entries of missing and terminal tasks it passes, so they cou
   expect(await fx.client.zrange(queue, 0, -1)).toEqual([t.taskId]);
   expect(r.nextDue).toBe(now + 1010);
 });
+
+it('an operator retry of a poison task queues it fetchable at once with its lock expiries counted from zero again', async () => {
+  const now = Date.now();
+  const { t, claim } = await queued(now);
+  // fetch.maxLockExpiries = 1: the first expired lock is claimed, the second turns the task terminal
+  expect(ids(await claim('A', now, 1000, 1, 1))).toEqual([t.taskId]);
+  expect(ids(await claim('B', now + 1000, 1000, 1, 1))).toEqual([t.taskId]);
+  const poisoned = await claim('C', now + 2000, 1000, 1, 1);
+  expect([ids(poisoned), poisoned.terminal.map((x) => x.taskId)]).toEqual([[], [t.taskId]]);
+
+  expect(await fetchStore.retryTerminal(t.partition, t.taskId, 2, now + 3000)).toEqual({ kind: 'queued', queue: t.queue });
+  expect((await claim('D', now + 3000, 1000, 1, 1)).tasks).toEqual([expect.objectContaining({ taskId: t.taskId, retries: 2 })]);
+  // D's lock lapses: a first expiry since the retry, which the budget still allows
+  const again = await claim('E', now + 4000, 1000, 1, 1);
+  expect([ids(again), again.terminal]).toEqual([[t.taskId], []]);
+  expect(await fx.client.hget(fx.keys.task(t.partition, t.taskId), 'lockExpiries')).toBe('1');
+});
