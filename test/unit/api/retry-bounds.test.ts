@@ -38,3 +38,14 @@ it('lowers the default first backoff to a longest backoff under it', () => {
 it('refuses a longest backoff shorter than the first, naming max_interval_ms', () => {
   expect(() => bounds({ initial_interval_ms: 5000, max_interval_ms: 1000 })).toThrow(/step\.retry_policy\.max_interval_ms.*at least initial_interval_ms/);
 });
+
+it('keeps the policy\'s maxAttempts and backoffCoefficient, and takes the defaults (steps.*) for 0 or omitted', () => {
+  const policy = (rp: pb.IRetryPolicy) => {
+    const t = toNewTask(spec(rp), 'step', config);
+    return [t.maxAttempts, t.backoffCoefficient];
+  };
+  expect(policy({ max_attempts: 7, backoff_coefficient: 1.5 })).toEqual([7, 1.5]);
+  expect(policy({ max_attempts: 1, backoff_coefficient: 1 })).toEqual([1, 1]);
+  expect(policy({ max_attempts: 0, backoff_coefficient: 0 })).toEqual([3, 2]);
+  expect(policy({})).toEqual([3, 2]);
+});
