@@ -8,6 +8,7 @@ import { PartitionOwner, type PartitionHost } from '../../src/owner/partition';
 import { HEADS_WINDOW, KNOWN_READ_MAX, type QueueHeads } from '../../src/owner/heads';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { useTaskStore } from '../helpers/store';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const s = useTaskStore(redis, 'refill');
@@ -108,6 +109,24 @@ it('tells the node once that its lease moved, and does not expire the refused ba
   expect(moved).toEqual([0]);
   // one batch of 20 refused scripts, not a batch a turn
   expect((await evalshaCalls()) - before).toBe(20);
+});
+
+it('tells the node that its lease moved when a flow-deadline timeout is refused', async () => {
+  // Guards the deadline timer's refusal: the owner stopped, but the node went on serving the
+  // partition's heads until its next lease renewal, up to a third of the TTL later.
+  const moved: number[] = [];
+  const host = {
+    headsAvailable: () => undefined, isNodeGone: async () => false, leaseMoved: (p: number) => moved.push(p),
+  } as Partial<PartitionHost> as PartitionHost;
+  const p = new PartitionOwner({ partition: 0, epoch: 1, token: 'a:1' }, s.client, s.keys, s.store, host, { now: () => Date.now() }, log);
+  await s.client.set(s.keys.lease(0), 'b:2'); // another node holds it now
+  const due = Date.now() - 1000;
+  await s.client.zadd(s.keys.deadlines(0), due, 'late-0', due, 'late-1');
+  p.flowDeadline(due);
+  await waitFor(() => moved.length > 0, { description: 'the node told that the lease moved' });
+  expect(moved).toEqual([0]);
+  // refused: the deadlines stay for the partition's owner
+  expect(await s.client.zcard(s.keys.deadlines(0))).toBe(2);
 });
 
 async function evalshaCalls(): Promise<number> {
