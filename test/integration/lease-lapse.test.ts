@@ -32,11 +32,11 @@ afterEach(async () => {
   await proxy?.close();
 });
 
-async function holdingPartitions(partitions: number[]) {
+async function holdingPartitions(partitions: number[], ttl = TTL) {
   proxy = await tcpProxy(redis.port);
   client = createRedis({ url: `redis://127.0.0.1:${proxy.port}`, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
   const keys = new Keys(uniquePrefix('lapse'));
-  m = new LeaseManager(client, keys, 'a', TTL, log);
+  m = new LeaseManager(client, keys, 'a', ttl, log);
   const unloads: [number, UnloadCause][] = [];
   m.on('unload', (l: HeldLease, cause: UnloadCause) => void unloads.push([l.partition, cause]));
   m.start();
@@ -76,3 +76,26 @@ it('keeps a lease whose renewals are answered, however many renewal periods pass
   expect(m.holds(0)).toMatchObject({ epoch: 1 });
   expect(unloads).toEqual([]);
 });
+
+it('counts the leaseTtl from the last renewal Redis answered, not from the acquire', async () => {
+  // Guards the renewal's confirmation: counted from the acquire, a lease held longer than a TTL
+  // lapsed on the node at the first pass that found a renewal unanswered (one slow reply of Redis),
+  // a renewal period early.
+  const ttl = 3000;
+  const { keys, unloads } = await holdingPartitions([0], ttl);
+  await new Promise((r) => setTimeout(r, 1.1 * ttl)); // renewed and answered all along
+  expect(m.holds(0)).toMatchObject({ epoch: 1 });
+  // Go silent just after a renewal landed: the lease then lapses on the node a whole TTL on.
+  let last = Number(await redis.command('PTTL', keys.lease(0)));
+  for (;;) {
+    const pttl = Number(await redis.command('PTTL', keys.lease(0)));
+    if (pttl > last) break;
+    last = pttl;
+  }
+  proxy.blackhole();
+  const silentAt = Date.now();
+  await waitFor(() => m.heldPartitions().length === 0, { timeoutMs: 3 * ttl, description: 'the lease lapsed on the node' });
+  // A third of a TTL early would be 2 s; the renewal seen landed a moment before the silence.
+  expect(Date.now() - silentAt).toBeGreaterThanOrEqual((5 * ttl) / 6);
+  expect(unloads).toEqual([[0, 'lease-lost']]);
+}, 20_000);
