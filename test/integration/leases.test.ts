@@ -9,7 +9,7 @@ import { LeaseManager, type HeldLease, type UnloadCause } from '../../src/cluste
 import { createLogger } from '../../src/util/logger';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { taskBuilder, useTaskStore } from '../helpers/store';
-import { sleep } from '../helpers/wait';
+import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const fx = useTaskStore(redis, 'lease');
@@ -124,6 +124,25 @@ describe('a partition lease', () => {
     } finally {
       m.stop();
     }
+  });
+
+  it('is taken on a peer\'s notice only when the partition is one of the targets', async () => {
+    // Guards acquireNow: a notice from a peer whose member list differs from ours took a
+    // partition rendezvous gives another node, which then waited for our next pass to give it back.
+    const a = manager('a');
+    a.m.start();
+    await a.m.setTargets(new Set([1]));
+    expect(a.m.acquireNow(2)).toBe(false);
+    await a.m.tick();
+    expect(a.m.holds(2)).toBeUndefined();
+    expect(await fx.client.exists(fx.keys.lease(2))).toBe(0);
+    // a target it does not hold yet (freed a moment ago by its peer) is taken
+    await fx.client.set(fx.keys.lease(3), 'b:7', 'PX', TTL);
+    await a.m.setTargets(new Set([1, 3]));
+    await fx.client.del(fx.keys.lease(3));
+    expect(a.m.acquireNow(3)).toBe(true);
+    await waitFor(() => a.m.holds(3), { description: 'partition 3 taken' });
+    a.m.stop();
   });
 
   it('a graceful stop gives up every lease it still holds', async () => {
