@@ -5,6 +5,7 @@
  * and the locks for good. One node, a raw TCP client that stops reading, a real redis-server.
  */
 import net from 'node:net';
+import { partitionOf } from '../../src/store/keys';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { sleep, waitFor } from '../helpers/wait';
@@ -23,8 +24,14 @@ it('closes the connection of a client that reads none of its answer, and gives i
   for (let i = 0; i < 8; i++) {
     ids.push((await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: `big-${i}`, flow_type: 'order', step_type: 'big', step_execution_id: 'x', input } })).task_id);
   }
+  // Read from the task hashes: a GetTask answers each task's 960 KB input, and eight of them took
+  // long enough on a loaded machine to miss the staller's locks, held only limits.httpRequestTimeout.
+  const taskKeys = ids.map((id, i) => t.node.keys.task(partitionOf('acme', `big-${i}`, t.config.cluster.partitions), id));
   const heldByStaller = async () => {
-    const held = await Promise.all(ids.map(async (task_id) => (await t.matching.getTask({ task_id })).task?.app_worker_id === 'staller'));
+    const held = await Promise.all(taskKeys.map(async (key) => {
+      const [state, worker] = await redis.command('HMGET', key, 'state', 'lockWorker') as (string | null)[];
+      return state === 'locked' && worker === 'staller';
+    }));
     return held.filter(Boolean).length;
   };
   const [host, port] = t.node.httpAddress!.split(':') as [string, string];
@@ -39,7 +46,7 @@ it('closes the connection of a client that reads none of its answer, and gives i
     socket.on('error', () => undefined);
   });
   // Its fetch claimed tasks (on a busy machine the request can take a while to be served) ...
-  await waitFor(async () => (await heldByStaller()) > 0, { timeoutMs: 15_000, intervalMs: 200, description: 'the staller\'s fetch to claim tasks' });
+  await waitFor(async () => (await heldByStaller()) > 0, { timeoutMs: 15_000, intervalMs: 20, description: 'the staller\'s fetch to claim tasks' });
   // ... and limits.httpRequestTimeout after its answer began, the locks it never saw are back, not in ten minutes.
   await waitFor(async () => (await heldByStaller()) === 0, { timeoutMs: 15_000, intervalMs: 200, description: 'the staller\'s locks given back' });
   // Another worker takes every task now.
