@@ -7,10 +7,11 @@
  * Redis Cluster without replicas, its primaries stopped one by one.
  */
 import { ClientError, Status } from 'nice-grpc';
-import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
+import { servesKey } from '../helpers/cluster-slots';
 
 let cluster: RedisCluster;
 let t: TestNode | undefined;
@@ -34,16 +35,15 @@ it('answers an enqueue UNAVAILABLE (ZD_STORE_UNAVAILABLE) when the primary of it
   t = await startTestNode('', uniquePrefix('csu'), { 'redis.clusterNodes': [...cluster.seeds] });
   const node = t.node;
   // The primary that serves the node's members and meta keys stays up: the victim holds only partitions.
-  const holds = async (port: number, key: string) => !((await sendCommand(port, ['GET', key])) instanceof Error);
   let victim: number | undefined;
   for (const n of cluster.nodes) {
-    if (!(await holds(n.port, node.keys.members())) && !(await holds(n.port, node.keys.meta()))) victim = n.port;
+    if (!(await servesKey(n.port, node.keys.members())) && !(await servesKey(n.port, node.keys.meta()))) victim = n.port;
   }
   expect(victim).toBeDefined();
   const flows = { down: '', up: '' };
   for (let i = 0; !flows.down || !flows.up; i++) {
     const flow = `f${i}`;
-    const onVictim = await holds(victim!, `${node.keys.tag(partitionOf('acme', flow, t.config.cluster.partitions))}probe`);
+    const onVictim = await servesKey(victim!, `${node.keys.tag(partitionOf('acme', flow, t.config.cluster.partitions))}probe`);
     if (onVictim) flows.down ||= flow;
     else flows.up ||= flow;
   }

@@ -11,6 +11,7 @@ import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/sto
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { primaryIndexOf } from '../helpers/cluster-slots';
 
 let cluster: RedisCluster;
 const nodes: TestNode[] = [];
@@ -24,9 +25,6 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** Whether the primary on `port` serves `key`'s slot (the others answer MOVED). */
-const holds = async (port: number, key: string) => !((await sendCommand(port, ['EXISTS', key]).catch((e: Error) => e)) instanceof Error);
-
 it('beats on the promoted replica with scores on its clock after the member set\'s primary froze', async () => {
   const nodeTtlMs = 3000;
   const config = {
@@ -39,7 +37,7 @@ it('beats on the promoted replica with scores on its clock after the member set\
   nodes.push(a, b);
   await waitFor(() => a.node.membership.liveIds().length === 2 && b.node.membership.liveIds().length === 2,
     { timeoutMs: 15_000, description: 'both nodes live' });
-  const membersAt = (await Promise.all(cluster.nodes.map((n) => holds(n.port, a.node.keys.members())))).indexOf(true);
+  const membersAt = await primaryIndexOf(cluster, a.node.keys.members());
   expect(membersAt).toBeGreaterThanOrEqual(0);
   const replica = cluster.replicas[membersAt]!;
 

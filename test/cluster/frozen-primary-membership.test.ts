@@ -11,6 +11,7 @@ import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/sto
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { servesKey } from '../helpers/cluster-slots';
 
 let cluster: RedisCluster;
 const nodes: TestNode[] = [];
@@ -23,9 +24,6 @@ afterAll(async () => {
   for (const t of nodes.splice(0)) await t.close().catch(() => undefined);
   await cluster?.stop();
 });
-
-/** Whether the primary on `port` serves `key`'s slot (the others answer MOVED). */
-const holds = async (port: number, key: string) => !((await sendCommand(port, ['EXISTS', key]).catch((e: Error) => e)) instanceof Error);
 
 it('keeps every heartbeat landing while a primary other than the member set\'s is frozen', async () => {
   const nodeTtlMs = 2000;
@@ -40,15 +38,14 @@ it('keeps every heartbeat landing while a primary other than the member set\'s i
   await waitFor(() => a.node.membership.liveIds().length === 2 && b.node.membership.liveIds().length === 2,
     { timeoutMs: 15_000, description: 'both nodes live' });
   const where = await Promise.all(cluster.nodes.map(async (n) => ({
-    members: await holds(n.port, a.node.keys.members()), nodeKey: await holds(n.port, a.node.keys.node(a.node.nodeId)),
+    members: await servesKey(n.port, a.node.keys.members()), nodeKey: await servesKey(n.port, a.node.keys.node(a.node.nodeId)),
   })));
   const membersAt = where.findIndex((w) => w.members);
   expect(membersAt).toBeGreaterThanOrEqual(0);
   // The primary of A's node key when that is another one (its writes and every read of it held), else
   // any other (TIME went to a primary at random).
-  const frozenAt = where.findIndex((w, i) => i !== membersAt && w.nodeKey) >= 0
-    ? where.findIndex((w, i) => i !== membersAt && w.nodeKey)
-    : where.findIndex((_, i) => i !== membersAt);
+  const others = cluster.nodes.map((_, i) => i).filter((i) => i !== membersAt);
+  const frozenAt = others.find((i) => where[i]!.nodeKey) ?? others[0]!;
   const membersPort = cluster.nodes[membersAt]!.port;
   const seenByB = () => b.node.membership.get(a.node.nodeId)?.lastHeartbeat ?? 0;
 

@@ -21,6 +21,7 @@ import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { servesKey } from '../helpers/cluster-slots';
 
 const PARTITIONS = 24;
 
@@ -42,9 +43,6 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** Whether the primary on `port` serves `key`'s slot (the others answer MOVED). */
-const holds = async (port: number, key: string) => !((await sendCommand(port, ['EXISTS', key]).catch((e: Error) => e)) instanceof Error);
-
 /**
  * A node owning every partition, a primary that holds none of the node's own keys (frozen, it
  * holds partitions only: the node's heartbeat goes on), and a partition on another primary that
@@ -60,7 +58,7 @@ async function ownerWithFrozenFirst(config: Record<string, unknown> = {}): Promi
     const own = [keys.members(), keys.meta(), keys.node(nodeId), keys.groups(), keys.groupsSeen()];
     const free: number[] = [];
     for (const [i, n] of cluster.nodes.entries()) {
-      if (!(await Promise.all(own.map((k) => holds(n.port, k)))).some(Boolean)) free.push(i);
+      if (!(await Promise.all(own.map((k) => servesKey(n.port, k)))).some(Boolean)) free.push(i);
     }
     if (free.length === 0) continue;
     t = await startTestNode('', prefix, {
@@ -71,7 +69,7 @@ async function ownerWithFrozenFirst(config: Record<string, unknown> = {}): Promi
     await waitFor(() => node.owner.owned().length === PARTITIONS, { timeoutMs: 20_000, description: 'every partition owned' });
     const order = node.owner.owned().map((p) => p.partition);
     for (const frozen of free) {
-      const onFrozen = await Promise.all(order.map((p) => holds(cluster.nodes[frozen]!.port, `${keys.tag(p)}probe`)));
+      const onFrozen = await Promise.all(order.map((p) => servesKey(cluster.nodes[frozen]!.port, `${keys.tag(p)}probe`)));
       const firstFrozen = onFrozen.indexOf(true);
       const answering = order.find((_, i) => firstFrozen >= 0 && i > firstFrozen && !onFrozen[i]);
       if (answering !== undefined) return { node, frozen, answering };
@@ -112,7 +110,7 @@ it('sends Cancel to a slot whose attempt ended on a primary that answers while a
   const flowIn = async (up: boolean) => {
     for (let i = 0; ; i++) {
       const p = partitionOf('acme', `c${i}`, PARTITIONS);
-      if (up ? p === answering : await holds(frozenPort, `${node.keys.tag(p)}probe`)) return { flow: `c${i}`, p };
+      if (up ? p === answering : await servesKey(frozenPort, `${node.keys.tag(p)}probe`)) return { flow: `c${i}`, p };
     }
   };
   // A slot running an attempt of a partition on each primary.
@@ -145,7 +143,7 @@ it('trims the outcomes of the partitions on the primaries that answer while anot
   const { node, frozen, answering } = await ownerWithFrozenFirst({ 'outcomes.retention': '1s' });
   const out = node.keys.out(answering);
   let port = 0;
-  for (const n of cluster.nodes) if (await holds(n.port, out)) port = n.port;
+  for (const n of cluster.nodes) if (await servesKey(n.port, out)) port = n.port;
   expect(port).toBeGreaterThan(0);
   const length = async () => Number(await sendCommand(port, ['XLEN', out]));
 

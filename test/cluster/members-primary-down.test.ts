@@ -15,6 +15,7 @@ import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
+import { primaryIndexOf, servesKey } from '../helpers/cluster-slots';
 
 let cluster: RedisCluster;
 const nodes: TestNode[] = [];
@@ -26,9 +27,6 @@ afterAll(async () => {
   for (const t of nodes.splice(0)) await t.close().catch(() => undefined);
   await cluster?.stop();
 });
-
-/** Whether the primary on `port` serves `key`'s slot (the others answer MOVED). */
-const holds = async (port: number, key: string) => !((await sendCommand(port, ['EXISTS', key]).catch((e: Error) => e)) instanceof Error);
 
 it('keeps the attempt a peer\'s slot runs when the members key\'s primary is down for longer than nodeTtl', async () => {
   const partitions = 12;
@@ -42,7 +40,7 @@ it('keeps the attempt a peer\'s slot runs when the members key\'s primary is dow
   // reconnect comes first would) and finds B's score older than nodeTtl.
   const b = await startTestNode('', prefix, { ...config, 'cluster.heartbeat': '2s' });
   nodes.push(a, b);
-  const victimIndex = (await Promise.all(cluster.nodes.map((n) => holds(n.port, a.node.keys.members())))).indexOf(true);
+  const victimIndex = await primaryIndexOf(cluster, a.node.keys.members());
   expect(victimIndex).toBeGreaterThanOrEqual(0);
   const victim = cluster.nodes[victimIndex]!;
   await waitFor(() => a.node.owner.owned().length > 0 && a.node.owner.owned().length + b.node.owner.owned().length === partitions,
@@ -53,7 +51,7 @@ it('keeps the attempt a peer\'s slot runs when the members key\'s primary is dow
   let flow = -1;
   for (let i = 0; i < 1000 && flow < 0; i++) {
     const p = partitionOf('acme', `f${i}`, partitions);
-    if (owned.has(p) && !(await holds(victim.port, `${a.node.keys.tag(p)}probe`))) flow = i;
+    if (owned.has(p) && !(await servesKey(victim.port, `${a.node.keys.tag(p)}probe`))) flow = i;
   }
   expect(flow).toBeGreaterThanOrEqual(0);
   const slot = openSlot(b.worker, registerFrame());

@@ -8,13 +8,13 @@
  * A real 3-primary Redis Cluster without replicas, one primary stopped.
  */
 import { ClientError, Status } from 'nice-grpc';
-import { sendCommand } from '../../src/store/embedded-redis';
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
 import { useRedisCluster } from '../helpers/redis-cluster';
+import { servesKey } from '../helpers/cluster-slots';
 
 let t: TestNode | undefined;
 const rc = useRedisCluster(() => t?.close());
@@ -37,20 +37,19 @@ function streamsAsked(redis: unknown): Set<number> {
 it('delivers the outcomes of the partitions on the primaries that answer while another primary is down', async () => {
   t = await startTestNode('', uniquePrefix('opd'), { 'redis.clusterNodes': [...rc.cluster.seeds] });
   const node = t.node;
-  const holds = async (port: number, key: string) => !((await sendCommand(port, ['GET', key])) instanceof Error);
   // The primary that goes holds partitions only, not the node's own keys nor the group registry.
   let victim: number | undefined;
   for (const n of rc.cluster.nodes) {
-    const own = await Promise.all([node.keys.members(), node.keys.meta(), node.keys.groups(), node.keys.groupsSeen()].map((k) => holds(n.port, k)));
+    const own = await Promise.all([node.keys.members(), node.keys.meta(), node.keys.groups(), node.keys.groupsSeen()].map((k) => servesKey(n.port, k)));
     if (!own.some(Boolean)) victim = n.port;
   }
   expect(victim).toBeDefined();
   const downPartitions: number[] = [];
-  for (let p = 0; p < t.config.cluster.partitions; p++) if (await holds(victim!, `${node.keys.tag(p)}probe`)) downPartitions.push(p);
+  for (let p = 0; p < t.config.cluster.partitions; p++) if (await servesKey(victim!, `${node.keys.tag(p)}probe`)) downPartitions.push(p);
   expect(downPartitions.length).toBeGreaterThan(0);
   const upFlows: string[] = [];
   for (let i = 0; upFlows.length < 2; i++) {
-    if (!(await holds(victim!, `${node.keys.tag(partitionOf('acme', `f${i}`, t.config.cluster.partitions))}probe`))) upFlows.push(`f${i}`);
+    if (!(await servesKey(victim!, `${node.keys.tag(partitionOf('acme', `f${i}`, t.config.cluster.partitions))}probe`))) upFlows.push(`f${i}`);
   }
   await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 1 }); // the group, on every stream
 

@@ -36,3 +36,13 @@ export async function finishMigration(cluster: RedisCluster, slot: number, src: 
   const dstId = await idOf(dst);
   for (const n of cluster.nodes) expect(await sendCommand(n.port, ['CLUSTER', 'SETSLOT', slot, 'NODE', dstId])).toBe('OK');
 }
+
+/** Whether the primary on `port` serves `key`'s slot (the others answer MOVED). */
+export async function servesKey(port: number, key: string): Promise<boolean> {
+  return !((await sendCommand(port, ['EXISTS', key]).catch((e: Error) => e)) instanceof Error);
+}
+
+/** The index in `cluster.nodes` of the primary that serves `key`; -1 when none does. */
+export async function primaryIndexOf(cluster: RedisCluster, key: string): Promise<number> {
+  return (await Promise.all(cluster.nodes.map((n) => servesKey(n.port, key)))).indexOf(true);
+}
