@@ -36,6 +36,7 @@ import { RedisCa } from '../store/redis-ca';
 import { TaskStore, type NewTask, type OutcomeStatusName } from '../store/task-store';
 import { systemClock, type Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
+import { eachApart } from '../util/each-apart';
 import { ALL_SERVICES, MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../wire';
 import { listenGrpc } from './grpc-listen';
 import { startMetricsServer } from './http-server';
@@ -518,24 +519,12 @@ export class ZdNode {
     }
   }
 
-  /**
-   * Trims each owned partition's outcome stream on its own: on a Redis Cluster they spread over
-   * the primaries, and one that stopped answering (frozen, cut off) held a pass that went one
-   * after the other at its first partition, and every partition after it until the lease lapsed.
-   * A partition whose last trim is still unanswered is not asked again.
-   */
+  /** Trims each owned partition's outcome stream on its own (eachApart: one on a primary that stopped answering holds no other). */
   private async trimOutcomes(): Promise<void> {
     const now = this.clock.now();
-    await Promise.all(this.owner.owned().filter((p) => !this.trimming.has(p.partition)).map(async ({ partition }) => {
-      this.trimming.add(partition);
-      try {
-        await this.outcomes.trim(partition, now, this.config.outcomes.retention);
-      } catch (err) {
-        this.log.warn({ partition, err: (err as Error).message }, 'outcome trim failed');
-      } finally {
-        this.trimming.delete(partition);
-      }
-    }));
+    await eachApart(this.owner.owned().map((p) => p.partition), this.trimming, (partition) =>
+      this.outcomes.trim(partition, now, this.config.outcomes.retention).catch((err: Error) =>
+        this.log.warn({ partition, err: err.message }, 'outcome trim failed')));
   }
 
   /** Graceful stop: finishes busy slots (up to drain.timeout), hands partitions over, exits. */

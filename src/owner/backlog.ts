@@ -17,6 +17,7 @@ import type { Clock } from '../util/clock';
 import type { Logger } from '../util/logger';
 import type { Dispatcher } from './dispatcher';
 import type { PartitionOwner } from './partition';
+import { eachApart } from '../util/each-apart';
 
 export interface QueueBacklog {
   tenant: string;
@@ -145,23 +146,11 @@ export class BacklogCounter {
     return total;
   }
 
-  /**
-   * Counts every owned partition, each on its own: on a Redis Cluster they spread over the
-   * primaries, and one that stopped answering (frozen, cut off) held a pass that went one after
-   * the other at its first partition, so no partition after it was counted until the lease lapsed.
-   * A partition whose last count is still unanswered is not asked again.
-   */
+  /** Counts every owned partition, each on its own (eachApart: one on a primary that stopped answering holds no other). */
   private async countAll(): Promise<void> {
     const owned = new Set(this.owned());
     for (const p of [...this.counted.keys()]) if (!owned.has(p)) this.counted.delete(p);
-    await Promise.all([...owned].filter((p) => !this.counting.has(p)).map(async (p) => {
-      this.counting.add(p);
-      try {
-        await this.count(p);
-      } finally {
-        this.counting.delete(p);
-      }
-    }));
+    await eachApart(owned, this.counting, (p) => this.count(p));
   }
 
   forget(p: PartitionOwner): void {
