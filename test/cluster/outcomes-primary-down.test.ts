@@ -8,7 +8,7 @@
  * A real 3-primary Redis Cluster without replicas, one primary stopped.
  */
 import { ClientError, Status } from 'nice-grpc';
-import { partitionOf } from '../../src/store/keys';
+import { Keys, partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -35,15 +35,21 @@ function streamsAsked(redis: unknown): Set<number> {
 }
 
 it('delivers the outcomes of the partitions on the primaries that answer while another primary is down', async () => {
-  t = await startTestNode('', uniquePrefix('opd'), { 'redis.clusterNodes': [...rc.cluster.seeds] });
-  const node = t.node;
-  // The primary that goes holds partitions only, not the node's own keys nor the group registry.
+  // The primary that goes holds partitions only, not the node's own keys nor the group registry:
+  // a key prefix is picked that leaves one primary without them (four keys may take all three).
   let victim: number | undefined;
-  for (const n of rc.cluster.nodes) {
-    const own = await Promise.all([node.keys.members(), node.keys.meta(), node.keys.groups(), node.keys.groupsSeen()].map((k) => servesKey(n.port, k)));
-    if (!own.some(Boolean)) victim = n.port;
+  let prefix = '';
+  for (let attempt = 0; attempt < 50 && victim === undefined; attempt++) {
+    prefix = uniquePrefix('opd');
+    const keys = new Keys(prefix);
+    for (const n of rc.cluster.nodes) {
+      const own = await Promise.all([keys.members(), keys.meta(), keys.groups(), keys.groupsSeen()].map((k) => servesKey(n.port, k)));
+      if (!own.some(Boolean)) victim = n.port;
+    }
   }
   expect(victim).toBeDefined();
+  t = await startTestNode('', prefix, { 'redis.clusterNodes': [...rc.cluster.seeds] });
+  const node = t.node;
   const downPartitions: number[] = [];
   for (let p = 0; p < t.config.cluster.partitions; p++) if (await servesKey(victim!, `${node.keys.tag(p)}probe`)) downPartitions.push(p);
   expect(downPartitions.length).toBeGreaterThan(0);
