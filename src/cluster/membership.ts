@@ -192,9 +192,13 @@ export class Membership extends EventEmitter {
     // Silent: Redis was lost since the last heartbeat (cutSince), or this node was quiet long enough
     // for peers as silent to look gone (a frozen process). Not by time alone under that: peers come
     // back from one Redis restart up to a reconnect backoff apart, and a process stalled a few
-    // heartbeats while connected would open windows for nothing.
+    // heartbeats while connected would open windows for nothing. Quiet is how late this beat came
+    // after its schedule, not the gap itself: a beat on time comes a heartbeat and its own calls
+    // after the last, and with nodeTtl under two heartbeats that opened a window at nearly every
+    // beat, holding a dead peer's attempts back from failing for a heartbeat and more.
     const gap = this.lastBeatAt === undefined ? 0 : now - this.lastBeatAt;
-    if (this.cutSince() !== undefined || (gap > this.opts.heartbeatMs && gap >= Math.max(nodeTtlMs - this.opts.heartbeatMs, nodeTtlMs / 2))) {
+    const late = gap - this.opts.heartbeatMs;
+    if (this.cutSince() !== undefined || late >= Math.max(nodeTtlMs - 2 * this.opts.heartbeatMs, nodeTtlMs / 4)) {
       this.silent(this.lastBeatAt!);
     }
     this.lastBeatAt = now;

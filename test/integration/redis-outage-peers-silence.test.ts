@@ -33,7 +33,7 @@ afterEach(async () => {
 const NODE_TTL = 4000;
 
 /** n1 (through the proxy) and n2 (direct), heartbeating by hand; both have beaten once. */
-async function pair(label: string) {
+async function pair(label: string, timing = { heartbeatMs: 500, nodeTtlMs: NODE_TTL }) {
   proxy = await tcpProxy(redis.port);
   const settings = { clusterNodes: [], sentinels: [], sentinelName: '', password: '' };
   const viaProxy = createRedis({ ...settings, url: `redis://127.0.0.1:${proxy.port}` });
@@ -41,7 +41,7 @@ async function pair(label: string) {
   clients.push(viaProxy, direct);
   const keys = new Keys(uniquePrefix(label));
   const member = (client: RedisClient, nodeId: string) =>
-    new Membership(client, keys, { nodeId, bootId: 'b1', address: `${nodeId}:1`, heartbeatMs: 500, nodeTtlMs: NODE_TTL }, systemClock, silentLogger);
+    new Membership(client, keys, { nodeId, bootId: 'b1', address: `${nodeId}:1`, ...timing }, systemClock, silentLogger);
   const self = member(viaProxy, 'n1');
   const peer = member(direct, 'n2');
   members.push(self, peer);
@@ -111,3 +111,26 @@ it('gives a peer no more time when this node only stalled while connected to Red
   expect(Date.now()).toBeLessThan(back + NODE_TTL);
   expect(await self.isGone('n2', 'b1')).toBe(true);
 }, 20_000);
+
+describe('with nodeTtl under two heartbeats (2 s and 2.5 s)', () => {
+  const timing = { heartbeatMs: 2000, nodeTtlMs: 2500 };
+
+  it('opens no silence at a heartbeat on time: a dead peer is gone once its score is nodeTtl old', async () => {
+    const { self, peerBeat } = await pair('silence-on-time', timing);
+    // A beat on time comes a heartbeat after the last one started, plus that one's own calls.
+    await sleep(2050);
+    await self.beat();
+    await sleep(peerBeat + timing.nodeTtlMs + 300 - Date.now());
+    expect(await self.isGone('n2', 'b1')).toBe(true);
+  }, 20_000);
+
+  it('still opens one at a beat late by a quarter of nodeTtl (a frozen process): the peer has nodeTtl from it', async () => {
+    const { self, peerBeat } = await pair('silence-late', timing);
+    await sleep(timing.heartbeatMs + timing.nodeTtlMs / 4 + 100);
+    await self.beat();
+    const back = Date.now();
+    await sleep(peerBeat + timing.nodeTtlMs + 300 - Date.now());
+    expect(Date.now()).toBeLessThan(back + timing.nodeTtlMs);
+    expect(await self.isGone('n2', 'b1')).toBe(false);
+  }, 20_000);
+});
