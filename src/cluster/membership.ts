@@ -356,27 +356,38 @@ export class Membership extends EventEmitter {
    * not by the members last read: a node that joined (or restarted) since this
    * node's last heartbeat is live there and not yet here, and may already run
    * attempts. Only a score older than nodeTtl, or another boot, says gone.
+   * The boot is read from the node key, which on a Redis Cluster may live on a
+   * primary that stopped answering: it is waited for a heartbeat at most, and
+   * only where the score does not already tell (a dead node's attempts must not
+   * wait for that primary's failover).
    */
   async isGone(nodeId: string, bootId: string): Promise<boolean> {
     if (this.isLive(nodeId, bootId)) return false;
-    const [score, boot] = await Promise.all([
-      this.redis.zscore(this.keys.members(), nodeId),
-      this.redis.hget(this.keys.node(nodeId), 'boot'),
-    ]);
-    if (score === null || boot !== bootId) return true;
+    const bootRead = this.redis.hget(this.keys.node(nodeId), 'boot');
+    bootRead.catch(() => undefined);
+    const score = await this.redis.zscore(this.keys.members(), nodeId);
+    if (score === null) return true;
     const last = Number(score);
-    const now = this.now();
+    if (!this.givenTime(last)) return true;
+    // Live, or given time to beat again: only another boot of the id says gone. Unanswered, the
+    // instance is not known gone, and the next check asks again.
+    const boot = await within(bootRead, this.opts.heartbeatMs).catch(() => undefined);
+    return boot !== undefined && boot !== bootId;
+  }
+
+  /** Whether a member whose score is `last` may still beat: it is younger than nodeTtl, or this node's own silence gives it time. */
+  private givenTime(last: number): boolean {
     const { nodeTtlMs } = this.opts;
-    if (last >= now - nodeTtlMs) return false;
+    if (last >= this.now() - nodeTtlMs) return true;
     // A peer live when this node's own silence began was silent no longer than this node: Redis out
     // of every node's reach (a restart, a failover) says nothing of its death. It has nodeTtl from the
     // silence's end to beat again; before, the node that reconnected first failed the attempts its
     // peers' workers still ran, as worker_lost.
-    if (this.silence && last >= this.silence.from - nodeTtlMs) return false;
+    if (this.silence && last >= this.silence.from - nodeTtlMs) return true;
     // Redis lost, and this node's heartbeat not back yet: a read of the members held across the
     // reconnect (the expiry check's) may land first and drop peers as silent as this node.
     const cut = this.cutSince();
-    return !(cut !== undefined && last >= cut - nodeTtlMs);
+    return cut !== undefined && last >= cut - nodeTtlMs;
   }
 
   /**

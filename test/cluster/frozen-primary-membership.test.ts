@@ -7,14 +7,21 @@
  * aged past nodeTtl while the member set was served (its peers take it for gone).
  * The freeze ends before cluster-node-timeout (5 s), so no failover ends the calls.
  */
+import { Membership } from '../../src/cluster/membership';
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
+import { Keys } from '../../src/store/keys';
+import { createRedis, type RedisClient } from '../../src/store/redis';
+import { systemClock } from '../../src/util/clock';
+import { silentLogger } from '../../src/util/logger';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
-import { servesKey } from '../helpers/cluster-slots';
+import { primaryIndexOf, servesKey } from '../helpers/cluster-slots';
 
 let cluster: RedisCluster;
 const nodes: TestNode[] = [];
+const clients: RedisClient[] = [];
+const memberships: Membership[] = [];
 
 beforeAll(async () => {
   cluster = await startRedisCluster({ masters: 3, replicaOf: [0, 1, 2] });
@@ -22,6 +29,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const n of cluster?.nodes ?? []) n.kill('SIGCONT');
   for (const t of nodes.splice(0)) await t.close().catch(() => undefined);
+  for (const m of memberships.splice(0)) m.stop();
+  for (const c of clients.splice(0)) c.disconnect();
   await cluster?.stop();
 });
 
@@ -74,3 +83,71 @@ it('keeps every heartbeat landing while a primary other than the member set\'s i
   expect(seenByB()).toBeGreaterThan(seenBefore + 1000);
   expect(b.node.membership.liveIds()).toContain(a.node.nodeId);
 }, 90_000);
+
+/**
+ * Whether the node that started an attempt is gone (isGone) reads its score from the member set and its
+ * boot from its node key, which may live on the frozen primary: a dead node's attempts must not wait for
+ * that primary to answer again, nor a live one's check hang there.
+ */
+describe("a peer whose node key's primary is frozen", () => {
+  const timing = { heartbeatMs: 200, nodeTtlMs: 1000 };
+
+  async function peerOnAnotherPrimary(label: string) {
+    const client = createRedis({ clusterNodes: [...cluster.seeds], sentinels: [], sentinelName: '', password: '', url: '' });
+    clients.push(client);
+    const keys = new Keys(uniquePrefix(label));
+    const membersAt = await primaryIndexOf(cluster, keys.members());
+    expect(membersAt).toBeGreaterThanOrEqual(0);
+    let peerId = '';
+    let nodeKeyAt = -1;
+    for (let i = 0; nodeKeyAt < 0 || nodeKeyAt === membersAt; i++) {
+      peerId = `peer-${i}`;
+      nodeKeyAt = await primaryIndexOf(cluster, keys.node(peerId));
+    }
+    const member = (nodeId: string) => {
+      const m = new Membership(client, keys, { nodeId, bootId: 'b1', address: `${nodeId}:1`, ...timing }, systemClock, silentLogger);
+      memberships.push(m);
+      return m;
+    };
+    const self = member('self');
+    // Self reads the members before the peer joins: only Redis, not its last read, can say the peer is live.
+    await self.beat();
+    const peer = member(peerId);
+    await peer.beat();
+    const peerBeat = Date.now();
+    return { self, peer, peerId, peerBeat, frozen: cluster.nodes[nodeKeyAt]! };
+  }
+
+  /** How long isGone takes to answer, bounded (a hang ends when the freeze does). */
+  async function timedIsGone(self: Membership, peerId: string): Promise<{ gone: boolean | 'no answer'; ms: number }> {
+    const t0 = Date.now();
+    const gone = await Promise.race([self.isGone(peerId, 'b1'), new Promise<'no answer'>((r) => setTimeout(() => r('no answer'), 2000))]);
+    return { gone, ms: Date.now() - t0 };
+  }
+
+  it('takes a dead one for gone by its score alone', async () => {
+    const { self, peer, peerId, peerBeat, frozen } = await peerOnAnotherPrimary('fpm-dead');
+    peer.stop();
+    frozen.kill('SIGSTOP');
+    try {
+      await new Promise((r) => setTimeout(r, peerBeat + timing.nodeTtlMs + 200 - Date.now()));
+      const { gone, ms } = await timedIsGone(self, peerId);
+      expect(gone).toBe(true);
+      expect(ms).toBeLessThan(500);
+    } finally {
+      frozen.kill('SIGCONT');
+    }
+  }, 30_000);
+
+  it('answers for a live one within a heartbeat: not gone', async () => {
+    const { self, peerId, frozen } = await peerOnAnotherPrimary('fpm-live');
+    frozen.kill('SIGSTOP');
+    try {
+      const { gone, ms } = await timedIsGone(self, peerId);
+      expect(gone).toBe(false);
+      expect(ms).toBeLessThan(timing.heartbeatMs + 500);
+    } finally {
+      frozen.kill('SIGCONT');
+    }
+  }, 30_000);
+});
