@@ -23,6 +23,9 @@ export interface AuditedSides {
 export class AttemptAudit {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Each side's run not settled yet: the next pass skips that side rather than pile up behind it. */
+  private looking: Promise<number> | undefined;
+  private cancelling: Promise<number> | undefined;
 
   constructor(
     private readonly sides: AuditedSides,
@@ -41,19 +44,29 @@ export class AttemptAudit {
     this.timer = undefined;
   }
 
-  /** One pass; returns how many attempts the owners here failed. */
+  /**
+   * One pass; returns how many attempts the owners here failed. The two sides run
+   * apart: on a Redis Cluster whose primary stopped answering, the owners' look waits
+   * on that primary's partitions, and the Cancel of an attempt that ended on another
+   * primary must not wait with it. A side whose last run is still out is skipped.
+   */
   async runOnce(): Promise<number> {
     if (this.stopped) return 0;
-    const failed = await this.sides.ownersLook().catch((err: Error) => {
-      this.log.warn({ err: err.message }, 'attempt audit of the partitions owned here failed');
-      return 0;
-    });
-    if (this.stopped) return failed;
-    const cancelled = await this.sides.cancelEnded().catch((err: Error) => {
-      this.log.warn({ err: err.message }, 'attempt audit could not check the attempts its slots hold');
-      return 0;
-    });
+    const look = this.looking ? Promise.resolve(0) : this.side('looking', () => this.sides.ownersLook(), 'attempt audit of the partitions owned here failed');
+    const cancel = this.cancelling ? Promise.resolve(0) : this.side('cancelling', () => this.sides.cancelEnded(), 'attempt audit could not check the attempts its slots hold');
+    const [failed, cancelled] = await Promise.all([look, cancel]);
     if (cancelled > 0) this.log.warn({ cancelled }, 'slots held attempts that had ended without their Cancel: sent it');
     return failed;
+  }
+
+  private side(which: 'looking' | 'cancelling', run: () => Promise<number>, failure: string): Promise<number> {
+    const p = run().catch((err: Error) => {
+      this.log.warn({ err: err.message }, failure);
+      return 0;
+    }).finally(() => {
+      if (this[which] === p) this[which] = undefined;
+    });
+    this[which] = p;
+    return p;
   }
 }

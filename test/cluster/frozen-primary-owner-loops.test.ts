@@ -8,7 +8,9 @@
  *   the other, stopped at the first frozen one, and counted no partition after
  *   it until the lease lapsed;
  * - the Cancel to a slot whose attempt ended without it (Gateway.cancelEnded)
- *   waited on one read of every partition its slots run attempts of;
+ *   waited on one read of every partition its slots run attempts of, and the
+ *   audit pass that sends it waited first for the owners' look, which reads
+ *   every owned partition;
  * - the outcome trim went over the partitions one after the other too, and its
  *   XINFO GROUPS went to a primary at random (ioredis finds no key in it), the
  *   frozen one a time in three, whatever partition it was for.
@@ -128,7 +130,8 @@ it('sends Cancel to a slot whose attempt ended on a primary that answers while a
     expect((await node.store.cancelFlow(up.p, 'acme', up.flow, 'stop', Date.now())).running).toHaveLength(1);
     cluster.nodes[frozen]!.kill('SIGSTOP');
     try {
-      void node.gateway.cancelEnded().catch(() => undefined);
+      // The minute's audit pass: its owners' look waits on the frozen primary's partitions.
+      void node.attemptAudit.runOnce();
       expect((await onAnswering.s.nextOf('cancel', 5000)).cancel).toMatchObject({ task_token: onAnswering.task.task_token });
     } finally {
       cluster.nodes[frozen]!.kill('SIGCONT');
