@@ -10,6 +10,7 @@
 import type { Keys } from '../store/keys';
 import type { RedisClient } from '../store/redis';
 import type { Clock } from '../util/clock';
+import { eachApart } from '../util/each-apart';
 import type { Logger } from '../util/logger';
 import type { PartitionOwner } from './partition';
 
@@ -23,6 +24,8 @@ const SCAN_LIMIT = 5000;
 
 export class HeadsResync {
   private timer: NodeJS.Timeout | undefined;
+  /** Partitions whose last scan has not settled. */
+  private readonly scanning = new Set<number>();
 
   constructor(
     private readonly owned: () => PartitionOwner[],
@@ -44,19 +47,25 @@ export class HeadsResync {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** One pass over every owned partition; returns how many refs were restored. */
+  /**
+   * One pass over every owned partition, each on its own (eachApart: on a Redis
+   * Cluster, a partition on a primary that stopped answering holds no other, and
+   * is not scanned again while its last scan is out); returns how many refs were
+   * restored.
+   */
   async runOnce(): Promise<number> {
     let restored = 0;
-    for (const p of this.owned()) {
-      if (!p.active) continue;
+    const active = new Map(this.owned().filter((p) => p.active).map((p) => [p.partition, p]));
+    await eachApart(active.keys(), this.scanning, async (partition) => {
+      const p = active.get(partition)!;
       try {
-        const names = await this.redis.smembers(this.keys.queues(p.partition));
+        const names = await this.redis.smembers(this.keys.queues(partition));
         for (const name of names) restored += await this.scanQueue(p, name);
       } catch (err) {
         this.hooks.incomplete();
-        this.log.warn({ partition: p.partition, err: (err as Error).message }, 'heads resync scan did not finish');
+        this.log.warn({ partition, err: (err as Error).message }, 'heads resync scan did not finish');
       }
-    }
+    });
     return restored;
   }
 
