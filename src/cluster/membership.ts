@@ -13,6 +13,7 @@ import { EventEmitter } from 'node:events';
 import { connectionEpoch, type RedisClient } from '../store/redis';
 import type { Keys } from '../store/keys';
 import type { Clock } from '../util/clock';
+import { within } from '../util/within';
 import type { Logger } from '../util/logger';
 import { OLDEST_TASK_LAYOUT, TASK_LAYOUT } from '../store/layout';
 
@@ -450,15 +451,6 @@ export class Membership extends EventEmitter {
   }
 }
 
-/** `p`'s value, or undefined when it has not settled within `ms` (it may settle later, unheard). */
-function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let bound: NodeJS.Timeout | undefined;
-  const timeUp = new Promise<undefined>((resolve) => {
-    bound = setTimeout(() => resolve(undefined), ms);
-    bound.unref();
-  });
-  return Promise.race([p, timeUp]).finally(() => clearTimeout(bound));
-}
 
 /** The layout a member's `taskLayout` field ("<layout>:<boot id>") says for its current boot. */
 function layoutSaid(field: string | null | undefined, boot: string | null | undefined): number {

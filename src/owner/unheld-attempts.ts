@@ -20,10 +20,18 @@
  * answer, only this repair does.
  */
 import type { Logger } from '../util/logger';
+import { within } from '../util/within';
 import type { LiveAttempt, PartitionOwner } from './partition';
 
 /** Which of these start nonces the node instance's slots hold, in order; undefined when it gave no answer to trust. */
 export type AskHeld = (nodeId: string, bootId: string, nonces: string[]) => Promise<boolean[] | undefined>;
+
+/**
+ * How long a look waits for its partitions' reads. A read takes milliseconds; one
+ * still out after this is held by a primary that stopped answering, and the look
+ * goes on with the others (it comes once a minute).
+ */
+const READ_WAIT_MS = 10_000;
 
 const attemptKey = (a: LiveAttempt) => `${a.partition}\0${a.taskId}\0${a.nonce}`;
 const instanceOf = (a: LiveAttempt) => `${a.node}\0${a.boot}`;
@@ -32,22 +40,38 @@ export class UnheldAttempts {
   /** The attempts the last look found unheld, by attemptKey, with their node instance. */
   private suspects = new Map<string, string>();
 
+  /** Partitions whose read of a look before has not settled. */
+  private readonly reading = new Set<number>();
+
   constructor(
     private readonly owned: () => PartitionOwner[],
     private readonly askHeld: AskHeld,
     private readonly log: Logger,
+    /** How long a look waits for its partitions' reads. */
+    private readonly readWaitMs = READ_WAIT_MS,
   ) {}
 
   /** One look over the partitions owned here; returns how many attempts it failed. */
   async runOnce(): Promise<number> {
     const owners = this.owned();
     const byPartition = new Map(owners.map((o) => [o.partition, o]));
+    // Each partition read on its own, the look waiting a while for them: on a Redis Cluster one on a
+    // primary that stopped answering held the look of every other until its failover. One not read
+    // by then (or still out from a look before) is unread this look, as one whose read failed.
+    const read = new Map<number, LiveAttempt[]>();
+    await within(Promise.all(owners.filter((o) => !this.reading.has(o.partition)).map((o) => {
+      this.reading.add(o.partition);
+      return o.failDeadNodeAttempts().then((found) => void read.set(o.partition, found), (err: Error) => {
+        this.log.warn({ partition: o.partition, err: err.message }, 'attempt audit could not read a partition');
+      }).finally(() => this.reading.delete(o.partition));
+    })), this.readWaitMs);
     const live: LiveAttempt[] = [];
     const unread = new Set<number>();
-    await Promise.all(owners.map((o) => o.failDeadNodeAttempts().then((found) => void live.push(...found), (err: Error) => {
-      this.log.warn({ partition: o.partition, err: err.message }, 'attempt audit could not read a partition');
-      unread.add(o.partition);
-    })));
+    for (const o of owners) {
+      const found = read.get(o.partition);
+      if (found) live.push(...found);
+      else unread.add(o.partition);
+    }
     const byInstance = new Map<string, LiveAttempt[]>();
     for (const a of live) {
       const list = byInstance.get(instanceOf(a));
@@ -77,19 +101,20 @@ export class UnheldAttempts {
       if (unasked.has(instance) || unread.has(Number(key.slice(0, key.indexOf('\0'))))) unheld.set(key, instance);
     }
     this.suspects = unheld;
+    // Each fail on its own too: one on a primary that stopped answering holds no other.
     let failed = 0;
-    for (const a of failing) {
+    await Promise.all(failing.map(async (a) => {
       const owner = byPartition.get(a.partition);
-      if (!owner) continue;
+      if (!owner) return;
       try {
-        if (!(await owner.failUnheld(a))) continue;
+        if (!(await owner.failUnheld(a))) return;
         failed++;
         this.log.warn({ partition: a.partition, taskId: a.taskId, attempt: a.attempt, node: a.node },
           'attempt running in Redis that no slot of its node holds (its end was not recorded) failed as worker lost');
       } catch (err) {
         this.log.warn({ taskId: a.taskId, err: (err as Error).message }, 'attempt audit could not fail an attempt no slot holds');
       }
-    }
+    }));
     return failed;
   }
 }

@@ -12,6 +12,8 @@
  *   audit pass that sends it waited first for the owners' look, which reads
  *   every owned partition;
  * - the heads resync (owner/resync.ts) went over them one after the other as well;
+ * - the attempt audit's look (owner/unheld-attempts.ts) waited on the reads of every
+ *   owned partition, and failed the attempts it found unheld one after the other;
  * - the outcome trim went over the partitions one after the other too, and its
  *   XINFO GROUPS went to a primary at random (ioredis finds no key in it), the
  *   frozen one a time in three, whatever partition it was for.
@@ -25,6 +27,8 @@ import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 import { servesKey } from '../helpers/cluster-slots';
+import { keepRunningAttempt } from '../helpers/lost-completion';
+import { pb } from '../../src/wire';
 
 const PARTITIONS = 24;
 
@@ -163,6 +167,41 @@ it('restores a lost head of a partition on a primary that answers while another 
     await waitFor(() => q.has(lost.task_id!), { timeoutMs: 5000, description: 'the lost head restored' });
   } finally {
     cluster.nodes[frozen]!.kill('SIGCONT');
+  }
+}, 120_000);
+
+it('fails an attempt no slot holds, of a partition on a primary that answers, while another primary is frozen', async () => {
+  const { node, frozen, answering } = await ownerWithFrozenFirst();
+  let flow = 0;
+  while (partitionOf('acme', `f${flow}`, PARTITIONS) !== answering) flow++;
+  const slot = openSlot(t!.worker, registerFrame());
+  try {
+    await slot.nextOf('registered');
+    const { task_id: taskId } = await t!.matching.enqueueStep({
+      step: { tenant: 'acme', flow_id: `f${flow}`, flow_type: 'order', step_type: 's', step_execution_id: 'x', retry_policy: { max_attempts: 1 } },
+    });
+    const task = (await slot.nextOf('step_task')).step_task!;
+    // Redis loses the completion: the attempt runs there, and no slot holds it.
+    const { loseCompletion } = await keepRunningAttempt(t!, taskId!);
+    slot.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+    expect((await slot.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+    await loseCompletion();
+
+    cluster.nodes[frozen]!.kill('SIGSTOP');
+    try {
+      // Two looks find it unheld; the first waits a while for the frozen primary's partitions, the second
+      // does not ask them again.
+      const bounded = (p: Promise<number>) => Promise.race([p, new Promise<string>((r) => setTimeout(() => r('no answer'), 20_000))]);
+      await expect(bounded(node.owner.unheldAttempts.runOnce())).resolves.toBe(0);
+      await expect(bounded(node.owner.unheldAttempts.runOnce())).resolves.toBe(1);
+      const ended = (await t!.matching.getTask({ task_id: taskId })).task;
+      expect(ended?.state).not.toBe(pb.TaskState.RUNNING);
+      expect(ended?.outcome?.error?.type).toBe('worker_lost');
+    } finally {
+      cluster.nodes[frozen]!.kill('SIGCONT');
+    }
+  } finally {
+    slot.reset();
   }
 }, 120_000);
 
