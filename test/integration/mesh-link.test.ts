@@ -19,7 +19,7 @@ import { silentLogger } from '../../src/util/logger';
 import { pb, PeerServiceDefinition } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { tcpProxy } from '../helpers/tcp-proxy';
-import { waitFor } from '../helpers/wait';
+import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -140,6 +140,61 @@ it('falls back to unary calls for a peer without Link, resending what was writte
   expect(peer.seen.doorbells).toEqual(['early', 'late']);
   expect(peer.seen.unary.filter((m) => m === 'doorbell')).toHaveLength(2);
   expect(peer.seen.link).toEqual([]);
+});
+
+it('sends the notices queued for a peer when the mesh closes: a Step enqueued in its last milliseconds reaches the owner', async () => {
+  const peer = await recordingPeer(true);
+  const mesh = await ownerMesh(peer.address);
+  // The link is up and served, as a running node's link to its peer is.
+  expect(await Promise.all(['w1', 'w2'].map((id) => mesh.offer('gw', ref(id), 1)))).toEqual(['taken', 'taken']);
+  // Rung within the notices' coalescing delay of the close: still queued when it comes.
+  mesh.ring('gw', { kind: pb.DoorbellEvent.Kind.READY, partition: 3, task_id: 'last' });
+  await mesh.close();
+  await waitFor(() => peer.seen.doorbells.includes('last'), { timeoutMs: 3000, description: 'the peer hears the last notice' });
+});
+
+it('answers the offers a peer read before the owner closed its link: they are taken, not failed', async () => {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  let read = 0;
+  const linkServer = new LinkServer({
+    capacity: () => undefined,
+    doorbell: () => undefined,
+    offerBatch: async (req) => {
+      read += req.offers?.length ?? 0;
+      await held;
+      return { results: (req.offers ?? []).map(() => pb.OfferResult.TAKEN) };
+    },
+  }, silentLogger);
+  const server = createServer();
+  server.add({ link: PeerServiceDefinition.link }, { link: linkServer.handler() });
+  const port = await server.listen('127.0.0.1:0');
+  cleanup.push(() => server.forceShutdown());
+  const mesh = await ownerMesh(`127.0.0.1:${port}`);
+  const offers = Promise.allSettled(['a', 'b'].map((id) => mesh.offer('gw', ref(id), 1)));
+  await waitFor(() => read === 2, { timeoutMs: 3000, description: 'the peer reads the offer batch' });
+  // The owner stops (its mesh closes) while the peer still runs the batch.
+  await mesh.close();
+  await sleep(200); // the end of the owner's side reaches the peer before its answer is ready
+  release();
+  expect((await offers).map((r) => (r.status === 'fulfilled' ? r.value : 'failed'))).toEqual(['taken', 'taken']);
+});
+
+it('hands back nothing the peer confirmed when a served link ends: what the peer read is its own', async () => {
+  const peer = await recordingPeer(true);
+  const channel = createChannel(peer.address);
+  cleanup.push(() => channel.close());
+  let served = false;
+  let link: PeerLink | undefined;
+  const ended = new Promise<pb.ILinkFrame[]>((resolve) => {
+    link = new PeerLink(createClient(PeerServiceDefinition, channel), 2000, (_unimplemented, unsent) => resolve(unsent), silentLogger, () => (served = true));
+  });
+  link!.send({ doorbell: { from_node_id: 'owner', events: [{ task_id: 'read-1' }] } });
+  await waitFor(() => served && peer.seen.doorbells.includes('read-1'), { timeoutMs: 3000, description: 'the link served and the notice read' });
+  link!.send({ doorbell: { from_node_id: 'owner', events: [{ task_id: 'read-2' }] } });
+  await waitFor(() => peer.seen.doorbells.includes('read-2'), { timeoutMs: 3000, description: 'the second notice read' });
+  peer.linkServer.closeAll();
+  expect(await ended).toEqual([]);
 });
 
 it('fails the unanswered offers of a link that breaks, at once', async () => {
