@@ -84,3 +84,32 @@ describe('which peers\' workers can run a Step type', () => {
     expect(v.canServe('acme', 'order', 'charge')).toBe(true);
   });
 });
+
+describe('reserving a peer\'s idle slot for a sticky Step (of one app worker)', () => {
+  const peer = (node: string, worker: Record<string, unknown>, declined: { type: string }[] = []) => ({
+    node_id: node, seq: ++seq, entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: 1 }],
+    workers: [{ tenant: 'acme', app_worker_id: 'w', flow_types: ['order'], step_flow_types: ['order'], idle_step_slots: 1, busy_slots: 0, ...worker }],
+    declined: declined.map((d) => ({ tenant: 'acme', flow_type: 'order', type: d.type, app_worker_id: 'w' })),
+    step_flow_types_advertised: true,
+  });
+
+  it('takes the worker\'s idle slot at the peer that holds it, once until the peer\'s next snapshot', () => {
+    const v = new CapacityView();
+    v.apply(peer('a', {}));
+    expect(v.reserve('acme', 'order', 'charge', 'w')).toBe('a');
+    expect(v.reserve('acme', 'order', 'charge', 'w')).toBeUndefined();
+  });
+
+  it('offers nothing to the worker where it is stopping: a drained worker takes no new Step', () => {
+    const v = new CapacityView();
+    v.apply(peer('a', { draining: true }));
+    expect(v.reserve('acme', 'order', 'charge', 'w')).toBeUndefined();
+  });
+
+  it('offers nothing to the worker where it declined the Step type, and still offers it the types it runs', () => {
+    const v = new CapacityView();
+    v.apply(peer('a', {}, [{ type: 'charge' }]));
+    expect(v.reserve('acme', 'order', 'charge', 'w')).toBeUndefined();
+    expect(v.reserve('acme', 'order', 'pack', 'w')).toBe('a');
+  });
+});
