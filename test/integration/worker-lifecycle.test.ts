@@ -890,6 +890,19 @@ describe('liveness and attempt timeouts', () => {
     expect((reasons[0] as Error).message).toContain('no longer held');
   });
 
+  it('tells a worker whose heartbeat finds its flow cancelled that the flow was cancelled, when the owner\'s Cancel never came', async () => {
+    // The Cancel's reason is what the handler's signal aborts with: a cancelled flow is not a timeout.
+    const t = await node();
+    t.node.gateway.cancelAttempts = () => undefined; // the owner's Cancel is lost
+    const s = rawSlot(t, { app_worker_id: 'hb-cancelled' });
+    await s.nextOf('registered');
+    await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'hb-cancelled', flow_type: 'order', step_type: 'charge', step_execution_id: 's1' } });
+    const task = (await s.nextOf('step_task')).step_task!;
+    await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'hb-cancelled' });
+    s.send({ heartbeat: { task_token: task.task_token } });
+    expect((await s.nextOf('cancel')).cancel).toMatchObject({ task_token: task.task_token, reason: 'the flow was cancelled' });
+  });
+
   it('queue time counts toward neither timeout', async () => {
     const t = await node();
     const c = client(t.node.apiAddress);
