@@ -156,6 +156,15 @@ describe('Register', () => {
   });
 });
 
+describe('Register at its limits', () => {
+  it('takes an sdk_name and sdk_version of exactly 64 characters, the longest worker.proto allows', async () => {
+    const slot = openSlot(t.worker, registerFrame({ app_worker_id: 'sdk-64', sdk_name: 'n'.repeat(64), sdk_version: 'v'.repeat(64) }));
+    expect((await slot.nextOf('registered')).registered).toBeTruthy();
+    slot.halfClose();
+    expect(await slot.ended).toBeNull();
+  });
+});
+
 describe('a second Register on a registered stream', () => {
   it.each<[string, boolean]>([['an idle slot', false], ['a slot holding a Step', true]])('ends the stream of %s with INVALID_ARGUMENT naming register', async (_name, holding) => {
     const slot = openSlot(t.worker, registerFrame({ app_worker_id: `again-${holding}` }));
