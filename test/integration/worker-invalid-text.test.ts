@@ -88,7 +88,7 @@ it('passes over a heartbeat whose token is no UTF-8: the stream and its attempt 
   const { task_id: taskId } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'h', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
   const task = (await s.nextOf('step_task')).step_task!;
   // Kept short: protobufjs writes a lone surrogate of a short string as bytes that are no UTF-8.
-  s.send({ heartbeat: { task_token: `${task.task_token.slice(0, 8)}\uD83D` } });
+  s.send({ heartbeat: { task_token: `${task.task_token!.slice(0, 8)}\uD83D` } });
   s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
   expect((await s.nextOf('result_ack')).result_ack).toMatchObject({ task_token: task.task_token, verdict: pb.ResultVerdict.ACCEPTED });
   expect((await t.matching.waitOutcome({ task_id: taskId, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
@@ -100,7 +100,7 @@ it('refuses a decline whose token is no UTF-8, naming the field, and the slot ke
   await s.nextOf('registered');
   const { task_id: taskId } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'd', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
   const task = (await s.nextOf('step_task')).step_task!;
-  s.send({ decline: { task_token: `${task.task_token.slice(0, 8)}\uD83D`, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+  s.send({ decline: { task_token: `${task.task_token!.slice(0, 8)}\uD83D`, reason: pb.DeclineReason.UNKNOWN_TYPE } });
   const refused = (await s.nextOf('result_ack')).result_ack!;
   expect(refused.verdict).toBe(pb.ResultVerdict.REFUSED_INVALID);
   expect(refused.error).toMatch(/^decline\.task_token: not valid UTF-8 text/);
