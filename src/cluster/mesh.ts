@@ -20,6 +20,7 @@ import { pb, PeerServiceDefinition } from '../wire';
 import { decodeProblem } from '../wire/adapter';
 import type { Membership } from './membership';
 import { LinkServer, PeerLink, type PendingBatch } from './peer-link';
+import { within } from '../util/within';
 
 /** No channelz bookkeeping: nothing reads it, and grpc-js pays for it on every call and message. */
 const NO_CHANNELZ = { 'grpc.enable_channelz': 0 };
@@ -126,6 +127,8 @@ const OFFER_TIMEOUT_MS = 2000;
  * the channel once it left the members does not end calls already made.
  */
 const ONE_WAY_TIMEOUT_MS = 5000;
+/** How long close() waits for the notices its last flush sent as unary calls. */
+const CLOSE_NOTICES_WAIT_MS = 1000;
 /** Nonces per HeldAttempts call: well under the mesh's message size limit at any nonce length. */
 export const HELD_ATTEMPTS_MAX = 1000;
 /** Offers per OfferBatch call; a longer turn's offers go in several calls. */
@@ -173,6 +176,10 @@ export class Mesh {
   private readonly pendingOffers = new Map<string, PendingOffer[]>();
   private offerFlush: NodeJS.Immediate | undefined;
   private closed = false;
+  /** close() has begun: its last notices go over a link already open, else as unary calls it waits for. */
+  private closing = false;
+  /** The doorbells on their way as unary calls, or waiting for a read of the members (close waits for them). */
+  private readonly unaryBells = new Set<Promise<unknown>>();
   private lastLinkEndBeat = 0;
   private linkServer: LinkServer | undefined;
   /** Set before listen(); plaintext when unset. */
@@ -268,6 +275,8 @@ export class Mesh {
   private linkOf(peer: PeerEntry): PeerLink | undefined {
     if (peer.noLink || this.closed) return undefined;
     if (peer.link?.open) return peer.link;
+    // A link dialled now would be closed before the peer read it.
+    if (this.closing) return undefined;
     if (peer.linkRetryAt !== undefined && Date.now() < peer.linkRetryAt) return undefined;
     const link: PeerLink = new PeerLink(peer.client, OFFER_TIMEOUT_MS, (unimplemented, unsent, batches) => {
       if (peer.link === link) peer.link = undefined;
@@ -463,7 +472,10 @@ export class Mesh {
   }
 
   private unaryDoorbell(peer: PeerEntry, req: pb.IDoorbellRequest): void {
-    peer.client.doorbell(req, { signal: AbortSignal.timeout(ONE_WAY_TIMEOUT_MS) }).catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'doorbell to peer failed'));
+    const call = peer.client.doorbell(req, { signal: AbortSignal.timeout(ONE_WAY_TIMEOUT_MS) })
+      .catch((err: Error) => this.log.debug({ peer: peer.address, err: err.message }, 'doorbell to peer failed'))
+      .finally(() => this.unaryBells.delete(call));
+    this.unaryBells.add(call);
   }
 
   private sendOne(peer: PeerEntry, o: PendingOffer): void {
@@ -628,13 +640,14 @@ export class Mesh {
     // waiter's next look.
     if (unread) {
       const later = unread;
-      void this.readMembers().then(() => {
+      const read = this.readMembers().then(() => {
         for (const [id, events] of later) {
           const peer = this.closed ? undefined : this.peerEntry(id);
           if (peer) this.sendBells(peer, events);
           else this.log.debug({ peer: id, events: events.length }, 'doorbell for a node that is not a member: not sent');
         }
-      });
+      }).finally(() => this.unaryBells.delete(read));
+      this.unaryBells.add(read);
     }
   }
 
@@ -658,11 +671,16 @@ export class Mesh {
       clearImmediate(this.offerFlush);
       this.flushOffers();
     }
+    this.closing = true;
     if (this.bellTimer) {
       // Notices queued for peers still go out: a Step enqueued here in the last
-      // milliseconds must reach its owner.
+      // milliseconds must reach its owner. Over a link already open they are written
+      // before it ends; as unary calls (a peer with no link open, an older build) they
+      // are waited for a moment, as closing the channel fails a call not yet connected.
       clearTimeout(this.bellTimer);
       this.flushBells();
+      const until = Date.now() + CLOSE_NOTICES_WAIT_MS;
+      while (this.unaryBells.size > 0 && Date.now() < until) await within(Promise.allSettled([...this.unaryBells]), until - Date.now());
     }
     this.closed = true;
     // Our links end once their peers have answered what they read; theirs to us end now.

@@ -153,6 +153,20 @@ it('sends the notices queued for a peer when the mesh closes: a Step enqueued in
   await waitFor(() => peer.seen.doorbells.includes('last'), { timeoutMs: 3000, description: 'the peer hears the last notice' });
 });
 
+it.each([
+  ['a peer it has no link to yet', true],
+  ['a peer of an older build (no Link)', false],
+])('sends the notices queued for %s when the mesh closes, and waits for them', async (_what, link) => {
+  const peer = await recordingPeer(link);
+  const mesh = await ownerMesh(peer.address);
+  // Nothing sent to the peer before: its channel has not connected. A link dialled now, or a unary
+  // call the channel's close fails before it connects, lost the notice.
+  mesh.ring('gw', { kind: pb.DoorbellEvent.Kind.READY, partition: 3, task_id: 'last' });
+  await mesh.close();
+  expect(peer.seen.doorbells).toEqual(['last']);
+  expect(peer.seen.unary).toEqual(['doorbell']);
+});
+
 it('answers the offers a peer read before the owner closed its link: they are taken, not failed', async () => {
   let release: () => void = () => undefined;
   const held = new Promise<void>((r) => (release = r));
