@@ -2,7 +2,9 @@
  * Redelivery of unacked outcomes (DESIGN §8) reaches every stale entry of a
  * partition's pending list, not only those near its head: XAUTOCLAIM scans a
  * bounded stretch per call, so a claim that always started at the head never
- * got past a long run of entries another consumer had just been handed.
+ * got past a long run of entries another consumer had just been handed. A
+ * consumer that long-polls gets an entry that goes stale during its wait,
+ * within that wait: not only on a later call.
  */
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -55,4 +57,14 @@ it('makes a consumer group destroyed under a running consumer again, and deliver
   const got = (await consume()).outcomes.map((o) => o.task_id);
   expect(got).toEqual(expect.arrayContaining([first, second]));
   expect(await redis.command('SISMEMBER', `${t.config.redis.keyPrefix}:groups`, 'engine')).toBe(1);
+});
+
+it('hands a waiting consumer an outcome that goes stale during its wait, within that wait', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('stalewait'), { 'cluster.partitions': 1 });
+  const [id] = await outcomes('held', 1);
+  // c1 takes it and dies without acking.
+  expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 300 })).outcomes.map((o) => o.task_id)).toEqual([id]);
+  // c2 asks at once, before it is stale, and waits: 300 ms on, it is c2's to take.
+  const got = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 5000, redeliver_after_ms: 300 });
+  expect(got.outcomes.map((o) => o.task_id)).toEqual([id]);
 });
