@@ -4,7 +4,7 @@
  * redelivery. Small batches drain every partition without waiting. On one
  * Redis a round of reads over the partitions is one XREADGROUP. A batch stops
  * short of the 4 MiB a gRPC client receives, and what it read past that comes
- * with the next call.
+ * with the next call. A call that leaves max_count unset gets at most 100.
  */
 import { Client } from '../../src';
 import { pb } from '../../src/wire';
@@ -157,5 +157,22 @@ it('answers with what one gRPC message carries and delivers the rest with the ne
     expect(seen.size).toBe(ids.size);
   } finally {
     client.close();
+  }
+});
+
+it('answers at most 100 outcomes to a call that leaves max_count unset, and the rest with the next', async () => {
+  // A node of its own: the streams here hold the large outcomes of the tests above.
+  const n = await startTestNode(redis.url, uniquePrefix('unset'));
+  try {
+    const flow = 'unset-count';
+    const steps = Array.from({ length: 150 }, (_, i) => ({ tenant: 'acme', flow_id: flow, flow_type: 'nobody', step_type: 's', step_execution_id: `x${i}` }));
+    await n.matching.enqueueSteps({ steps });
+    expect(await n.matching.cancelFlow({ tenant: 'acme', flow_id: flow })).toMatchObject({ cancelled_queued: 150 });
+    const first = await n.matching.consumeOutcomes({ group: 'unset', consumer: 'c', wait_ms: 0 });
+    expect(first.outcomes).toHaveLength(100);
+    const rest = await n.matching.consumeOutcomes({ group: 'unset', consumer: 'c', wait_ms: 0, ack: first.outcomes.map((o) => o.outcome_id!) });
+    expect(rest.outcomes).toHaveLength(50);
+  } finally {
+    await n.close();
   }
 });
