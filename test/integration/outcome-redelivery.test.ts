@@ -4,7 +4,8 @@
  * bounded stretch per call, so a claim that always started at the head never
  * got past a long run of entries another consumer had just been handed. A
  * consumer that long-polls gets an entry that goes stale during its wait,
- * within that wait: not only on a later call.
+ * within that wait: not only on a later call. A call that leaves
+ * redeliver_after_ms unset waits outcomes.redeliverAfter (30 s by default).
  */
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -67,4 +68,19 @@ it('hands a waiting consumer an outcome that goes stale during its wait, within 
   // c2 asks at once, before it is stale, and waits: 300 ms on, it is c2's to take.
   const got = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 5000, redeliver_after_ms: 300 });
   expect(got.outcomes.map((o) => o.task_id)).toEqual([id]);
+});
+
+it('leaves redeliver_after_ms unset to outcomes.redeliverAfter: 30 s by default', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('dfltredeliver'), { 'cluster.partitions': 1 });
+  const [id] = await outcomes('held', 1);
+  expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 300 })).outcomes.map((o) => o.task_id)).toEqual([id]);
+  // Idle for 2.5 s by the end of the wait: still c1's.
+  expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 2500 })).outcomes).toEqual([]);
+});
+
+it('leaves redeliver_after_ms unset to outcomes.redeliverAfter as configured', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('cfgredeliver'), { 'cluster.partitions': 1, 'outcomes.redeliverAfter': '300ms' });
+  const [id] = await outcomes('held', 1);
+  expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 300 })).outcomes.map((o) => o.task_id)).toEqual([id]);
+  expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 5000 })).outcomes.map((o) => o.task_id)).toEqual([id]);
 });
