@@ -4,7 +4,8 @@
  * stream id part past 2^64 - 1 looks like a number but Redis refuses it
  * ("Invalid stream ID"), and the acks of the other partitions, sent alongside,
  * had already gone through. An ack list longer than AckOutcomes takes is refused
- * whole, on ConsumeOutcomes too.
+ * whole, on ConsumeOutcomes too. So is an id naming a partition past the
+ * configured count: no stream of this store holds it.
  */
 import { Status } from 'nice-grpc';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -69,5 +70,16 @@ it('refuses a ConsumeOutcomes carrying more acks than AckOutcomes takes, naming 
   const err = await failureOf(t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', ack }));
   expect(err.code).toBe(Status.INVALID_ARGUMENT);
   expect(err.details).toMatch(/\back\b.*10000/);
+  expect(await pendingCount(partition)).toBe(1);
+});
+
+it('refuses an outcome id naming a partition past cluster.partitions, naming it, and acks none of the others', async () => {
+  const { id, partition } = await pendingOutcome();
+  for (const past of ['2-1-0', '3-1-0']) {
+    const err = await failureOf(t.matching.ackOutcomes({ group: 'engine', outcome_ids: [id, past] }));
+    expect([err.code, err.details]).toEqual([Status.INVALID_ARGUMENT, expect.stringContaining('outcome_ids[1]')]);
+    const consume = await failureOf(t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', ack: [id, past] }));
+    expect([consume.code, consume.details]).toEqual([Status.INVALID_ARGUMENT, expect.stringContaining('ack[1]')]);
+  }
   expect(await pendingCount(partition)).toBe(1);
 });
