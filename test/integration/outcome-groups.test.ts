@@ -3,7 +3,8 @@
  * (MatchingService.ListOutcomeGroups, DropOutcomeGroup; `zdmatch outcome-groups`;
  * docs/operations.md): a group nobody reads keeps the outcome streams from
  * being trimmed. A drop that matches nothing is NOT_FOUND and changes nothing;
- * a group read in the last 10 minutes is refused unless forced. The CLI part
+ * a group read in the last 10 minutes is refused unless forced. An AckOutcomes
+ * of a dropped group is NOT_FOUND: only a read makes the group again. The CLI part
  * needs `npm run build` (npm test does it).
  */
 import { Status } from 'nice-grpc';
@@ -159,4 +160,18 @@ it('a consumer of a group dropped under it reads on, its acks of what it was han
   // Acks of a group nobody dropped or made are still refused (a typo, a tenant's group without its tenant).
   const typo = await t.matching.consumeOutcomes({ group: 'engnie', consumer: 'e1', ack: [first!.outcomeId] }).catch((e: unknown) => e);
   expect((typo as Error).message).toMatch(/ZD_OUTCOME_GROUP_NOT_FOUND.*engnie/);
+});
+
+it('answers NOT_FOUND to an AckOutcomes of a dropped group, and makes no group again', async () => {
+  // Guards: the acks a ConsumeOutcomes carries for a dropped group are set aside (its read makes the
+  // group again); an AckOutcomes matched nothing there either, and answered OK with 0 acked.
+  await client.consumeOutcomes({ group: 'engine', consumer: 'e1', maxCount: 1 });
+  await outcomes(1);
+  const [first] = await client.consumeOutcomes({ group: 'engine', consumer: 'e1', maxCount: 1 });
+  expect(await client.dropOutcomeGroup('engine', { force: true })).toMatchObject({ partitions: P });
+  const err = await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [first!.outcomeId] }).catch((e: unknown) => e);
+  expect((err as { code?: number }).code).toBe(Status.NOT_FOUND);
+  expect((err as Error).message).toMatch(/ZD_OUTCOME_GROUP_NOT_FOUND.*engine/);
+  expect(await registry()).toEqual([]);
+  expect(await streamGroups()).toEqual(Array.from({ length: P }, () => []));
 });
