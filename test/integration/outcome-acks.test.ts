@@ -5,7 +5,8 @@
  * ("Invalid stream ID"), and the acks of the other partitions, sent alongside,
  * had already gone through. An ack list longer than AckOutcomes takes is refused
  * whole, on ConsumeOutcomes too. So is an id naming a partition past the
- * configured count: no stream of this store holds it.
+ * configured count: no stream of this store holds it. AckOutcomes counts
+ * each outcome it acked, however many share a partition, and none acked before.
  */
 import { Status } from 'nice-grpc';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -82,4 +83,17 @@ it('refuses an outcome id naming a partition past cluster.partitions, naming it,
     expect([consume.code, consume.details]).toEqual([Status.INVALID_ARGUMENT, expect.stringContaining('ack[1]')]);
   }
   expect(await pendingCount(partition)).toBe(1);
+});
+
+it('counts every outcome an AckOutcomes acked, several of one partition too, and none acked before', async () => {
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1' });
+  const steps = [0, 1, 2].map((i) => ({ tenant: 'acme', flow_id: 'many', flow_type: 'nobody', step_type: 's', step_execution_id: `x${i}` }));
+  await t.matching.enqueueSteps({ steps });
+  await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'many' });
+  const ids = (await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', wait_ms: 1000 })).outcomes.map((o) => o.outcome_id!);
+  expect(ids).toHaveLength(3);
+  expect(new Set(ids.map((id) => id.split('-')[0])).size).toBe(1); // one flow: one partition
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: ids.slice(0, 2) })).acked).toBe(2);
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: ids })).acked).toBe(1);
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: ids })).acked).toBe(0);
 });
