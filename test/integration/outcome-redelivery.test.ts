@@ -6,6 +6,7 @@
  * consumer that long-polls gets an entry that goes stale during its wait,
  * within that wait: not only on a later call. A call that leaves
  * redeliver_after_ms unset waits outcomes.redeliverAfter (30 s by default).
+ * Stale and new outcomes together never make an answer past max_count.
  */
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -83,4 +84,19 @@ it('leaves redeliver_after_ms unset to outcomes.redeliverAfter as configured', a
   const [id] = await outcomes('held', 1);
   expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 300 })).outcomes.map((o) => o.task_id)).toEqual([id]);
   expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 5000 })).outcomes.map((o) => o.task_id)).toEqual([id]);
+});
+
+it('answers at most max_count when it claims stale outcomes and new ones wait too', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('claimcount'), { 'cluster.partitions': 1 });
+  const consume = (consumer: string, redeliverAfter?: number) =>
+    t.matching.consumeOutcomes({ group: 'engine', consumer, max_count: 3, wait_ms: 300, redeliver_after_ms: redeliverAfter });
+  const stale = await outcomes('stale', 2);
+  expect((await consume('c1')).outcomes.map((o) => o.task_id).sort()).toEqual([...stale].sort());
+  const fresh = await outcomes('fresh', 3);
+  await new Promise((r) => setTimeout(r, 100)); // c1's two are stale to a redeliver_after_ms of 50
+  const first = (await consume('c2', 50)).outcomes.map((o) => o.task_id!);
+  expect(first).toHaveLength(3);
+  expect(first).toEqual(expect.arrayContaining(stale)); // the stale two, and one new
+  const second = (await consume('c2', 60_000)).outcomes.map((o) => o.task_id!);
+  expect([...first, ...second].sort()).toEqual([...stale, ...fresh].sort());
 });
