@@ -451,7 +451,6 @@ export class Membership extends EventEmitter {
   }
 }
 
-
 /** The layout a member's `taskLayout` field ("<layout>:<boot id>") says for its current boot. */
 function layoutSaid(field: string | null | undefined, boot: string | null | undefined): number {
   const m = field ? /^(\d{1,4}):(.*)$/.exec(field) : null;

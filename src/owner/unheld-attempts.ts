@@ -47,8 +47,6 @@ export class UnheldAttempts {
     private readonly owned: () => PartitionOwner[],
     private readonly askHeld: AskHeld,
     private readonly log: Logger,
-    /** How long a look waits for its partitions' reads. */
-    private readonly readWaitMs = READ_WAIT_MS,
   ) {}
 
   /** One look over the partitions owned here; returns how many attempts it failed. */
@@ -64,7 +62,7 @@ export class UnheldAttempts {
       return o.failDeadNodeAttempts().then((found) => void read.set(o.partition, found), (err: Error) => {
         this.log.warn({ partition: o.partition, err: err.message }, 'attempt audit could not read a partition');
       }).finally(() => this.reading.delete(o.partition));
-    })), this.readWaitMs);
+    })), READ_WAIT_MS);
     const live: LiveAttempt[] = [];
     const unread = new Set<number>();
     for (const o of owners) {
