@@ -196,6 +196,19 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['an advertised address without a port', { args: ['--internal.advertise=node-a'] }, 'internal.advertise'],
     ['an advertised address with a port past 65535', { args: ['--internal.advertise=node-a:70000'] }, 'internal.advertise'],
     ['steps.maxInterval under steps.initialInterval', { args: ['--steps.maxInterval=500ms'] }, 'steps.maxInterval'],
+    // Zero or too little where the node arms a loop or a timer with it: each would spin, never dispatch, or never time out.
+    ['matching.dispatchWait zero (stickyWait with it)', { args: ['--matching.dispatchWait=0', '--matching.stickyWait=0'] }, 'matching.dispatchWait'],
+    ['matching.pingInterval zero', { args: ['--matching.pingInterval=0'] }, 'matching.pingInterval'],
+    ['cluster.heartbeat zero', { args: ['--cluster.heartbeat=0'] }, 'cluster.heartbeat'],
+    ['cluster.leaseTtl under 3ms (renewed every third of it)', { args: ['--cluster.leaseTtl=2ms'] }, 'cluster.leaseTtl'],
+    ['steps.backoffCoefficient under 1 (backoffs would shrink)', { args: ['--steps.backoffCoefficient=0.5'] }, 'steps.backoffCoefficient'],
+    ['an HTTP headers timeout of zero (no timeout at all)', { args: ['--limits.httpHeadersTimeout=0'] }, 'limits.httpHeadersTimeout'],
+    // Addresses that only fail when dialled or bound, with an error naming no key.
+    ['a listen port one past 65535', { args: ['--api.listen=0.0.0.0:65536'] }, 'api.listen'],
+    ['an IPv6 listen host without brackets', { args: ['--http.listen=::1:8802'] }, 'http.listen'],
+    ['an advertised address without a host', { args: ['--internal.advertise=:8803'] }, 'internal.advertise'],
+    ['a Redis Cluster seed on port 0', { env: { ZD_REDIS_CLUSTER_NODES: 'a:0' } }, 'redis.clusterNodes'],
+    ['tls on with a cert but no key', { args: ['--tls.enabled=true', `--tls.cert=${__filename}`] }, 'tls.enabled'],
   ];
 
   it.each(cases)('%s', (_name, opts, key) => {
