@@ -115,6 +115,19 @@ describe('sources', () => {
     expect(load({ args: ['--matching.stickyWait', '3s'] }).matching.stickyWait).toBe(3000);
   });
 
+  // `zdmatch serve --redis.tls --log.level=debug`: a switch written alone is on, and the flag after it is no value of it.
+  it('reads a flag written alone as true, not taking the next flag as its value', () => {
+    const c = load({ args: ['--redis.tls', '--log.level=debug'] });
+    expect([c.redis.tls, c.log.level]).toEqual([true, 'debug']);
+    expect(load({ args: ['--log.level', 'warn', '--redis.tls'] })).toMatchObject({ redis: { tls: true }, log: { level: 'warn' } });
+  });
+
+  // A list variable that templating leaves empty or ends with a comma names no extra entry (which would fail as no host:port).
+  it('reads an empty list variable as no entries, and skips empty entries', () => {
+    expect(load({ env: { ZD_REDIS_CLUSTER_NODES: '' } }).redis.clusterNodes).toEqual([]);
+    expect(load({ env: { ZD_REDIS_SENTINELS: 's1:26379,, s2:26379,' } }).redis.sentinels).toEqual(['s1:26379', 's2:26379']);
+  });
+
   it('reads ZD_* env', () => {
     const c = load({ env: { ZD_MATCHING_STICKY_WAIT: '1s', ZD_API_LISTEN: '127.0.0.1:9000', ZD_REDIS_CLUSTER_NODES: 'a:1, b:2' } });
     expect(c.matching.stickyWait).toBe(1000);
