@@ -212,6 +212,23 @@ it('wakes a WaitOutcome on a queued Step its flow\'s cancel ended, at once', asy
   expect(Date.now() - cancelledAt).toBeLessThan(500);
 });
 
+it('wakes a WaitOutcome on a running Step its flow\'s cancel ended, at once', async () => {
+  // The running Step's outcome is written by the cancel, as a queued one's: its waiter
+  // must hear of it from the cancel, not from its periodic look a second later.
+  const s = slot();
+  await registered(s);
+  const r = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'run' }) });
+  await s.nextOf('step_task');
+  const waiting = env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 });
+  const bell = env.t.node['bell'];
+  await waitFor(() => bell.waiting === 1, { intervalMs: 2, description: 'the waiter waits' });
+  const cancelledAt = Date.now();
+  expect(await env.t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_running: 1 });
+  expect((await waiting).outcome!.status).toBe(pb.OutcomeStatus.CANCELLED);
+  // Halfway to the periodic look, as above.
+  expect(Date.now() - cancelledAt).toBeLessThan(500);
+});
+
 it('holds a delayed Step until its readyAt and times a queued Step out at its flow deadline', async () => {
   const s = slot();
   await registered(s);
