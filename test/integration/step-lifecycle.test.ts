@@ -229,6 +229,21 @@ it('wakes a WaitOutcome on a running Step its flow\'s cancel ended, at once', as
   expect(Date.now() - cancelledAt).toBeLessThan(500);
 });
 
+it('names a cancel without a reason "flow cancelled", to the running slot and in the outcomes', async () => {
+  const s = slot();
+  await registered(s);
+  const running = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'run' }) });
+  const task = (await s.nextOf('step_task')).step_task!;
+  const queued = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'wait', step_type: 'other' }) });
+  expect(await env.t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f1' })).toMatchObject({ cancelled_queued: 1, cancelled_running: 1 });
+  expect((await s.nextOf('cancel')).cancel).toMatchObject({ task_token: task.task_token, reason: 'flow cancelled' });
+  for (const id of [running.task_id, queued.task_id]) {
+    const o = (await env.t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!;
+    expect(o.status).toBe(pb.OutcomeStatus.CANCELLED);
+    expect(o.error?.message).toBe('flow cancelled');
+  }
+});
+
 it('holds a delayed Step until its readyAt and times a queued Step out at its flow deadline', async () => {
   const s = slot();
   await registered(s);
