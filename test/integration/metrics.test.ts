@@ -396,6 +396,23 @@ it('reads a queue as unserved for no_worker at an owner whose peer holds the onl
   }
 });
 
+it('drops the oldest age of a queue once CancelFlow ended its queued Step', async () => {
+  // The cancel takes the Step out of Redis; its owner must drop its head too. A head kept
+  // went on giving the queue an oldest age (and a backlog) that no count corrected: on a
+  // queue no worker serves, nothing offered the stale head away.
+  await start('20ms');
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'c1', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+  await new Promise((r) => setTimeout(r, 300));
+  await countNow();
+  const q = { tenant: 'acme', flow_type: 'order', step_type: 'pack' };
+  expect(value(await scrape(), 'dexzd_step_task_queue_oldest_age_seconds', q)).toBeGreaterThanOrEqual(0.25);
+  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'c1' })).toMatchObject({ cancelled_queued: 1 });
+  await countNow();
+  await waitFor(async () => (value(await scrape(), 'dexzd_step_task_queue_oldest_age_seconds', q) ?? 0) === 0,
+    { timeoutMs: 3000, description: 'the cancelled Step gives its queue no oldest age' });
+  expect(value(await scrape(), 'dexzd_step_task_queue_entries', q) ?? 0).toBe(0);
+});
+
 it('drops the oldest age of a queue as soon as its backlog is taken, not at the next backlog count', async () => {
   await start('20ms');
   for (let i = 0; i < 3; i++) {
