@@ -92,6 +92,14 @@ describe('EnqueueSteps', () => {
     await rejects(() => t.matching.enqueueSteps({ steps: Array.from({ length: 6 }, (_, i) => spec({ step_execution_id: `s${i}` })) }), 'limits.maxBatch');
   });
 
+  it('takes a batch of exactly limits.maxBatch Steps', async () => {
+    // The limit is the largest batch taken, not the first one refused (a client sizing its
+    // batches by limits.maxBatch had every full batch refused).
+    // Of a flow type no worker here runs: the node is shared, and its other tests take Steps.
+    const r = await t.matching.enqueueSteps({ steps: Array.from({ length: 5 }, (_, i) => spec({ flow_id: 'full', flow_type: 'unrun', step_execution_id: `full${i}` })) });
+    expect(r.results.map((x) => x.created)).toEqual([true, true, true, true, true]);
+  });
+
   it('writes none of a batch when one entry is bad, and names its index', async () => {
     await rejects(
       () => t.matching.enqueueSteps({ steps: [spec({ step_execution_id: 'ok1' }), spec({ step_execution_id: 'ok2' }), spec({ tenant: 'bad tenant' })] }),
