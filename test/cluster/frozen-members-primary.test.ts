@@ -8,8 +8,8 @@
  * through the failover put a node's clock 5 s ahead).
  */
 import { sendCommand, startRedisCluster, type RedisCluster } from '../../src/store/embedded-redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { uniquePrefix } from '../helpers/redis';
+import { startLivePair } from '../helpers/cluster-pair';
+import type { TestNode } from '../helpers/node';
 import { waitFor } from '../helpers/wait';
 import { primaryIndexOf } from '../helpers/cluster-slots';
 
@@ -27,16 +27,7 @@ afterAll(async () => {
 
 it('beats on the promoted replica with scores on its clock after the member set\'s primary froze', async () => {
   const nodeTtlMs = 3000;
-  const config = {
-    'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': 12,
-    'cluster.nodeTtl': `${nodeTtlMs}ms`, 'cluster.heartbeat': '300ms', 'cluster.leaseTtl': '1500ms',
-  };
-  const prefix = uniquePrefix('fmp');
-  const a = await startTestNode('', prefix, config);
-  const b = await startTestNode('', prefix, config);
-  nodes.push(a, b);
-  await waitFor(() => a.node.membership.liveIds().length === 2 && b.node.membership.liveIds().length === 2,
-    { timeoutMs: 15_000, description: 'both nodes live' });
+  const [a, b] = await startLivePair(cluster, 'fmp', { nodeTtl: `${nodeTtlMs}ms`, heartbeat: '300ms' }, nodes);
   const membersAt = await primaryIndexOf(cluster, a.node.keys.members());
   expect(membersAt).toBeGreaterThanOrEqual(0);
   const replica = cluster.replicas[membersAt]!;

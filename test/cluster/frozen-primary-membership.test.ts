@@ -13,9 +13,9 @@ import { Keys } from '../../src/store/keys';
 import { createRedis, type RedisClient } from '../../src/store/redis';
 import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
-import { startTestNode, type TestNode } from '../helpers/node';
+import { startLivePair } from '../helpers/cluster-pair';
+import type { TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
-import { waitFor } from '../helpers/wait';
 import { primaryIndexOf, servesKey } from '../helpers/cluster-slots';
 
 let cluster: RedisCluster;
@@ -36,16 +36,7 @@ afterAll(async () => {
 
 it('keeps every heartbeat landing while a primary other than the member set\'s is frozen', async () => {
   const nodeTtlMs = 2000;
-  const config = {
-    'redis.clusterNodes': [...cluster.seeds], 'cluster.partitions': 12,
-    'cluster.nodeTtl': `${nodeTtlMs}ms`, 'cluster.heartbeat': '250ms', 'cluster.leaseTtl': '1500ms',
-  };
-  const prefix = uniquePrefix('fpm');
-  const a = await startTestNode('', prefix, config);
-  const b = await startTestNode('', prefix, config);
-  nodes.push(a, b);
-  await waitFor(() => a.node.membership.liveIds().length === 2 && b.node.membership.liveIds().length === 2,
-    { timeoutMs: 15_000, description: 'both nodes live' });
+  const [a, b] = await startLivePair(cluster, 'fpm', { nodeTtl: `${nodeTtlMs}ms`, heartbeat: '250ms' }, nodes);
   const where = await Promise.all(cluster.nodes.map(async (n) => ({
     members: await servesKey(n.port, a.node.keys.members()), nodeKey: await servesKey(n.port, a.node.keys.node(a.node.nodeId)),
   })));
