@@ -42,6 +42,12 @@ export interface Load {
   /** Outcome ids delivered per task id (a redelivery repeats its id). */
   readonly outcomes: Map<string, Set<string>>;
   readonly refusals: Refusal[];
+  /**
+   * Completions a fetch worker was refused because its lock is no longer there (the task not
+   * found, or locked by another worker): Redis lost the lock with a primary, or the enqueue it
+   * read before a replica had it. The worker gives the task up, as a real one would.
+   */
+  readonly lostLocks: Refusal[];
   /** A task handed to a worker slot or fetch worker while another one still held it: "task: holder, newcomer". */
   readonly doubles: string[];
   /** Resolves once all `total` Steps are acknowledged. */
@@ -73,6 +79,13 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: L
   const stopping = new AbortController();
   const stop = stopping.signal;
   const refusals: Refusal[] = [];
+  const lostLocks: Refusal[] = [];
+  /** Records a refused completion; true when the worker's lock is gone, and retrying is no use. */
+  const refusedCompletion = (r: Refusal): boolean => {
+    const lost = /^ZD_(TASK_NOT_FOUND|LOCKED_BY_OTHER): /.test(r.details);
+    (lost ? lostLocks : refusals).push(r);
+    return lost;
+  };
   const acked = new Map<string, string>();
   const outcomes = new Map<string, Set<string>>();
   /** What a worker slot last saw of each task (its StepTask, its ResultAck): said of a Step with no outcome. */
@@ -136,7 +149,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: L
             await external.complete({ task_id: task.task_id, worker_id: id, idempotency_key: `k-${task.task_id}` });
             break;
           } catch (err) {
-            refusals.push(refusalOf(`complete ${id}`, err));
+            if (refusedCompletion(refusalOf(`complete ${id}`, err))) break;
             if (i >= 50) throw err;
             await sleep(100);
           }
@@ -170,7 +183,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: L
             await post(`${encodeURIComponent(task.taskId)}/complete`, { workerId: id, idempotencyKey: `k-${task.taskId}` });
             break;
           } catch (err) {
-            refusals.push(err instanceof HttpRefusal ? err.refusal : refusalOf(`complete ${id}`, err));
+            if (refusedCompletion(err instanceof HttpRefusal ? err.refusal : refusalOf(`complete ${id}`, err))) break;
             if (i >= 50) throw err;
             await sleep(100);
           }
@@ -246,7 +259,7 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: L
   };
 
   return {
-    acked, outcomes, refusals, doubles, produced, allOutcomes, stop: stopAll,
+    acked, outcomes, refusals, lostLocks, doubles, produced, allOutcomes, stop: stopAll,
     async finish(timeoutMs, finishOpts = {}) {
       await produced;
       if (finishOpts.audit) {
@@ -267,10 +280,11 @@ export function startLoad(nodes: TestNode[], total: number, paceMs = 15, opts: L
  * belongs to a Step never acknowledged, and callers were answered nothing but the retryable
  * store-unavailable refusal (no INTERNAL anywhere; a stream this test reset is not counted).
  */
-export function expectOneOutcomeEach(load: Load): void {
+export function expectOneOutcomeEach(load: Load, opts: { lostLocks?: 'allowed' } = {}): void {
   expect([...load.outcomes].filter(([, ids]) => ids.size !== 1)).toEqual([]);
   expect([...load.outcomes.keys()].filter((id) => !load.acked.has(id))).toEqual([]);
   expect(load.refusals.filter((r) => !retryable(r))).toEqual([]);
+  if (opts.lostLocks !== 'allowed') expect(load.lostLocks).toEqual([]);
 }
 
 /** Waits until one of `nodes` holds the lease of every partition, as `get` reads it from Redis, and they own them all. */

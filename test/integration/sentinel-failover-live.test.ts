@@ -60,7 +60,11 @@ async function finish(load: ReturnType<typeof startLoad>, total: number, now: nu
   await load.finish(25_000, { audit: true });
 
   expect(load.acked.size).toBe(total);
-  expectOneOutcomeEach(load);
+  // A fetch worker may have locked a Step whose enqueue the replica did not have yet (the
+  // enqueue is refused then, and its retry makes the task again), or whose lock went with the
+  // old primary: its completion is told the lock is gone, and the Step's one outcome comes
+  // from the worker that locked it after. Once in a CI run of many under load.
+  expectOneOutcomeEach(load, { lostLocks: 'allowed' });
   // The failover did get in the callers' way (refused while no replica confirmed, or no primary answered).
   expect(load.refusals.length).toBeGreaterThan(0);
 
@@ -94,9 +98,10 @@ it('keeps every acknowledged Step, one outcome each, when the primary is killed 
   await waitFor(async () => (await primaryPort()) === replica.port, { timeoutMs: 20_000, intervalMs: 100, description: 'Sentinel to promote the replica' });
   // Back on its port, empty: Sentinel turns it into a replica of the promoted one (enqueues wait for it: waitReplicas 1).
   servers.push(await startEmbeddedRedis({ port: primary.port, args: ['--repl-diskless-sync-delay', '0'] }));
-  await waitFor(() => follows(primary.port, replica.port), { timeoutMs: 20_000, intervalMs: 100, description: 'the old primary following the promoted one' });
+  // Sentinel's own pace (it finds the old primary back, then reconfigures it): over 20 s once in a loaded CI run.
+  await waitFor(() => follows(primary.port, replica.port), { timeoutMs: 40_000, intervalMs: 100, description: 'the old primary following the promoted one' });
   const after = load.acked.size;
   await waitFor(() => load.acked.size >= Math.min(TOTAL, after + 30), { timeoutMs: 20_000, description: 'Steps acknowledged after the failover' });
 
   await finish(load, TOTAL, replica.port, partitions);
-}, 60_000);
+}, 90_000);
