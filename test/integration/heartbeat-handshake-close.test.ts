@@ -6,29 +6,18 @@
  * served. Node A on a real redis-server; node B through a TCP proxy that holds
  * B's new connection mid-handshake, then drops it.
  */
-import { startTestNode, type TestNode } from '../helpers/node';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { useNodesBehindProxy } from '../helpers/nodes-behind-proxy';
+import { uniquePrefix } from '../helpers/redis';
 import { sleep, waitFor } from '../helpers/wait';
 
-const redis = useEmbeddedRedis();
-const nodes: TestNode[] = [];
-let proxy: TcpProxy | undefined;
-
-afterEach(async () => {
-  proxy?.resume();
-  for (const t of nodes.splice(0)) await t.close().catch(() => undefined);
-  await proxy?.close();
-  proxy = undefined;
-});
+const cluster = useNodesBehindProxy();
 
 it('keeps heartbeating after a connection that closed before it was ready', async () => {
-  proxy = await tcpProxy(redis.port);
+  const proxy = await cluster.proxy();
   const timing = { 'cluster.nodeTtl': '3s', 'cluster.heartbeat': '300ms', 'cluster.leaseTtl': '1500ms' };
   const prefix = uniquePrefix('hb-handshake');
-  const a = await startTestNode(redis.url, prefix, timing);
-  const b = await startTestNode(`redis://127.0.0.1:${proxy.port}`, prefix, timing);
-  nodes.push(a, b);
+  const a = await cluster.start(prefix, timing);
+  const b = await cluster.start(prefix, timing, true);
   await waitFor(() => a.node.membership.liveIds().includes(b.node.nodeId), { description: 'A seeing B' });
 
   // B's connections dropped; the ones it opens next get through to Redis but hear nothing back,

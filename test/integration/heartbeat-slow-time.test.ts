@@ -9,27 +9,16 @@
  * holds B's writes for 3 s.
  */
 import { sendCommand } from '../../src/store/embedded-redis';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { useNodesBehindProxy } from '../helpers/nodes-behind-proxy';
+import { uniquePrefix } from '../helpers/redis';
 import { sleep, waitFor } from '../helpers/wait';
 
-const redis = useEmbeddedRedis();
-const nodes: TestNode[] = [];
-let proxy: TcpProxy | undefined;
-
-afterEach(async () => {
-  proxy?.resume();
-  for (const t of nodes.splice(0)) await t.close().catch(() => undefined);
-  await proxy?.close();
-  proxy = undefined;
-});
+const cluster = useNodesBehindProxy();
+const { redis } = cluster;
 
 it('keeps its scores on Redis\'s clock after a TIME reading held on the way', async () => {
-  proxy = await tcpProxy(redis.port);
-  const prefix = uniquePrefix('hb-slow-time');
-  const b = await startTestNode(`redis://127.0.0.1:${proxy.port}`, prefix, { 'cluster.heartbeat': '1s', 'cluster.nodeTtl': '10s' });
-  nodes.push(b);
+  const proxy = await cluster.proxy();
+  const b = await cluster.start(uniquePrefix('hb-slow-time'), { 'cluster.heartbeat': '1s', 'cluster.nodeTtl': '10s' }, true);
   const members = b.node.keys.members();
   const ahead = async () => {
     const [score, time] = await Promise.all([
