@@ -8,7 +8,7 @@
  */
 import { createChannel, createClient, createServer, type Server } from 'nice-grpc';
 import { Membership } from '../../src/cluster/membership';
-import { Mesh, type MeshHandlers } from '../../src/cluster/mesh';
+import { Mesh } from '../../src/cluster/mesh';
 import { MAX_QUEUED_BELL_EVENTS } from '../../src/cluster/link-outbox';
 import { LinkServer, PeerLink } from '../../src/cluster/peer-link';
 import type { OfferRef } from '../../src/owner/dispatcher';
@@ -17,6 +17,7 @@ import { createRedis, type RedisClient } from '../../src/store/redis';
 import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
 import { pb, PeerServiceDefinition } from '../../src/wire';
+import { inertMeshHandlers } from '../helpers/mesh-handlers';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { tcpProxy } from '../helpers/tcp-proxy';
 import { sleep, waitFor } from '../helpers/wait';
@@ -31,15 +32,7 @@ const ref = (taskId: string): OfferRef =>
   ({ partition: 3, taskId, attempt: 0, tenant: 'acme', flowType: 'order', stepType: 'charge', readyAt: 1, path: 'queued' });
 
 const snapshot = { entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: 4 }], workers: [], declined: [] };
-const handlers: MeshHandlers = {
-  offer: () => Promise.resolve('no-slot'),
-  capacity: () => undefined,
-  doorbell: () => undefined,
-  cancelAttempts: () => undefined,
-  heldAttempts: () => ({ bootId: 'not used', held: [] }),
-  invokeRpc: () => Promise.reject(new Error('not used')),
-  capacitySnapshot: () => snapshot,
-};
+const handlers = inertMeshHandlers(snapshot);
 
 /** An owner mesh whose membership sees `gw` at `address`. */
 async function ownerMesh(address: string): Promise<Mesh> {

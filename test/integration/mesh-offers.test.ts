@@ -13,6 +13,7 @@ import { createRedis, type RedisClient } from '../../src/store/redis';
 import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
 import { pb, PeerServiceDefinition } from '../../src/wire';
+import { inertMeshHandlers } from '../helpers/mesh-handlers';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { waitFor } from '../helpers/wait';
 
@@ -42,15 +43,7 @@ async function membershipWith(prefix: string, peers: { nodeId: string; address: 
   return self;
 }
 
-const noHandlers: MeshHandlers = {
-  offer: () => Promise.resolve('no-slot'),
-  capacity: () => undefined,
-  doorbell: () => undefined,
-  cancelAttempts: () => undefined,
-  heldAttempts: () => ({ bootId: 'not used', held: [] }),
-  invokeRpc: () => Promise.reject(new Error('not used')),
-  capacitySnapshot: () => ({ entries: [], workers: [], declined: [] }),
-};
+const noHandlers = inertMeshHandlers();
 
 /** A PeerService server of an older build (no Link) that counts calls; `batch: false`: no OfferBatch either. */
 async function countingPeer(batch: boolean) {
