@@ -458,6 +458,21 @@ describe('enqueueMany', () => {
     expect(done.kind).toBe('completed');
   });
 
+  it('lists the queue of a Step started at enqueue among the partition\'s queues only once a retry puts it there', async () => {
+    const now = Date.now();
+    const t = newTask();
+    const queues = `${fx.keys.tag(t.partition)}queues`;
+    const [r] = await fx.store.enqueueMany([t], now, [{ slot: testSlot, nonce: 'n1' }]);
+    expect(r!.startedDeadlineAt).toBeDefined();
+    // It holds no entry in its queue: the set of queues with entries does not name it.
+    expect(await fx.client.sismember(queues, t.queue)).toBe(0);
+    const failure = { message: 'boom', type: 'Error', nonRetryable: false, retryAfterMs: 0 };
+    const failed = await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, failure, now);
+    expect(failed.kind).toBe('retry');
+    expect(await fx.client.zscore(`${fx.keys.tag(t.partition)}q:${t.queue}`, t.taskId)).not.toBeNull();
+    expect(await fx.client.sismember(queues, t.queue)).toBe(1);
+  });
+
   it('reads bound and unbound tasks side by side in one call (an unbound task sends fewer values)', async () => {
     const now = Date.now();
     const tasks = [newTask(), newTask(), newTask(), newTask(), newTask()];

@@ -26,7 +26,6 @@ local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, te
     return 0, '', ''
   end
   local sticky = redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
-  redis.call('SADD', tag .. 'queues', queue)
   redis.call('SADD', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
   if tonumber(flowDeadline) > 0 then redis.call('ZADD', tag .. 'deadlines', flowDeadline, taskId) end
   -- Past its flow deadline it does not start (as includes/start.lua): queued, the deadline times it out.
@@ -58,6 +57,9 @@ local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, te
   end
   redis.call('HSET', taskKey, 'state', 'queued', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
     'input', input)
+  -- Only a queued Step enters the set of queues: one started here holds no entry, and
+  -- every script that puts a task back in its queue (fail, release, unlock) adds it there.
+  redis.call('SADD', tag .. 'queues', queue)
   redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
   return 1, sticky, ''
 end
