@@ -30,6 +30,16 @@ it('warns at boot when Redis may evict keys, naming the policy', async () => {
   expect(lines[0]!.msg).toMatch(/^Redis maxmemory-policy is allkeys-lru: .* set it to noeviction$/);
 });
 
+// volatile-* keep the task hashes (they have no TTL) but take done records, sticky keys and leases.
+it.each(['volatile-lru', 'allkeys-random', 'volatile-ttl'])('warns under %s too', async (policy) => {
+  await lru.command('CONFIG', 'SET', 'maxmemory-policy', policy);
+  try {
+    expect(await bootLines(lru.url)).toEqual([expect.objectContaining({ level: 40, maxmemoryPolicy: policy })]);
+  } finally {
+    await lru.command('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+  }
+});
+
 it('says nothing under noeviction', async () => {
   await lru.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
   try {
