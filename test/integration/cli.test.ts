@@ -31,6 +31,8 @@ describe('zdmatch CLI', () => {
     [['serve', '/etc/zdmatch/config.yaml'], '/etc/zdmatch/config.yaml'],
     [['serve', '-matching.stickyWait=2s'], '-matching.stickyWait=2s'],
     [['dev', 'dev.yaml', '--fetch.maxTasks=0'], 'dev.yaml'],
+    // A flag that carries its value after '=' takes no next word.
+    [['serve', '--matching.stickyWait=2s', 'config.yaml'], 'config.yaml'],
   ])('%j refuses a word that is not a config flag nor its value, exit 2', (args, word) => {
     const r = runCli(args, { env });
     expect({ status: r.status, stderr: r.stderr }).toEqual({
@@ -82,6 +84,7 @@ describe('zdmatch CLI', () => {
   it.each([
     [['task', 't1', '--address', '']], [['task', 't1', '--address', '10.255.255.1']], [['queues', '--tenant', 'acme', '--address', '127.0.0.1:99999']],
     [['terminal', 'list', '--tenant', 'acme', '--address', 'node a:8801']], [['cluster', '--address', 'http://127.0.0.1']],
+    [['task', 't1', '--address', '127.0.0.1:0']],
   ])('%j names --address and exits 2 without dialling', (args) => {
     const since = Date.now();
     const r = runCli(args, { env, timeoutMs: 10_000 });
@@ -114,6 +117,15 @@ describe('zdmatch CLI', () => {
     const r = runCli(['enqueue', '--tenant', 'acme'], { env });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("required option '--flow-id <id>' not specified");
+  });
+
+  it.each([
+    ['--tenant <tenant>', 0], ['--flow-id <id>', 1], ['--flow-type <type>', 2], ['--step-type <type>', 3],
+  ] as const)('enqueue without %s names it and exits 2 without dialling', (flag, i) => {
+    const given = [['--tenant', 'acme'], ['--flow-id', 'f1'], ['--flow-type', 'order'], ['--step-type', 'charge']].filter((_, j) => j !== i).flat();
+    const r = runCli(['enqueue', ...given, '--address', '127.0.0.1:1'], { env });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`required option '${flag}' not specified`);
   });
 
   it.each([
