@@ -62,6 +62,18 @@ it('outcome-groups list --json keeps a group never read as idleMs null', async (
   expect(Object.keys(group!).sort()).toEqual(['consumers', 'group', 'idleMs', 'lag', 'partitions', 'pending', 'registered', 'tenant']);
 });
 
+// Redis cannot tell the lag of a group set to start mid-stream by hand: the table shows '?', the JSON null.
+it('outcome-groups list --json keeps a lag Redis cannot tell as null', async () => {
+  const stream = `${prefix}:{0}:out`;
+  for (const id of ['1-1', '2-1', '3-1']) await redis.command('XADD', stream, id, 'f', 'v');
+  await redis.command('XGROUP', 'CREATE', stream, 'engine', '2-1');
+  const table = await runCliAsync(['outcome-groups', 'list', ...addr()]);
+  expect(table.stdout).toMatch(/engine\s*│\s*\?\s*│/);
+  const groups = await runCliAsync(['outcome-groups', 'list', '--json', ...addr()]);
+  expect(groups.status).toBe(0);
+  expect(JSON.parse(groups.stdout)).toEqual([expect.objectContaining({ group: 'engine', lag: null })]);
+});
+
 it('queues --json keeps the oldest ready entry of a queue with none ready as null', async () => {
   await client.enqueueStep({
     tenant: 'acme', flowId: 'f1', flowType: 'order', stepType: 'charge', stepExecutionId: 's1', readyAt: Date.now() + 3_600_000,
