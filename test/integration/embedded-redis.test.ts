@@ -108,6 +108,20 @@ describe('startEmbeddedRedis', () => {
       process.env.PATH = [os.tmpdir(), '/nonexistent'].join(path.delimiter);
       await expect(startEmbeddedRedis()).rejects.toThrow(REDIS_NOT_FOUND_MESSAGE);
     });
+
+    it('passes over a directory named redis-server to the server further along PATH', async () => {
+      const real = findOnPath('redis-server', saved);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-path-'));
+      try {
+        fs.mkdirSync(path.join(dir, 'redis-server'));
+        process.env.PATH = [dir, path.dirname(real!)].join(path.delimiter);
+        expect(findOnPath('redis-server')).toBe(real);
+        const r = await start();
+        expect(await sendCommand(r.port, ['PING'])).toBe('PONG');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 });
 
