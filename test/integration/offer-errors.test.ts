@@ -36,6 +36,10 @@ it('pauses offers while Redis refuses starts, and delivers once it takes writes 
   await new Promise((res) => setTimeout(res, 1000));
   // Without the pause: hundreds of start calls a second for this one Step.
   expect(await evalshaCalls() - before).toBeLessThan(30);
+  // Operators see the refused starts as offers that ended in an error.
+  const errors = (await t.node.metrics.registry.getSingleMetric('dexzd_matching_offers_total')!.get()).values
+    .find((v) => v.labels.result === 'error')?.value ?? 0;
+  expect(errors).toBeGreaterThanOrEqual(1);
   await redis.command('CONFIG', 'SET', 'maxmemory', '0');
   expect((await s.nextOf('step_task', 5000)).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
   s.reset();
