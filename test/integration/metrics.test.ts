@@ -102,6 +102,8 @@ it('splits the backlog gauges between two nodes by the partitions each owns, cou
     expect([onA, onB]).toEqual([owns(t), owns(b)]);
     expect(onA + onB).toBe(flows.length);
     expect(Math.min(onA, onB)).toBeGreaterThan(0);
+    // Each node's owned-partitions gauge follows the leases it gave up as well as those it took.
+    for (const n of [t, b]) expect(value(await scrape(n), 'dexzd_cluster_owned_partitions')).toBe(n.node.leases.heldPartitions().length);
   } finally {
     await b.close();
   }
@@ -431,4 +433,75 @@ it('drops the oldest age of a queue as soon as its backlog is taken, not at the 
   // Before the fix the age of the Step that had started went on growing until the next count (5 s).
   expect(value(await scrape(), 'dexzd_step_task_queue_oldest_age_seconds', q) ?? 0).toBe(0);
   for (const s of slots) s.reset();
+});
+
+it('counts a Step whose method timeout failed its last attempt as FAILED, and one whose flow deadline passed in the queue as TIMED_OUT', async () => {
+  await start('20ms');
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  await t.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'slow', flow_type: 'order', step_type: 'pack', step_execution_id: 'x', method_timeout_ms: 300, retry_policy: { max_attempts: 1 } },
+  });
+  await s.nextOf('step_task'); // and never answered
+  // No worker runs this flow type: the Step waits in the queue until its flow deadline.
+  await t.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'late', flow_type: 'nobody', step_type: 'x', step_execution_id: 'x', flow_deadline_ms: Date.now() + 300 },
+  });
+  await waitFor(async () => {
+    const body = await scrape();
+    return value(body, 'dexzd_outcomes_total', { status: 'FAILED' }) === 1 && value(body, 'dexzd_outcomes_total', { status: 'TIMED_OUT' }) === 1;
+  }, { timeoutMs: 10_000, description: 'one FAILED and one TIMED_OUT outcome counted' });
+  const body = await scrape();
+  expect(value(body, 'dexzd_outcomes_total', { status: 'COMPLETED' })).toBe(0);
+  expect(value(body, 'dexzd_outcomes_total', { status: 'CANCELLED' })).toBe(0);
+  s.reset();
+});
+
+it('reads slots busy while they run a Step, and streams and slots back at 0 once the worker\'s streams are gone', async () => {
+  await start('30s');
+  const slots = [openSlot(t.worker, registerFrame()), openSlot(t.worker, registerFrame())];
+  await Promise.all(slots.map((s) => s.nextOf('registered')));
+  let body = await scrape();
+  expect(value(body, 'dexzd_gateway_streams', { kind: 'STEP_AND_RPC' })).toBe(2);
+  expect(value(body, 'dexzd_gateway_slots', { kind: 'STEP_AND_RPC', state: 'idle' })).toBe(2);
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'b', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+  await Promise.race(slots.map((s) => s.nextOf('step_task')));
+  body = await scrape();
+  expect(value(body, 'dexzd_gateway_slots', { kind: 'STEP_AND_RPC', state: 'busy' })).toBe(1);
+  expect(value(body, 'dexzd_gateway_slots', { kind: 'STEP_AND_RPC', state: 'idle' })).toBe(1);
+  for (const s of slots) s.reset();
+  await waitFor(async () => value(await scrape(), 'dexzd_gateway_streams', { kind: 'STEP_AND_RPC' }) === 0,
+    { description: 'the streams gauge back at 0' });
+  body = await scrape();
+  expect(value(body, 'dexzd_gateway_slots', { kind: 'STEP_AND_RPC', state: 'idle' }) ?? 0).toBe(0);
+  expect(value(body, 'dexzd_gateway_slots', { kind: 'STEP_AND_RPC', state: 'busy' }) ?? 0).toBe(0);
+});
+
+it('observes a Step that waited in the durable queue under the queued path, with the time it waited', async () => {
+  await start('20ms');
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'q', flow_type: 'order', step_type: 'pack', step_execution_id: 'x' } });
+  await new Promise((r) => setTimeout(r, 300));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  await s.nextOf('step_task');
+  const body = await scrape();
+  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'queued' })).toBe(1);
+  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_count', { path: 'sync' }) ?? 0).toBe(0);
+  expect(value(body, 'dexzd_matching_dispatch_latency_seconds_sum', { path: 'queued' })).toBeGreaterThanOrEqual(0.25);
+  s.reset();
+});
+
+it('reads a queue that holds only a delayed Step as no backlog and not unserved', async () => {
+  await start('20ms');
+  await t.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: 'later', flow_type: 'order', step_type: 'pack', step_execution_id: 'x', ready_at_ms: Date.now() + 3_600_000 },
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  await countNow();
+  const body = await scrape();
+  const q = { tenant: 'acme', flow_type: 'order', step_type: 'pack' };
+  expect(value(body, 'dexzd_step_task_queue_entries', q) ?? 0).toBe(0);
+  expect(value(body, 'dexzd_step_task_queue_oldest_age_seconds', q) ?? 0).toBe(0);
+  expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_worker' })).toBe(0);
+  expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_supporting_worker' })).toBe(0);
 });
