@@ -103,7 +103,11 @@ it('splits the backlog gauges between two nodes by the partitions each owns, cou
     expect(onA + onB).toBe(flows.length);
     expect(Math.min(onA, onB)).toBeGreaterThan(0);
     // Each node's owned-partitions gauge follows the leases it gave up as well as those it took.
-    for (const n of [t, b]) expect(value(await scrape(n), 'dexzd_cluster_owned_partitions')).toBe(n.node.leases.heldPartitions().length);
+    for (const n of [t, b]) {
+      const body = await scrape(n);
+      expect(value(body, 'dexzd_cluster_owned_partitions')).toBe(n.node.leases.heldPartitions().length);
+      expect(value(body, 'dexzd_cluster_live_nodes')).toBe(2);
+    }
   } finally {
     await b.close();
   }
@@ -504,4 +508,18 @@ it('reads a queue that holds only a delayed Step as no backlog and not unserved'
   expect(value(body, 'dexzd_step_task_queue_oldest_age_seconds', q) ?? 0).toBe(0);
   expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_worker' })).toBe(0);
   expect(value(body, 'dexzd_matching_unserved_task_queues', { reason: 'no_supporting_worker' })).toBe(0);
+});
+
+it('stops reporting the lag of a consumer group once it is destroyed', async () => {
+  await start('20ms');
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'gone', flow_type: 'nobody', step_type: 's', step_execution_id: 'x' } });
+  await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'gone' });
+  const key = t.node.keys.out(partitionOf('acme', 'gone', t.config.cluster.partitions));
+  await redis.command('XGROUP', 'CREATE', key, 'old-engine', '0');
+  await countNow();
+  expect(value(await scrape(), 'dexzd_outcome_consumer_lag', { group: 'old-engine' })).toBe(1);
+  // An operator removes the group: a lag kept for it would page someone for a consumer that no longer exists.
+  await redis.command('XGROUP', 'DESTROY', key, 'old-engine');
+  await countNow();
+  expect(value(await scrape(), 'dexzd_outcome_consumer_lag', { group: 'old-engine' })).toBeUndefined();
 });
