@@ -28,8 +28,8 @@ function configWith(headsResyncInterval: string) {
 }
 
 /** Enqueues a Step and, once it sits in its queue's heads window, drops its ref, as a bug would. */
-async function enqueueAndLoseHead(node: ZdNode, matching: Matching) {
-  const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+async function enqueueAndLoseHead(node: ZdNode, matching: Matching, stepExecutionId = '1') {
+  const r = await matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: stepExecutionId } });
   const q = node.owner.get(r.partition!)!.queueFor(queueName('acme', 'order', 's'));
   // past its sync-match phase, the task sits in the heads window
   for (let i = 0; i < 100 && q.peek()?.taskId !== r.task_id; i++) await new Promise((res) => setTimeout(res, 10));
@@ -72,6 +72,16 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
     // A second pass finds nothing more to restore.
     expect(await node.owner.resync.runOnce()).toBe(0);
     slot.reset();
+  });
+});
+
+it('counts every head it restores in one pass', async () => {
+  await withNode('0', pino({ level: 'silent' }), async (node, matching) => {
+    for (const id of ['1', '2', '3']) await enqueueAndLoseHead(node, matching, id);
+    await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
+    expect(await node.owner.resync.runOnce()).toBe(3);
+    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
+    expect(restored.values[0]!.value).toBe(3);
   });
 });
 
