@@ -155,4 +155,11 @@ describe('worker options', () => {
     expect(a.startsWith(`${os.hostname()}-${process.pid}-`)).toBe(true);
     expect(compileWorkerOptions(base({ appWorkerId: 'w-7' })).appWorkerId).toBe('w-7');
   });
+
+  it('takes an empty app worker id (an unset environment variable) as none: it gets a generated one', () => {
+    // Every restarted process sent '' and shared one identity: sticky routing and the
+    // unsupported-type cache would treat them as the same worker.
+    const id = compileWorkerOptions(base({ appWorkerId: '' })).appWorkerId;
+    expect(id.startsWith(`${os.hostname()}-${process.pid}-`)).toBe(true);
+  });
 });
