@@ -39,6 +39,11 @@ const rest = {
     rpcTimeoutMs = Number(req.timeout_ms);
     if (req.rpc_name === 'busy') throw new ServerError(Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc busy within 10000 ms');
     if (req.rpc_name === 'later') await sleep(100);
+    if (req.rpc_name === 'unserved') {
+      // As a node does: it looks for a worker for the whole timeout it was sent, then gives up.
+      await sleep(Number(req.timeout_ms));
+      throw new ServerError(Status.UNAVAILABLE, `ZD_RPC_UNAVAILABLE: no worker took rpc unserved within ${Number(req.timeout_ms)} ms`);
+    }
     if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true }, app_worker_id: 'w1' };
     return { output: Buffer.concat([Buffer.from('echo:'), req.input]), app_worker_id: 'w1' };
   },
@@ -215,6 +220,14 @@ describe('Client', () => {
     const err = await client.invokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'bad' }).catch((e) => e);
     expect(err).toBeInstanceOf(RpcFailedError);
     expect(err).toMatchObject({ message: 'nope', type: 'Bad', nonRetryable: true, appWorkerId: 'w1' });
+  });
+
+  it('surfaces the node\'s own answer to an RPC no worker took within its timeout, not a client deadline', async () => {
+    // The server's search for a worker ends at the timeout sent; the call's own deadline
+    // is later, so the caller learns it may retry (UNAVAILABLE), not that the call hung.
+    const err = await client.invokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'unserved', timeoutMs: 300 }).catch((e) => e);
+    expect(err).toBeInstanceOf(ZdUnavailableError);
+    expect(err).toMatchObject({ code: 'ZD_RPC_UNAVAILABLE', status: Status.UNAVAILABLE });
   });
 
   it('sends invokeRpc\'s effective timeout to the server: the smaller one given, else the default', async () => {
