@@ -21,6 +21,11 @@ const rest = {
   async waitOutcome(req: pb.WaitOutcomeRequest) {
     if (req.task_id === 'slow') return never();
     if (req.task_id === 'none') return {};
+    if (req.task_id === 'waits') {
+      // A long poll that ends without an outcome once its whole wait is over.
+      await sleep(req.wait_ms);
+      return {};
+    }
     if (req.task_id === 'later') await sleep(100);
     return { outcome: { task_id: req.task_id, status: pb.OutcomeStatus.COMPLETED, output: Buffer.from('ok') } };
   },
@@ -206,6 +211,15 @@ describe('Client', () => {
     expect(o).toMatchObject({ taskId: 't1', status: 'COMPLETED' });
     expect(o!.output.toString()).toBe('ok');
     expect(await client.waitOutcome('none')).toBeNull();
+  });
+
+  it('gives a long poll without a timeout of its own its whole wait on top of the default timeout', async () => {
+    const c = new Client({ address, defaultTimeoutMs: 200 });
+    try {
+      expect(await c.waitOutcome('waits', { waitMs: 600 })).toBeNull();
+    } finally {
+      c.close();
+    }
   });
 
   it('times out a call that sets a timeout', async () => {
