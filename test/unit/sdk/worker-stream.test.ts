@@ -303,6 +303,29 @@ describe('Worker streams', () => {
     expect(await wait).toBe(err);
   });
 
+  it('after it registered, keeps running on a FAILED_PRECONDITION a later Register gets, recording it and retrying', async () => {
+    // Only a worker that never registered fails on it (a protocol mismatch at startup): one that
+    // ran, say through a rolling upgrade, keeps its other streams and retries the refused one.
+    await server.stop();
+    let refuse = false;
+    const msg = 'ZD_PROTOCOL_MISMATCH: worker protocol version 1 is not supported; this server speaks protocol version 3';
+    server = await new FakeWorkerServer({
+      onRegister: (s, reg) => (refuse ? s.fail(Status.FAILED_PRECONDITION, msg) : registerOk()(s, reg)),
+    }).start();
+    const w = make({ maxConcurrentTasks: 2, reservedRpcTasks: 0 });
+    const running = w.start().then(() => 'stopped', (e: unknown) => e);
+    const [first] = await server.waitStreams(2);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    refuse = true;
+    first!.fail(Status.UNAVAILABLE, 'node restarting');
+    await first!.until(() => server.streams.length >= 5, 'the refused slot to retry');
+    expect(w.state).toBe('running');
+    expect(w.readiness()).toMatchObject({ isReady: true });
+    expect(logger.lines.some((l) => l.msg === 'slot stream rejected' && l.fields?.status === 'FAILED_PRECONDITION')).toBe(true);
+    await w.stop();
+    expect(await running).toBe('stopped');
+  });
+
   it('fails start, readiness waiters and the state with the cause when setup throws (an unreadable tls.ca)', async () => {
     const w = make({ tls: { ca: '/nonexistent/ca.pem' } });
     const wait = w.waitPullRegistered().catch((e: unknown) => e);
