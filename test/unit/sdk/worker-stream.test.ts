@@ -139,6 +139,24 @@ describe('Worker streams', () => {
     s!.send(ACK('a'));
   });
 
+  it('declines a Step sent to an RPC-only slot without running it, and still runs RPCs there', async () => {
+    let steps = 0;
+    const w = make({
+      maxConcurrentTasks: 2, reservedRpcTasks: 1,
+      flowTypes: { order: { steps: { charge: () => String(++steps) }, rpcs: { status: (ctx) => `status:${ctx.flowId}` } } },
+    });
+    void w.start();
+    await server.waitStreams(2);
+    const rpcOnly = server.registered(pb.SlotKind.RPC_ONLY)[0]!;
+    rpcOnly.send(step('a'));
+    expect((await rpcOnly.next('decline')).decline).toMatchObject({ task_token: 'a', reason: pb.DeclineReason.NO_CAPACITY });
+    expect(steps).toBe(0);
+    rpcOnly.send({ rpc_task: { task_token: 'r', tenant: 't1', flow_id: 'f9', flow_type: 'order', rpc_name: 'status' } });
+    expect((await rpcOnly.next('rpc_result')).rpc_result).toMatchObject({ task_token: 'r', output: Buffer.from('status:f9') });
+    rpcOnly.send(ACK('r'));
+    expect(steps).toBe(0);
+  });
+
   it('runs a task that rides in the ack of the previous result (accepts_task_in_ack)', async () => {
     const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
     void w.start();
