@@ -11,6 +11,8 @@ type Out = pb.IServerFrame | ServerError | 'end';
 export class FakeStream {
   readonly received: pb.WorkerFrame[] = [];
   readonly metadata: CallContext['metadata'];
+  /** The client's address and port: streams of one connection share it. */
+  readonly peer: string;
   halfClosed = false;
   cancelled = false;
   private readonly out: Out[] = [];
@@ -19,6 +21,7 @@ export class FakeStream {
 
   constructor(ctx: CallContext) {
     this.metadata = ctx.metadata;
+    this.peer = ctx.peer;
     ctx.signal.addEventListener('abort', () => {
       this.cancelled = true;
       this.notify();

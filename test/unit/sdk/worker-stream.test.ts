@@ -532,6 +532,24 @@ describe('Worker streams', () => {
     expect(worker!.readiness().isReady).toBe(true);
   });
 
+  it('moves to one new connection when a node asks its streams to reconnect, not one per stream', async () => {
+    // Behind a connection balancer, the new connection reaches another node; a connection per
+    // Reconnect frame would dial as many times as the worker has slots, closing each in turn.
+    void make({ maxConcurrentTasks: 3 }).start();
+    const old = await server.waitStreams(3);
+    await worker!.waitPullRegistered();
+    expect(new Set(old.map((s) => s.peer)).size).toBe(1);
+    // The first slot is already on the new connection when the others hear of the drain.
+    old[0]!.send({ reconnect: { reason: 'node draining' } });
+    await server.waitStreams(4);
+    old[1]!.send({ reconnect: { reason: 'node draining' } });
+    await server.waitStreams(5);
+    old[2]!.send({ reconnect: { reason: 'node draining' } });
+    const renewed = (await server.waitStreams(6)).slice(3);
+    expect(new Set(renewed.map((s) => s.peer)).size).toBe(1);
+    expect(renewed[0]!.peer).not.toBe(old[0]!.peer);
+  });
+
   it('opens a stream that waited on its credential over the connection a Reconnect renewed meanwhile', async () => {
     // Guards: the session took the channel before awaiting the credential; another slot's
     // Reconnect closed that channel, and the stream failed "Channel has been shut down".
