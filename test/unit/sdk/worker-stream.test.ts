@@ -221,6 +221,28 @@ describe('Worker streams', () => {
     expect(s!.received.some((f) => f.frame === 'step_result' || f.frame === 'rpc_result')).toBe(false);
   });
 
+  it('leaves a running handler alone on a Cancel of another task (one this slot ran before)', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let seen: AbortSignal | undefined;
+    void make({
+      maxConcurrentTasks: 1,
+      flowTypes: { order: { steps: { charge: () => 'first', slow: async (ctx) => { seen = ctx.signal; await gate; return 'done'; } } } },
+    }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('a'));
+    await s!.next('step_result');
+    s!.send(ACK('a'));
+    s!.send(step('b', 'slow'));
+    await s!.until(() => seen !== undefined, 'the handler running');
+    s!.send({ cancel: { task_token: 'a', reason: 'flow cancelled' } }); // late, for the finished task
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen!.aborted).toBe(false);
+    release();
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'b', output: Buffer.from('done') });
+    s!.send(ACK('b'));
+  });
+
   it('answers Ping with Pong, forwards heartbeats, and aborts the handler on Cancel', async () => {
     let seen: AbortSignal | undefined;
     const w = make({
