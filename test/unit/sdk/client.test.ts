@@ -265,6 +265,8 @@ describe('Client', () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toBe('waitOutcome: the client is closed');
     await expect(c.getTask('x')).rejects.toThrow('getTask: the client is closed');
+    await expect(c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'after-close' }))
+      .rejects.toThrow('enqueueStep: the client is closed');
   });
 
   // A Node.js timer holds at most 2^31 - 1 ms (MAX_TIMER_MS); a longer one, Infinity too, fires after 1 ms.
