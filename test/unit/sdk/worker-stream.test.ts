@@ -157,6 +157,21 @@ describe('Worker streams', () => {
     expect(steps).toBe(0);
   });
 
+  it('holds a sent result for its own ack: an ack for another token neither settles it nor frees the slot', async () => {
+    void make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('a'));
+    await s!.next('step_result');
+    s!.send(ACK('zz', pb.ResultVerdict.REFUSED_STALE)); // a stale ack, for a task long gone
+    s!.send(step('b'));
+    expect((await s!.next('decline')).decline).toMatchObject({ task_token: 'b', reason: pb.DeclineReason.NO_CAPACITY });
+    s!.send(ACK('a'));
+    s!.send(step('c'));
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'c' });
+    s!.send(ACK('c'));
+    expect(logger.lines.filter((l) => l.msg === 'result not accepted')).toEqual([]);
+  });
+
   it('runs a task that rides in the ack of the previous result (accepts_task_in_ack)', async () => {
     const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
     void w.start();
