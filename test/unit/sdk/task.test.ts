@@ -128,6 +128,20 @@ describe('TaskRun', () => {
     await task.done;
   });
 
+  it('sends no heartbeat its handler makes after returning: the result is the last word', async () => {
+    const sent: pb.IWorkerFrame[] = [];
+    let beat!: (details?: string) => void;
+    const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() }, (_task, heartbeat) => {
+      beat = heartbeat;
+      return 'out';
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    beat('late'); // a timer the handler left behind
+    expect(sent.map((f) => Object.keys(f)[0])).toEqual(['step_result']);
+    task.acked({ task_token: 't', verdict: pb.ResultVerdict.ACCEPTED });
+    await task.done;
+  });
+
   it('sends nothing once abandoned', async () => {
     const sent: pb.IWorkerFrame[] = [];
     const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() },
