@@ -1,0 +1,86 @@
+/**
+ * The owner's timers (src/owner/partition.ts, one heap per partition): several
+ * delayed Steps, running attempts or flow deadlines of one partition share one
+ * timer each kind, armed for the earliest. A later one must never push an
+ * earlier one back, and once the earliest has fired the next one must still
+ * fire at its own time (DESIGN §4, §6), over real gRPC and a real redis-server.
+ *
+ * Each test keeps its Steps in one flow (one partition) and one queue, and ends
+ * within a few seconds of the node's start, before its periodic backlog count
+ * arms the timers again from Redis.
+ */
+import { pb } from '../../src/wire';
+import { useEmbeddedRedis } from '../helpers/redis';
+import { useSlotNode } from '../helpers/slot-node';
+
+const redis = useEmbeddedRedis();
+const env = useSlotNode(redis, 'otimers');
+
+function step(over: Partial<pb.IStepSpec> = {}): pb.IStepSpec {
+  return { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'charge', step_execution_id: 's1', ...over };
+}
+
+it('offers a delayed Step at its ready_at though a later delayed Step of its queue was enqueued after it', async () => {
+  const s = await env.registeredSlot();
+  const now = Date.now();
+  const soon = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'soon', ready_at_ms: now + 500 }) });
+  const later = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'later', ready_at_ms: now + 3000 }) });
+  expect(later.partition).toBe(soon.partition);
+
+  const first = (await s.nextOf('step_task', 2500)).step_task!;
+  const offeredAt = Date.now();
+  expect(first).toMatchObject({ task_id: soon.task_id, attempt: 1 });
+  expect(offeredAt).toBeGreaterThanOrEqual(now + 500 - 5);
+  expect(offeredAt).toBeLessThan(now + 3000);
+  s.send({ step_result: { task_token: first.task_token, output: Buffer.from('ok') } });
+  await s.nextOf('result_ack');
+
+  // The later one waits for its own ready_at.
+  const second = (await s.nextOf('step_task', 5000)).step_task!;
+  expect(second).toMatchObject({ task_id: later.task_id, attempt: 1 });
+  expect(Date.now()).toBeGreaterThanOrEqual(now + 3000 - 5);
+});
+
+it('times out each running attempt at its own heartbeat deadline, the earlier one first: FAILED at attempt 1, its slot told', async () => {
+  const a = await env.registeredSlot({ app_worker_id: 'wa' });
+  const policy = { max_attempts: 1 };
+  const early = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'early', heartbeat_timeout_ms: 300, retry_policy: policy }) });
+  const taskA = (await a.nextOf('step_task')).step_task!;
+  expect(taskA).toMatchObject({ task_id: early.task_id, attempt: 1 });
+  const b = await env.registeredSlot({ app_worker_id: 'wb' });
+  const late = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'late', heartbeat_timeout_ms: 1500, retry_policy: policy }) });
+  const taskB = (await b.nextOf('step_task')).step_task!;
+  expect(taskB).toMatchObject({ task_id: late.task_id, attempt: 1 });
+  expect(late.partition).toBe(early.partition);
+  const lateDue = Number(taskB.started_at_ms) + 1500;
+
+  // The earlier deadline is not pushed back to the later one's.
+  expect((await a.nextOf('cancel', 3000)).cancel!.task_token).toBe(taskA.task_token);
+  const oa = (await env.t.matching.waitOutcome({ task_id: early.task_id, wait_ms: 1000 })).outcome!;
+  expect(oa).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+  expect(oa.error).toMatchObject({ type: 'timeout' });
+  expect(Number(oa.finished_at_ms)).toBeLessThan(lateDue);
+
+  // And the later one still ends at its own, though nothing started or heartbeat since.
+  expect((await b.nextOf('cancel', 2500)).cancel!.task_token).toBe(taskB.task_token);
+  const ob = (await env.t.matching.waitOutcome({ task_id: late.task_id, wait_ms: 1000 })).outcome!;
+  expect(ob).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+  expect(Number(ob.finished_at_ms)).toBeGreaterThanOrEqual(lateDue);
+});
+
+it('times out each queued Step at its own flow deadline, the earlier one first', async () => {
+  const now = Date.now();
+  // No worker of the flow type: both wait in their queue.
+  const first = await env.t.matching.enqueueStep({ step: step({ flow_type: 'nobody', step_execution_id: 'd1', flow_deadline_ms: now + 400 }) });
+  const second = await env.t.matching.enqueueStep({ step: step({ flow_type: 'nobody', step_execution_id: 'd2', flow_deadline_ms: now + 1500 }) });
+  expect(second.partition).toBe(first.partition);
+
+  const o1 = (await env.t.matching.waitOutcome({ task_id: first.task_id, wait_ms: 2500 })).outcome!;
+  expect(o1).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
+  expect(Number(o1.finished_at_ms)).toBeGreaterThanOrEqual(now + 400);
+  expect(Number(o1.finished_at_ms)).toBeLessThan(now + 1500);
+
+  const o2 = (await env.t.matching.waitOutcome({ task_id: second.task_id, wait_ms: 2500 })).outcome!;
+  expect(o2).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
+  expect(Number(o2.finished_at_ms)).toBeGreaterThanOrEqual(now + 1500);
+});
