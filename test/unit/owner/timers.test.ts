@@ -25,3 +25,28 @@ it('drops cancelled entries that wait behind a live one, and still fires the liv
   timers.stop();
   expect(timers.size).toBe(0);
 });
+
+it('fires an entry scheduled after a later one at its own time, not at the later one\'s', async () => {
+  const timers = new Timers({ now: () => Date.now() });
+  const fired: string[] = [];
+  const now = Date.now();
+  timers.schedule(now + 1000, () => fired.push('late'));
+  timers.schedule(now + 20, () => fired.push('early'));
+  await new Promise((r) => setTimeout(r, 300));
+  expect(fired).toEqual(['early']);
+  timers.stop();
+});
+
+it('never runs a cancelled entry, and runs the others due at the same time in the order they were scheduled', async () => {
+  const timers = new Timers({ now: () => Date.now() });
+  const fired: string[] = [];
+  const at = Date.now() + 20;
+  timers.schedule(at, () => fired.push('a'));
+  timers.schedule(at, () => fired.push('b')).cancel();
+  timers.schedule(at, () => fired.push('c'));
+  timers.schedule(at, () => fired.push('d'));
+  await new Promise((r) => setTimeout(r, 100));
+  expect(fired).toEqual(['a', 'c', 'd']);
+  expect(timers.size).toBe(0);
+  timers.stop();
+});
