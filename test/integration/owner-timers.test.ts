@@ -77,10 +77,46 @@ it('times out each queued Step at its own flow deadline, the earlier one first',
 
   const o1 = (await env.t.matching.waitOutcome({ task_id: first.task_id, wait_ms: 2500 })).outcome!;
   expect(o1).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
+  // Nothing to retry: the error says so to an engine reading the outcome.
+  expect(o1.error).toMatchObject({ type: 'timeout', non_retryable: true });
+  expect(o1.error!.message).toContain('flow deadline');
   expect(Number(o1.finished_at_ms)).toBeGreaterThanOrEqual(now + 400);
   expect(Number(o1.finished_at_ms)).toBeLessThan(now + 1500);
 
   const o2 = (await env.t.matching.waitOutcome({ task_id: second.task_id, wait_ms: 2500 })).outcome!;
   expect(o2).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
   expect(Number(o2.finished_at_ms)).toBeGreaterThanOrEqual(now + 1500);
+});
+
+it('leaves a running Step to its attempt past its flow deadline: no Cancel then, and its result is still recorded', async () => {
+  const s = await env.registeredSlot();
+  const deadline = Date.now() + 300;
+  const r = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'runs-on', flow_deadline_ms: deadline }) });
+  const task = (await s.nextOf('step_task')).step_task!;
+  expect(task).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  await expect(s.nextOf('cancel', deadline + 400 - Date.now())).rejects.toThrow(/no frame/);
+  expect((await env.t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.RUNNING, attempt: 1 });
+
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('late but done') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  const o = (await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
+  expect(o).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+  expect(Buffer.from(o.output!).toString()).toBe('late but done');
+});
+
+it('ends TIMED_OUT at attempt 1, its slot told, a Step whose attempt times out after its flow deadline passed', async () => {
+  const s = await env.registeredSlot();
+  const deadline = Date.now() + 300;
+  const r = await env.t.matching.enqueueStep({
+    step: step({ step_execution_id: 'hb-late', flow_deadline_ms: deadline, heartbeat_timeout_ms: 900, retry_policy: { max_attempts: 3, initial_interval_ms: 50 } }),
+  });
+  const task = (await s.nextOf('step_task')).step_task!;
+  // The flow deadline passes while it runs: nothing happens to it then.
+  await expect(s.nextOf('cancel', deadline + 300 - Date.now())).rejects.toThrow(/no frame/);
+  // Its heartbeat deadline ends the attempt; a retry would start past the flow deadline.
+  expect((await s.nextOf('cancel', 2000)).cancel!.task_token).toBe(task.task_token);
+  const o = (await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome!;
+  expect(o).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
+  expect(Number(o.finished_at_ms)).toBeGreaterThanOrEqual(Number(task.started_at_ms) + 900);
+  await expect(s.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
 });
