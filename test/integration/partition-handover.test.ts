@@ -8,6 +8,7 @@
  */
 import { targetPartitions } from '../../src/cluster/rendezvous';
 import { partitionOf } from '../../src/store/keys';
+import { pb } from '../../src/wire';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { freePort } from '../helpers/ports';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -185,4 +186,54 @@ it('a partition that moves to a new owner keeps its delayed Steps: the new owner
   expect(deliveredAt).toBeGreaterThanOrEqual(readyAt);
   expect(deliveredAt).toBeLessThan(readyAt + 2000);
   worker.reset();
+});
+
+it('a partition that moves to a new owner keeps its deadlines: the new owner times out a queued Step at its flow deadline and a running attempt at its heartbeat deadline', async () => {
+  // The old owner's timers stop with its unload; the new owner arms them again from
+  // Redis on acquire. Without that the queued Step would stay queued past its flow
+  // deadline, and the attempt would run on past its heartbeat timeout.
+  const prefix = uniquePrefix('handover');
+  const a = await node(prefix, config('n-a'));
+  const partitions = a.config.cluster.partitions;
+  await holdsEvery(a);
+
+  const toB = targetPartitions('n-b', ['n-a', 'n-b'], partitions);
+  let flowId = '';
+  for (let i = 0; !flowId; i++) if (toB.has(partitionOf('acme', `deadlines-${i}`, partitions))) flowId = `deadlines-${i}`;
+  const p = partitionOf('acme', flowId, partitions);
+
+  // A slot on a runs one Step of the flow; a stays up, so the attempt stays held there.
+  const slot = openSlot(a.worker, registerFrame({ app_worker_id: 'w-a' }));
+  await slot.nextOf('registered');
+  const dueAt = Date.now() + 2500;
+  const running = await a.matching.enqueueStep({
+    step: {
+      tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 'run',
+      heartbeat_timeout_ms: 2500, retry_policy: { max_attempts: 1 },
+    },
+  });
+  const task = (await slot.nextOf('step_task')).step_task!;
+  expect(task).toMatchObject({ task_id: running.task_id, attempt: 1 });
+  const heartbeatDue = Number(task.started_at_ms) + 2500;
+  // No worker of its flow type: this one waits in its queue.
+  const queued = await a.matching.enqueueStep({
+    step: { tenant: 'acme', flow_id: flowId, flow_type: 'nobody', step_type: 'x', step_execution_id: 'wait', flow_deadline_ms: dueAt },
+  });
+  expect([running.partition, queued.partition]).toEqual([p, p]);
+
+  const b = await node(prefix, config('n-b'));
+  await waitFor(() => b.node.owner.get(p)?.loaded && !a.node.leases.holds(p), { timeoutMs: 5000, description: `b owns partition ${p}` });
+  // The move happened well before either deadline: b has to arm them, not find them due on load.
+  expect(Date.now()).toBeLessThan(Math.min(dueAt, heartbeatDue) - 300);
+
+  const q = (await b.matching.waitOutcome({ task_id: queued.task_id, wait_ms: dueAt + 2000 - Date.now() })).outcome!;
+  expect(q).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
+  expect(Number(q.finished_at_ms)).toBeGreaterThanOrEqual(dueAt);
+
+  expect((await slot.nextOf('cancel', heartbeatDue + 2000 - Date.now())).cancel!.task_token).toBe(task.task_token);
+  const r = (await b.matching.waitOutcome({ task_id: running.task_id, wait_ms: 2000 })).outcome!;
+  expect(r).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+  expect(r.error).toMatchObject({ type: 'timeout' });
+  expect(Number(r.finished_at_ms)).toBeGreaterThanOrEqual(heartbeatDue);
+  slot.reset();
 });
