@@ -12,6 +12,7 @@
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { useSlotNode } from '../helpers/slot-node';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 const env = useSlotNode(redis, 'otimers');
@@ -119,4 +120,16 @@ it('ends TIMED_OUT at attempt 1, its slot told, a Step whose attempt times out a
   expect(o).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
   expect(Number(o.finished_at_ms)).toBeGreaterThanOrEqual(Number(task.started_at_ms) + 900);
   await expect(s.nextOf('step_task', 300)).rejects.toThrow(/no frame/);
+});
+
+it('wakes a WaitOutcome on a queued Step when its flow deadline ends it, at once', async () => {
+  const deadline = Date.now() + 500;
+  const r = await env.t.matching.enqueueStep({ step: step({ flow_type: 'nobody', step_execution_id: 'bell', flow_deadline_ms: deadline }) });
+  const waiting = env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 });
+  const bell = env.t.node['bell'];
+  await waitFor(() => bell.waiting === 1, { intervalMs: 2, description: 'the waiter waits' });
+  expect((await waiting).outcome!.status).toBe(pb.OutcomeStatus.TIMED_OUT);
+  // Woken by the timeout's notice, not by the waiter's periodic look a second after it
+  // began to wait (half a second past the deadline): halfway to it.
+  expect(Date.now() - deadline).toBeLessThan(250);
 });
