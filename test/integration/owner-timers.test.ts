@@ -133,3 +133,29 @@ it('wakes a WaitOutcome on a queued Step when its flow deadline ends it, at once
   // began to wait (half a second past the deadline): halfway to it.
   expect(Date.now() - deadline).toBeLessThan(250);
 });
+
+it('backs off a heartbeat-timed-out attempt by the retry policy: attempt 2 is offered at its ready_at, not before', async () => {
+  const s = await env.registeredSlot();
+  const r = await env.t.matching.enqueueStep({
+    step: step({ step_execution_id: 'backoff', heartbeat_timeout_ms: 300, retry_policy: { max_attempts: 2, initial_interval_ms: 800 } }),
+  });
+  const first = (await s.nextOf('step_task')).step_task!;
+  expect(first).toMatchObject({ task_id: r.task_id, attempt: 1 });
+  expect((await s.nextOf('cancel', 2000)).cancel!.task_token).toBe(first.task_token);
+  const queued = (await env.t.matching.getTask({ task_id: r.task_id })).task!;
+  expect(queued).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 2 });
+  expect(queued.last_error).toMatchObject({ type: 'timeout' });
+  const readyAt = Number(queued.ready_at_ms);
+  expect(readyAt).toBeGreaterThanOrEqual(Number(first.started_at_ms) + 300 + 800);
+
+  // The worker lets go of the cancelled attempt: its late result is refused, and its slot is idle
+  // again, without the retry until then.
+  s.send({ step_result: { task_token: first.task_token, output: Buffer.from('late') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.REFUSED_STALE);
+  const second = (await s.nextOf('step_task', readyAt + 2000 - Date.now())).step_task!;
+  expect(Date.now()).toBeGreaterThanOrEqual(readyAt - 5);
+  expect(second).toMatchObject({ task_id: r.task_id, attempt: 2 });
+  expect(Number(second.started_at_ms)).toBeGreaterThanOrEqual(readyAt);
+  s.send({ step_result: { task_token: second.task_token, output: Buffer.from('ok') } });
+  expect((await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 2 });
+});
