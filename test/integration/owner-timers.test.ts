@@ -159,3 +159,20 @@ it('backs off a heartbeat-timed-out attempt by the retry policy: attempt 2 is of
   s.send({ step_result: { task_token: second.task_token, output: Buffer.from('ok') } });
   expect((await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 2 });
 });
+
+it('moves the heartbeat deadline a whole heartbeat timeout past each Heartbeat: beats well apart keep attempt 1', async () => {
+  const s = await env.registeredSlot();
+  const r = await env.t.matching.enqueueStep({
+    step: step({ step_execution_id: 'beats', heartbeat_timeout_ms: 2000, retry_policy: { max_attempts: 3, initial_interval_ms: 50 } }),
+  });
+  const task = (await s.nextOf('step_task')).step_task!;
+  // Each beat comes 1.3 s after the last: within the 2 s timeout, though past two thirds of it.
+  for (let i = 0; i < 3; i++) {
+    await expect(s.nextOf('cancel', 1300)).rejects.toThrow(/no frame/);
+    s.send({ heartbeat: { task_token: task.task_token } });
+  }
+  await expect(s.nextOf('cancel', 300)).rejects.toThrow(/no frame/);
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect((await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 1 });
+});
