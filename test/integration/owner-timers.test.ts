@@ -123,15 +123,15 @@ it('ends TIMED_OUT at attempt 1, its slot told, a Step whose attempt times out a
 });
 
 it('wakes a WaitOutcome on a queued Step when its flow deadline ends it, at once', async () => {
-  const deadline = Date.now() + 500;
+  const deadline = Date.now() + 300;
   const r = await env.t.matching.enqueueStep({ step: step({ flow_type: 'nobody', step_execution_id: 'bell', flow_deadline_ms: deadline }) });
   const waiting = env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 });
   const bell = env.t.node['bell'];
   await waitFor(() => bell.waiting === 1, { intervalMs: 2, description: 'the waiter waits' });
   expect((await waiting).outcome!.status).toBe(pb.OutcomeStatus.TIMED_OUT);
   // Woken by the timeout's notice, not by the waiter's periodic look a second after it
-  // began to wait (half a second past the deadline): halfway to it.
-  expect(Date.now() - deadline).toBeLessThan(250);
+  // began to wait (about 700 ms past the deadline).
+  expect(Date.now() - deadline).toBeLessThan(450);
 });
 
 it('backs off a heartbeat-timed-out attempt by the retry policy: attempt 2 is offered at its ready_at, not before', async () => {
