@@ -312,6 +312,31 @@ describe('long poll', () => {
     expect(r.tasks.map((x) => x.task_id)).toEqual([id]);
   });
 
+  it.each(['Unlock', 'Fail with retry_timeout_ms 0', 'an operator\'s retry of the terminal task'])(
+    'a waiting fetch hears of %s by its ring, not by looking again when its hints run out', async (how) => {
+      // Hints that outlive the wait: a fetch that skipped the partition looks at it again only when a ring
+      // says it changed. The ring's claim still runs against the real Redis.
+      const hints = t.node.fetchBell.hints;
+      const quiet = hints.quiet.bind(hints);
+      const spy = jest.spyOn(hints, 'quiet').mockImplementation((q, p, mark, now, dueAt) => quiet(q, p, mark, now + 60_000, dueAt));
+      try {
+        const id = await enqueued();
+        await fetch({ lock_duration_ms: 60_000 }); // A holds it for a minute
+        if (how.startsWith('an operator')) {
+          await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'gave up' }, retries: 0 });
+        }
+        const waiting = fetch({ worker_id: 'B', wait_ms: 3000 });
+        await sleep(200); // B has looked, found nothing due, and waits
+        if (how === 'Unlock') await external.unlock({ task_id: id, worker_id: 'A' });
+        else if (how.startsWith('Fail')) await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'again' }, retries: 3, retry_timeout_ms: 0 });
+        else await operator.retryTerminalTask({ task_id: id, retries: 2 });
+        expect((await waiting).tasks.map((x) => x.task_id)).toEqual([id]);
+      } finally {
+        spy.mockRestore();
+      }
+    },
+  );
+
   it('is bounded: an empty topic answers an empty list after the wait', async () => {
     const started = Date.now();
     expect((await fetch({ wait_ms: 400 })).tasks).toEqual([]);
