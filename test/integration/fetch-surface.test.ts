@@ -779,4 +779,30 @@ describe('a long poll while Redis does not answer', () => {
       await sleep(Math.max(0, pausedAt + 5200 - Date.now()));
     }
   });
+
+  it('gives back at once what its claim locks when Redis answers after the fetch has answered empty', async () => {
+    await boot();
+    const id = await enqueued();
+    const store = t.node.externalTasks!.store;
+    const lock = store.lock.bind(store);
+    let claimed = 0;
+    store.lock = async (...a: Parameters<typeof lock>) => {
+      const r = await lock(...a);
+      claimed += r.tasks.length;
+      return r;
+    };
+    const pausedAt = Date.now();
+    await redis.command('CLIENT', 'PAUSE', '3000', 'ALL');
+    try {
+      // The claim waits in Redis past the wait and its grace: the worker hears of nothing.
+      expect((await fetch({ wait_ms: 500, lock_duration_ms: 60_000 })).tasks).toEqual([]);
+    } finally {
+      await sleep(Math.max(0, pausedAt + 3200 - Date.now()));
+    }
+    await waitFor(() => claimed === 1, { timeoutMs: 5000, description: 'the claim answered by Redis at last' });
+    store.lock = lock;
+    // Locked in A's name when Redis answered, for a minute nobody would use: unlocked instead.
+    await waitFor(async () => (await stateOf(id)) === pb.TaskState.QUEUED, { timeoutMs: 5000, description: 'the late claim given back' });
+    expect((await fetch({ worker_id: 'B' })).tasks.map((x) => x.task_id)).toEqual([id]);
+  });
 });
