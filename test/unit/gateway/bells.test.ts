@@ -79,6 +79,19 @@ describe('FetchBell', () => {
     expect(jest.getTimerCount()).toBe(0); // nothing to prune: no timer left running
     bell.stop();
   });
+
+  test('a topic fetched in the last minute counts as served, one fetched longer ago does not (docs/operations.md)', async () => {
+    jest.useFakeTimers({ now: 1_000 });
+    const bell = new FetchBell(() => Date.now());
+    bell.noteFetch(['t:f:a']);
+    await jest.advanceTimersByTimeAsync(59_000);
+    expect(bell.fetchedLately('t:f:a')).toBe(true);
+    expect(bell.fetchedTopics()).toEqual(['t:f:a']);
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(bell.fetchedLately('t:f:a')).toBe(false);
+    expect(bell.fetchedTopics()).toEqual([]);
+    bell.stop();
+  });
 });
 
 describe('OutcomeBell', () => {
