@@ -343,6 +343,14 @@ describe('long poll', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(380);
   });
 
+  it('answers at the end of its wait, not later', async () => {
+    const started = Date.now();
+    expect((await fetch({ wait_ms: 2000 })).tasks).toEqual([]);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1980);
+    expect(took).toBeLessThan(3000);
+  });
+
   it('a fetch whose caller has gone claims nothing', async () => {
     const surface = t.node.externalTasks!;
     const ac = new AbortController();
