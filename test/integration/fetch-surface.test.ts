@@ -788,6 +788,19 @@ describe('a long poll while Redis does not answer', () => {
     }
   });
 
+  it('waits for a claim Redis is slow to answer as long as its wait lasts, and answers what it claimed', async () => {
+    await boot();
+    const id = await enqueued();
+    const pausedAt = Date.now();
+    await redis.command('CLIENT', 'PAUSE', '2000', 'ALL');
+    try {
+      // Redis answers after two seconds, well inside the five-second wait: no empty answer at the grace's end.
+      expect((await fetch({ wait_ms: 5000 })).tasks.map((x) => x.task_id)).toEqual([id]);
+    } finally {
+      await sleep(Math.max(0, pausedAt + 2200 - Date.now()));
+    }
+  });
+
   it('gives back at once what its claim locks when Redis answers after the fetch has answered empty', async () => {
     await boot();
     const id = await enqueued();
