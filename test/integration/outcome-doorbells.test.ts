@@ -222,3 +222,19 @@ it('a waiting consumer kept busy by rings of one partition still reads every par
   // Found by a look at every partition while partition A still rang, not once the rings stopped.
   expect(stillRinging).toBe(true);
 });
+
+it('a waiting WaitOutcome looks at its task again on a ring or once a second, not in a loop', async () => {
+  const id = await enqueue();
+  await slot.nextOf('step_task'); // running, no outcome yet
+  const lookups = async () => Number(/cmdstat_exists:calls=(\d+)/.exec(String(await redis.command('INFO', 'commandstats')))?.[1] ?? 0);
+  const before = await lookups();
+  const started = Date.now();
+  const r = await waiterNode.matching.waitOutcome({ task_id: id, wait_ms: 2500 });
+  expect(r.outcome ?? undefined).toBeUndefined();
+  expect(Date.now() - started).toBeGreaterThanOrEqual(2400);
+  // One look at the start, one per second of quiet, one more when the peer, seeing this node's first waiter,
+  // wakes it once: a loop would be dozens. Each look that finds no outcome checks that the task exists.
+  const looks = (await lookups()) - before;
+  expect(looks).toBeGreaterThanOrEqual(3);
+  expect(looks).toBeLessThanOrEqual(7);
+});
