@@ -173,4 +173,22 @@ describe('the other MatchingService calls at their bounds', () => {
     expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
     await refused(() => t.matching.invokeRpc({ ...rpc, timeout_ms: TIMER_MAX_MS + 1 }), 'timeout_ms', `${TIMER_MAX_MS} ms`);
   });
+
+  it('gives an InvokeRpc without timeout_ms limits.maxWait to run (not matching.dispatchWait), and one with it its timeout', async () => {
+    const slot = openSlot(t.worker, registerFrame({ app_worker_id: 'rpc-budget', flow_types: ['rpcb'] }));
+    await slot.nextOf('registered');
+    for (const [timeout, budget] of [[0, L.maxWait], [5000, 5000]]) {
+      const before = Date.now();
+      const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'rb', flow_type: 'rpcb', rpc_name: 'peek', timeout_ms: timeout });
+      const task = (await slot.nextOf('rpc_task')).rpc_task!;
+      const after = Date.now();
+      expect(Number(task.deadline_ms)).toBeGreaterThanOrEqual(before + budget);
+      expect(Number(task.deadline_ms)).toBeLessThanOrEqual(after + budget);
+      slot.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+      expect(Buffer.from((await call).output!).toString()).toBe('ok');
+      await slot.nextOf('result_ack');
+    }
+    slot.halfClose();
+    await slot.ended;
+  });
 });
