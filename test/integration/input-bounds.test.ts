@@ -129,6 +129,28 @@ describe('what an accepted StepSpec becomes', () => {
     slot.halfClose();
     await slot.ended;
   });
+
+  it('records in its outcome when the Step was enqueued, and a failure as the worker sent it', async () => {
+    const slot = openSlot(t.worker, registerFrame({ app_worker_id: 'outcomes', flow_types: ['failing'] }));
+    await slot.nextOf('registered');
+    for (const nonRetryable of [true, false]) {
+      const r = await t.matching.enqueueStep({ step: spec({ flow_type: 'failing', retry_policy: { max_attempts: 1 } }) });
+      const enqueuedAt = Number((await t.matching.getTask({ task_id: r.task_id })).task!.enqueued_at_ms);
+      const task = (await slot.nextOf('step_task')).step_task!;
+      await new Promise((res) => setTimeout(res, 20)); // the outcome is written later than the enqueue
+      slot.send({ step_result: { task_token: task.task_token, failure: { message: 'no stock', type: 'Stock', non_retryable: nonRetryable } } });
+      await slot.nextOf('result_ack');
+      const o = (await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: L.maxWait })).outcome!;
+      expect(o).toMatchObject({
+        status: pb.OutcomeStatus.FAILED, attempt: 1, idempotency_key: r.task_id,
+        error: { message: 'no stock', type: 'Stock', non_retryable: nonRetryable },
+      });
+      expect(Number(o.enqueued_at_ms)).toBe(enqueuedAt);
+      expect(Number(o.finished_at_ms)).toBeGreaterThan(enqueuedAt);
+    }
+    slot.halfClose();
+    await slot.ended;
+  });
 });
 
 describe('the other MatchingService calls at their bounds', () => {
