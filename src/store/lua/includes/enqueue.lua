@@ -26,12 +26,18 @@ local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, te
     return 0, '', ''
   end
   local sticky = redis.call('GET', tag .. 'sticky:' .. tenant .. ':' .. flowId) or ''
-  redis.call('SADD', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
-  if tonumber(flowDeadline) > 0 then redis.call('ZADD', tag .. 'deadlines', flowDeadline, taskId) end
   -- Past its flow deadline it does not start (as includes/start.lua): queued, the deadline times it out.
   -- ('0' is no deadline: compared as a string, no C call for the common case)
   local late = start and flowDeadline ~= '0' and flowDeadline ~= '' and tonumber(flowDeadline) <= tonumber(start[6])
-  if start and not late and (sticky == '' or sticky == start[1]) then
+  local startsHere = start and not late and (sticky == '' or sticky == start[1])
+  -- Only a queued Step enters the set of queues: one started here holds no entry, and every
+  -- script that puts a task back in its queue (fail, release, unlock) adds it there. It is
+  -- the first write, as before any other: a command that fails (a key of the wrong type)
+  -- fails the script before it has changed anything.
+  if not startsHere then redis.call('SADD', tag .. 'queues', queue) end
+  redis.call('SADD', tag .. 'flow:' .. tenant .. ':' .. flowId, taskId)
+  if tonumber(flowDeadline) > 0 then redis.call('ZADD', tag .. 'deadlines', flowDeadline, taskId) end
+  if startsHere then
     local mt, ht = string.match(spec, SPEC_TIMEOUTS)
     mt, ht = tonumber(mt) or 0, tonumber(ht) or 0
     local deadlineAt = '9007199254740991'
@@ -57,9 +63,6 @@ local function enqueueOne(taskKey, tag, taskId, queue, readyAt, flowDeadline, te
   end
   redis.call('HSET', taskKey, 'state', 'queued', 'attempt', '1', 'readyAt', readyAt, 'queue', queue, 'spec', spec,
     'input', input)
-  -- Only a queued Step enters the set of queues: one started here holds no entry, and
-  -- every script that puts a task back in its queue (fail, release, unlock) adds it there.
-  redis.call('SADD', tag .. 'queues', queue)
   redis.call('ZADD', tag .. 'q:' .. queue, readyAt, taskId)
   return 1, sticky, ''
 end
