@@ -8,6 +8,7 @@ import { MatchingServiceDefinition, pb, WorkerTaskServiceDefinition } from '../.
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { keySnapshot } from '../helpers/key-snapshot';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -22,22 +23,7 @@ afterAll(() => t.close());
 const good: pb.IStepSpec = { tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'charge', step_execution_id: 's1' };
 const spec = (over: Partial<pb.IStepSpec>) => ({ ...good, ...over });
 
-/** Every key of this test's prefix with its type and size: what "Redis unchanged" compares. */
-async function snapshot(): Promise<string[]> {
-  // Without each partition's set of queues: the owner's periodic count drops a queue that
-  // holds nothing from it on its own schedule (a Step just started leaves its queue empty),
-  // so a count between two snapshots changed it. A write for a refused call would show in
-  // the task, queue, flow or outcome keys all the same.
-  const keys = ((await redis.command('KEYS', `${prefix}:*`)) as string[])
-    .filter((k) => !k.endsWith(':members') && !k.includes(':node:') && !k.endsWith(':queues'));
-  const out: string[] = [];
-  for (const k of keys.sort()) {
-    const type = String(await redis.command('TYPE', k));
-    const size = type === 'zset' ? await redis.command('ZCARD', k) : type === 'stream' ? await redis.command('XLEN', k) : type === 'set' ? await redis.command('SCARD', k) : type === 'hash' ? await redis.command('HLEN', k) : '';
-    out.push(`${k} ${type} ${String(size)}`);
-  }
-  return out;
-}
+const snapshot = () => keySnapshot(redis, prefix);
 
 async function rejects(call: () => Promise<unknown>, field: string, code = Status.INVALID_ARGUMENT): Promise<void> {
   const before = await snapshot();

@@ -10,6 +10,7 @@ import { pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { keySnapshot } from '../helpers/key-snapshot';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
@@ -37,19 +38,7 @@ const spec = (over: Partial<pb.IStepSpec> = {}): pb.IStepSpec => ({
   tenant: 'acme', flow_id: `b${++seq}`, flow_type: 'unrun', step_type: 'charge', step_execution_id: 's1', ...over,
 });
 
-/** Every key of this test's prefix with its type and size: what "Redis unchanged" compares. */
-async function snapshot(): Promise<string[]> {
-  // Left out: heartbeats, and each partition's set of queues, which the owner's count prunes on its own schedule.
-  const keys = ((await redis.command('KEYS', `${prefix}:*`)) as string[])
-    .filter((k) => !k.endsWith(':members') && !k.includes(':node:') && !k.endsWith(':queues') && !k.endsWith(':lease'));
-  const out: string[] = [];
-  for (const k of keys.sort()) {
-    const type = String(await redis.command('TYPE', k));
-    const size = type === 'zset' ? await redis.command('ZCARD', k) : type === 'stream' ? await redis.command('XLEN', k) : type === 'set' ? await redis.command('SCARD', k) : type === 'hash' ? await redis.command('HLEN', k) : '';
-    out.push(`${k} ${type} ${String(size)}`);
-  }
-  return out;
-}
+const snapshot = () => keySnapshot(redis, prefix);
 
 /** The call fails with INVALID_ARGUMENT whose message names `field` first and holds each of `also`; Redis is as it was. */
 async function refused(call: () => Promise<unknown>, field: string, ...also: string[]): Promise<void> {

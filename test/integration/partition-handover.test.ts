@@ -37,6 +37,18 @@ async function node(prefix: string, overrides: Record<string, unknown>): Promise
 const holdsEvery = (a: TestNode) =>
   waitFor(() => a.node.leases.heldPartitions().length === a.config.cluster.partitions, { timeoutMs: 10_000, description: 'a holds every partition' });
 
+/** n-a alone, holding every partition, and a flow of it (`<label>-<i>`) whose partition n-b takes once it joins. */
+async function aloneWithFlowForB(label: string): Promise<{ prefix: string; a: TestNode; flowId: string; p: number }> {
+  const prefix = uniquePrefix('handover');
+  const a = await node(prefix, config('n-a'));
+  const partitions = a.config.cluster.partitions;
+  await holdsEvery(a);
+  const toB = targetPartitions('n-b', ['n-a', 'n-b'], partitions);
+  let flowId = '';
+  for (let i = 0; !flowId; i++) if (toB.has(partitionOf('acme', `${label}-${i}`, partitions))) flowId = `${label}-${i}`;
+  return { prefix, a, flowId, p: partitionOf('acme', flowId, partitions) };
+}
+
 const splitBetween = (a: TestNode, b: TestNode, timeoutMs = 10_000) =>
   waitFor(() => b.node.leases.heldPartitions().length > 0
     && a.node.leases.heldPartitions().length + b.node.leases.heldPartitions().length === a.config.cluster.partitions,
@@ -157,16 +169,8 @@ it('a partition that moves to a new owner keeps its delayed Steps: the new owner
   // refill arms the queue's wake for its next delayed entry): without it the
   // delayed Step sits in Redis unoffered (the heads resync runs every 5 min);
   // offered before ready_at, the delay was lost in the move.
-  const prefix = uniquePrefix('handover');
-  const a = await node(prefix, config('n-a'));
-  const partitions = a.config.cluster.partitions;
-  await holdsEvery(a);
-
   // A flow whose partition goes to b once b joins.
-  const toB = targetPartitions('n-b', ['n-a', 'n-b'], partitions);
-  let flowId = '';
-  for (let i = 0; !flowId; i++) if (toB.has(partitionOf('acme', `delayed-${i}`, partitions))) flowId = `delayed-${i}`;
-  const p = partitionOf('acme', flowId, partitions);
+  const { prefix, a, flowId, p } = await aloneWithFlowForB('delayed');
   const readyAt = Date.now() + 1500;
   const res = await a.matching.enqueueStep({
     step: { tenant: 'acme', flow_id: flowId, flow_type: 'order', step_type: 'charge', step_execution_id: 's', ready_at_ms: readyAt },
@@ -192,15 +196,7 @@ it('a partition that moves to a new owner keeps its deadlines: the new owner tim
   // The old owner's timers stop with its unload; the new owner arms them again from
   // Redis on acquire. Without that the queued Step would stay queued past its flow
   // deadline, and the attempt would run on past its heartbeat timeout.
-  const prefix = uniquePrefix('handover');
-  const a = await node(prefix, config('n-a'));
-  const partitions = a.config.cluster.partitions;
-  await holdsEvery(a);
-
-  const toB = targetPartitions('n-b', ['n-a', 'n-b'], partitions);
-  let flowId = '';
-  for (let i = 0; !flowId; i++) if (toB.has(partitionOf('acme', `deadlines-${i}`, partitions))) flowId = `deadlines-${i}`;
-  const p = partitionOf('acme', flowId, partitions);
+  const { prefix, a, flowId, p } = await aloneWithFlowForB('deadlines');
 
   // A slot on a runs one Step of the flow; a stays up, so the attempt stays held there.
   const slot = openSlot(a.worker, registerFrame({ app_worker_id: 'w-a' }));
