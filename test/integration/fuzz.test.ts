@@ -28,6 +28,7 @@ import { captureLogs } from '../helpers/logs';
 import { startTestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { prng } from '../helpers/prng';
+import { keySnapshot } from '../helpers/key-snapshot';
 
 const redis = useEmbeddedRedis();
 const SEED = Number(process.env.ZD_FUZZ_SEED ?? 0x5eed7);
@@ -126,19 +127,8 @@ function randomJson(r: Rng, depth = 0): unknown {
   }
 }
 
-/** Every key of this test's prefix with its type and size, leaving out membership heartbeats and leases. */
-async function snapshot(prefix: string): Promise<string[]> {
-  const keys = ((await redis.command('KEYS', `${prefix}:*`)) as string[])
-    .filter((k) => !k.endsWith(':members') && !k.includes(':node:') && !k.endsWith(':lease'));
-  const out: string[] = [];
-  for (const k of keys.sort()) {
-    const type = String(await redis.command('TYPE', k));
-    const size = type === 'zset' ? await redis.command('ZCARD', k) : type === 'stream' ? await redis.command('XLEN', k)
-      : type === 'set' ? await redis.command('SCARD', k) : type === 'hash' ? await redis.command('HLEN', k) : '';
-    out.push(`${k} ${type} ${String(size)}`);
-  }
-  return out;
-}
+/** Every key of this test's prefix with its type and size, the sets of queues included (nothing here is enqueued). */
+const snapshot = (prefix: string) => keySnapshot(redis, prefix, { withQueues: true });
 
 type Unary = { path: string; service: string };
 
