@@ -10,7 +10,7 @@ import type { RedisClient } from './redis';
 import type { ScriptReply } from './scripts';
 import { readDone } from './outcomes';
 import { decodeSpec, readTaskTenant } from './task-spec';
-import type { ObserveCall } from './task-store';
+import { doneRetention, timedCall, type ObserveCall } from './observed-call';
 
 export interface ClaimedTask {
   partition: number;
@@ -65,7 +65,6 @@ export interface FetchStoreFaults {
   completeAfterOutcome?: boolean;
 }
 
-const RETENTION_FLOOR_MS = 1000;
 /** Terminal entries read per round trip by listTerminal, and at most per partition per listing. */
 const TERMINAL_PAGE = 256;
 export const TERMINAL_SCAN_MAX = 20_000;
@@ -83,13 +82,11 @@ export class FetchStore {
   ) {}
 
   private timed<T>(command: string, call: Promise<T>): Promise<T> {
-    if (!this.observe) return call;
-    const t0 = process.hrtime.bigint();
-    return call.finally(() => this.observe!(command, Number(process.hrtime.bigint() - t0) / 1e9));
+    return timedCall(this.observe, command, call);
   }
 
   private get retention(): number {
-    return Math.max(RETENTION_FLOOR_MS, this.retentionMs);
+    return doneRetention(this.retentionMs);
   }
 
   /** The first (lowest-scored) entry of a queue in a partition: [score] or undefined. */

@@ -14,6 +14,7 @@ import { readDone } from './outcomes';
 import { CallBatch } from './call-batch';
 import { decodeSpec, encodeSpec, readTaskTenant, spreadSpec, type SpecValues } from './task-spec';
 import { spreadRun, TASK_LAYOUT } from './layout';
+import { doneRetention, timedCall, type ObserveCall } from './observed-call';
 
 /** A Step to enqueue: its spec (the values that never change) and where it goes. */
 export interface NewTask extends SpecValues {
@@ -121,7 +122,6 @@ export interface CancelledAttempt {
   streamId: string;
 }
 
-const RETENTION_FLOOR_MS = 1000;
 /** Tasks per enqueueTasks call: Redis runs nothing else while a script runs (≈ 15 µs a task). */
 const ENQUEUE_CALL_MAX = 100;
 /**
@@ -160,8 +160,7 @@ export function payloadArg(b: Buffer): string | Buffer {
   return b.length === 0 ? '' : isUtf8(b) ? b.toString('utf8') : b;
 }
 
-/** Told how long each script call took (the Redis latency histogram). */
-export type ObserveCall = (command: string, seconds: number) => void;
+export type { ObserveCall } from './observed-call';
 
 function latest(calls: readonly { now: number }[]): number {
   let now = 0;
@@ -214,13 +213,11 @@ export class TaskStore {
   }
 
   private timed<T>(command: string, call: Promise<T>): Promise<T> {
-    if (!this.observe) return call;
-    const t0 = process.hrtime.bigint();
-    return call.finally(() => this.observe!(command, Number(process.hrtime.bigint() - t0) / 1e9));
+    return timedCall(this.observe, command, call);
   }
 
   private get retention(): number {
-    return Math.max(RETENTION_FLOOR_MS, this.retentionMs);
+    return doneRetention(this.retentionMs);
   }
 
   async enqueue(t: NewTask, now: number): Promise<Enqueued> {
