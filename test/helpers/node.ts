@@ -45,13 +45,17 @@ export async function startTestNode(
   });
   const node = await ZdNode.start(config, { logger: opts.logger ?? createLogger(process.env.ZD_TEST_LOG ?? 'silent'), clock: opts.clock });
   const channel = createChannel(node.apiAddress, opts.credentials, opts.channelOptions);
+  // Closing twice (a test, then its cleanup) waits for the one close.
+  let closed: Promise<void> | undefined;
   return {
     node, config, channel,
     matching: createClient(MatchingServiceDefinition, channel),
     worker: createClient(WorkerTaskServiceDefinition, channel),
-    async close() {
-      channel.close();
-      await node.close();
+    close() {
+      return (closed ??= (async () => {
+        channel.close();
+        await node.close();
+      })());
     },
   };
 }

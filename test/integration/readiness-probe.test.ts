@@ -40,9 +40,6 @@ async function probe(worker: Worker) {
 
 async function node(prefix: string, overrides: Record<string, unknown> = {}): Promise<TestNode> {
   const t = await startTestNode(redis.url, prefix, overrides);
-  let closed: Promise<void> | undefined;
-  const close = t.close.bind(t);
-  t.close = () => (closed ??= close());
   cleanups.push(() => t.close());
   return t;
 }

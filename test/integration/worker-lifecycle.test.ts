@@ -42,9 +42,6 @@ afterEach(async () => {
 
 async function node(overrides: Record<string, unknown> = {}, prefix = uniquePrefix('wl')): Promise<TestNode> {
   const t = await startTestNode(redis.url, prefix, overrides);
-  let closed: Promise<void> | undefined;
-  const close = t.close.bind(t);
-  t.close = () => (closed ??= close());
   cleanups.push(() => t.close());
   return t;
 }
