@@ -5,6 +5,7 @@
  * wait at another owner. Pure data: snapshots in, a decision out.
  */
 import { CapacityView } from '../../../src/cluster/capacity-view';
+import { rpcDeclineType } from '../../../src/wire';
 
 const Q = 'acme:order:charge';
 let seq = 0;
@@ -111,5 +112,188 @@ describe('reserving a peer\'s idle slot for a sticky Step (of one app worker)', 
     v.apply(peer('a', {}, [{ type: 'charge' }]));
     expect(v.reserve('acme', 'order', 'charge', 'w')).toBeUndefined();
     expect(v.reserve('acme', 'order', 'pack', 'w')).toBe('a');
+  });
+});
+
+describe('what the view tells routing of the peers\' snapshots', () => {
+  const worker = (app: string, over: Record<string, unknown> = {}) => ({
+    tenant: 'acme', app_worker_id: app, flow_types: ['order'], step_flow_types: ['order'], idle_step_slots: 1, idle_rpc_slots: 0, busy_slots: 0, ...over,
+  });
+  const decline = (app: string, type: string) => ({ tenant: 'acme', flow_type: 'order', type, app_worker_id: app });
+  const snap = (node: string, over: Record<string, unknown> = {}) => ({
+    node_id: node, seq: ++seq, entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: 1 }],
+    workers: [worker('w')], declined: [], step_flow_types_advertised: true, ...over,
+  });
+
+  it('keeps the newest snapshot of a node: an older one arriving late changes nothing', () => {
+    // Guards: a late snapshot bringing back idle slots the node no longer has.
+    const v = new CapacityView();
+    const old = snap('a');
+    const newer = snap('a', { entries: [], workers: [worker('w', { idle_step_slots: 0, busy_slots: 1 })] });
+    expect(v.apply(newer)).toBe(true);
+    expect(v.apply(old)).toBe(false);
+    expect(v.apply({ ...newer })).toBe(false);
+    expect(v.reserve('acme', 'order', 'charge')).toBeUndefined();
+    expect(v.presence('acme', 'w', 'order', 'charge')).toBe('busy');
+  });
+
+  it('names the peers whose fetches wait on a topic, and those where fetches asked for it lately', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { fetch_topics: ['acme:order:charge'] }));
+    v.apply(snap('b', { fetched_topics: ['acme:order:pack'] }));
+    expect(v.fetchWaiters('acme:order:charge')).toEqual(['a']);
+    expect(v.fetchWaiters('acme:order:pack')).toEqual([]);
+    expect(v.fetchedAnywhere('acme:order:charge')).toBe(true); // waiting counts as asked
+    expect(v.fetchedAnywhere('acme:order:pack')).toBe(true);
+    expect(v.fetchedAnywhere('acme:order:ship')).toBe(false);
+    expect(v.fetchTopicsOf('a')).toEqual(['acme:order:charge']);
+  });
+
+  it('says which fetch topics and Step declines a snapshot adds, and nothing for one it would ignore', () => {
+    const v = new CapacityView();
+    const first = snap('a', { fetch_topics: ['t1'], declined: [decline('w', 'charge'), decline('w', rpcDeclineType('quote'))] });
+    expect(v.newFetchTopics(first)).toEqual(['t1']);
+    // RPC declines are not Step types
+    expect(v.newStepDeclines(first)).toEqual([{ tenant: 'acme', flowType: 'order', stepType: 'charge', appWorkerId: 'w' }]);
+    v.apply(first);
+    const next = snap('a', { fetch_topics: ['t1', 't2'], declined: [decline('w', 'charge'), decline('w', 'pack')] });
+    expect(v.newFetchTopics(next)).toEqual(['t2']);
+    expect(v.newStepDeclines(next)).toEqual([{ tenant: 'acme', flowType: 'order', stepType: 'pack', appWorkerId: 'w' }]);
+    v.apply(next);
+    const stale = { ...snap('a', { fetch_topics: ['t3'], declined: [decline('w', 'ship')] }), seq: 1 };
+    expect(v.newFetchTopics(stale)).toEqual([]);
+    expect(v.newStepDeclines(stale)).toEqual([]);
+  });
+
+  it('names the workers a snapshot no longer offers: gone or now draining, not those that were draining already', () => {
+    const v = new CapacityView();
+    const first = snap('a', { workers: [worker('stays'), worker('goes'), worker('drains'), worker('was-draining', { draining: true })] });
+    expect(v.leaving(first)).toEqual([]); // a node not heard from yet offered nothing
+    v.apply(first);
+    const next = snap('a', { workers: [worker('stays'), worker('drains', { draining: true })] });
+    expect(v.leaving(next).map((w) => w.appWorkerId).sort()).toEqual(['drains', 'goes']);
+    expect(v.leaving({ ...next, seq: 1 })).toEqual([]);
+  });
+
+  it('drops the snapshots of nodes that left, naming their available workers', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { workers: [worker('w1'), worker('w2', { draining: true })] }));
+    v.apply(snap('b'));
+    expect(v.retainOnly(new Set(['b']))).toEqual([{ tenant: 'acme', appWorkerId: 'w1' }]);
+    expect(v.has('a')).toBe(false);
+    expect(v.has('b')).toBe(true);
+  });
+
+  it('rings outcomes to a peer with waiters, or one that has not said; not to one that said it has none', () => {
+    const v = new CapacityView();
+    expect(v.wantsOutcomes('a')).toBe(true);
+    v.apply(snap('a')); // an older build: generation 0
+    expect(v.wantsOutcomes('a')).toBe(true);
+    v.apply(snap('a', { outcome_waiter_gen: 3, outcome_waiters: 0 }));
+    expect(v.wantsOutcomes('a')).toBe(false);
+    expect(v.outcomeGen('a')).toBe(3);
+    v.apply(snap('a', { outcome_waiter_gen: 3, outcome_waiters: 2 }));
+    expect(v.wantsOutcomes('a')).toBe(true);
+  });
+
+  it('reserves a peer slot for any worker only where some worker runs the Step type, and counts it taken', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { declined: [decline('w', 'charge')] }));
+    v.apply(snap('b', { entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: 2 }], workers: [worker('x', { idle_step_slots: 2 })] }));
+    expect(v.reserve('acme', 'order', 'charge')).toBe('b');
+    expect(v.presence('acme', 'x', 'order', 'charge')).toBe('idle');
+    expect(v.reserve('acme', 'order', 'charge')).toBe('b');
+    // both of x's slots taken: it counts as busy, not gone, until b's next snapshot
+    expect(v.presence('acme', 'x', 'order', 'charge')).toBe('busy');
+    expect(v.reserve('acme', 'order', 'charge')).toBeUndefined();
+    expect(v.reserve('acme', 'order', 'pack')).toBe('a');
+  });
+
+  it('counts one worker\'s slot taken per reservation, and reserves at a peer that names no workers by its idle count', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: 2 }], workers: [worker('x'), worker('y')] }));
+    expect(v.reserve('acme', 'order', 'charge')).toBe('a');
+    expect(['x', 'y'].map((w) => v.presence('acme', w, 'order', 'charge')).sort()).toEqual(['busy', 'idle']);
+    const old = new CapacityView();
+    old.apply(snap('old', { workers: [], step_flow_types_advertised: false }));
+    expect(old.reserve('acme', 'order', 'charge')).toBe('old');
+    expect(old.nodesFor('acme', 'order', 'quote')).toEqual(['old']);
+  });
+
+  it('does not reserve a sticky worker\'s slot where its slots run only RPCs', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { workers: [worker('w', { step_flow_types: [] })] }));
+    expect(v.reserve('acme', 'order', 'charge', 'w')).toBeUndefined();
+  });
+
+  it('sees a worker absent where it declined the type, and idle only with an idle Step slot', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { declined: [decline('w', 'charge')] }));
+    expect(v.presence('acme', 'w', 'order', 'charge')).toBe('absent');
+    expect(v.presence('acme', 'w', 'order', 'pack')).toBe('idle');
+  });
+
+  it('counts a peer able to serve a flow type only where it has the flow type connected', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { entries: [{ tenant: 'acme', flow_type: 'invoice', idle_step_slots: 1 }] }));
+    expect(v.canServe('acme', 'order', 'charge')).toBe(false);
+  });
+
+  it('finds the node of a worker for a sticky RPC only where it runs the flow type and the name, and is not stopping', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { workers: [worker('w', { draining: true })] }));
+    v.apply(snap('b', { workers: [worker('w', { flow_types: ['invoice'] })] }));
+    v.apply(snap('c', { workers: [worker('w')], declined: [decline('w', rpcDeclineType('quote'))] }));
+    expect(v.nodeOfWorker('acme', 'w')).toBe('b');
+    expect(v.nodeOfWorker('acme', 'w', { flowType: 'order', rpcName: 'quote' })).toBeUndefined();
+    expect(v.nodeOfWorker('acme', 'w', { flowType: 'order', rpcName: 'price' })).toBe('c');
+  });
+
+  it('finds an idle slot of a worker for an RPC, RPC-only or shared, where it has not declined the name', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { workers: [worker('w', { idle_step_slots: 0, idle_rpc_slots: 1 })], declined: [decline('w', rpcDeclineType('quote'))] }));
+    expect(v.workerIdleAt('a', 'acme', 'w', 'order', 'price')).toBe(true);
+    expect(v.workerIdleAt('a', 'acme', 'w', 'order', 'quote')).toBe(false);
+    expect(v.idleNodeOfWorker('acme', 'w', 'order', 'price')).toBe('a');
+    expect(v.idleNodeOfWorker('acme', 'w', 'order', 'quote')).toBeUndefined();
+  });
+
+  it('counts an RPC sent to a peer as taking an RPC-only slot first, then a shared one (and its Step slot)', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { workers: [worker('w', { idle_rpc_slots: 1 })] }));
+    v.reserveRpc('a', 'acme', 'order', 'price');
+    // the shared slot is still there for a Step
+    expect(v.reserve('acme', 'order', 'charge')).toBe('a');
+    v.apply(snap('a'));
+    v.reserveRpc('a', 'acme', 'order', 'price');
+    expect(v.reserve('acme', 'order', 'charge')).toBeUndefined();
+    expect(v.idleNodeFor('acme', 'order', 'price')).toBeUndefined();
+  });
+
+  it('finds a peer with an idle slot for an RPC, passing over skipped peers and those that declined the name', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { declined: [decline('w', rpcDeclineType('quote'))] }));
+    v.apply(snap('b'));
+    expect(v.idleNodeFor('acme', 'order', 'quote')).toBe('b');
+    expect(v.idleNodeFor('acme', 'order', 'price', new Set(['a']))).toBe('b');
+    expect(v.idleNodeFor('acme', 'order', 'quote', new Set(['b']))).toBeUndefined();
+  });
+
+  it('lists the peers for an RPC those with idle slots first, leaving out those whose workers all declined it', () => {
+    const v = new CapacityView();
+    v.apply(snap('busy', { entries: [], workers: [worker('x', { idle_step_slots: 0, busy_slots: 1 })] }));
+    v.apply(snap('idle'));
+    v.apply(snap('declines', { declined: [decline('w', rpcDeclineType('quote'))] }));
+    expect(v.nodesFor('acme', 'order')).toEqual(['idle', 'declines', 'busy']);
+    expect(v.nodesFor('acme', 'order', 'quote')).toEqual(['idle', 'busy']);
+  });
+
+  it('counts a peer as having a worker of the flow type unless its workers are all stopping; an older peer by its connected flow types', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { workers: [worker('w', { draining: true })] }));
+    expect(v.availableFor('acme', 'order')).toBe(false);
+    v.apply(snap('old', { workers: [] }));
+    expect(v.availableFor('acme', 'order')).toBe(true);
+    expect(v.availableFor('acme', 'invoice')).toBe(false);
   });
 });
