@@ -7,7 +7,7 @@
 import { Placement } from '../../../src/owner/placement';
 import { QueueHeads } from '../../../src/owner/heads';
 import { Timers } from '../../../src/owner/timers';
-import type { Dispatcher, OfferRef } from '../../../src/owner/dispatcher';
+import type { Dispatcher, OfferRef, Presence } from '../../../src/owner/dispatcher';
 
 const clock = { now: () => Date.now() };
 const log = { warn: () => undefined, info: () => undefined, debug: () => undefined, error: () => undefined } as never;
@@ -19,6 +19,10 @@ function setup(syncMatchWaitMs = 60_000, stickyWaitMs = 60_000) {
   const toHeads: string[] = [];
   /** What each offer answers: taken, unless a test sets another answer. */
   const answer: { result: Promise<'taken' | 'no-slot' | 'gone'> } = { result: Promise.resolve('taken') };
+  /** What the dispatcher and host say of the sticky worker, the backlog and the partition. */
+  const env: { presence: Presence; backlogged: boolean; canServe: boolean; epoch: number | undefined } = {
+    presence: 'busy', backlogged: false, canServe: true, epoch: 1,
+  };
   const dispatcher: Dispatcher = {
     reserveSlot: (_t, _f, stepType) => {
       reserveCalls.push(stepType);
@@ -31,8 +35,8 @@ function setup(syncMatchWaitMs = 60_000, stickyWaitMs = 60_000) {
       }
       return undefined;
     },
-    presence: () => 'busy',
-    canServe: () => true,
+    presence: () => env.presence,
+    canServe: () => env.canServe,
     fetchServes: () => false,
     hasWorker: () => true,
     offer: (_node: string, ref: OfferRef) => {
@@ -44,7 +48,7 @@ function setup(syncMatchWaitMs = 60_000, stickyWaitMs = 60_000) {
   /** Offers out by partition, as the host hears of them. */
   const out = new Map<number, number>();
   const placement = new Placement({
-    dispatcher: () => dispatcher, epochOf: () => 1, backlogged: () => false,
+    dispatcher: () => dispatcher, epochOf: () => env.epoch, backlogged: () => env.backlogged,
     headsAvailable: (q) => toHeads.push(q.peek()?.taskId ?? '(none)'),
     offerSent: (p) => out.set(p, (out.get(p) ?? 0) + 1),
     offerSettled: (p) => out.set(p, (out.get(p) ?? 0) - 1),
@@ -69,7 +73,7 @@ function setup(syncMatchWaitMs = 60_000, stickyWaitMs = 60_000) {
     free.set(stepType, (free.get(stepType) ?? 0) + 1);
     placement.capacity('acme', flowType, appWorkerId);
   };
-  return { placement, timers, q, park, parkSticky, freeSlot, offered, reserveCalls, toHeads, out, answer };
+  return { placement, timers, q, park, parkSticky, freeSlot, offered, reserveCalls, toHeads, out, answer, env };
 }
 
 let stop: (() => void) | undefined;
@@ -258,4 +262,112 @@ it('gives a sticky Step whose offer bounced the rest of its sticky wait, not a n
   } finally {
     jest.useRealTimers();
   }
+});
+
+describe('where a new Step goes first', () => {
+  it('offers a Step at once to its idle sticky worker, and lets it wait for that worker when the offer bounces', async () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.env.presence = 'idle';
+    s.answer.result = Promise.resolve('no-slot');
+    s.freeSlot('*', 'W');
+    s.parkSticky('o1', 'W');
+    expect(s.offered).toEqual(['o1']);
+    await new Promise((r) => setImmediate(r));
+    expect(s.placement.size).toBe(1); // its sticky phase goes on
+    s.answer.result = Promise.resolve('taken');
+    s.freeSlot('*', 'other');
+    expect(s.offered).toEqual(['o1']);
+    s.freeSlot('*', 'W');
+    expect(s.offered).toEqual(['o1', 'o1']);
+  });
+
+  it('keeps a Step for its sticky worker while that worker shows idle but no slot is left', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.env.presence = 'idle';
+    s.parkSticky('o1', 'W');
+    expect(s.offered).toEqual([]);
+    s.freeSlot('*', 'other');
+    expect(s.offered).toEqual([]);
+    s.freeSlot('*', 'W');
+    expect(s.offered).toEqual(['o1']);
+  });
+
+  it('skips the sticky phase of a Step whose worker is not there', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.env.presence = 'absent';
+    s.parkSticky('o1', 'W');
+    s.freeSlot('*', 'other');
+    expect(s.offered).toEqual(['o1']);
+  });
+
+  it('sends a new Step behind a backlog a worker can run to the heads, and lets it wait in memory when none can', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.env.backlogged = true;
+    s.park('a1', 'charge');
+    expect(s.placement.size).toBe(0);
+    expect(s.toHeads).toEqual(['a1']);
+    s.env.canServe = false;
+    s.park('a2', 'charge');
+    expect(s.placement.size).toBe(1);
+    expect(s.placement.hasWaiters('acme', 'order')).toBe(true);
+    expect(s.placement.hasWaiters('acme', 'invoice')).toBe(false);
+  });
+
+  it('hands a Step whose offer failed to the heads', async () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.park('a1', 'charge');
+    s.answer.result = Promise.reject(new Error('peer gone'));
+    s.freeSlot('charge');
+    await new Promise((r) => setImmediate(r));
+    expect(s.toHeads).toEqual(['a1']);
+    expect(s.out.get(0)).toBe(0);
+  });
+
+  it('keeps nothing of a sticky Step whose offer bounced after its partition left this node', async () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.parkSticky('o1', 'W');
+    let answer!: (r: 'no-slot') => void;
+    s.answer.result = new Promise((resolve) => (answer = resolve));
+    s.freeSlot('*', 'W');
+    s.env.epoch = undefined;
+    answer('no-slot');
+    await new Promise((r) => setImmediate(r));
+    expect(s.placement.size).toBe(0);
+    expect(s.toHeads).toEqual([]);
+  });
+});
+
+describe('a sticky worker that declined a Step type', () => {
+  it('moves its waiting Steps of that type on to sync-match when a slot of it frees, and those behind still get the slot', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.parkSticky('o1', 'W');
+    s.env.presence = 'absent'; // W declined charge
+    s.freeSlot('pack', 'W');
+    s.freeSlot('charge', 'other');
+    expect(s.offered).toEqual(['o1']);
+  });
+
+  it('moves on only the Steps of the declined type, and only once the worker runs it nowhere', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.parkSticky('o1', 'W');
+    s.placement.place(s.q('pack'), { taskId: 'p1', readyAt: 99 }, 'W');
+    s.placement.typeDeclined('acme', 'order', 'charge', 'W'); // W still runs it at another node
+    s.freeSlot('*', 'other');
+    expect(s.offered).toEqual([]);
+    s.env.presence = 'absent';
+    s.placement.typeDeclined('acme', 'order', 'charge', 'W');
+    s.freeSlot('*', 'other');
+    expect(s.offered).toEqual(['o1']);
+    s.env.presence = 'busy';
+    s.freeSlot('*', 'W');
+    expect(s.offered).toEqual(['o1', 'p1']);
+  });
 });
