@@ -1,0 +1,73 @@
+/**
+ * StreamSweep (DESIGN §5): an idle stream is pinged so that no idle gap exceeds
+ * matching.pingInterval; a busy stream silent past matching.busyStreamSilence is
+ * lost, but only while it holds a task (a slot bound while its start is on its way
+ * to Redis has nothing for the worker to answer about), and never a stream of an
+ * older SDK that sends nothing while a task runs. A draining stream (told to
+ * reconnect) is not pinged.
+ */
+import { Slot, type SlotState } from '../../../src/gateway/slot';
+import { StreamSweep } from '../../../src/gateway/stream-sweep';
+import { silentLogger } from '../../../src/util/logger';
+import type { pb } from '../../../src/wire';
+
+const PING = 1_000;
+const SILENCE = 4_000;
+const clock = { now: () => Date.now() };
+
+function slot(id: string, state: SlotState, quietWhileBusy = false): Slot {
+  const s = new Slot(id, {
+    tenant: 'acme', appWorkerId: id, flowTypes: ['order'], kind: 'STEP_AND_RPC', taskLimit: 1, sdk: 'test',
+    acceptsTaskAfterAck: false, acceptsTaskInAck: false, quietWhileBusy,
+  });
+  s.state = state;
+  s.lastSentAt = s.lastHeardAt = Date.now();
+  return s;
+}
+
+const held = { partition: 0, taskId: 't', attempt: 1, nonce: 'n', queue: 'q', token: 'tok', delivered: true };
+
+/** Ping times written to the stream, by reading them back from the slot's channel. */
+async function pings(s: Slot): Promise<number[]> {
+  s.out.close();
+  const out: number[] = [];
+  for await (const f of s.out as AsyncIterable<pb.IServerFrame>) if (f.ping) out.push(Number(f.ping.sent_at_ms));
+  return out;
+}
+
+let sweep: StreamSweep | undefined;
+beforeEach(() => jest.useFakeTimers({ now: 10_000 }));
+afterEach(() => {
+  sweep?.stop();
+  jest.useRealTimers();
+});
+
+test('an idle stream gets a Ping before its gap reaches matching.pingInterval; a draining one gets none', async () => {
+  const idle = slot('idle', 'idle');
+  const draining = slot('draining', 'draining');
+  // A frame went out between two sweeps: the next Ping is still due within the interval of it.
+  idle.lastSentAt = 10_001;
+  sweep = new StreamSweep({ pingIntervalMs: PING, busyStreamSilenceMs: 0 }, new Map([['idle', idle], ['draining', draining]]), async () => {}, clock, silentLogger);
+  jest.advanceTimersByTime(5 * PING);
+  const sent = await pings(idle);
+  expect(sent.length).toBeGreaterThanOrEqual(5);
+  const gaps = sent.map((t, i) => t - (i === 0 ? 10_001 : sent[i - 1]!));
+  expect(Math.max(...gaps)).toBeLessThanOrEqual(PING);
+  expect(await pings(draining)).toEqual([]);
+});
+
+test('a busy stream silent past matching.busyStreamSilence is lost only while it holds a task, and never one of an older SDK', () => {
+  const holding = slot('holding', 'busy');
+  holding.attempt = { ...held };
+  const starting = slot('starting', 'busy');
+  const older = slot('older', 'busy', true);
+  older.attempt = { ...held };
+  const lost: string[] = [];
+  sweep = new StreamSweep({ pingIntervalMs: 60_000, busyStreamSilenceMs: SILENCE },
+    new Map([['holding', holding], ['starting', starting], ['older', older]]),
+    async (s) => void lost.push(s.id), clock, silentLogger);
+  jest.advanceTimersByTime(SILENCE - 1_000);
+  expect(lost).toEqual([]);
+  jest.advanceTimersByTime(2_000);
+  expect([...new Set(lost)]).toEqual(['holding']);
+});
