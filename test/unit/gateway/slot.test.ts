@@ -39,3 +39,17 @@ it('writes a Cancel at once when no task is held', async () => {
   slot.send({ cancel: { task_token: 't1', reason: 'flow cancelled' } }, 2);
   expect((await written(slot, 2)).map(kind)).toEqual(['step_task', 'cancel']);
 });
+
+it('holds a task behind every ack still to be written, not only the first', async () => {
+  const slot = new Slot('s1', reg);
+  slot.awaitAck(); // two results came while the slot was freed early
+  slot.awaitAck();
+  slot.send({ step_task: { task_token: 't3' } }, 1);
+  slot.send({ result_ack: { task_token: 't1' } }, 2);
+  slot.ackWritten();
+  expect(slot.holdsTask).toBe(true);
+  slot.send({ result_ack: { task_token: 't2' } }, 3);
+  slot.ackWritten();
+  expect(slot.holdsTask).toBe(false);
+  expect((await written(slot, 3)).map((f) => (f.result_ack ?? f.step_task)!.task_token)).toEqual(['t1', 't2', 't3']);
+});
