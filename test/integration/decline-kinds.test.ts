@@ -56,3 +56,22 @@ it('a worker that declined the Step "approve" still gets the RPC "approve"', asy
   expect(r.output.toString()).toBe('approved');
   expect(r.appWorkerId).toBe(w.appWorkerId);
 });
+
+it('a decline drops once every stream of the worker is gone: the same worker id back with the type gets the Step', async () => {
+  const { t, c, w } = await setup({ steps: { charge: () => 'ok' } });
+  const { taskId } = await c.enqueueStep({ tenant: 'acme', flowId: 'f-step', flowType: 'order', stepType: 'approve', stepExecutionId: 's1', input: 'in' });
+  const deadline = Date.now() + 3000;
+  while ((await c.getTask(taskId)).state !== 'QUEUED' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  expect(await c.getTask(taskId)).toMatchObject({ state: 'QUEUED', attempt: 1 });
+  await w.stop();
+
+  // Redeployed with the Step type, under the same app worker id.
+  const again = new Worker({
+    address: t.node.apiAddress, tenant: 'acme', appWorkerId: w.appWorkerId, flowTypes: { order: { steps: { approve: () => 'approved' } } },
+    maxConcurrentTasks: 1, reservedRpcTasks: 0, logger: recordingLogger(), reconnectBackoff: { initialMs: 50, maxMs: 200 },
+  });
+  cleanups.push(() => again.stop());
+  void again.start().catch(() => undefined);
+  const o = await c.waitOutcome(taskId, { waitMs: 8000 });
+  expect(o).toMatchObject({ status: 'COMPLETED', attempt: 1, appWorkerId: w.appWorkerId });
+});
