@@ -52,3 +52,25 @@ it('refuses a CA bundle whose second certificate does not parse, naming which', 
   expect(err.key).toBe('tls.ca');
   expect(err.message).toMatch(new RegExp(`^config tls\\.ca: certificate 2 of ${bundle.replace(/[.]/g, '\\.')} does not parse`));
 });
+
+it('refuses a key given as the certificate, a certificate given as the key, and a key of another certificate, naming which', () => {
+  const other = makeCerts(fs.mkdtempSync(path.join(dir, 'other-')), { cn: 'other', san: 'DNS:other' });
+  const cases: [{ cert: string; key: string }, string, string][] = [
+    [{ cert: certs.key, key: certs.key }, 'tls.cert', `${certs.key} is not a PEM certificate (chain): `],
+    [{ cert: certs.cert, key: certs.cert }, 'tls.key', `${certs.cert} is not an unencrypted PEM private key: `],
+    [{ cert: certs.cert, key: other.key }, 'tls.key', `${other.key} is not the key of the certificate in tls.cert: `],
+  ];
+  for (const [files, key, reason] of cases) {
+    const err = failure(files);
+    expect(err.key).toBe(key);
+    expect(err.message.startsWith(`config ${key}: ${reason}`)).toBe(true);
+    // OpenSSL's code ("error:0480006C:") is left out: the reason reads as words.
+    expect(err.message).not.toMatch(/: error:[0-9A-F]+:/);
+  }
+});
+
+it('refuses a tls.ca that holds no certificate: it would trust no peer', () => {
+  const err = failure({ ...certs, ca: certs.key });
+  expect(err.key).toBe('tls.ca');
+  expect(err.message).toBe(`config tls.ca: ${certs.key} holds no PEM certificate`);
+});
