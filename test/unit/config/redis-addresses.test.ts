@@ -36,3 +36,7 @@ it('takes host:port seeds, IPv6 bracketed', () => {
   expect(loadConfig({ env: { ZD_REDIS_CLUSTER_NODES: 'a:7000, b.example.com:7001,[::1]:7002' } }).redis.clusterNodes).toEqual(['a:7000', 'b.example.com:7001', '[::1]:7002']);
   expect(loadConfig({ env: { ZD_REDIS_SENTINELS: '10.0.0.1:26379' } }).redis.sentinels).toEqual(['10.0.0.1:26379']);
 });
+
+it.each(['redis://redis:6379/db0', 'redis://redis:6379/0/x'])('redis.url %j (a database that is no number) is refused naming the key', (url) => {
+  expect(refusal({ ZD_REDIS_URL: url })).toMatch(/redis\.url: must be redis:\/\//);
+});

@@ -66,3 +66,17 @@ it.each(['app{x}', 'zd{', 'a}b'])('refuses a redis.keyPrefix with a brace (%s): 
 it('takes a redis.keyPrefix without braces', () => {
   expect(loadConfig({ env: { ZD_REDIS_KEY_PREFIX: 'tenant-a:zd' } }).redis.keyPrefix).toBe('tenant-a:zd');
 });
+
+it.each([
+  ['matching:\n  maxStreams: 1.5\n', /matching\.maxStreams.*must be a positive integer/],
+  ['redis:\n  waitReplicas: 1.5\n', /redis\.waitReplicas.*must be a whole number of 0 or more/],
+  ['steps:\n  backoffCoefficient: .nan\n', /steps\.backoffCoefficient.*must be a number/],
+  ['steps:\n  backoffCoefficient: .inf\n', /steps\.backoffCoefficient.*must be a number/],
+  ['redis:\n  clusterNodes: [7000]\n', /redis\.clusterNodes.*must be a list of strings/],
+  // The second line would win unsaid, whichever of the two the operator meant.
+  ['matching:\n  stickyWait: 1s\n  stickyWait: 2s\n', /^config file: .*unique/],
+])('a YAML value the env could not give is refused as strictly: %j', (text, reason) => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'zd-config-')), 'config.yaml');
+  fs.writeFileSync(file, text);
+  expect(refusal(() => loadConfig({ env: {}, file }))).toMatch(reason);
+});
