@@ -27,6 +27,7 @@ it.each([
   [{ 'matching.busyStreamSilence': '20s' }, 'matching.busyStreamSilence (20000ms)'],
   [{ 'matching.busyStreamSilence': '5s' }, 'matching.busyStreamSilence (5000ms)'],
   [{ 'cluster.leaseTtl': '15s', 'cluster.nodeTtl': '10s' }, 'cluster.leaseTtl (15000ms) is longer than cluster.nodeTtl (10000ms)'],
+  [{ 'cluster.leaseTtl': '10001ms', 'cluster.nodeTtl': '10s' }, 'cluster.leaseTtl (10001ms) is longer than cluster.nodeTtl (10000ms)'],
   [{ 'redis.url': 'redis://redis:6379', 'redis.password': 'pw' }, 'redis.password is set but applies to redis.clusterNodes and redis.sentinels only'],
   [{ 'redis.url': 'redis://redis:6379', 'redis.username': 'zd' }, 'redis.username is set but applies to redis.clusterNodes and redis.sentinels only'],
 ])('warns of %j', (over, text) => {

@@ -68,7 +68,7 @@ describe('durations', () => {
     expect(parseDuration(input)).toBe(expected);
   });
 
-  it.each([['abc'], [''], ['-1s'], ['1.5ms'], ['0.5ms'], ['1.0005s'], ['1.5'], ['10 parsecs'], ['1e3ms'], ['5 s s'], [-5], [1.5], [null], [true]])('rejects %p', (input) => {
+  it.each([['abc'], [''], ['-1s'], ['1.5ms'], ['0.5ms'], ['1.0005s'], ['1.5'], ['10 parsecs'], ['1e3ms'], ['5 s s'], ['100000000000000000000'], [-5], [1.5], [null], [true]])('rejects %p', (input) => {
     expect(parseDuration(input)).toBeNaN();
   });
 
@@ -222,6 +222,10 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['an advertised address without a host', { args: ['--internal.advertise=:8803'] }, 'internal.advertise'],
     ['a Redis Cluster seed on port 0', { env: { ZD_REDIS_CLUSTER_NODES: 'a:0' } }, 'redis.clusterNodes'],
     ['tls on with a cert but no key', { args: ['--tls.enabled=true', `--tls.cert=${__filename}`] }, 'tls.enabled'],
+    // One millisecond past each bound.
+    ['stickyWait 1ms over dispatchWait', { args: ['--matching.stickyWait=10001ms'] }, 'matching.stickyWait'],
+    ['steps.maxInterval 1ms under steps.initialInterval', { args: ['--steps.maxInterval=999ms'] }, 'steps.maxInterval'],
+    ['outcomes.retention 1ms under a second', { args: ['--outcomes.retention=999ms'] }, 'outcomes.retention'],
   ];
 
   it.each(cases)('%s', (_name, opts, key) => {

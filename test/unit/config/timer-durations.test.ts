@@ -35,6 +35,7 @@ it('takes the longest duration a timer holds, and longer ones where no timer hol
   const c = loadConfig({ env: {}, overrides: { 'auth.reloadInterval': 2 ** 31 - 1, 'outcomes.retention': '90d' } });
   expect(c.auth.reloadInterval).toBe(2 ** 31 - 1);
   expect(c.outcomes.retention).toBe(90 * 86_400_000);
+  expect(failure({ 'auth.reloadInterval': 2 ** 31 }).key).toBe('auth.reloadInterval');
 });
 
 it('refuses more partitions than a Redis Cluster has hash slots, naming the key', () => {
@@ -54,4 +55,5 @@ it('refuses a payload limit no client could receive, naming the key', () => {
   expect(err.key).toBe('limits.maxPayloadBytes');
   expect(err.message).toMatch(/is more than 3670016 \(3\.5 MiB\): a client receives at most 4 MiB in one gRPC message/);
   expect(loadConfig({ env: {}, overrides: { 'limits.maxPayloadBytes': 3.5 * 1024 * 1024 } }).limits.maxPayloadBytes).toBe(3_670_016);
+  expect(failure({ 'limits.maxPayloadBytes': 3_670_017 }).key).toBe('limits.maxPayloadBytes');
 });
