@@ -92,3 +92,14 @@ describe('two listeners on one port', () => {
     expect(r.stderr).toContain(`config.${b}.listen`);
   });
 });
+
+it('advertises the pod IP at the internal port it listens on, sleeps preStop.sleepSeconds before SIGTERM, and passes extraEnv', () => {
+  const r = chart.render([...BASE, '--set', 'config.internal.listen=0.0.0.0:9903', '--set', 'preStop.sleepSeconds=7',
+    '--set', 'terminationGracePeriodSeconds=60', '--set', 'extraEnv[0].name=ZD_LOG_LEVEL', '--set', 'extraEnv[0].value=debug']);
+  expect(r.stderr).toBe('');
+  const container = r.objs.find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0];
+  const env = Object.fromEntries((container.env as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
+  expect(env.ZD_INTERNAL_ADVERTISE).toBe('$(POD_IP):9903');
+  expect(env.ZD_LOG_LEVEL).toBe('debug');
+  expect(container.lifecycle.preStop.exec.command).toEqual(['sleep', '7']);
+});
