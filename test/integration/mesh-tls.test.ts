@@ -148,7 +148,17 @@ it('with tls.peerServerName, peers are verified against that name: an InvokeRpc 
 });
 
 it('refuses a tls.peerServerName that is not a host name, naming the key', () => {
-  for (const bad of ['zdmatch.zd.svc:8803', '*.zdmatch-peers.zd.svc', 'https://zdmatch.zd.svc', 'two words']) {
+  // A DNS name's bounds: no label starts or ends with a hyphen, a label is at most 63 characters, the name 253.
+  const label63 = 'a'.repeat(63);
+  const name253 = [label63, label63, label63, 'a'.repeat(61)].join('.');
+  const refused = [
+    'zdmatch.zd.svc:8803', '*.zdmatch-peers.zd.svc', 'https://zdmatch.zd.svc', 'two words',
+    'zdmatch-.zd.svc', '-zdmatch.zd.svc', 'zdmatch.zd-.svc', `${'a'.repeat(64)}.svc`, `${name253}a`, `a${name253}`,
+  ];
+  for (const good of ['zd-match.zd.svc', `${label63}.svc`, name253, 'zdmatch.zd.svc.']) {
+    expect(loadConfig({ env: { ZD_TLS_PEER_SERVER_NAME: good } }).tls.peerServerName).toBe(good);
+  }
+  for (const bad of refused) {
     let err: unknown;
     try {
       loadConfig({ env: { ZD_TLS_PEER_SERVER_NAME: bad } });
