@@ -124,6 +124,23 @@ describe('redis', () => {
     expect(names).toContain('ZD_REDIS_PASSWORD');
   });
 
+  it('reads each key of redis.existingSecret as optional (it may hold the URL, the password or both); its own Secret\'s keys are required', () => {
+    type EnvRef = { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } };
+    const refs = (args: string[]) => {
+      const c = rendered([...NO_AUTH, ...args]).find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0];
+      return Object.fromEntries((c.env as EnvRef[]).filter((e) => e.valueFrom?.secretKeyRef).map((e) => [e.name, e.valueFrom!.secretKeyRef!]));
+    };
+    // A Secret with only the URL must not keep the pod from starting for want of the password key, nor the reverse.
+    expect(refs(['--set', 'redis.existingSecret=redis-creds'])).toEqual({
+      ZD_REDIS_URL: { name: 'redis-creds', key: 'redis-url', optional: true },
+      ZD_REDIS_PASSWORD: { name: 'redis-creds', key: 'redis-password', optional: true },
+    });
+    const url = refs(REDIS).ZD_REDIS_URL;
+    expect(url).toEqual({ name: expect.any(String), key: 'redis-url' });
+    expect(refs(['--set', 'redis.clusterNodes={r-0:6379}', '--set', 'redis.password=pw']).ZD_REDIS_PASSWORD)
+      .toEqual({ name: url!.name, key: 'redis-password' });
+  });
+
   // Each is refused by the node at startup (src/config/load.ts): rendered, every pod would crash-loop.
   it.each<[string, string, string, string]>([
     ['a Cluster seed without its port', 'clusterNodes', 'redis-0', '/redis/clusterNodes/0'],
