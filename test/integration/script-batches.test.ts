@@ -123,3 +123,25 @@ it('fails every caller of a call that fails', async () => {
   expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
   expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE/);
 });
+
+it('sends starts for another node or boot id, and a stopping worker\'s completions, in calls of their own', async () => {
+  const tasks = await enqueued(4);
+  const now = Date.now();
+  const other = { ...testSlot, appWorkerId: 'w2', nodeId: 'n2', bootId: 'b2' };
+  await fx.client.config('RESETSTAT');
+  await Promise.all(tasks.map((t, i) => fx.store.start(t.partition, t.taskId, 0, i % 2 ? other : testSlot, `nonce-${i}`, now)));
+  expect(await scriptCalls()).toBe(2);
+  for (const [i, t] of tasks.entries()) {
+    const h = await fx.store.readTask(t.partition, t.taskId);
+    expect([h!.node!.toString(), h!.boot!.toString()]).toEqual(i % 2 ? ['n2', 'b2'] : ['n1', 'b1']);
+  }
+  // w2 is stopping: the flows of its tasks remember no worker; w1's remember w1
+  await fx.client.config('RESETSTAT');
+  const results = await Promise.all(tasks.map((t, i) => fx.store.complete(
+    { partition: t.partition, taskId: t.taskId, attempt: 1, nonce: `nonce-${i}` }, Buffer.from(`out-${i}`), now, i % 2 === 1)));
+  expect(results.every((r) => r.kind === 'completed')).toBe(true);
+  expect(await scriptCalls()).toBe(2);
+  for (const [i, t] of tasks.entries()) {
+    expect(await fx.client.get(`${fx.keys.tag(t.partition)}sticky:acme:${t.flowId}`)).toBe(i % 2 ? null : 'w1');
+  }
+});
