@@ -25,3 +25,13 @@ describe('keys: partition and task id', () => {
     expect(seen.size).toBe(64);
   });
 });
+
+describe('keys: the partition of a task id', () => {
+  it('is undefined for a partition the store does not have, or an id that is not a task id', () => {
+    expect(partitionOfTaskId('63-aaed7241a73d3abbddf5206d', 64)).toBe(63);
+    expect(partitionOfTaskId('64-aaed7241a73d3abbddf5206d', 64)).toBeUndefined();
+    for (const id of ['63-aaed7241a73d3abbddf5206', '63-aaed7241a73d3abbddf5206d0', '63-AAED7241A73D3ABBDDF5206D', 'x63-aaed7241a73d3abbddf5206d', '1234567-aaed7241a73d3abbddf5206d']) {
+      expect(partitionOfTaskId(id, 64)).toBeUndefined();
+    }
+  });
+});
