@@ -5,7 +5,7 @@
  * before either was packed, which the scripts still read.
  */
 import { FetchStore } from '../../src/store/fetch-store';
-import { payloadArg, type NewTask } from '../../src/store/task-store';
+import { payloadArg, TaskStore, type NewTask } from '../../src/store/task-store';
 import { decodeEntry, OutcomeStore } from '../../src/store/outcomes';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
@@ -94,6 +94,17 @@ describe('the done record', () => {
     expect(await fx.store.readTask(t.partition, t.taskId)).toBeNull();
   });
 
+  it('stays a second at the least, whatever outcomes.retention says', async () => {
+    const store = new TaskStore(fx.client, fx.keys, 0, 60_000);
+    const t = newTask();
+    const now = Date.now();
+    await store.enqueue(t, now);
+    await store.start(t.partition, t.taskId, 0, testSlot, 'n1', now);
+    const r = await store.complete({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, Buffer.from('out'), now);
+    expect(r).toMatchObject({ kind: 'completed' });
+    expect(await fx.client.pttl(fx.keys.done(t.partition, t.taskId))).toBeGreaterThan(500);
+  });
+
   it('keeps a failure message as sent, and the fetch surface\'s idempotency key', async () => {
     const t = newTask({ maxAttempts: 1 });
     const now = Date.now();
@@ -156,6 +167,25 @@ describe('the outcome stream entry', () => {
       stepType: 'charge', stepExecutionId: t.stepExecutionId, status: 'COMPLETED', attempt: 1, appWorkerId: 'w1',
       output, error: null, finishedAt: now + 7, enqueuedAt: now,
     });
+  });
+
+  it('carries a failure as consumers read it: retryable or not, a type without a message still an error', async () => {
+    const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+    await outcomes.ensureGroup('g');
+    const now = Date.now();
+    const failures = [
+      { message: 'no route', type: 'Io', nonRetryable: false, retryAfterMs: 0 },
+      { message: '', type: 'Fatal', nonRetryable: true, retryAfterMs: 0 },
+    ];
+    for (const f of failures) {
+      const t = newTask({ maxAttempts: 1 });
+      await fx.store.enqueue(t, now);
+      const nonce = await run(t, now);
+      expect(await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce }, f, now))
+        .toMatchObject({ kind: 'terminal', status: 'FAILED' });
+      const [o] = await outcomes.readNew('g', 'c', 10, [t.partition]);
+      expect(o).toMatchObject({ taskId: t.taskId, status: 'FAILED', error: { message: f.message, type: f.type, nonRetryable: f.nonRetryable } });
+    }
   });
 
   it('still reads an entry written field by field, the format before it was packed', async () => {
