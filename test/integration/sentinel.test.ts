@@ -4,10 +4,12 @@
  * the test's redis-server.
  */
 import { pb } from '../../src/wire';
+import { createRedis } from '../../src/store/redis';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { startSentinel, type TestSentinel } from '../helpers/sentinel';
+import { sleep } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let sentinel: TestSentinel | undefined;
@@ -29,5 +31,24 @@ it('serves Steps through a Redis found by Sentinel', async () => {
     s.reset();
   } finally {
     await t.close();
+  }
+});
+
+it('leaves a Sentinel client closed on purpose closed: only an end nobody asked for is connected again', async () => {
+  sentinel ??= await startSentinel(redis.port, { downAfterMs: 5000 });
+  const settings = { url: '', clusterNodes: [], sentinels: sentinel.nodeConfig['redis.sentinels'], sentinelName: sentinel.nodeConfig['redis.sentinelName'], password: '' };
+  const quitted = createRedis(settings);
+  const disconnected = createRedis(settings);
+  try {
+    expect(await quitted.ping()).toBe('PONG');
+    expect(await disconnected.ping()).toBe('PONG');
+    await quitted.quit();
+    disconnected.disconnect();
+    // well past the moment an end nobody asked for is connected again
+    await sleep(1000);
+    expect([quitted.status, disconnected.status]).toEqual(['end', 'end']);
+  } finally {
+    quitted.disconnect();
+    disconnected.disconnect();
   }
 });
