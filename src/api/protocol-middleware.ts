@@ -42,11 +42,14 @@ export function protocolMiddleware(options: ProtocolMiddlewareOptions = {}) {
   const exempt = options.exempt ?? PROTOCOL_CHECK_EXEMPT;
   return async function* <Req, Res>(call: ServerMiddlewareCall<Req, Res>, context: CallContext) {
     if (!exempt.some((prefix) => call.method.path.startsWith(prefix))) {
-      // Several values (a proxy that appended one) must all be supported.
+      // Several values (a proxy that appended one) must all be supported. Node's HTTP/2 server
+      // joins a header sent more than once into one value, "4, 4": each part is one version.
       for (const raw of context.metadata.getAll(PROTOCOL_VERSION_HEADER)) {
-        const version = parseVersion(String(raw));
-        if (typeof version !== 'number' || version < min || version > max) {
-          throw zdError('ZD_PROTOCOL_MISMATCH', { client: version, server: PROTOCOL_VERSION });
+        for (const part of String(raw).split(',')) {
+          const version = parseVersion(part);
+          if (typeof version !== 'number' || version < min || version > max) {
+            throw zdError('ZD_PROTOCOL_MISMATCH', { client: version, server: PROTOCOL_VERSION });
+          }
         }
       }
     }

@@ -181,6 +181,17 @@ describe('protocol version check (zd-protocol-version header)', () => {
     await expect(health.check({ service: '' }, { metadata: versionHeader('99') })).resolves.toMatchObject({ status: 1 });
   });
 
+  it('reads a version with spaces around it, and refuses a header a proxy added a second unsupported value to', async () => {
+    const t = await node();
+    await expect(t.matching.describeCluster({}, { metadata: versionHeader(` ${PROTOCOL_VERSION} `) })).resolves.toMatchObject({ partitions: 8 });
+    const twice = new Metadata().append('zd-protocol-version', String(PROTOCOL_VERSION)).append('zd-protocol-version', '99');
+    await expect(t.matching.describeCluster({}, { metadata: twice })).rejects.toMatchObject({
+      code: Status.FAILED_PRECONDITION, details: expect.stringContaining('ZD_PROTOCOL_MISMATCH'),
+    });
+    const same = new Metadata().append('zd-protocol-version', String(PROTOCOL_VERSION)).append('zd-protocol-version', String(PROTOCOL_VERSION));
+    await expect(t.matching.describeCluster({}, { metadata: same })).resolves.toMatchObject({ partitions: 8 });
+  });
+
   it('fails a Worker\'s start() with ZdProtocolError naming both versions when it speaks an unsupported one', async () => {
     const t = await node();
     const { w } = worker(t.node.apiAddress, { charge: () => 'x' }, { maxConcurrentTasks: 2, _internal: { protocolVersion: 99 } });
