@@ -5,6 +5,8 @@
  * stream's trim just the same; the drop refused its name as INVALID_ARGUMENT,
  * so no operator could free what it held. The name is only looked up among the
  * groups that exist, never made; a missing one is still NOT_FOUND.
+ * A group whose lag Redis cannot tell is listed with lag -1 (unknown), and a
+ * tenant's group not found is named with its tenant.
  */
 import { Status } from 'nice-grpc';
 import { startTestNode, type TestNode } from '../helpers/node';
@@ -31,4 +33,22 @@ it('drops a group made by hand whose name holds a colon or a space, as it is lis
   // Still refused, naming the field: no name, and control characters.
   expect((await failureOf(t.matching.dropOutcomeGroup({ group: '' }))).details).toContain('group');
   expect((await failureOf(t.matching.dropOutcomeGroup({ group: 'a\nb' }))).code).toBe(Status.INVALID_ARGUMENT);
+});
+
+it('lists a group whose lag Redis cannot tell with lag -1, which reads as unknown, not as none', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('by-hand'), { 'cluster.partitions': 2 });
+  const key = `${t.config.redis.keyPrefix}:{1}:out`;
+  // An entry deleted ahead of the group's position: Redis reports its lag as nil.
+  await redis.command('XADD', key, '*', 'a', '1');
+  const deleted = String(await redis.command('XADD', key, '*', 'a', '2'));
+  await redis.command('XDEL', key, deleted);
+  await redis.command('XGROUP', 'CREATE', key, 'audit', '0');
+  const [g] = (await t.matching.listOutcomeGroups({})).groups;
+  expect(g).toMatchObject({ group: 'audit', lag: -1, idle_ms: -1, consumers: 0 });
+});
+
+it('names the tenant of a tenant\'s group it did not find', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('by-hand'), { 'cluster.partitions': 2 });
+  const err = await failureOf(t.matching.dropOutcomeGroup({ tenant: 'acme', group: 'engine', force: true }));
+  expect(err).toMatchObject({ code: Status.NOT_FOUND, details: 'ZD_OUTCOME_GROUP_NOT_FOUND: no outcome consumer group engine of tenant acme' });
 });
