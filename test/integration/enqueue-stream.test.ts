@@ -218,3 +218,17 @@ it('answers an enqueue on the stream that Redis refuses for now with ZD_STORE_UN
     client.close();
   }
 });
+
+it('answers an enqueue that fails unexpectedly with ZD_INTERNAL alone, as the unary call does, and goes on', async () => {
+  // A key of the wrong type: the enqueue fails with WRONGTYPE, which no catalogued error covers.
+  const queues = Array.from({ length: t.config.cluster.partitions }, (_, p) => `${prefix}:{${p}}:queues`);
+  for (const key of queues) await redis.command('SET', key, 'x');
+  const s = openStream();
+  s.send(1, [step('w1')]);
+  expect((await s.answer(1)).error).toMatchObject({ code: Status.INTERNAL, message: 'ZD_INTERNAL: internal error' });
+  await redis.command('DEL', ...queues);
+  s.send(2, [step('w2')]);
+  expect((await s.answer(2)).results).toMatchObject([{ created: true }]);
+  s.requests.close();
+  await s.done;
+});
