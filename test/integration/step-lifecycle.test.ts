@@ -55,7 +55,14 @@ it('delivers a Step, records its output as the one COMPLETED outcome, and keeps 
     expect(x.error ?? null).toBeNull();
   }
   expect(streamed!.outcome_id).toBe(o.outcome_id);
-  expect((await env.t.matching.getTask({ task_id: r.task_id })).task!.state).toBe(pb.TaskState.DONE);
+  // GetTask of a finished task answers its outcome as WaitOutcome does.
+  const done = (await env.t.matching.getTask({ task_id: r.task_id })).task!;
+  expect(done).toMatchObject({
+    state: pb.TaskState.DONE, tenant: 'acme', flow_id: 'f1', flow_type: 'order', step_type: 'charge', step_execution_id: 's1',
+    attempt: 1, app_worker_id: 'w1', enqueued_at_ms: o.enqueued_at_ms,
+  });
+  expect(done.outcome).toMatchObject({ outcome_id: o.outcome_id, status: pb.OutcomeStatus.COMPLETED, idempotency_key: r.task_id });
+  expect(Buffer.from(done.outcome!.output!).toString()).toBe('out');
   // Within outcomes.retention the same Step is not enqueued again.
   expect((await env.t.matching.enqueueStep({ step: step() })).created).toBe(false);
   expect((await env.t.matching.enqueueStep({ step: step({ step_execution_id: 's2' }) })).created).toBe(true);
