@@ -100,6 +100,9 @@ describe('cluster', () => {
   it('prints the partitions and live nodes, and with --partitions each owner and epoch', async () => {
     const info = await client.describeCluster();
     const nodeId = info.nodes[0]!.nodeId;
+    // Each lease's epoch, as the lease holds it: 0 is never one (the first acquire makes it 1).
+    expect(info.partitionOwners.map((o) => o.owner)).toEqual([nodeId, nodeId]);
+    for (const o of info.partitionOwners) expect(o.epoch).toBeGreaterThan(0);
     const r = await runCliAsync(['cluster', '--partitions', ...addr()]);
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     const lines = r.stdout.split('\n');
