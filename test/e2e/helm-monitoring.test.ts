@@ -57,6 +57,37 @@ describe('ServiceMonitor timing', () => {
   });
 });
 
+describe('ServiceMonitor targets', () => {
+  const matches = (selector: Record<string, string>, labels: Record<string, string> = {}) =>
+    Object.entries(selector).every(([k, v]) => labels[k] === v);
+
+  // A selector that misses the metrics Service, or an endpoint on a port it lacks, leaves
+  // prometheus-operator with no target: nothing is scraped and no zdmatch alert can fire.
+  // Two releases in one namespace (a new cluster beside the old) each scrape their own nodes.
+  it('scrapes /metrics on its release\'s metrics Service alone, which picks the nodes\' metrics port', () => {
+    const releases = ['zdmatch', 'edge'].map((release) => {
+      const r = chart.render([...BASE, ...MONITORING], { release });
+      expect(r.stderr).toBe('');
+      return r.objs;
+    });
+    const services = releases.flat().filter((o) => o.kind === 'Service');
+    for (const objs of releases) {
+      const sm = serviceMonitor(objs)!;
+      const metrics = objs.find((o) => o.kind === 'Service' && o.metadata.name.endsWith('-metrics'))!;
+      const selected = services.filter((s) => matches(sm.spec.selector.matchLabels, (s.metadata as { labels?: Record<string, string> }).labels));
+      expect(selected.map((s) => s.metadata.name)).toEqual([metrics.metadata.name]);
+      const [endpoint, ...more] = sm.spec.endpoints as { port: string; path: string }[];
+      expect(more).toEqual([]);
+      expect(endpoint!.path).toBe('/metrics'); // src/node/http-server.ts
+      const port = (metrics.spec.ports as { name: string; targetPort: string }[]).find((p) => p.name === endpoint!.port);
+      expect(port?.targetPort).toBe('metrics');
+      const dep = objs.find((o) => o.kind === 'Deployment')!;
+      expect(matches(metrics.spec.selector, dep.spec.template.metadata.labels)).toBe(true);
+      expect(dep.spec.template.spec.containers[0].ports).toContainEqual(expect.objectContaining({ name: 'metrics' }));
+    }
+  });
+});
+
 describe('PodDisruptionBudget', () => {
   it.each([
     ['the default', [], 1],
