@@ -66,3 +66,31 @@ it('labels with the tag as given when it is a plain one, and with appVersion by 
   const { appVersion } = YAML.parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
   expect(versions(r.objs)).toEqual(new Set([appVersion]));
 });
+
+describe('selectors', () => {
+  const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
+    Object.entries(selector).every(([k, v]) => labels[k] === v);
+
+  // A Service that selects no pod has no endpoints (the API, metrics or peer mesh unreachable);
+  // a budget that selects none guards nothing. Two releases in one namespace (a new cluster
+  // beside the old) must each pick only their own nodes.
+  it('has every Service and the disruption budget pick the release\'s own nodes, and no other release\'s', () => {
+    const releases = ['zdmatch', 'edge'].map((release) => {
+      const r = render([...BASE, '--set', 'podLabels.team=payments'], { release });
+      expect(r.stderr).toBe('');
+      const dep = r.objs.find((o) => o.kind === 'Deployment')!;
+      return { objs: r.objs, podLabels: dep.spec.template.metadata.labels as Record<string, string>, selector: dep.spec.selector.matchLabels };
+    });
+    for (const [i, { objs, podLabels, selector }] of releases.entries()) {
+      const other = releases[1 - i]!.podLabels;
+      expect(matches(selector, podLabels)).toBe(true);
+      const selectors: [string, Record<string, string>][] = [
+        ...objs.filter((o) => o.kind === 'Service').map((s): [string, Record<string, string>] => [s.metadata.name, s.spec.selector]),
+        ...objs.filter((o) => o.kind === 'PodDisruptionBudget').map((p): [string, Record<string, string>] => [p.metadata.name, p.spec.selector.matchLabels]),
+      ];
+      const full = i === 0 ? 'zdmatch' : 'edge-zdmatch'; // the API Service and the budget share the release's full name
+      expect(selectors.map(([name]) => name).sort()).toEqual([full, full, `${full}-metrics`, `${full}-peers`]);
+      for (const [name, sel] of selectors) expect([name, matches(sel, podLabels), matches(sel, other)]).toEqual([name, true, false]);
+    }
+  });
+});
