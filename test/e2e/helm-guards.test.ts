@@ -206,6 +206,23 @@ describe('probes', () => {
   });
 });
 
+describe('Service protocols', () => {
+  // appProtocol tells gateways and meshes how to speak to a port: h2c (cleartext HTTP/2) to a
+  // port that serves TLS, or http to one that serves https, breaks every call through them.
+  const appProtocols = (args: string[]) => Object.fromEntries(rendered([...REDIS, ...NO_AUTH, ...args])
+    .filter((o) => o.kind === 'Service')
+    .flatMap((s) => (s.spec.ports as { name: string; appProtocol?: string }[]).map((p) => [`${s.metadata.name}/${p.name}`, p.appProtocol ?? null])));
+
+  it('names cleartext HTTP/2 and http without TLS, and no h2c but https with it', () => {
+    expect(appProtocols([])).toEqual({
+      'zdmatch/grpc': 'kubernetes.io/h2c', 'zdmatch/http': 'http', 'zdmatch-metrics/metrics': 'http', 'zdmatch-peers/internal': 'kubernetes.io/h2c',
+    });
+    expect(appProtocols(['--set', 'tls.enabled=true', '--set', 'tls.existingSecret=zdmatch-tls'])).toEqual({
+      'zdmatch/grpc': null, 'zdmatch/http': 'https', 'zdmatch-metrics/metrics': 'http', 'zdmatch-peers/internal': null,
+    });
+  });
+});
+
 describe('mesh TLS', () => {
   const TLS = ['--set', 'tls.enabled=true', '--set', 'tls.existingSecret=zdmatch-tls', '--set', 'tls.ca=true'];
   const rawTls = (objs: K8sObject[]) =>
