@@ -129,6 +129,32 @@ it('the dashboard and the rules name only published metrics, and the chart ships
   expect(fs.readFileSync(path.join(CHART_FILES, 'grafana-dashboard.json'), 'utf8')).toBe(fs.readFileSync(DASHBOARD, 'utf8'));
 });
 
+// A label the metric lacks matches nothing: a `by (type)` for `by (kind)` draws one line, a
+// matcher on it an empty panel or an alert that never fires, and promtool parses either.
+it('the dashboard and the rules group and select only by labels the node or the scrape sets', () => {
+  const labelNames = new Map(createMetrics().registry.getMetricsAsArray()
+    .map((m) => [m.name, (m as unknown as { labelNames?: string[] }).labelNames ?? []] as const));
+  const TARGET = ['job', 'namespace', 'service', 'instance', 'pod', 'le'];
+  const rules = YAML.parse(fs.readFileSync(RULES, 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
+  const exprs = [
+    ...dashboardExpressions(),
+    ...rules.groups.flatMap((g) => g.rules.map((r) => ({ title: r.alert, expr: r.expr }))),
+  ];
+  expect(exprs.length).toBeGreaterThan(40);
+  const unknown: string[] = [];
+  for (const { title, expr } of exprs) {
+    const names = metricNames(expr).filter((n) => n.startsWith('dexzd_'));
+    if (names.length === 0) continue;
+    const allowed = new Set([...TARGET, ...names.flatMap((n) => labelNames.get(n) ?? [])]);
+    const used = [
+      ...[...expr.matchAll(/\bby\s*\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((l) => l.trim()).filter(Boolean)),
+      ...[...expr.matchAll(/\bdexzd_[a-z0-9_]+\{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/(\w+)\s*(?:=~|!~|!=|=)/g)].map((l) => l[1]!)),
+    ];
+    for (const l of used) if (!allowed.has(l)) unknown.push(`${title}: ${l} (${names.join(', ')})`);
+  }
+  expect(unknown).toEqual([]);
+});
+
 describe('a running node', () => {
   const redis = useEmbeddedRedis();
 
