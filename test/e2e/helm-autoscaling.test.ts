@@ -40,6 +40,17 @@ describe('autoscaling replicas', () => {
 });
 
 describe('autoscaling on CPU', () => {
+  // Each pod removed is a drain that moves its partitions and worker streams: the
+  // autoscaler must remove them one at a time, minutes apart, not all at once.
+  it('targets autoscaling.targetCPUUtilizationPercentage and scales down one pod per 5 minutes', () => {
+    const hpa = (args: string[]) => rendered(args).find((o) => o.kind === 'HorizontalPodAutoscaler')!.spec;
+    expect(hpa([]).metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }]);
+    const spec = hpa(['--set', 'autoscaling.targetCPUUtilizationPercentage=55']);
+    expect(spec.metrics[0].resource.target.averageUtilization).toBe(55);
+    expect(spec.behavior.scaleDown.policies).toEqual([{ type: 'Pods', value: 1, periodSeconds: 300 }]);
+    expect(spec.behavior.scaleDown.stabilizationWindowSeconds).toBeGreaterThanOrEqual(300);
+  });
+
   it('refuses a container without a CPU request, on which the autoscaler never scales', () => {
     const r = render([...BASE, '--set', 'resources.requests.cpu=null']);
     expect(r.ok).toBe(false);
