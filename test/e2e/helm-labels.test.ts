@@ -94,3 +94,25 @@ describe('selectors', () => {
     }
   });
 });
+
+describe('service account', () => {
+  /** The ServiceAccounts the render creates, and the one the pods run as (with its token mount). */
+  function accounts(args: string[]) {
+    const r = render([...BASE, ...args]);
+    expect(r.stderr).toBe('');
+    const pod = r.objs.find((o) => o.kind === 'Deployment')!.spec.template.spec;
+    const created = r.objs.filter((o) => o.kind === 'ServiceAccount');
+    return { created: created.map((o) => o.metadata.name), podRunsAs: pod.serviceAccountName, podMounts: pod.automountServiceAccountToken, saMounts: created.map((o) => o.automountServiceAccountToken) };
+  }
+
+  it('runs the pods as the account it creates, named after the release unless serviceAccount.name says, with no token mounted', () => {
+    expect(accounts([])).toEqual({ created: ['zdmatch'], podRunsAs: 'zdmatch', podMounts: false, saMounts: [false] });
+    expect(accounts(['--set', 'serviceAccount.name=zd-nodes'])).toMatchObject({ created: ['zd-nodes'], podRunsAs: 'zd-nodes' });
+    expect(accounts(['--set', 'serviceAccount.automount=true'])).toMatchObject({ podMounts: true, saMounts: [true] });
+  });
+
+  it('with serviceAccount.create=false creates none and runs the pods as the named account, else the namespace\'s default', () => {
+    expect(accounts(['--set', 'serviceAccount.create=false'])).toMatchObject({ created: [], podRunsAs: 'default' });
+    expect(accounts(['--set', 'serviceAccount.create=false', '--set', 'serviceAccount.name=platform-sa'])).toMatchObject({ created: [], podRunsAs: 'platform-sa' });
+  });
+});
