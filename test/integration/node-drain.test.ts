@@ -8,6 +8,7 @@
  * callers ask again elsewhere.
  */
 import { ClientError, createChannel, createClient, Status } from 'nice-grpc';
+import { HealthDefinition } from 'nice-grpc-server-health';
 import { partitionOf } from '../../src/store/keys';
 import { ExternalTaskServiceDefinition, MatchingServiceDefinition, pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -45,6 +46,33 @@ it('tells every stream to reconnect, ends the idle ones, lets the busy one finis
   expect(Date.now() - startedAt).toBeLessThan(5000); // over once no slot is busy, not at drain.timeout
   const p = partitionOf('acme', 'f', t.config.cluster.partitions);
   expect(await redis.command('XLEN', t.node.keys.out(p))).toBe(1); // its COMPLETED outcome
+});
+
+// Probes must turn traffic away from the moment the drain begins, not once it has
+// ended: the readiness and health answers change while a busy slot still holds it open.
+it('answers not ready and NOT_SERVING as soon as it drains, while a busy slot finishes', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('drain'), { 'drain.timeout': '10s' });
+  const health = createClient(HealthDefinition, t.channel);
+  const readyz = async () => (await fetch(`http://${t.node.metricsAddress}/readyz`)).status;
+  expect(await readyz()).toBe(200);
+  expect((await health.check({ service: 'zdmatch.v1.WorkerTaskService' })).status).toBe(1); // SERVING
+  const busy = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
+  await busy.nextOf('registered');
+  await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 'pack', step_execution_id: 's' } });
+  const task = (await busy.nextOf('step_task')).step_task!;
+
+  const drained = t.node.drain();
+  await busy.nextOf('reconnect');
+  expect(t.node.state).toBe('draining');
+  expect(await readyz()).toBe(503);
+  expect((await fetch(`http://${t.node.metricsAddress}/healthz`)).status).toBe(200); // alive: not to be restarted
+  expect((await health.check({ service: '' })).status).toBe(2); // NOT_SERVING
+  for (const service of ['zdmatch.v1.WorkerTaskService', 'zdmatch.v1.MatchingService', 'zdmatch.v1.ExternalTaskService']) {
+    expect((await health.check({ service })).status).toBe(2);
+  }
+  busy.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  await busy.nextOf('result_ack');
+  await drained;
 });
 
 it('fails an attempt still running when drain.timeout passes, so no other worker gets the same attempt number', async () => {
