@@ -39,3 +39,16 @@ it('passes any other failure through as it is', async () => {
   await expect(listenGrpc('internal.listen', '127.0.0.1:0', () => Promise.reject(err))).rejects.toBe(err);
   expect(getLogger()).toBe(original);
 });
+
+it("passes grpc-js's other lines to the installed logger while the bind runs", async () => {
+  const lines: string[] = [];
+  const embedder: Partial<Console> = { error: (m: unknown) => lines.push(String(m)) };
+  setLogger(embedder);
+  await expect(listenGrpc('api.listen', '127.0.0.1:0', async () => {
+    getLogger().error?.('No address added out of total 1 resolved');
+    getLogger().error?.('Failed to bind 127.0.0.1:0 for a reason of its own');
+    return 1234;
+  })).resolves.toBe(1234);
+  expect(lines).toEqual(['Failed to bind 127.0.0.1:0 for a reason of its own']);
+  expect(getLogger()).toBe(embedder);
+});
