@@ -1,0 +1,90 @@
+/**
+ * What a read of the tls.* files takes into service: a new certificate goes to
+ * the identity listeners and the HTTPS side once; files rewritten with the same
+ * bytes (a touch, a Secret resync) change nothing and log nothing; a file gone
+ * for longer than the settle time is logged once at ERROR while the certificate
+ * in service stays.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TLS_SETTLE_MS, TlsCertificates } from '../../../src/node/tls-certificates';
+import { makeCerts, type TestCerts } from '../../helpers/certs';
+import { captureLogs } from '../../helpers/logs';
+
+let dir: string;
+let first: TestCerts;
+let second: TestCerts;
+let tls: TlsCertificates | undefined;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-tls-'));
+  fs.mkdirSync(path.join(dir, 'a'));
+  fs.mkdirSync(path.join(dir, 'b'));
+  fs.mkdirSync(path.join(dir, 'live'));
+  first = makeCerts(path.join(dir, 'a'), { cn: 'first', san: 'IP:127.0.0.1' });
+  second = makeCerts(path.join(dir, 'b'), { cn: 'second', san: 'IP:127.0.0.1', ca: first.ca });
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  tls?.stop();
+  tls = undefined;
+  jest.useRealTimers();
+});
+
+function install(from: TestCerts): { cert: string; key: string; ca: string } {
+  const live = { cert: path.join(dir, 'live', 'cert.pem'), key: path.join(dir, 'live', 'cert.key'), ca: path.join(dir, 'live', 'ca.pem') };
+  fs.copyFileSync(from.cert, live.cert);
+  fs.copyFileSync(from.key, live.key);
+  fs.copyFileSync(from.ca, live.ca);
+  return live;
+}
+
+type Line = { level: number; msg: string; file?: string };
+
+it('takes a new certificate into service once, and the same bytes written again not at all', () => {
+  const paths = install(first);
+  const { logger, lines } = captureLogs<Line>();
+  tls = new TlsCertificates(paths, logger, 60_000);
+  const bootSerial = tls.facts.serial;
+  const applied: string[] = [];
+  const identities: string[] = [];
+  const cas: unknown[] = [];
+  tls.onApplied((_pem, facts) => applied.push(facts.serial));
+  tls.addIdentityCertificateListener((u) => identities.push(u ? u.certificate.toString() : 'none'));
+  tls.addCaCertificateListener((u) => cas.push(u));
+
+  install(first); // the same bytes, rewritten
+  tls.reload();
+  expect(tls.generation).toBe(1);
+  expect(applied).toEqual([]);
+  expect(lines).toEqual([]);
+  expect(tls.facts.serial).toBe(bootSerial);
+
+  install(second); // same CA, a new certificate and key
+  tls.reload();
+  expect(tls.facts.serial).not.toBe(bootSerial);
+  expect(applied).toEqual([tls.facts.serial]);
+  expect(identities).toEqual([fs.readFileSync(second.cert, 'utf8')]);
+  expect(cas).toEqual([]); // the CA did not change: its listeners hear nothing
+  expect(tls.current.cert.equals(fs.readFileSync(second.cert))).toBe(true);
+  expect(lines).toEqual([expect.objectContaining({ level: 30, msg: expect.stringContaining('reloaded') })]);
+});
+
+it('keeps the certificate in service while a file is gone, and logs it once at ERROR after the settle time', async () => {
+  const paths = install(first);
+  const { logger, lines } = captureLogs<Line>();
+  tls = new TlsCertificates(paths, logger, 60_000);
+  const served = tls.current;
+  jest.useFakeTimers();
+  fs.rmSync(paths.key);
+  tls.reload();
+  await jest.advanceTimersByTimeAsync(TLS_SETTLE_MS - 100);
+  expect(lines).toEqual([]); // its pair may be on its way
+  const readsBefore = tls.generation;
+  expect(readsBefore).toBeGreaterThan(1);
+  expect(readsBefore).toBeLessThan(10); // read again at doubling delays, not in a tight loop
+  await jest.advanceTimersByTimeAsync(60_000);
+  expect(lines).toEqual([expect.objectContaining({ level: 50, file: paths.key })]);
+  expect(tls.current).toBe(served);
+});
