@@ -1,0 +1,92 @@
+/**
+ * Files followed as secret managers change them: a change heard by fs.watch or
+ * by the periodic stat (where a folder cannot be watched), reported again only
+ * after a further change once the reader has recorded what it read, and never
+ * after stop.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FileWatch } from '../../../src/util/file-watch';
+import { sleep as pause, waitFor } from '../../helpers/wait';
+
+let dir: string;
+let watch: FileWatch | undefined;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-watch-'));
+});
+afterEach(() => {
+  watch?.stop();
+  watch = undefined;
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+it('hears a file rewritten in place, and the periodic check not again once reading() records it', async () => {
+  const file = path.join(dir, 'token');
+  fs.writeFileSync(file, 'one');
+  let changes = 0;
+  const w = new FileWatch([file], 100, () => {
+    changes++;
+    w.reading();
+  });
+  watch = w;
+  w.reading();
+  w.start((err) => { throw err; });
+  await pause(400); // several periodic checks: nothing changed
+  expect(changes).toBe(0);
+  fs.writeFileSync(file, 'two, longer');
+  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the rewrite heard' });
+  await pause(300); // the write's own events (a writer may raise more than one) are over
+  const heard = changes;
+  await pause(600); // recorded as read: the periodic checks find nothing new
+  expect(changes).toBe(heard);
+});
+
+it('hears a change through its folder at once, long before the periodic check', async () => {
+  // A Kubernetes Secret update: the files are symlinks through ..data, swapped to a new folder.
+  const v1 = path.join(dir, '..v1');
+  const v2 = path.join(dir, '..v2');
+  fs.mkdirSync(v1);
+  fs.mkdirSync(v2);
+  fs.writeFileSync(path.join(v1, 'token'), 'one');
+  fs.writeFileSync(path.join(v2, 'token'), 'two');
+  fs.symlinkSync('..v1', path.join(dir, '..data'));
+  fs.symlinkSync(path.join('..data', 'token'), path.join(dir, 'token'));
+  let changes = 0;
+  const w = new FileWatch([path.join(dir, 'token')], 600_000, () => void changes++);
+  watch = w;
+  w.reading();
+  w.start((err) => { throw err; });
+  fs.symlinkSync('..v2', path.join(dir, '..data_tmp'));
+  fs.renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the ..data swap heard' });
+});
+
+it('falls back to the periodic check for a folder it cannot watch', async () => {
+  const later = path.join(dir, 'later');
+  const file = path.join(later, 'token');
+  let changes = 0;
+  const refused: Error[] = [];
+  const w = new FileWatch([file], 100, () => void changes++);
+  watch = w;
+  w.reading();
+  w.start((err) => refused.push(err));
+  expect(refused).toHaveLength(1); // the folder does not exist yet
+  fs.mkdirSync(later);
+  fs.writeFileSync(file, 'one');
+  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the file found by the periodic check' });
+});
+
+it('reports nothing once stopped', async () => {
+  const file = path.join(dir, 'token');
+  fs.writeFileSync(file, 'one');
+  let changes = 0;
+  const w = new FileWatch([file], 100, () => void changes++);
+  watch = w;
+  w.reading();
+  w.start((err) => { throw err; });
+  w.stop();
+  fs.writeFileSync(file, 'two, longer');
+  await pause(600);
+  expect(changes).toBe(0);
+});
