@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { boundedSignal } from '../../../src/util/bounded-signal';
@@ -47,4 +48,27 @@ it('stops its timer and its listener when disposed', async () => {
   const aborted = abortedWithin(bounded.signal, 200);
   outer.abort();
   expect(await aborted).toBe(false);
+});
+
+// A long-lived outer signal (a node's, a client's) gets one bounded signal per call: each must
+// leave nothing on it, nor a timer holding the process, once it has aborted either way.
+it('leaves no listener on the outer signal once its deadline passed', async () => {
+  const outer = new AbortController();
+  const { signal } = boundedSignal(outer.signal, 20);
+  expect(getEventListeners(outer.signal, 'abort')).toHaveLength(1);
+  expect(await abortedWithin(signal, 2000)).toBe(true);
+  expect(getEventListeners(outer.signal, 'abort')).toHaveLength(0);
+});
+
+it('stops its timer when the outer signal aborts first', () => {
+  jest.useFakeTimers();
+  try {
+    const outer = new AbortController();
+    boundedSignal(outer.signal, 60_000);
+    expect(jest.getTimerCount()).toBe(1);
+    outer.abort();
+    expect(jest.getTimerCount()).toBe(0);
+  } finally {
+    jest.useRealTimers();
+  }
 });
