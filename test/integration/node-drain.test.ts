@@ -13,6 +13,7 @@ import { partitionOf } from '../../src/store/keys';
 import { ExternalTaskServiceDefinition, MatchingServiceDefinition, pb } from '../../src/wire';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startTestNode, type TestNode } from '../helpers/node';
+import { captureLogs } from '../helpers/logs';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 
 const redis = useEmbeddedRedis();
@@ -73,6 +74,20 @@ it('answers not ready and NOT_SERVING as soon as it drains, while a busy slot fi
   busy.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
   await busy.nextOf('result_ack');
   await drained;
+});
+
+// A SIGTERM arriving during a drain begun otherwise (or a second signal) must join it, not
+// start a second one that runs every shutdown step again.
+it('answers a second drain or close with the one under way, and drains once', async () => {
+  const { logger, lines } = captureLogs<{ msg: string }>();
+  t = await startTestNode(redis.url, uniquePrefix('drain'), {}, { logger });
+  const first = t.node.drain('SIGTERM');
+  expect(t.node.drain('SIGINT')).toBe(first);
+  expect(t.node.close()).toBe(first);
+  await first;
+  expect(t.node.state).toBe('stopped');
+  expect(lines.filter((l) => l.msg === 'node draining')).toHaveLength(1);
+  expect(lines.filter((l) => l.msg === 'node stopped')).toHaveLength(1);
 });
 
 it('fails an attempt still running when drain.timeout passes, so no other worker gets the same attempt number', async () => {
