@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import YAML from 'yaml';
 import { ConfigError, loadConfig, parseDuration, type LoadOptions } from '../../src/config';
 
 const noEnv: NodeJS.ProcessEnv = {};
@@ -286,6 +287,23 @@ describe('deploy/config/zdmatch.yaml', () => {
     expect(c.redis.url).toBe('redis://127.0.0.1:6379');
     expect(c.matching).toMatchObject({ dispatchWait: 10_000, stickyWait: 5_000, syncMatchWait: 200, pingInterval: 20_000 });
     expect(c.cluster.partitions).toBe(64);
+  });
+
+  // The file is copied as a starting point: a value that drifts from the node's default
+  // (a shorter heartbeat, another key prefix, auth off) changes a node nobody meant to change.
+  it('gives every key its default, except the Redis URL and the token files it names', () => {
+    const file = path.join(__dirname, '..', '..', 'deploy', 'config', 'zdmatch.yaml');
+    const raw = YAML.parse(fs.readFileSync(file, 'utf8')) as Record<string, Record<string, unknown>>;
+    const fromFile = load({ file }) as unknown as Record<string, Record<string, unknown>>;
+    const defaults = load() as unknown as Record<string, Record<string, unknown>>;
+    const named = new Set(['redis.url', 'auth.workerTokensFile', 'auth.clientTokensFile']);
+    const keys = Object.entries(raw).flatMap(([section, values]) => Object.keys(values).map((key) => [section, key] as const));
+    expect(keys.length).toBeGreaterThan(20);
+    const drifted = keys
+      .filter(([section, key]) => !named.has(`${section}.${key}`) && fromFile[section]![key] !== defaults[section]![key])
+      .map(([section, key]) => `${section}.${key}: ${String(fromFile[section]![key])}, default ${String(defaults[section]![key])}`);
+    expect(drifted).toEqual([]);
+    expect(fromFile.auth).toMatchObject({ enabled: true, workerTokensFile: '/etc/zdmatch/tokens/workers.yaml', clientTokensFile: '/etc/zdmatch/tokens/clients.yaml' });
   });
 });
 
