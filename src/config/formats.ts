@@ -40,7 +40,8 @@ export function registerFormats(): void {
   convict.addFormat({
     name: 'duration',
     validate(value: unknown) {
-      if (typeof value !== 'number' || Number.isNaN(value)) throw new Error('must be a duration such as 200ms, 10s or 5m');
+      // A file's number is not coerced: it must be a whole, non-negative number of milliseconds itself.
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new Error('must be a duration such as 200ms, 10s or 5m');
     },
     coerce: (value: unknown) => parseDuration(value),
   });

@@ -334,6 +334,20 @@ describe('what the file and the bounds leave no room for', () => {
     expect(err.message).toMatch(message);
   });
 
+  // A number in a file skips the parsing a string gets: stickyWait: -1 and drain.timeout: -1 booted
+  // (a drain that force-exits at once), while the chart's schema refused them.
+  it.each(['-1', '1.5'])('refuses a duration that is %s milliseconds in a file, naming the key', (ms) => {
+    for (const key of ['stickyWait', 'headsResyncInterval', 'busyStreamSilence']) {
+      const err = failure({ file: yamlFile(`matching:\n  ${key}: ${ms}\n`) });
+      expect(err.key).toBe(`matching.${key}`);
+    }
+    expect(failure({ file: yamlFile(`drain:\n  timeout: ${ms}\n`) }).key).toBe('drain.timeout');
+  });
+
+  it('takes a whole number of milliseconds in a file', () => {
+    expect(load({ file: yamlFile('matching:\n  stickyWait: 0\n  busyStreamSilence: 1500\n') }).matching).toMatchObject({ stickyWait: 0, busyStreamSilence: 1500 });
+  });
+
   it('takes the largest of each', () => {
     const c = load({ args: ['--limits.maxStreamsPerConnection=4294967295', '--matching.unsupportedTypeCacheEntries=1000000'] });
     expect([c.limits.maxStreamsPerConnection, c.matching.unsupportedTypeCacheEntries]).toEqual([4294967295, 1000000]);
