@@ -157,6 +157,25 @@ describe('install NOTES', () => {
     expect(notes).toContain('Secret zd-tls');
   });
 
+  // NOTES is what an operator reads after install to wire clients and the load balancer.
+  it('names the ports as configured, the certificate name to check, and the ping interval to outlast', () => {
+    const notes = chart.notes([...BASE, ...TLS,
+      '--set', 'config.api.listen=0.0.0.0:9001', '--set', 'config.http.listen=0.0.0.0:9002',
+      '--set', 'config.metrics.listen=0.0.0.0:9003', '--set', 'config.matching.pingInterval=45s']);
+    expect(notes).toMatch(/gRPC API \(TLS\): +zdmatch\.zd\.svc:9001\n/);
+    expect(notes).toContain('https://zdmatch.zd.svc:9002\n');
+    expect(notes).toContain('zdmatch-metrics.zd.svc:9003/metrics');
+    expect(notes).toMatch(/against the name zdmatch\.zd\.svc\./);
+    expect(notes).toContain('matching.pingInterval (45s)');
+  });
+
+  it('counts the gateway nodes: replicaCount, or the autoscaler\'s range', () => {
+    expect(chart.notes([...BASE, '--set', 'replicaCount=5'])).toMatch(/: 5 gateway node\(s\)/);
+    const scaled = chart.notes([...BASE, '--set', 'replicaCount=5', '--set', 'autoscaling.enabled=true',
+      '--set', 'autoscaling.minReplicas=2', '--set', 'autoscaling.maxReplicas=7', '--set', 'resources.requests.cpu=100m']);
+    expect(scaled).toMatch(/: 2-7 gateway node\(s\)/);
+  });
+
   it('warns when auth is off, and leaves out the fetch line when its Service port is', () => {
     expect(chart.notes(BASE)).toContain('auth.enabled=false');
     const notes = chart.notes([...BASE, '--set', 'service.http=false']);
