@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { loadConfig } from '../../src/config';
+import { schema } from '../../src/config/schema';
 import { CHART, useChart, type K8sObject } from '../helpers/helm';
 
 const REDIS = ['--set', 'redis.url=redis://redis:6379'];
@@ -344,5 +345,20 @@ describe('the chart README', () => {
       expect(config.auth.clientTokensFile).not.toBe('');
     }
     for (const args of trial) expect(boot(rendered(args), { ZD_REDIS_URL: 'redis://redis:6379' }).auth.enabled).toBe(false);
+  });
+
+  // An operator sets what the README names: a value renamed in values.yaml but not in the
+  // README (or misspelt in it) is refused by the schema, or worse, never looked at.
+  it('names only values the chart has, or keys of the node\'s config', () => {
+    const values = YAML.parse(fs.readFileSync(path.join(CHART, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+    const prose = fs.readFileSync(path.join(CHART, 'README.md'), 'utf8').replace(/```[\s\S]*?```/g, '');
+    const has = (obj: unknown, keys: string[]): boolean => keys.length === 0 ||
+      (obj !== null && typeof obj === 'object' && Object.hasOwn(obj, keys[0]!) && has((obj as Record<string, unknown>)[keys[0]!], keys.slice(1)));
+    const names = [...prose.matchAll(/`([a-z][A-Za-z]*(?:\.[a-z][A-Za-z]*)+)(?:=[^`]*)?`/g)]
+      .map((m) => m[1]!.replace(/^zdmatch\./, '')) // a value of the chart as an umbrella chart's dependency
+      .filter((n) => !/\.(yaml|json|tpl|crt|key)$/.test(n) && n !== 'checkDurations');
+    expect(names.length).toBeGreaterThan(30);
+    const unknown = names.filter((n) => !has(values, n.split('.')) && !has(schema, n.split('.')));
+    expect(unknown).toEqual([]);
   });
 });
