@@ -176,3 +176,56 @@ it('counts a scan it could not finish: a queue past its scan limit, and a queue 
     expect(await incomplete()).toBe(2);
   });
 });
+
+/** Runs `action` each time the resync's read of a queue has answered, before the scan goes on (so within its grace). */
+function afterScanRead(node: ZdNode, action: () => Promise<void> | void): () => void {
+  const resync = node.owner.resync as unknown as { redis: ZdNode['redis'] };
+  const real = resync.redis;
+  resync.redis = new Proxy(real, {
+    get(target, key, receiver) {
+      if (key === 'zrangebyscore') {
+        return async (...args: unknown[]) => {
+          const out = await (target.zrangebyscore as (...a: unknown[]) => Promise<string[]>)(...args);
+          await action();
+          return out;
+        };
+      }
+      const v = Reflect.get(target, key, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  return () => {
+    resync.redis = real;
+  };
+}
+
+it('restores nothing that left its queue, or whose partition was given up, while the scan waited out its grace', async () => {
+  await withNode('0', pino({ level: 'silent' }), async (node, matching) => {
+    const r = await enqueueAndLoseHead(node, matching);
+    const name = queueName('acme', 'order', 's');
+    await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
+    // Taken meanwhile (a fetch, a cancel): no longer in its queue.
+    let restore = afterScanRead(node, async () => {
+      await redis.command('ZREM', node.keys.queue(r.partition!, name), r.task_id!);
+    });
+    try {
+      expect(await node.owner.resync.runOnce()).toBe(0);
+    } finally {
+      restore();
+    }
+    expect(node.owner.get(r.partition!)!.queueFor(name).has(r.task_id!)).toBe(false);
+
+    // Back in its queue, lost again; then the partition is given up during the scan.
+    const r2 = await enqueueAndLoseHead(node, matching, '2');
+    await new Promise((res) => setTimeout(res, 100));
+    const p = node.owner.get(r2.partition!)!;
+    restore = afterScanRead(node, () => p.unload('lease-lost'));
+    try {
+      expect(await node.owner.resync.runOnce()).toBe(0);
+    } finally {
+      restore();
+    }
+    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
+    expect(restored.values[0]?.value ?? 0).toBe(0);
+  });
+});
