@@ -94,26 +94,14 @@ it('does not count a task given back whose notice reaches the owner just after t
     const p = node.owner.get(r.partition!)!;
     const name = queueName('acme', 'order', 's');
     const score = Number(await redis.command('ZSCORE', node.keys.queue(r.partition!, name), r.task_id!));
-    const resync = node.owner.resync as unknown as { redis: ZdNode['redis'] };
-    const real = resync.redis;
-    resync.redis = new Proxy(real, {
-      get(target, key, receiver) {
-        if (key === 'zrangebyscore') {
-          return async (...args: unknown[]) => {
-            const out = await (target.zrangebyscore as (...a: unknown[]) => Promise<string[]>)(...args);
-            setTimeout(() => p.taskReady(name, r.task_id!, score), 10); // the peer's notice
-            return out;
-          };
-        }
-        const v = Reflect.get(target, key, receiver) as unknown;
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
+    const restore = afterScanRead(node, () => {
+      setTimeout(() => p.taskReady(name, r.task_id!, score), 10); // the peer's notice
     });
     await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
     try {
       expect(await node.owner.resync.runOnce()).toBe(0);
     } finally {
-      resync.redis = real;
+      restore();
     }
     const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
     expect(restored.values[0]?.value ?? 0).toBe(0);
