@@ -160,8 +160,6 @@ export function payloadArg(b: Buffer): string | Buffer {
   return b.length === 0 ? '' : isUtf8(b) ? b.toString('utf8') : b;
 }
 
-export type { ObserveCall } from './observed-call';
-
 function latest(calls: readonly { now: number }[]): number {
   let now = 0;
   for (const c of calls) if (c.now > now) now = c.now;

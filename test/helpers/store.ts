@@ -9,7 +9,8 @@
  */
 import { Keys, partitionOf, queueName } from '../../src/store/keys';
 import { createRedis, type RedisClient } from '../../src/store/redis';
-import { TaskStore, type NewTask, type ObserveCall } from '../../src/store/task-store';
+import { TaskStore, type NewTask } from '../../src/store/task-store';
+import type { ObserveCall } from '../../src/store/observed-call';
 import { uniquePrefix, type TestRedis } from './redis';
 
 export interface StoreFixture {

@@ -66,8 +66,7 @@ it('restores a head that matching lost, counts it and logs a WARN', async () => 
 
     expect(await node.owner.resync.runOnce()).toBe(1);
     expect((await slot.nextOf('step_task')).step_task).toMatchObject({ task_id: r.task_id, attempt: 1 });
-    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
-    expect(restored.values[0]!.value).toBe(1);
+    expect(await restoredRefs(node)).toBe(1);
     expect(lines.some((l) => l.includes('periodic Heads restored a queued task that matching had lost') && l.includes('"level":40'))).toBe(true);
     // A second pass finds nothing more to restore.
     expect(await node.owner.resync.runOnce()).toBe(0);
@@ -80,8 +79,7 @@ it('counts every head it restores in one pass', async () => {
     for (const id of ['1', '2', '3']) await enqueueAndLoseHead(node, matching, id);
     await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
     expect(await node.owner.resync.runOnce()).toBe(3);
-    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
-    expect(restored.values[0]!.value).toBe(3);
+    expect(await restoredRefs(node)).toBe(3);
   });
 });
 
@@ -94,17 +92,11 @@ it('does not count a task given back whose notice reaches the owner just after t
     const p = node.owner.get(r.partition!)!;
     const name = queueName('acme', 'order', 's');
     const score = Number(await redis.command('ZSCORE', node.keys.queue(r.partition!, name), r.task_id!));
-    const restore = afterScanRead(node, () => {
-      setTimeout(() => p.taskReady(name, r.task_id!, score), 10); // the peer's notice
-    });
     await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
-    try {
-      expect(await node.owner.resync.runOnce()).toBe(0);
-    } finally {
-      restore();
-    }
-    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
-    expect(restored.values[0]?.value ?? 0).toBe(0);
+    expect(await resyncAfterScanRead(node, () => {
+      setTimeout(() => p.taskReady(name, r.task_id!, score), 10); // the peer's notice
+    })).toBe(0);
+    expect(await restoredRefs(node)).toBe(0);
     expect(p.queueFor(name).has(r.task_id!)).toBe(true);
   });
 });
@@ -123,8 +115,7 @@ it('counts and logs a lost head that the 5-s backlog count finds before the resy
     } finally {
       slot.reset(); // a busy slot would hold the node's close for drain.timeout
     }
-    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
-    expect(restored.values[0]!.value).toBe(1);
+    expect(await restoredRefs(node)).toBe(1);
     expect(lines.filter((l) => l.includes('periodic Heads restored a queued task that matching had lost') && l.includes(r.task_id!))).toHaveLength(1);
   });
 }, 15_000);
@@ -165,8 +156,11 @@ it('counts a scan it could not finish: a queue past its scan limit, and a queue 
   });
 });
 
-/** Runs `action` each time the resync's read of a queue has answered, before the scan goes on (so within its grace). */
-function afterScanRead(node: ZdNode, action: () => Promise<void> | void): () => void {
+/**
+ * One resync pass that runs `action` each time its read of a queue has answered, before the scan goes on
+ * (so within its grace); the heads it restored.
+ */
+async function resyncAfterScanRead(node: ZdNode, action: () => Promise<void> | void): Promise<number> {
   const resync = node.owner.resync as unknown as { redis: ZdNode['redis'] };
   const real = resync.redis;
   resync.redis = new Proxy(real, {
@@ -182,9 +176,17 @@ function afterScanRead(node: ZdNode, action: () => Promise<void> | void): () => 
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
-  return () => {
+  try {
+    return await node.owner.resync.runOnce();
+  } finally {
     resync.redis = real;
-  };
+  }
+}
+
+/** dexzd_matching_heads_restored_refs_total of `node`. */
+async function restoredRefs(node: ZdNode): Promise<number> {
+  const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
+  return restored.values[0]?.value ?? 0;
 }
 
 it('restores nothing that left its queue, or whose partition was given up, while the scan waited out its grace', async () => {
@@ -193,27 +195,16 @@ it('restores nothing that left its queue, or whose partition was given up, while
     const name = queueName('acme', 'order', 's');
     await new Promise((res) => setTimeout(res, 100)); // past the resync's grace for new entries
     // Taken meanwhile (a fetch, a cancel): no longer in its queue.
-    let restore = afterScanRead(node, async () => {
+    expect(await resyncAfterScanRead(node, async () => {
       await redis.command('ZREM', node.keys.queue(r.partition!, name), r.task_id!);
-    });
-    try {
-      expect(await node.owner.resync.runOnce()).toBe(0);
-    } finally {
-      restore();
-    }
+    })).toBe(0);
     expect(node.owner.get(r.partition!)!.queueFor(name).has(r.task_id!)).toBe(false);
 
     // Back in its queue, lost again; then the partition is given up during the scan.
     const r2 = await enqueueAndLoseHead(node, matching, '2');
     await new Promise((res) => setTimeout(res, 100));
     const p = node.owner.get(r2.partition!)!;
-    restore = afterScanRead(node, () => p.unload('lease-lost'));
-    try {
-      expect(await node.owner.resync.runOnce()).toBe(0);
-    } finally {
-      restore();
-    }
-    const restored = await node.metrics.registry.getSingleMetric('dexzd_matching_heads_restored_refs_total')!.get();
-    expect(restored.values[0]?.value ?? 0).toBe(0);
+    expect(await resyncAfterScanRead(node, () => p.unload('lease-lost'))).toBe(0);
+    expect(await restoredRefs(node)).toBe(0);
   });
 });
