@@ -60,3 +60,14 @@ it('an attempt is due at the earlier of its method and heartbeat timeouts from i
     expect([c, Number(await fx.client.zscore(fx.keys.inflight(t.partition), t.taskId))]).toEqual([c, now + 50 + c.due]);
   }
 });
+
+it('a retry that would be ready at the flow deadline itself ends the Step TIMED_OUT: the deadline admits no start at it', async () => {
+  const now = Date.now();
+  const t = newTask({ flowDeadline: now + 1000, maxAttempts: 5, initialInterval: 100 });
+  await fx.store.enqueue(t, now);
+  await fx.store.start(t.partition, t.taskId, 1, testSlot, 'n1', now);
+  // now + 900 + 100 is the deadline, to the millisecond
+  expect(await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, failure, now + 900))
+    .toMatchObject({ kind: 'terminal', status: 'TIMED_OUT' });
+  expect((await fx.store.readDone(t.partition, t.taskId))?.status?.toString()).toBe('TIMED_OUT');
+});
