@@ -34,3 +34,22 @@ it('leaves a running attempt to run past its flow deadline, and times the task o
   expect(await fx.store.timeout(t.partition, t.taskId, deadline + 2, LEASE)).toBe('timed-out');
   expect((await fx.store.readDone(t.partition, t.taskId))?.status?.toString()).toBe('TIMED_OUT');
 });
+
+it('a failed attempt retried before its flow deadline is among the flow deadlines again, and times out while it waits in its queue', async () => {
+  const now = Date.now();
+  const deadline = now + 5000;
+  const t = newTask({ flowDeadline: deadline, initialInterval: 100 });
+  await fx.store.enqueue(t, now);
+  await fx.client.set(fx.keys.lease(t.partition), LEASE);
+  expect(await fx.store.start(t.partition, t.taskId, 1, testSlot, 'n1', now)).toMatchObject({ attempt: 1 });
+  // the deadline timer fires while the attempt runs (as if the clock were past it): the task leaves the deadlines
+  expect(await fx.store.timeout(t.partition, t.taskId, deadline + 1, LEASE)).toBe('not-due');
+  expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBeNull();
+
+  const failure = { message: 'boom', type: 'Boom', nonRetryable: false, retryAfterMs: 0 };
+  expect(await fx.store.fail({ partition: t.partition, taskId: t.taskId, attempt: 1, nonce: 'n1' }, failure, now + 10))
+    .toMatchObject({ kind: 'retry', attempt: 2, readyAt: now + 110, flowDeadline: deadline });
+  expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBe(String(deadline));
+  expect(await fx.store.timeout(t.partition, t.taskId, deadline, LEASE)).toBe('timed-out');
+  expect((await fx.store.readDone(t.partition, t.taskId))?.status?.toString()).toBe('TIMED_OUT');
+});
