@@ -142,3 +142,13 @@ it('an operator retry of a poison task queues it fetchable at once with its lock
   expect([ids(again), again.terminal]).toEqual([[t.taskId], []]);
   expect(await fx.client.hget(fx.keys.task(t.partition, t.taskId), 'lockExpiries')).toBe('1');
 });
+
+it('a claim that finds only a task past its flow deadline, due at this very millisecond, says nothing is due now', async () => {
+  const now = Date.now();
+  const t = newTask({ readyAt: now, flowDeadline: now - 1 });
+  expect((await fx.store.enqueue(t, now - 10)).result).toBe('created');
+  const r = await fetchStore.lock(t.partition, [t.queue], 'A', 1000, 10, 0, now);
+  expect(r.tasks).toEqual([]);
+  // "due now" would have a waiting fetch look again at once, and again, until the owner's timer ends the task
+  expect(r.nextDue).toBeGreaterThan(now);
+});
