@@ -39,3 +39,19 @@ it('cancels only the named tenant\'s flow, queued and running tasks alike', asyn
   expect(await fx.store.complete({ partition: p, taskId: otherTenantRunning.taskId, attempt: 1, nonce: 'n-other' }, Buffer.from('ok'), now))
     .toMatchObject({ kind: 'completed' });
 });
+
+it('gives a cancelled task, queued or running, an outcome that carries the reason and is not to be retried', async () => {
+  const now = Date.now();
+  const p = 5;
+  const queued = newTask({ partition: p, tenant: 'acme', flowId: 'order-9' });
+  const running = newTask({ partition: p, tenant: 'acme', flowId: 'order-9' });
+  for (const t of [queued, running]) await fx.store.enqueue(t, now);
+  await fx.store.start(p, running.taskId, 1, testSlot, 'n-run', now);
+
+  await fx.store.cancelFlow(p, 'acme', 'order-9', 'customer gave up', now);
+  for (const t of [queued, running]) {
+    const done = await fx.store.readDone(p, t.taskId);
+    expect([t.taskId, done?.status?.toString(), done?.errMsg?.toString(), done?.errType?.toString(), done?.errNR?.toString()])
+      .toEqual([t.taskId, 'CANCELLED', 'customer gave up', 'cancelled', '1']);
+  }
+});
