@@ -53,3 +53,14 @@ it('a failed attempt retried before its flow deadline is among the flow deadline
   expect(await fx.store.timeout(t.partition, t.taskId, deadline, LEASE)).toBe('timed-out');
   expect((await fx.store.readDone(t.partition, t.taskId))?.status?.toString()).toBe('TIMED_OUT');
 });
+
+it('drops the flow deadline of a task whose hash is gone, so that it is not found due again and again', async () => {
+  const now = Date.now();
+  const deadline = now + 1000;
+  const t = newTask({ flowDeadline: deadline });
+  await fx.store.enqueue(t, now);
+  await fx.client.set(fx.keys.lease(t.partition), LEASE);
+  await fx.client.del(fx.keys.task(t.partition, t.taskId)); // removed from outside (an eviction, an operator)
+  expect(await fx.store.timeout(t.partition, t.taskId, deadline + 1, LEASE)).toBe('gone');
+  expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBeNull();
+});
