@@ -216,3 +216,12 @@ it('runs one more pass for any number of asks made during a pass', async () => {
   expect(renewals).toBeLessThanOrEqual(6);
   m.stop();
 });
+
+it('a node refused a lease held by another is told the holder and how long its lease has left, to try again then', async () => {
+  await fx.client.set(fx.keys.lease(2), 'n-other:7', 'PX', 5000);
+  const r = await fx.client.zdAcquireLease(fx.keys.lease(2), fx.keys.epoch(2), 'n-me', 3000);
+  expect([Number(r[0]), String(r[1])]).toEqual([0, 'n-other:7']);
+  expect(Number(r[2])).toBeGreaterThan(4000);
+  expect(Number(r[2])).toBeLessThanOrEqual(5000);
+  expect(await fx.client.get(fx.keys.lease(2))).toBe('n-other:7');
+});
