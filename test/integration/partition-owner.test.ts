@@ -4,7 +4,7 @@
  * host records what the partition tells the node.
  */
 import { PartitionOwner, type PartitionHost } from '../../src/owner/partition';
-import type { QueueHeads } from '../../src/owner/heads';
+import { BusyQueues, type QueueHeads } from '../../src/owner/heads';
 import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
 import { useEmbeddedRedis } from '../helpers/redis';
 
@@ -15,7 +15,7 @@ const newTask = taskBuilder();
 const LEASE = 'n0:1';
 
 /** An owner of `partition` under LEASE, whose host records what it is told; no node instance is gone. */
-function owner(partition: number) {
+function owner(partition: number, busy?: BusyQueues) {
   const told = { available: [] as QueueHeads[], forgotten: [] as QueueHeads[], requeued: [] as string[], outcomes: [] as string[] };
   const host = {
     headsAvailable: (q: QueueHeads) => void told.available.push(q),
@@ -28,7 +28,7 @@ function owner(partition: number) {
     placeSticky: () => undefined,
     notReady: () => undefined,
   } satisfies PartitionHost;
-  const p = new PartitionOwner({ partition, epoch: 1, token: LEASE }, s.client, s.keys, s.store, host, { now: () => Date.now() }, log);
+  const p = new PartitionOwner({ partition, epoch: 1, token: LEASE }, s.client, s.keys, s.store, host, { now: () => Date.now() }, log, busy);
   return { p, told };
 }
 
@@ -59,5 +59,75 @@ describe('failUnheld', () => {
     expect(await p.failUnheld(current!)).toBe(true);
     expect(await s.client.hget(s.keys.task(t.partition, t.taskId), 'errType')).toBe('worker_lost');
     expect(told.requeued).toEqual([t.queue]);
+  });
+});
+
+describe('forgetQueue', () => {
+  const QUEUE = 'acme:order:charge';
+
+  it('forgets a loaded queue that holds nothing: the node hears of it and its backlog count goes', async () => {
+    const busy = new BusyQueues();
+    const { p, told } = owner(0, busy);
+    await s.client.sadd(s.keys.queues(0), QUEUE); // a name with no entries left
+    await p.load();
+    const q = p.queues.get(QUEUE)!;
+    expect(q.idle).toBe(true);
+    expect(p.forgetQueue(QUEUE)).toBe(true);
+    expect(p.queues.has(QUEUE)).toBe(false);
+    expect(told.forgotten).toEqual([q]);
+    // a new task of that name makes the queue again, counted once
+    p.taskReady(QUEUE, 'later', Date.now() - 1);
+    expect(p.queues.get(QUEUE)).not.toBe(q);
+    expect(busy.count(QUEUE)).toBe(1);
+  });
+
+  it('keeps a queue with a ready head, and one of a partition not loaded yet or unloaded', async () => {
+    const busy = new BusyQueues();
+    const { p, told } = owner(0, busy);
+    await s.client.sadd(s.keys.queues(0), QUEUE, 'acme:order:empty');
+    await s.client.zadd(s.keys.queue(0, QUEUE), Date.now() - 1, 't1');
+    p.queueFor(QUEUE); // before the load: Redis may hold entries it has not read
+    expect(p.forgetQueue(QUEUE)).toBe(false);
+    await p.load();
+    expect(p.forgetQueue(QUEUE)).toBe(false);
+    expect(p.queues.get(QUEUE)?.size).toBe(1);
+    expect(busy.count(QUEUE)).toBe(1);
+    expect(p.forgetQueue('acme:order:never')).toBe(false);
+    expect(p.queues.get('acme:order:empty')?.idle).toBe(true);
+    p.unload('membership');
+    expect(p.forgetQueue('acme:order:empty')).toBe(false);
+    expect(told.forgotten).toEqual([]);
+  });
+
+  it('keeps a queue whose delayed entry has its timer armed', async () => {
+    const { p } = owner(0);
+    await p.load();
+    p.taskReady(QUEUE, 'delayed', Date.now() + 60_000);
+    expect(p.forgetQueue(QUEUE)).toBe(false);
+    p.unload('shutdown');
+  });
+});
+
+describe('unload', () => {
+  const QUEUE = 'acme:order:charge';
+
+  it('takes its queues out of the node\'s backlog count and stops every timer it armed', async () => {
+    const busy = new BusyQueues();
+    const { p } = owner(0, busy);
+    await p.load();
+    p.taskReady(QUEUE, 't1', Date.now() - 1);
+    p.taskReady('acme:order:ship', 'later', Date.now() + 60_000);
+    p.attemptDeadline(Date.now() + 60_000);
+    p.flowDeadline(Date.now() + 60_000);
+    expect(busy.count(QUEUE)).toBe(1);
+    p.unload('lease-lost');
+    expect(p.active).toBe(false);
+    expect(busy.count(QUEUE)).toBe(0);
+    expect((p as unknown as { timers: { size: number } }).timers.size).toBe(0);
+    // nothing arms a timer or takes a task on it afterwards
+    p.taskReady(QUEUE, 't2', Date.now() - 1);
+    p.attemptDeadline(Date.now() + 1000);
+    expect(busy.count(QUEUE)).toBe(0);
+    expect((p as unknown as { timers: { size: number } }).timers.size).toBe(0);
   });
 });
