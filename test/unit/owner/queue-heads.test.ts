@@ -3,7 +3,7 @@
  * per STALE_RUN gone heads in a row, none while live heads break the run), and
  * a task that becomes ready while a refill is in flight.
  */
-import { QueueHeads, STALE_RUN } from '../../../src/owner/heads';
+import { HEADS_WINDOW, QueueHeads, STALE_RUN } from '../../../src/owner/heads';
 
 const heads = () => new QueueHeads(0, 'acme:order:pack', 'acme', 'order', 'pack');
 
@@ -106,5 +106,75 @@ describe('a task made ready again while out on an offer', () => {
     expect(q.add({ taskId: 't1', readyAt: 1 })).toBe(false);
     q.shift();
     expect(q.settle('t1')).toBe(false); // offered once, not twice
+  });
+});
+
+describe('the window', () => {
+  const loaded = () => {
+    const q = heads();
+    q.fill([], false);
+    return q;
+  };
+
+  it('keeps heads of the same readyAt in the order they became ready', () => {
+    const q = loaded();
+    q.add({ taskId: 't1', readyAt: 5 });
+    q.add({ taskId: 't2', readyAt: 5 });
+    q.add({ taskId: 't3', readyAt: 5 });
+    expect([q.shift()?.taskId, q.shift()?.taskId, q.shift()?.taskId]).toEqual(['t1', 't2', 't3']);
+  });
+
+  it('puts a task ready before every head left at the front once earlier heads were offered', () => {
+    const q = loaded();
+    q.add({ taskId: 't1', readyAt: 1 });
+    q.add({ taskId: 't3', readyAt: 3 });
+    expect(q.shift()?.taskId).toBe('t1');
+    q.add({ taskId: 't2', readyAt: 2 });
+    expect([q.shift()?.taskId, q.shift()?.taskId, q.shift()]).toEqual(['t2', 't3', undefined]);
+  });
+
+  it('holds at most HEADS_WINDOW heads: the task after them is left to a refill', () => {
+    const q = loaded();
+    for (let i = 0; i < HEADS_WINDOW; i++) expect(q.add({ taskId: `t${i}`, readyAt: i })).toBe(true);
+    expect(q.more).toBe(false);
+    expect(q.add({ taskId: 'over', readyAt: HEADS_WINDOW })).toBe(false);
+    expect(q.size).toBe(HEADS_WINDOW);
+    expect(q.more).toBe(true);
+
+    const r = heads();
+    r.fill(Array.from({ length: HEADS_WINDOW + 1 }, (_, i) => ({ taskId: `t${i}`, readyAt: i })), false);
+    expect(r.size).toBe(HEADS_WINDOW);
+    expect(r.more).toBe(true); // the one past the window is read by the next refill
+  });
+
+  it('takes a task dropped from the window back when it is ready again', () => {
+    const q = loaded();
+    q.add({ taskId: 't1', readyAt: 1 });
+    expect(q.drop('t1')).toBe(true);
+    expect(q.has('t1')).toBe(false);
+    expect(q.add({ taskId: 't1', readyAt: 9 })).toBe(true);
+    expect(q.peek()).toEqual({ taskId: 't1', readyAt: 9 });
+  });
+});
+
+describe('a refill that read only known ids', () => {
+  it('reads again once a held task is handed back to the queue', () => {
+    const q = heads();
+    q.hold('t1');
+    q.fill([{ taskId: 't1', readyAt: 1 }], true); // a full page, every id known
+    expect(q.refillWouldRepeat).toBe(true);
+    q.unhold({ taskId: 't1', readyAt: 1 });
+    expect(q.refillWouldRepeat).toBe(false);
+  });
+
+  it('reads again when a task became ready while it was in flight', () => {
+    const q = heads();
+    q.hold('t1');
+    q.loading = true;
+    q.add({ taskId: 't2', readyAt: 2 }); // left to the refill in flight, which read before it was written
+    q.fill([{ taskId: 't1', readyAt: 1 }], true);
+    q.loading = false;
+    expect(q.refillWouldRepeat).toBe(false);
+    expect(q.more).toBe(true);
   });
 });
