@@ -94,3 +94,22 @@ it('keeps its order through many head changes of one queue (stale entries are co
   const first = drain(r).slice(0, 3);
   expect(first).toEqual(['k1', 'h5000', 'h4999']);
 });
+
+it('reports a queue it finds empty when its entry surfaces, and lets it go', () => {
+  const r = new ReadyQueues();
+  const a = queue(0, [['a1', 10]]);
+  r.add(a);
+  a.drop('a1'); // its only head went without a note
+  const emptied: QueueHeads[] = [];
+  expect(r.oldest((q) => emptied.push(q))).toBeUndefined();
+  expect(emptied).toEqual([a]);
+  expect(r.size).toBe(0);
+});
+
+it('finds a queue that got heads after it joined with none', () => {
+  const r = new ReadyQueues();
+  const a = queue(0, []);
+  expect(r.add(a)).toBe(true); // about to be found empty: no entry yet
+  a.add({ taskId: 'a1', readyAt: 10 }); // heads came without a note
+  expect(r.oldest(() => undefined)).toBe(a);
+});
