@@ -165,3 +165,35 @@ it('lets no new Step start at enqueue while its queue has a backlog here or a pa
   expect(r.mayStartAtEnqueue(0, 'acme:order:ship', 'acme', 'order')).toBe(true);
   expect(sent).toEqual([]);
 });
+
+it('offers the heads of a partition owned here again once each, none left over from before it was given up', async () => {
+  const t0 = Date.now() - 10_000;
+  await queued(0, 'acme:order:charge', [['c1', t0 + 1], ['c2', t0 + 2]]);
+  const { r, sent, addSlots } = registry(0);
+  current = r;
+  const held = lease(0);
+  await r.acquired(held);
+  await flush(); // no idle slot: both heads wait in the lines
+  await r.unload(held, 'shutdown');
+  await r.acquired(lease(0, 2));
+  addSlots(5);
+  r.capacityAvailable('acme', 'order', 'w1');
+  await waitFor(() => sent.length >= 2, { description: 'the heads offered' });
+  await flush();
+  expect(sent.map((o) => o.ref.taskId)).toEqual(['c1', 'c2']);
+});
+
+it('does not offer again a head whose offer, out when its partition was given up, found no slot', async () => {
+  await queued(0, 'acme:order:charge', [['c1', Date.now() - 1000]]);
+  const { r, sent } = registry();
+  current = r;
+  const held = lease(0);
+  await r.acquired(held);
+  await waitFor(() => sent.length === 1, { description: 'the head offered' });
+  await r.unload(held, 'lease-lost');
+  await r.acquired(lease(0, 2)); // back here while the first offer is still out
+  await waitFor(() => sent.length === 2, { description: 'the new owner\'s head offered' });
+  sent[0]!.answer('no-slot'); // the first offer's answer comes back to the queue given up
+  await flush();
+  expect(sent.map((o) => o.ref.taskId)).toEqual(['c1', 'c1']);
+});
