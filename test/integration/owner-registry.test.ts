@@ -21,11 +21,11 @@ interface Sent {
 }
 
 /** A registry whose dispatcher has `slots` idle slots of every type on node n1 and holds each offer until answered. */
-function registry(slots = 100) {
+function registry(slots = 100, runs: (stepType: string) => boolean = () => true) {
   const sent: Sent[] = [];
   let idle = slots;
   const dispatcher = {
-    reserveSlot: () => (idle > 0 ? (idle--, 'n1') : undefined),
+    reserveSlot: (_tenant: string, _flowType: string, stepType: string) => (idle > 0 && runs(stepType) ? (idle--, 'n1') : undefined),
     presence: () => 'idle',
     canServe: () => true,
     fetchServes: () => false,
@@ -159,6 +159,7 @@ it('lets no new Step start at enqueue while its queue has a backlog here or a pa
   current = r;
   const loading = r.acquired(lease(0));
   expect(r.mayStartAtEnqueue(1, 'acme:order:charge', 'acme', 'order')).toBe(false); // partition 0 is loading
+  expect(r.mayStartAtEnqueue(0, 'acme:order:ship', 'acme', 'order')).toBe(false); // its own partition is loading
   await loading;
   expect(r.mayStartAtEnqueue(0, 'acme:order:charge', 'acme', 'order')).toBe(false); // its backlog
   expect(r.mayStartAtEnqueue(1, 'acme:order:charge', 'acme', 'order')).toBe(false); // a backlog in another partition
@@ -196,4 +197,16 @@ it('does not offer again a head whose offer, out when its partition was given up
   sent[0]!.answer('no-slot'); // the first offer's answer comes back to the queue given up
   await flush();
   expect(sent.map((o) => o.ref.taskId)).toEqual(['c1', 'c1']);
+});
+
+it('offers the heads of a Step type some slot runs past older heads of a type none runs', async () => {
+  const t0 = Date.now() - 10_000;
+  await queued(0, 'acme:order:charge', [['c1', t0 + 1], ['c2', t0 + 2]]);
+  await queued(0, 'acme:order:ship', [['s3', t0 + 3]]);
+  const { r, sent } = registry(100, (stepType) => stepType === 'ship');
+  current = r;
+  await r.acquired(lease(0));
+  await waitFor(() => sent.length >= 1, { description: 'a head offered' });
+  await flush();
+  expect(sent.map((o) => o.ref.taskId)).toEqual(['s3']);
 });
