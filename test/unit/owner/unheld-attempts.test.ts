@@ -34,9 +34,11 @@ function setup(partitions: number[]) {
       return answer;
     },
   }) as unknown as PartitionOwner);
-  const askHeld: AskHeld = async (_node, _boot, nonces) => nonces.map((n) => held.has(n));
+  /** Whether the node gives no answer to trust (unreachable, an older build). */
+  const node = { silent: false };
+  const askHeld: AskHeld = async (_node, _boot, nonces) => (node.silent ? undefined : nonces.map((n) => held.has(n)));
   const audit = new UnheldAttempts(() => owners, askHeld, log);
-  return { audit, running, unreadable, held, failed, failAnswer };
+  return { audit, running, unreadable, held, failed, failAnswer, node };
 }
 
 it('fails an attempt only on a second look in a row that found it unheld', async () => {
@@ -91,4 +93,15 @@ it('counts only the attempts it failed, and one fail that throws holds none of t
   expect(await t.audit.runOnce()).toBe(0);
   expect(await t.audit.runOnce()).toBe(1);
   expect(t.failed).toEqual(['lost/n-c']);
+});
+
+it('keeps what a look found on a node that gave no answer next time for the look after', async () => {
+  const t = setup([0]);
+  t.running.get(0)!.push(attempt(0, 't1', 'n-a'));
+  expect(await t.audit.runOnce()).toBe(0); // unheld once
+  t.node.silent = true;
+  expect(await t.audit.runOnce()).toBe(0); // no answer: left as it was
+  t.node.silent = false;
+  expect(await t.audit.runOnce()).toBe(1); // unheld on the look before the silence, and now
+  expect(t.failed).toEqual(['t1/n-a']);
 });
