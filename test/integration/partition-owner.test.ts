@@ -59,6 +59,10 @@ describe('failUnheld', () => {
     expect(await p.failUnheld(current!)).toBe(true);
     expect(await s.client.hget(s.keys.task(t.partition, t.taskId), 'errType')).toBe('worker_lost');
     expect(told.requeued).toEqual([t.queue]);
+    // its retry is due after the retry policy's interval: the queue wakes for it then
+    const retryAt = Number(await s.client.zscore(s.keys.queue(t.partition, t.queue), t.taskId));
+    expect(p.queues.get(t.queue)?.wakeAt).toBe(retryAt);
+    p.unload('shutdown');
   });
 });
 
@@ -75,6 +79,10 @@ describe('forgetQueue', () => {
     expect(p.forgetQueue(QUEUE)).toBe(true);
     expect(p.queues.has(QUEUE)).toBe(false);
     expect(told.forgotten).toEqual([q]);
+    // a queue first seen after the load holds nothing in Redis that it has not been told of
+    const fresh = p.queueFor('acme:order:ship');
+    expect(fresh.idle).toBe(true);
+    expect(busy.count('acme:order:ship')).toBe(0);
     // a new task of that name makes the queue again, counted once
     p.taskReady(QUEUE, 'later', Date.now() - 1);
     expect(p.queues.get(QUEUE)).not.toBe(q);
