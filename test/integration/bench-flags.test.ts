@@ -28,6 +28,15 @@ it.each([
   [['--duration', '5'], /--duration: a throughput run ends after --tasks/],
   [['--local', '--address', '127.0.0.1:8801'], /--address: --local starts its own node/],
   [['--local', '--redis-url', 'redis://127.0.0.1:6379'], /--redis-url: --local starts its own node/],
+  [['--mode', 'fast'], /^--mode: must be throughput, rate or latency, got fast\n/],
+  [['--system', 'kafka'], /^--system: must be zdmatch or bullmq, got kafka\n/],
+  [['--mode', 'rate'], /^--mode rate needs --rate <perSec>\n/],
+  [['--nodes', '2'], /^--nodes needs --local/],
+  [['--redis-cluster'], /^--redis-cluster needs --local\n/],
+  [['--system', 'bullmq'], /^--system bullmq needs --redis-url\n/],
+  [['--local', '--system', 'bullmq'], /^--local runs zdmatch only/],
+  [['--system', 'bullmq', '--redis-url', 'redis://127.0.0.1:1', '--nodes', '2'], /^--nodes: --system bullmq runs against one Redis/],
+  [['--system', 'bullmq', '--redis-url', 'redis://127.0.0.1:1', '--redis-cluster'], /^--redis-cluster: --system bullmq runs against --redis-url only\n/],
 ])('refuses %j at once, naming the flag (exit 2)', async (args, message) => {
   const r = await bench(args);
   expect(r.stderr).toMatch(message);
