@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { devListenDefaults } from '../../src/cli/dev';
-import { bytesToText, cell, fittedTable, queuesTable, readInput, taskTable } from '../../src/cli/format';
+import { bytesToText, cell, fittedTable, jsonReplacer, queuesTable, readInput, taskTable } from '../../src/cli/format';
 
 describe('dev listen defaults', () => {
   const dev = (args: string[], env: Record<string, string> = {}) => loadConfig({ env, args, defaults: devListenDefaults() });
@@ -56,6 +56,31 @@ describe('table cells', () => {
     expect(bytesToText(Uint8Array.from([0, 255]))).toBe('base64:AP8=');
   });
 
+  it('keeps text over several lines, or with tabs, as text', () => {
+    expect(bytesToText(Buffer.from('{\n\t"x": 1\r\n}'))).toBe('{\n\t"x": 1\r\n}');
+    expect(bytesToText(Buffer.from([0x7b, 0x1b, 0x7d]))).toBe('base64:ext9');
+    expect(bytesToText(Buffer.from([0xff, 0xfe]))).toBe('base64://4=');
+  });
+
+  it('prints bigints as numbers and bytes as text in JSON, a Buffer as its toJSON shape too', () => {
+    expect(JSON.stringify({ n: 12n, b: Buffer.from('hi'), u: Uint8Array.from([0]) }, jsonReplacer)).toBe('{"n":12,"b":"hi","u":"base64:AA=="}');
+  });
+
+  it('gives a queue with nothing ready no age, and one whose oldest entry is stamped ahead of this clock an age of 0s', () => {
+    const now = Date.UTC(2030, 0, 1, 0, 1, 0);
+    const rows = (t: string) => t.split('\n').map((l) => l.split('│').map((c) => c.trim())).filter((r) => r.length > 2).slice(1);
+    const q = queuesTable([
+      { flowType: 'order', stepType: 'charge', ready: 0, delayed: 4, running: 0, oldestReadyAt: undefined },
+      { flowType: 'order', stepType: 'ship', ready: 1, delayed: 0, running: 0, oldestReadyAt: new Date(now + 3000) },
+      { flowType: 'order', stepType: 'pack', ready: 1, delayed: 0, running: 0, oldestReadyAt: new Date(now - 1600) },
+    ], now, Infinity);
+    expect(rows(q).map((r) => r.slice(1, -1))).toEqual([
+      ['order', 'charge', '0', '4', '0', '', ''],
+      ['order', 'ship', '1', '0', '0', '2030-01-01T00:01:03.000Z', '0s'],
+      ['order', 'pack', '1', '0', '0', '2030-01-01T00:00:58.400Z', '2s'],
+    ]);
+  });
+
   it('prints dates as ISO time, absent values as empty, objects as JSON', () => {
     expect(cell(undefined)).toBe('');
     expect(cell(new Date(Date.UTC(2030, 0, 2, 3, 4, 5)))).toBe('2030-01-02T03:04:05.000Z');
@@ -72,6 +97,7 @@ describe('table cells', () => {
     expect(t).toContain('abc');
     expect(t).toContain('hi');
     expect(t).not.toContain('nodeId');
+    expect(taskTable({ taskId: 'abc', input: new Uint8Array() })).not.toContain('input');
   });
 
   it('fits a listing to a narrow terminal by wrapping its widest columns, cutting no id', () => {
