@@ -93,6 +93,9 @@ describe('outcome-groups', () => {
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     expect(r.stdout).toBe('dropped billing of tenant acme from 2 partitions (0 unacked outcomes it held will not be redelivered to it)\n');
     expect(await client.listOutcomeGroups()).toEqual([]);
+    await client.consumeOutcomes({ group: 'engine', consumer: 'e1', maxCount: 1 });
+    const all = await runCliAsync(['outcome-groups', 'drop', 'engine', '--force', ...addr()]);
+    expect({ status: all.status, stdout: all.stdout }).toEqual({ status: 0, stdout: 'dropped engine from 2 partitions (0 unacked outcomes it held will not be redelivered to it)\n' });
   });
 });
 

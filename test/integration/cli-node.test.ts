@@ -47,6 +47,15 @@ it('terminal list keeps one line per task when a last error spans lines', async 
   const lines = r.stdout.trimEnd().split('\n');
   expect(lines.map((l) => l.split('\t')[0]).sort()).toEqual([...ids].sort());
   for (const l of lines) expect(l).toContain('last error: Error: connect ECONNREFUSED at dial (net.js:1) at retry (x.js:2)');
+  // Tab-separated fields for cut and awk: id, topic, flow, attempt, when, why, last error.
+  expect(lines.map((l) => l.split('\t')).sort(([a], [b]) => a!.localeCompare(b!))).toEqual(ids.map((id, i) => [
+    id, 'order/charge', `f${i + 1}`, 'attempt 1', expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), 'fetch retries exhausted',
+    'last error: Error: connect ECONNREFUSED at dial (net.js:1) at retry (x.js:2)',
+  ]).sort(([a], [b]) => (a as string).localeCompare(b as string)));
+  const one = await runCliAsync(['terminal', 'list', '--tenant', 'acme', '--limit', '1', ...addr()]);
+  expect(one.stdout.trimEnd().split('\n')).toHaveLength(1);
+  const most = await runCliAsync(['terminal', 'list', '--tenant', 'acme', '--limit', '1000', '--json', ...addr()]);
+  expect({ status: most.status, count: (JSON.parse(most.stdout) as unknown[]).length }).toEqual({ status: 0, count: 2 });
 });
 
 it('queues says which filter matched nothing', async () => {
