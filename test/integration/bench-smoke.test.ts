@@ -94,6 +94,18 @@ test('zdmatch bench without --json prints its summary as a plain table when pipe
   const { stdout } = await bench(['--local', '--mode', 'throughput', '--tasks', '100', '--warmup', '20', '--no-progress'], 40_000);
   expect(stdout).toMatch(/│ Steps started \/ expected\s+│ 100 \/ 100\s+│/);
   expect(stdout).toMatch(/│ Redis CPU \/ Step\s+│ [\d.]+ µs/);
+  // The figures a reader compares runs by, each on its row with its unit.
+  expect(stdout).toMatch(/│ Steps\/s\s+│ [\d.]+ \(over [\d.]+s\)\s+│/);
+  expect(stdout).toMatch(/│ submit → handler start\s+│ p50 [\d.]+ · p99 [\d.]+ · max [\d.]+ ms \(n=\d+\)\s+│/);
+  expect(stdout).toMatch(/│ Redis commands \/ Step\s+│ [\d.]+\s+│/);
+  expect(stdout).toMatch(/│ node CPU \/ Step\s+│ [\d.]+ µs\s+│/);
+  expect(stdout).toMatch(/│ worker CPU \/ Step\s+│ [\d.]+ µs\s+│/);
+  const [, p50, p99, max] = /submit → handler start\s+│ p50 ([\d.]+) · p99 ([\d.]+) · max ([\d.]+)/.exec(stdout)!.map(Number);
+  const [, perSec, overSec] = /│ Steps\/s\s+│ ([\d.]+) \(over ([\d.]+)s\)/.exec(stdout)!.map(Number);
+  expect(perSec! * overSec!).toBeGreaterThan(80); // the 100 Steps over the time they took
+  expect(perSec! * overSec!).toBeLessThan(120);
+  expect(p50).toBeLessThanOrEqual(p99!);
+  expect(p99).toBeLessThanOrEqual(max!);
   expect(stdout).not.toContain('\u001b[');
 }, 45_000);
 
