@@ -20,6 +20,9 @@ interface Sent {
   fail: (e: Error) => void;
 }
 
+let current: OwnerRegistry | undefined;
+afterEach(() => current?.stop());
+
 /** A registry whose dispatcher has `slots` idle slots of every type on node n1 and holds each offer until answered. */
 function registry(slots = 100, runs: (stepType: string) => boolean = () => true) {
   const sent: Sent[] = [];
@@ -48,6 +51,7 @@ function registry(slots = 100, runs: (stepType: string) => boolean = () => true)
   const r = new OwnerRegistry(s.client, s.keys, s.store, hooks, { stickyWaitMs: 0, syncMatchWaitMs: 0, headsResyncIntervalMs: 0, backlogCountIntervalMs: 3_600_000 },
     { now: () => Date.now() }, log);
   r.setDispatcher(dispatcher);
+  current = r;
   return { r, sent, addSlots: (n: number) => void (idle += n) };
 }
 
@@ -58,17 +62,24 @@ async function queued(p: number, name: string, entries: [string, number][]): Pro
 }
 
 const lease = (partition: number, epoch = 1) => ({ partition, epoch, token: `n0:${epoch}` });
+
+/** A registry that owns partition 0 under `lease(0)` and has offered its one head, c1. */
+async function oneHeadOffered() {
+  await queued(0, 'acme:order:charge', [['c1', Date.now() - 1000]]);
+  const reg = registry();
+  const held = lease(0);
+  await reg.r.acquired(held);
+  await waitFor(() => reg.sent.length === 1, { description: 'the head offered' });
+  return { ...reg, held };
+}
 const flush = () => new Promise((res) => setTimeout(res, 20));
 
-let current: OwnerRegistry | undefined;
-afterEach(() => current?.stop());
 
 it('offers the heads of every Step type of a flow type oldest first, across partitions', async () => {
   const t0 = Date.now() - 10_000;
   await queued(0, 'acme:order:charge', [['c1', t0 + 1], ['c3', t0 + 3]]);
   await queued(1, 'acme:order:ship', [['s2', t0 + 2], ['s4', t0 + 4]]);
   const { r, sent, addSlots } = registry(0);
-  current = r;
   await r.acquired(lease(0));
   await r.acquired(lease(1));
   addSlots(4);
@@ -81,7 +92,6 @@ it('puts a head whose offer found no slot back, and offers it first once a slot 
   const t0 = Date.now() - 10_000;
   await queued(0, 'acme:order:charge', [['c1', t0 + 1], ['c2', t0 + 2]]);
   const { r, sent, addSlots } = registry(1);
-  current = r;
   await r.acquired(lease(0));
   await waitFor(() => sent.length === 1, { description: 'the first head offered' });
   expect(sent[0]!.ref.taskId).toBe('c1');
@@ -95,12 +105,7 @@ it('puts a head whose offer found no slot back, and offers it first once a slot 
 });
 
 it('gives up a partition at once when its lease was lost, and waits for its offers out when it hands it over', async () => {
-  await queued(0, 'acme:order:charge', [['c1', Date.now() - 1000]]);
-  const { r, sent } = registry();
-  current = r;
-  const held = lease(0);
-  await r.acquired(held);
-  await waitFor(() => sent.length === 1, { description: 'the head offered' });
+  const { r, sent, held } = await oneHeadOffered();
   let handedOver = false;
   const handover = r.unload(held, 'membership').then(() => void (handedOver = true));
   await flush();
@@ -121,7 +126,6 @@ it('gives up a partition at once when its lease was lost, and waits for its offe
 
 it('leaves a partition acquired since alone when an unload names its earlier lease', async () => {
   const { r } = registry();
-  current = r;
   const first = lease(0, 1);
   await r.acquired(first);
   await r.acquired(lease(0, 2));
@@ -135,7 +139,6 @@ it('offers nothing more of a partition given up, even once it is owned here agai
   const t0 = Date.now() - 10_000;
   await queued(0, 'acme:order:charge', [['c1', t0 + 1], ['c2', t0 + 2]]);
   const { r, sent, addSlots } = registry(0);
-  current = r;
   const held = lease(0);
   await r.acquired(held);
   await flush();
@@ -156,7 +159,6 @@ it('offers nothing more of a partition given up, even once it is owned here agai
 it('lets no new Step start at enqueue while its queue has a backlog here or a partition loads', async () => {
   await queued(0, 'acme:order:charge', [['c1', Date.now() - 1000]]);
   const { r, sent } = registry(0);
-  current = r;
   const loading = r.acquired(lease(0));
   expect(r.mayStartAtEnqueue(1, 'acme:order:charge', 'acme', 'order')).toBe(false); // partition 0 is loading
   expect(r.mayStartAtEnqueue(0, 'acme:order:ship', 'acme', 'order')).toBe(false); // its own partition is loading
@@ -171,7 +173,6 @@ it('offers the heads of a partition owned here again once each, none left over f
   const t0 = Date.now() - 10_000;
   await queued(0, 'acme:order:charge', [['c1', t0 + 1], ['c2', t0 + 2]]);
   const { r, sent, addSlots } = registry(0);
-  current = r;
   const held = lease(0);
   await r.acquired(held);
   await flush(); // no idle slot: both heads wait in the lines
@@ -185,12 +186,7 @@ it('offers the heads of a partition owned here again once each, none left over f
 });
 
 it('does not offer again a head whose offer, out when its partition was given up, found no slot', async () => {
-  await queued(0, 'acme:order:charge', [['c1', Date.now() - 1000]]);
-  const { r, sent } = registry();
-  current = r;
-  const held = lease(0);
-  await r.acquired(held);
-  await waitFor(() => sent.length === 1, { description: 'the head offered' });
+  const { r, sent, held } = await oneHeadOffered();
   await r.unload(held, 'lease-lost');
   await r.acquired(lease(0, 2)); // back here while the first offer is still out
   await waitFor(() => sent.length === 2, { description: 'the new owner\'s head offered' });
@@ -204,7 +200,6 @@ it('offers the heads of a Step type some slot runs past older heads of a type no
   await queued(0, 'acme:order:charge', [['c1', t0 + 1], ['c2', t0 + 2]]);
   await queued(0, 'acme:order:ship', [['s3', t0 + 3]]);
   const { r, sent } = registry(100, (stepType) => stepType === 'ship');
-  current = r;
   await r.acquired(lease(0));
   await waitFor(() => sent.length >= 1, { description: 'a head offered' });
   await flush();
