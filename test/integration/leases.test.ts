@@ -82,11 +82,16 @@ describe('a partition lease', () => {
   it('is given back at once when its partition left the targets while the acquire was in flight', async () => {
     const a = manager('a');
     const b = manager('b');
+    const acquired: number[] = [];
+    a.m.on('acquired', (l: HeldLease) => void acquired.push(l.partition));
     // The acquire goes out at once; the targets change before Redis answers.
     const first = a.m.setTargets(new Set([4]));
     const second = a.m.setTargets(new Set());
     await Promise.all([first, second]);
     expect(a.m.holds(4)).toBeUndefined();
+    // Never loaded here: the node does not serve, even for a pass, a partition it no longer targets.
+    expect(acquired).toEqual([]);
+    expect(a.unloads).toEqual([]);
     // Not left to expire: the partition's new owner takes it now, not a TTL later.
     expect(await fx.client.exists(fx.keys.lease(4))).toBe(0);
     await b.m.setTargets(new Set([4]));
