@@ -1,0 +1,47 @@
+/**
+ * A member is live while its score is younger than nodeTtl (DESIGN §3): a
+ * node reads a peer's death when that peer's score turns nodeTtl old, not at
+ * its own next heartbeat, which may come up to cluster.heartbeat later.
+ */
+import { Membership } from '../../src/cluster/membership';
+import { Keys } from '../../src/store/keys';
+import { createRedis, type RedisClient } from '../../src/store/redis';
+import { systemClock } from '../../src/util/clock';
+import { silentLogger } from '../../src/util/logger';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+import { waitFor } from '../helpers/wait';
+
+const redis = useEmbeddedRedis();
+let client: RedisClient;
+const started: Membership[] = [];
+afterEach(() => {
+  for (const m of started.splice(0)) m.stop();
+  client?.disconnect();
+});
+
+it("reads a peer's death when its score turns nodeTtl old, though its own next heartbeat is far off", async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('expiry'));
+  const nodeTtlMs = 1000;
+  const member = (nodeId: string, heartbeatMs: number) => {
+    const m = new Membership(client, keys, { nodeId, bootId: 'b1', address: `${nodeId}:1`, heartbeatMs, nodeTtlMs }, systemClock, silentLogger);
+    started.push(m);
+    return m;
+  };
+  const peer = member('n1', 100);
+  await peer.start();
+  // This node beats once a minute: only the check armed for the peer's score reads its death.
+  const self = member('n2', 60_000);
+  await self.start();
+  expect(self.liveIds()).toEqual(['n1', 'n2']);
+  const changes: string[][] = [];
+  self.on('change', (ids: string[]) => void changes.push([...ids]));
+
+  peer.stop(); // dies: no leave, its entry stays until its score is nodeTtl old
+  const stoppedAt = Date.now();
+  await waitFor(() => changes.length > 0, { timeoutMs: 3 * nodeTtlMs, intervalMs: 10, description: 'n1 read as gone' });
+  expect(changes).toEqual([['n2']]);
+  // its last score is at most a heartbeat older than the stop
+  expect(Date.now() - stoppedAt).toBeLessThan(nodeTtlMs + 300);
+  expect(await self.isGone('n1', 'b1')).toBe(true);
+});
