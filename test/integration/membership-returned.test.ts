@@ -40,3 +40,24 @@ it('says it returned when its heartbeat lands nodeTtl after the one before, and 
     self.stop();
   }
 });
+
+it('says it returned for a heartbeat that lands just short of nodeTtl after the one before: a peer may have read the old score a moment before', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('returned-edge'));
+  const nodeTtlMs = 1000;
+  // Within a heartbeat of nodeTtl counts: here from 800 ms on.
+  const self = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: 'n1:1', heartbeatMs: 200, nodeTtlMs }, systemClock, silentLogger);
+  let returned = 0;
+  self.on('returned', () => returned++);
+  try {
+    await self.beat();
+    await sleep(600);
+    await self.beat();
+    expect(returned).toBe(0);
+    await sleep(900);
+    await self.beat();
+    expect(returned).toBe(1);
+  } finally {
+    self.stop();
+  }
+});
