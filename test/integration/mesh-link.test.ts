@@ -51,7 +51,7 @@ async function ownerMesh(address: string): Promise<Mesh> {
 }
 
 /** A peer that records what reaches it, by transport; `link: false` is an older build without Link. */
-async function recordingPeer(link: boolean) {
+async function recordingPeer(link: boolean, port = 0) {
   const seen = { unary: [] as string[], link: [] as string[], doorbells: [] as string[], capacity: 0 };
   const answer = (o: pb.IOfferRequest) => (o.ref?.task_id?.startsWith('gone') ? pb.OfferResult.GONE : pb.OfferResult.TAKEN);
   const bells = (events: pb.IDoorbellEvent[]) => seen.doorbells.push(...events.map((e) => e.task_id ?? ''));
@@ -95,9 +95,9 @@ async function recordingPeer(link: boolean) {
   const server: Server = createServer();
   if (link) server.add({ ...unaryOnly, link: linkMethod }, { ...impl, link: linkServer.handler() });
   else server.add(unaryOnly, impl);
-  const port = await server.listen('127.0.0.1:0');
+  const bound = await server.listen(`127.0.0.1:${port}`);
   cleanup.push(() => server.forceShutdown());
-  return { seen, server, linkServer, address: `127.0.0.1:${port}` };
+  return { seen, server, linkServer, address: `127.0.0.1:${bound}`, port: bound };
 }
 
 it('sends capacity, doorbells and offer batches to a peer over its link, with no unary call', async () => {
@@ -133,6 +133,36 @@ it('falls back to unary calls for a peer without Link, resending what was writte
   expect(peer.seen.doorbells).toEqual(['early', 'late']);
   expect(peer.seen.unary.filter((m) => m === 'doorbell')).toHaveLength(2);
   expect(peer.seen.link).toEqual([]);
+});
+
+it('dials a link to a new boot of a peer at the same address, though the boot before it had no Link', async () => {
+  const old = await recordingPeer(false);
+  const client: RedisClient = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  cleanup.push(() => void client.disconnect());
+  const keys = new Keys(uniquePrefix('link-reboot'));
+  const boot = async (bootId: string) => {
+    const gw = new Membership(client, keys, { nodeId: 'gw', address: old.address, bootId, heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+    await gw.beat();
+    gw.stop();
+  };
+  await boot('b1');
+  const self = new Membership(client, keys, { nodeId: 'owner', bootId: 'b1', address: '', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+  await self.beat();
+  const mesh = new Mesh('owner', self, handlers, silentLogger);
+  cleanup.push(() => mesh.close());
+  cleanup.push(() => self.stop());
+  expect(await Promise.all(['t1', 't2'].map((id) => mesh.offer('gw', ref(id), 1)))).toEqual(['taken', 'taken']);
+  expect(await mesh.offer('gw', ref('t3'), 1)).toBe('taken');
+  expect(old.seen.unary).toContain('offer');
+
+  // The peer restarts on a newer build at the same address, within nodeTtl.
+  await old.server.shutdown();
+  const upgraded = await recordingPeer(true, old.port);
+  await boot('b2');
+  await self.beat();
+  expect(await Promise.all(['t4', 't5'].map((id) => mesh.offer('gw', ref(id), 1)))).toEqual(['taken', 'taken']);
+  expect(upgraded.seen.link).toContain('offers');
+  expect(upgraded.seen.unary).toEqual([]);
 });
 
 it('sends the notices queued for a peer when the mesh closes: a Step enqueued in its last milliseconds reaches the owner', async () => {
