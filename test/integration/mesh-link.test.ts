@@ -234,6 +234,30 @@ it('hands back nothing the peer confirmed when a served link ends: what the peer
   expect(await ended).toEqual([]);
 });
 
+it('fails an offer batch the peer read when a served link ends before its answer, and hands it back to no one: the peer may have run it', async () => {
+  let read = 0;
+  const linkServer = new LinkServer({ capacity: () => undefined, doorbell: () => undefined, offerBatch: () => {
+    read++;
+    return new Promise<pb.IOfferBatchResponse>(() => undefined); // never answered
+  } }, silentLogger);
+  const server: Server = createServer();
+  server.add({ link: PeerServiceDefinition.link }, { link: linkServer.handler() });
+  const port = await server.listen('127.0.0.1:0');
+  cleanup.push(() => server.forceShutdown());
+  const channel = createChannel(`127.0.0.1:${port}`);
+  cleanup.push(() => channel.close());
+  let link: PeerLink | undefined;
+  const ended = new Promise<unknown[]>((resolve) => {
+    link = new PeerLink(createClient(PeerServiceDefinition, channel), 5000, (_unimplemented, _unsent, batches) => resolve(batches), silentLogger);
+  });
+  const offered = link!.offers({ offers: [{ ref: { task_id: 't1' }, owner_node_id: 'owner', epoch: 1 }] });
+  offered.catch(() => undefined);
+  await waitFor(() => read === 1, { timeoutMs: 3000, description: 'the peer read the batch' });
+  linkServer.closeAll();
+  expect(await ended).toEqual([]);
+  await expect(offered).rejects.toThrow(/ended before the offer batch was answered/);
+});
+
 it('fails the unanswered offers of a link that breaks, at once', async () => {
   const peer = await recordingPeer(true);
   const mesh = await ownerMesh(peer.address);
