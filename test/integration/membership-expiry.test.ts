@@ -1,15 +1,19 @@
 /**
  * A member is live while its score is younger than nodeTtl (DESIGN §3): a
  * node reads a peer's death when that peer's score turns nodeTtl old, not at
- * its own next heartbeat, which may come up to cluster.heartbeat later.
+ * its own next heartbeat, which may come up to cluster.heartbeat later. A read
+ * of the members that does not find this node itself live says nothing of
+ * which task layout every member reads: until its next heartbeat, it writes the
+ * oldest.
  */
 import { Membership } from '../../src/cluster/membership';
+import { OLDEST_TASK_LAYOUT, TASK_LAYOUT } from '../../src/store/layout';
 import { Keys } from '../../src/store/keys';
 import { createRedis, type RedisClient } from '../../src/store/redis';
 import { systemClock } from '../../src/util/clock';
 import { silentLogger } from '../../src/util/logger';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
-import { waitFor } from '../helpers/wait';
+import { sleep, waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let client: RedisClient;
@@ -44,4 +48,23 @@ it("reads a peer's death when its score turns nodeTtl old, though its own next h
   // its last score is at most a heartbeat older than the stop
   expect(Date.now() - stoppedAt).toBeLessThan(nodeTtlMs + 300);
   expect(await self.isGone('n1', 'b1')).toBe(true);
+});
+
+it('writes the oldest task layout after a read of the members that does not find itself live', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('expiry-layout'));
+  const nodeTtlMs = 500;
+  const peer = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: 'n1:1', heartbeatMs: 100, nodeTtlMs }, systemClock, silentLogger);
+  started.push(peer);
+  await peer.start();
+  // Its next heartbeat is a minute away: its own score turns nodeTtl old long before.
+  const self = new Membership(client, keys, { nodeId: 'n2', bootId: 'b1', address: 'n2:1', heartbeatMs: 60_000, nodeTtlMs }, systemClock, silentLogger);
+  started.push(self);
+  await self.start();
+  expect(self.taskLayout()).toBe(TASK_LAYOUT);
+  await sleep(200); // the peer beats on: its last score is younger than this node's
+  peer.stop();
+  // The check armed for the peer's score reads the members: neither node is live there.
+  await waitFor(() => self.liveIds().length === 0, { timeoutMs: 3000, intervalMs: 10, description: 'no member live' });
+  expect(self.taskLayout()).toBe(OLDEST_TASK_LAYOUT);
 });
