@@ -72,3 +72,24 @@ it('says so at ERROR while a second process that started at the same moment shar
     client.disconnect();
   }
 });
+
+it('does not wait to boot under the id of a node whose last heartbeat is older than nodeTtl', async () => {
+  const keys = new Keys(uniquePrefix('long-gone'));
+  const client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const nodeTtlMs = 1000;
+  // A boot that stopped heartbeating two nodeTtl ago (by Redis's clock, as scores are).
+  const [sec] = (await redis.command('TIME')) as string[];
+  await redis.command('ZADD', keys.members(), Number(sec) * 1000 - 2 * nodeTtlMs, 'phoenix');
+  await redis.command('HSET', keys.node('phoenix'), 'address', '127.0.0.1:1', 'boot', 'old-boot');
+  const m = new Membership(client, keys, { nodeId: 'phoenix', bootId: 'new-boot', address: '127.0.0.1:2', heartbeatMs: 3000, nodeTtlMs }, systemClock, pino({ level: 'silent' }));
+  try {
+    const t0 = Date.now();
+    await m.start();
+    // Nothing to watch: a live boot would have beaten within nodeTtl. Watched, it took a heartbeat and a second more.
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(m.liveIds()).toEqual(['phoenix']);
+  } finally {
+    m.stop();
+    client.disconnect();
+  }
+});
