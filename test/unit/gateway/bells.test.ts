@@ -129,4 +129,38 @@ describe('OutcomeBell', () => {
     await expect(later.wait(0)).resolves.toBe(true);
     later.close();
   });
+  test('a waiter counts only once it waits: the first one and the last to leave are told, and a poll is neither', async () => {
+    let told = 0;
+    const bell = new OutcomeBell(() => told++);
+    const poll = bell.subscribe(undefined, signal);
+    await poll.wait(0);
+    poll.close();
+    expect([told, bell.waiting, bell.generation]).toEqual([0, 0, 1]);
+
+    const first = bell.subscribe(undefined, signal);
+    const second = bell.subscribe('task-1', signal);
+    await first.wait(1);
+    await second.wait(1);
+    expect([told, bell.waiting, bell.generation]).toEqual([1, 2, 2]);
+    first.close();
+    expect([told, bell.waiting]).toEqual([1, 1]);
+    second.close();
+    expect([told, bell.waiting]).toEqual([2, 0]);
+  });
+
+  test('after a wake of every waiter, a consumer reads every partition, not only those rung', async () => {
+    const bell = new OutcomeBell();
+    const any = bell.subscribe(undefined, signal);
+    bell.ring(2, 'task-1');
+    bell.ring(5, 'task-2');
+    expect(any.takeRung()).toEqual([2, 5]);
+    expect(any.takeRung()).toEqual([]);
+    bell.ring(2, 'task-3');
+    bell.wakeAll();
+    expect(any.takeRung()).toBeUndefined();
+    // the next rings name their partitions again
+    bell.ring(7, 'task-4');
+    expect(any.takeRung()).toEqual([7]);
+    any.close();
+  });
 });
