@@ -71,6 +71,35 @@ it('keeps what a group has not acked, and what another group has not read', asyn
   expect(await length()).toBeLessThanOrEqual(100);
 });
 
+it('keeps a group\'s pending entry that shares its millisecond with where another group has read to', async () => {
+  const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+  // 300 outcomes written within one millisecond: ids 1-0 … 1-299, three stream nodes.
+  const key = fx.keys.out(P);
+  const pipeline = fx.client.pipeline();
+  for (let i = 0; i < 300; i++) pipeline.xadd(key, `1-${i}`, 'taskId', `t${i}`, 'o', 'x');
+  await pipeline.exec();
+  // "a" has read and acked up to 1-250; "b" has read six and left 1-5 unacked.
+  await fx.client.xgroup('CREATE', key, 'a', '0');
+  await fx.client.xack(key, 'a', ...await read('a', 251));
+  await fx.client.xgroup('CREATE', key, 'b', '0');
+  await fx.client.xack(key, 'b', ...(await read('b', 6)).slice(0, 5));
+
+  await outcomes.trim(P, 10 * DAY, 1000);
+  expect(await fx.client.xrange(key, '1-5', '1-5')).toHaveLength(1);
+  const claimed = (await fx.client.xautoclaim(key, 'b', 'other', 0, '0-0')) as [string, [string, string[] | null][]];
+  expect(claimed[1].map(([id, fields]) => [id, fields !== null])).toEqual([['1-5', true]]);
+});
+
+it('lets go a whole stream node once every group has acked its last entry', async () => {
+  const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+  await append(200); // two stream nodes: 1-0 … 100-0, 101-0 … 200-0
+  await fx.client.xgroup('CREATE', fx.keys.out(P), 'engine', '0');
+  await fx.client.xack(fx.keys.out(P), 'engine', ...await read('engine', 100));
+  await outcomes.trim(P, 10 * DAY, 1000);
+  expect(await firstId()).toBe('101-0');
+  expect(await length()).toBe(100);
+});
+
 it('with no group, keeps the entries younger than the retention', async () => {
   const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
   const ids = await append(300); // ids 1-0 … 300-0: ms timestamps 1 … 300
