@@ -60,6 +60,25 @@ it('an outcome written after a ConsumeOutcomes was cancelled goes to the consume
   expect((await waiting).outcomes.map((o) => o.task_id)).toEqual([task_id]);
 });
 
+it('outcomes read as the caller of a ConsumeOutcomes left go to the group\'s next call at once, not after redeliver_after_ms', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('gone-read'));
+  await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c0', max_count: 10 }); // the group
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const { task_id } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+  const task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  s.reset();
+  // Redis holds the reads until the caller has gone: they deliver the outcome to a consumer nobody answers for.
+  await redis.command('CLIENT', 'PAUSE', '600', 'WRITE');
+  await cancelledAfter(200, (signal) =>
+    t.matching.consumeOutcomes({ group: 'engine', consumer: 'gone', max_count: 10, wait_ms: 5000 }, { signal }));
+  await sleep(700);
+  const next = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'next', max_count: 10, redeliver_after_ms: 60_000 });
+  expect(next.outcomes.map((o) => o.task_id)).toEqual([task_id]);
+});
+
 it('a cancelled WaitOutcome reads no more', async () => {
   t = await startTestNode(redis.url, uniquePrefix('gone-wait'));
   const { task_id } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'w', flow_type: 'nobody', step_type: 's', step_execution_id: 'x' } });
