@@ -53,3 +53,22 @@ it('holds a task behind every ack still to be written, not only the first', asyn
   expect(slot.holdsTask).toBe(false);
   expect((await written(slot, 3)).map((f) => (f.result_ack ?? f.step_task)!.task_token)).toEqual(['t1', 't2', 't3']);
 });
+
+it('takes back a task that rides unread in an ack, so a stream ending before the worker read it returns the task', async () => {
+  const slot = new Slot('s1', { ...reg, acceptsTaskInAck: true });
+  slot.state = 'busy';
+  slot.awaitAck();
+  slot.send({ step_task: { task_token: 't2' } }, 1); // the next start finished first: held
+  slot.send({ result_ack: { task_token: 't1' } }, 2); // it rides in this ack
+  expect(slot.out.size).toBe(1);
+  expect(slot.takeBackUnread('t2')).toBe(true);
+  expect(slot.out.size).toBe(0);
+});
+
+it('refuses a task frame held behind an ack once the stream has ended', () => {
+  const slot = new Slot('s1', reg);
+  slot.awaitAck();
+  slot.close();
+  expect(slot.send({ step_task: { task_token: 't2' } }, 1)).toBe(false);
+  expect(slot.holdsTask).toBe(false);
+});
