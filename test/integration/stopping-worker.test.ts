@@ -86,6 +86,25 @@ it('leaves a flow\'s sticky entry naming another worker when a stopping worker c
   expect(await redis.command('GET', runA)).toBe('w2');
 });
 
+it('does not take a worker that half-closes a stream on a draining node for stopping: its completions keep setting sticky entries', async () => {
+  // A half-close while the node drains is a worker moving to another node (it was told to
+  // reconnect), not one stopping: its flows stay with it.
+  const a = await slot();
+  const b = await slot();
+  await enqueue('run-a');
+  const fa = (await a.nextOf('step_task')).step_task!;
+  await enqueue('run-b');
+  await b.nextOf('step_task');
+  env.t.node.gateway.startDrain();
+  await a.nextOf('reconnect');
+  b.halfClose(); // its Step goes back unconsumed
+  await waitFor(() => env.t.node.gateway.streamCount === 1, { timeoutMs: 5000, description: "b's stream gone" });
+  const runA = `${env.t.node.keys.tag(Number(fa.task_id!.split('-')[0]))}sticky:acme:run-a`;
+  a.send({ step_result: { task_token: fa.task_token, output: Buffer.from('x') } });
+  expect((await a.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect(await redis.command('GET', runA)).toBe('w1');
+});
+
 it('refuses a decline without a reason, naming the field, and keeps the task on the slot', async () => {
   // Guards Decline.reason: 0 was read as UNKNOWN_TYPE, the task went back and the type was
   // no longer offered to this worker, on a frame that said neither.
