@@ -166,6 +166,35 @@ function afterFirst(name: 'enqueueMany' | 'start', after: (args: unknown[]) => P
 }
 
 /** A second slot, of another app worker, that must be offered the task as attempt 1 (returned unconsumed). */
+it('hands to another slot an RPC held behind the ack of a result whose completion met a Redis error', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('blip'));
+  const s = openSlot(t.worker, registerFrame({ accepts_task_after_ack: true }));
+  await s.nextOf('registered');
+  await t.matching.enqueueStep({ step: step('rpc-held') });
+  const t1 = (await s.nextOf('step_task')).step_task!;
+  // Waits for the busy slot.
+  const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'f', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 5000 })
+    .then((r) => ({ output: Buffer.from(r.output ?? []).toString() }), (e: Error) => ({ error: e.message }));
+  await waitFor(() => t.node.gateway.rpcsWaiting === 1, { timeoutMs: 3000, description: 'the call waits' });
+  const store = t.node.store as unknown as { complete: (...a: unknown[]) => Promise<unknown> };
+  const real = store.complete.bind(store);
+  let calls = 0;
+  store.complete = async (...args: unknown[]) => {
+    if (calls++ > 0) return real(...args);
+    await new Promise((res) => setTimeout(res, 300)); // the call is handed to the freed slot meanwhile, behind the ack
+    throw new Error('Command timed out');
+  };
+  s.send({ step_result: { task_token: t1.task_token, output: Buffer.from('done') } });
+  await expect(s.nextOf('rpc_task', 3000)).rejects.toThrow();
+  // The worker never saw the call: it runs on the next slot instead of failing its caller.
+  const other = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
+  await other.nextOf('registered');
+  const rpc = (await other.nextOf('rpc_task', 3000)).rpc_task!;
+  other.send({ rpc_result: { task_token: rpc.task_token, output: Buffer.from('ran on w2') } });
+  expect(await call).toEqual({ output: 'ran on w2' });
+  other.reset();
+});
+
 async function takenUnconsumedBy(taskId: string): Promise<void> {
   const other = openSlot(t.worker, registerFrame({ app_worker_id: 'w2' }));
   await other.nextOf('registered');
