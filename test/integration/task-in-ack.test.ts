@@ -152,3 +152,20 @@ describe('Slot: an ack kept back for the next start', () => {
     expect([plain.got, idleGot, busyGot]).toEqual([[ack], [ack], [ack]]);
   });
 });
+
+it.each([
+  ['a task after the ack', { accepts_task_after_ack: true }],
+  ['a task in the ack', { accepts_task_after_ack: true, accepts_task_in_ack: true }],
+])('acks the last result of a worker taking %s on a draining node before its stream ends', async (_how, over) => {
+  const s = openSlot(t.worker, registerFrame(over));
+  await s.nextOf('registered');
+  await t.matching.enqueueStep({ step: step('drain-1') });
+  const task = (await s.nextOf('step_task')).step_task!;
+  t.node.gateway.startDrain();
+  await s.nextOf('reconnect');
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  const ack = (await s.nextOf('result_ack')).result_ack!;
+  expect(ack).toMatchObject({ task_token: task.task_token, verdict: pb.ResultVerdict.ACCEPTED });
+  expect(ack.next_task).toBeFalsy();
+  await expect(s.ended).resolves.toBeNull();
+});
