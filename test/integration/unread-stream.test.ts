@@ -67,6 +67,7 @@ it('ends a stream whose worker reads none of its answers once 64 wait, instead o
   expect(err).toBeInstanceOf(ClientError);
   expect((err as ClientError).code).toBe(Status.RESOURCE_EXHAUSTED);
   expect((err as ClientError).details).toMatch(/ZD_STREAM_NOT_READ/);
+  expect((err as ClientError).details).toContain('65 frames wait for it (at most 64)');
   // What still waited in the node went with the stream: only the answers already in the
   // connection's window come before the error, not the 64 acks (32 MiB) it held back.
   expect(read).toBeLessThan(64);
