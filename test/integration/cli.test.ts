@@ -16,6 +16,30 @@ describe('zdmatch CLI', () => {
     for (const c of ['serve', 'dev', 'enqueue', 'queues', 'task']) expect(r.stdout).toMatch(new RegExp(`^\\s+${c}\\b`, 'm'));
   });
 
+  it('prints its version from package.json and exits 0', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const r = runCli(['--version'], { env });
+    expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 0, stdout: `${pkg.version}\n` });
+  });
+
+  it.each([
+    [['nosuch'], "error: unknown command 'nosuch'", 'Usage: zdmatch [options] [command]'],
+    [['cluster', '--nosuch'], "error: unknown option '--nosuch'", 'Usage: zdmatch cluster [options]'],
+  ])('%j names what it did not know, shows the usage and exits 2', (args, line, usage) => {
+    const r = runCli(args, { env });
+    expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 2, stdout: '' });
+    expect(r.stderr.split('\n')[0]).toBe(line);
+    expect(r.stderr).toContain(usage);
+  });
+
+  it('a failure to reach the node is one line and exit 1; ZD_CLI_DEBUG=1 adds the stack', () => {
+    const r = runCli(['task', 't1', '--address', '127.0.0.1:1'], { env });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 1, stderr: expect.stringMatching(/^error: [^\n]*ECONNREFUSED[^\n]*\n$/) });
+    const debug = runCli(['task', 't1', '--address', '127.0.0.1:1'], { env: { ...env, ZD_CLI_DEBUG: '1' } });
+    expect(debug.status).toBe(1);
+    expect(debug.stderr).toMatch(/^error: [^\n]*\n\w*Error: [^\n]*\n\s+at /);
+  });
+
   it.each([
     [['serve', '--matching.syncMatchWait=0'], 'config matching.syncMatchWait: must be greater than 0'],
     [['serve', '--matching.stickyWait', '11s'], 'config matching.stickyWait: 11000ms must not exceed matching.dispatchWait (10000ms)'],
