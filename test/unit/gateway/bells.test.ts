@@ -92,6 +92,85 @@ describe('FetchBell', () => {
     expect(bell.fetchedTopics()).toEqual([]);
     bell.stop();
   });
+
+  test('a ring asked for sooner than the one pending comes at the sooner time', async () => {
+    jest.useFakeTimers({ now: 1_000 });
+    const bell = new FetchBell(() => Date.now());
+    const sub = bell.subscribe(['q'], new AbortController().signal);
+    bell.ringAt('q', 11_000); // a lock lapsing in ten seconds
+    bell.ringAt('q', 1_100); // then a retry due in 100 ms
+    let woken = false;
+    void sub.wait(60_000).then((rung) => (woken = rung));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(woken).toBe(true);
+    sub.close();
+    bell.stop();
+  });
+
+  test('a ring for later after an earlier one has rung is scheduled again', async () => {
+    jest.useFakeTimers({ now: 1_000 });
+    const bell = new FetchBell(() => Date.now());
+    const sub = bell.subscribe(['q'], new AbortController().signal);
+    bell.ringAt('q', 1_050);
+    await jest.advanceTimersByTimeAsync(50);
+    await expect(sub.wait(0)).resolves.toBe(true);
+    bell.ringAt('q', 1_200);
+    let woken = false;
+    void sub.wait(60_000).then((rung) => (woken = rung));
+    await jest.advanceTimersByTimeAsync(150);
+    expect(woken).toBe(true);
+    sub.close();
+    bell.stop();
+  });
+
+  test('a fetch of several topics, one of them new here, tells that the waited topics changed', () => {
+    const bell = new FetchBell();
+    const told = jest.fn();
+    bell.onTopics = told;
+    const a = bell.subscribe(['t:f:a'], new AbortController().signal);
+    expect(told).toHaveBeenCalledTimes(1);
+    const ab = bell.subscribe(['t:f:a', 't:f:b'], new AbortController().signal);
+    expect(told).toHaveBeenCalledTimes(2);
+    expect(bell.topics().sort()).toEqual(['t:f:a', 't:f:b']);
+    ab.close(); // b has no fetch left
+    expect(told).toHaveBeenCalledTimes(3);
+    a.close();
+    expect(told).toHaveBeenCalledTimes(4);
+    expect(bell.topics()).toEqual([]);
+  });
+
+  test('a topic last fetched a minute ago no longer counts as served, though the prune has not run yet', async () => {
+    // The prune runs every FETCH_SERVED_MS / 4 from the first topic noted: one noted later
+    // outlives its minute in the set until the next prune.
+    jest.useFakeTimers({ now: 0 });
+    const bell = new FetchBell(() => Date.now());
+    bell.noteFetch(['t:f:a']);
+    await jest.advanceTimersByTimeAsync(5_000);
+    bell.noteFetch(['t:f:b']);
+    await jest.advanceTimersByTimeAsync(FETCH_SERVED_MS - 1);
+    expect(bell.fetchedLately('t:f:b')).toBe(true);
+    expect(bell.fetchedTopics()).toEqual(['t:f:b']);
+    await jest.advanceTimersByTimeAsync(1); // exactly a minute since b's fetch
+    expect(bell.fetchedLately('t:f:b')).toBe(false);
+    expect(bell.fetchedTopics()).toEqual([]);
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(bell.fetchedLately('t:f:b')).toBe(false);
+    bell.stop();
+  });
+
+  test('at most 1000 fetched topics are remembered, the longest unasked forgotten first', () => {
+    const bell = new FetchBell();
+    const topics = Array.from({ length: 1_001 }, (_, i) => `t:f:${i}`);
+    bell.noteFetch(topics.slice(0, 1_000));
+    bell.noteFetch(['t:f:0']); // asked again: now the latest
+    bell.noteFetch([topics[1_000]!]);
+    const kept = bell.fetchedTopics();
+    expect(kept).toHaveLength(1_000);
+    expect(kept).toContain('t:f:0');
+    expect(kept).not.toContain('t:f:1');
+    expect(bell.fetchedLately('t:f:1')).toBe(false);
+    bell.stop();
+  });
 });
 
 describe('OutcomeBell', () => {

@@ -54,3 +54,25 @@ it('voids what a claim saw of a partition touched after the claim began', () => 
   h.quiet(T, 7, next, 1002, Infinity);
   expect(h.quietUntil(T, 7, 1003)).toBeUndefined();
 });
+
+it('keeps the hints of every topic of a fetch of several', () => {
+  const h = new FetchHints();
+  const topics = ['acme:order:a', 'acme:order:b', 'acme:order:c'];
+  const mark = h.begin(topics);
+  for (const t of topics) h.quiet(t, 0, mark, 1000, Infinity);
+  for (const t of topics) expect(h.quietUntil(t, 0, 1001)).toBe(1000 + HINT_TTL_MS);
+});
+
+it('past 10 000 topics forgets the one a claim read longest ago, not a busy one first asked long ago', () => {
+  const h = new FetchHints();
+  const mark = h.begin([T]);
+  h.quiet(T, 0, mark, 1000, Infinity);
+  const others = Array.from({ length: 9_999 }, (_, i) => `acme:other:${i}`);
+  const later = h.begin(others);
+  for (const t of others) h.quiet(t, 0, later, 1000, Infinity);
+  expect(h.quietUntil(T, 0, 1001)).toBe(1000 + HINT_TTL_MS); // read again by a claim: the latest used
+  h.begin(['acme:new:s']);
+  expect(h.quietUntil(T, 0, 1002)).toBe(1000 + HINT_TTL_MS);
+  expect(h.quietUntil(others[0]!, 0, 1002)).toBeUndefined(); // the longest unused, forgotten
+  expect(h.quietUntil(others[1]!, 0, 1002)).toBe(1000 + HINT_TTL_MS);
+});
