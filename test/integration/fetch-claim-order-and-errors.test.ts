@@ -110,3 +110,25 @@ it('a fetch of several topics claims the oldest task first, not every task of th
   expect(ids).toHaveLength(5);
   expect(ids).toContain(ship);
 });
+
+it('a partition whose claim failed once and then succeeded is claimed oldest first again, not left behind the others', async () => {
+  // A partition whose claim failed lately is looked at after the others (a slot mid-migration);
+  // once a claim there succeeds it takes its turn by age again.
+  const [f1, f2] = flowsInTwoPartitions();
+  const older = (await t.matching.enqueueStep({ step: step({ flow_id: f1 }) })).task_id!;
+  const store = t.node.externalTasks!.store;
+  const spy = jest.spyOn(store, 'lock').mockRejectedValueOnce(new Error('injected: the claim failed once'));
+  try {
+    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1 })).rejects.toThrow();
+  } finally {
+    spy.mockRestore();
+  }
+  const again = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1, lock_duration_ms: 60_000 });
+  expect((again.tasks ?? []).map((x) => x.task_id)).toEqual([older]);
+  await external.unlock({ task_id: older, worker_id: 'A' }); // back at its place in the queue
+  await sleep(5);
+  const newer = (await t.matching.enqueueStep({ step: step({ flow_id: f2 }) })).task_id!;
+  const r = await external.fetchAndLock({ worker_id: 'B', topics: [topic()], max_tasks: 1, wait_ms: 1 });
+  expect((r.tasks ?? []).map((x) => x.task_id)).toEqual([older]);
+  expect(await stateOf(newer)).toBe(pb.TaskState.QUEUED);
+});
