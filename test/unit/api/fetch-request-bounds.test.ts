@@ -1,0 +1,45 @@
+/**
+ * The bounds of fetch-surface requests (src/api/external-validation.ts, DESIGN §7,
+ * §11.6): each is a rejection at one past it, never a clamp, naming the field the
+ * way the caller spelt it; an empty value takes the default.
+ */
+import { bounded, parseFail, taskRefOf } from '../../../src/api/external-validation';
+import { loadConfig } from '../../../src/config';
+import { FAILURE_LIMITS } from '../../../src/wire';
+
+const config = loadConfig({ env: {}, overrides: {} });
+const YEAR_366_MS = 366 * 86_400_000;
+const INT32_MAX = 2_147_483_647;
+const failure = { message: 'm', type: 't' };
+
+it('takes an empty string (proto3 JSON of an unset 64-bit field) as omitted: the default', () => {
+  expect(bounded('waitMs', '', 60_000, 20_000, 'fetch.maxWait', 'ms')).toBe(20_000);
+  expect(bounded('waitMs', '0', 60_000, 20_000, 'fetch.maxWait', 'ms')).toBe(20_000);
+  expect(parseFail('http', failure, 3, '').retryTimeoutMs).toBe(0);
+});
+
+it('takes retries up to 2147483647 and refuses one more, and a negative count, as out of range', () => {
+  expect(parseFail('grpc', failure, INT32_MAX, 0).retries).toBe(INT32_MAX);
+  expect(() => parseFail('grpc', failure, INT32_MAX + 1, 0)).toThrow(`retries: must be between 0 (terminal) and ${INT32_MAX}`);
+  expect(() => parseFail('grpc', failure, -1, 0)).toThrow(`retries: must be between 0 (terminal) and ${INT32_MAX}`);
+});
+
+it('takes a retry timeout up to 366 days and refuses a millisecond more, naming the field as spelt', () => {
+  expect(parseFail('http', failure, 1, YEAR_366_MS).retryTimeoutMs).toBe(YEAR_366_MS);
+  expect(() => parseFail('http', failure, 1, YEAR_366_MS + 1)).toThrow(`retryTimeoutMs: ${YEAR_366_MS + 1} ms exceeds the ceiling of ${YEAR_366_MS} ms`);
+  expect(() => parseFail('grpc', failure, 1, YEAR_366_MS + 1)).toThrow('retry_timeout_ms:');
+});
+
+it('takes a failure message and type at their limits and refuses one character more', () => {
+  const { messageChars, typeChars } = FAILURE_LIMITS;
+  expect(parseFail('grpc', { message: 'm'.repeat(messageChars), type: 't'.repeat(typeChars) }, 1, 0).message).toHaveLength(messageChars);
+  expect(() => parseFail('grpc', { message: 'm'.repeat(messageChars + 1) }, 1, 0))
+    .toThrow(`failure.message: is ${messageChars + 1} characters long; the limit is ${messageChars}`);
+  expect(() => parseFail('grpc', { type: 't'.repeat(typeChars + 1) }, 1, 0))
+    .toThrow(`failure.type: is ${typeChars + 1} characters long; the limit is ${typeChars}`);
+});
+
+it('refuses a task id over 64 characters as too long, before reading it as an id', () => {
+  expect(() => taskRefOf('http', `1-${'a'.repeat(63)}`, config)).toThrow('taskId: is 65 characters long; the limit is 64');
+  expect(() => taskRefOf('grpc', '1-abc', config)).toThrow('task_id: is not a zdmatch task id');
+});
