@@ -439,6 +439,20 @@ describe('a task enqueued before the spec was packed', () => {
     expect(await fx.store.cancelFlow(flow.partition, flow.tenant, flow.flowId, 'stop', now)).toEqual({ queued: [flow.taskId], queuedIn: [flow.queue], running: [] });
     expect(str(await fx.store.readDone(flow.partition, flow.taskId))).toMatchObject({ status: 'CANCELLED', stepType: 'charge' });
   });
+
+  it('lists as terminal only a task still terminal when it is read, not one retried since the set was read, nor one gone', async () => {
+    // The listing reads the terminal set, then each task: an operator's retry in between leaves the
+    // set's entry read but the task queued again; the task is then no terminal task to show.
+    const now = Date.now();
+    const t = newTask();
+    await legacyEnqueue(t, now);
+    await fetchStore.lock(t.partition, [t.queue], 'fw', 10_000, 10, 0, now);
+    await fetchStore.fail(t.partition, t.taskId, 'fw', 'bad', 'Data', 0, 0, now);
+    expect(await fetchStore.retryTerminal(t.partition, t.taskId, 3, now)).toMatchObject({ kind: 'queued' });
+    await fx.client.zadd(fx.keys.terminal(t.partition), now, t.taskId); // as the listing read the set before the retry
+    await fx.client.zadd(fx.keys.terminal(t.partition), now, `${t.partition}-${'0'.repeat(24)}`); // a task since deleted
+    expect(await fetchStore.listTerminal(t.partition, 10)).toEqual({ tasks: [], complete: true });
+  });
 });
 
 describe('payload arguments', () => {
