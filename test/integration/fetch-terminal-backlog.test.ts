@@ -46,3 +46,18 @@ it('a task turned terminal by lock expiries in a fetch claim is no longer counte
   expect(m['dexzd_step_task_queue_oldest_age_seconds{tenant="acme",flow_type="order",step_type="charge"}'] ?? 0).toBe(0);
   expect(m['dexzd_matching_unserved_task_queues{reason="no_worker"}']).toBe(0);
 });
+
+it('a WaitOutcome waiting on a terminal task is answered as soon as an operator abandons it', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('termabandon'));
+  const clients = fetchClients(t);
+  external = clients.external;
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id!;
+  expect((await claim({ lock_duration_ms: 60_000 })).tasks).toHaveLength(1);
+  expect((await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'bad' }, retries: 0 })).terminal).toBe(true);
+  const waited = t.matching.waitOutcome({ task_id: id, wait_ms: 10_000 });
+  await sleep(100); // the wait has begun: its next look of its own is a second after it began
+  const since = Date.now();
+  await clients.operator.abandonTerminalTask({ task_id: id, reason: 'bad data' });
+  expect((await waited).outcome).toMatchObject({ status: pb.OutcomeStatus.FAILED, error: { message: 'bad data' } });
+  expect(Date.now() - since).toBeLessThan(500); // rung by the abandon, not found on the wait's own second look
+});
