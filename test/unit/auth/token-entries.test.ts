@@ -29,6 +29,8 @@ it.each([
   ['neither a token nor a sha256', entry('tenants: [acme]'), 'client', 'tokens[0]: needs exactly one of "token" or "sha256"'],
   ['a tenant with a space', entry(`token: "${TOKEN}", tenants: ["ac me"]`), 'client', 'tokens[0].tenants: must be a list of tenant names'],
   ['a tenant starting with a dash', entry(`token: "${TOKEN}", tenants: ["-acme"]`), 'client', 'tokens[0].tenants: must be a list of tenant names'],
+  ['a tenant starting with a dot', entry(`token: "${TOKEN}", tenants: [".acme"]`), 'client', 'tokens[0].tenants: must be a list of tenant names'],
+  ['a tenant with a colon', entry(`token: "${TOKEN}", tenants: ["acme:eu"]`), 'client', 'tokens[0].tenants: must be a list of tenant names'],
   ['an empty tenant', entry(`token: "${TOKEN}", tenants: [""]`), 'client', 'tokens[0].tenants: must be a list of tenant names'],
   ['tenants that are no list', entry(`token: "${TOKEN}", tenants: acme`), 'client', 'tokens[0].tenants: must be a list of tenant names'],
   ['an operator that is text', entry(`token: "${TOKEN}", operator: "no"`), 'client', 'tokens[0].operator: must be true or false'],

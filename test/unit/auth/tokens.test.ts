@@ -19,6 +19,7 @@ it.each([
   ['a non-ASCII letter', 'café-0123456789abcdef', 'tokens[0].token: must be visible ASCII characters only'],
   ['more than 4096 characters', 'x'.repeat(4097), 'tokens[0].token: must be at most 4096 characters'],
   ['fewer than 16 characters', 'short', 'tokens[0].token: must be at least 16 characters'],
+  ['15 characters', 'x'.repeat(15), 'tokens[0].token: must be at least 16 characters'],
 ])('refuses a token with %s, naming the entry', (_what, token, message) => {
   expect(() => parseTokensFile(file(token), 'client')).toThrow(message);
 });
@@ -29,10 +30,10 @@ it.each([['a number', '42'], ['a list', '[a, b]'], ['a mapping', '{ first: a }']
   expect(parseTokensFile(text.replace(`name: ${name}`, 'name: ci'), 'client').size).toBe(1);
 });
 
-it('accepts the longest and the most varied token a bearer header carries', () => {
+it('accepts the shortest, the longest and the most varied token a bearer header carries', () => {
   const longest = 'y'.repeat(4096);
   const punctuated = '!"#$%&\'()*+,-./0123456789:;<=>?@[\\]^_`{|}~';
-  for (const token of [longest, punctuated]) {
+  for (const token of ['s'.repeat(16), longest, punctuated]) {
     const parsed = parseTokensFile(file(token), 'client');
     expect([...parsed.keys()]).toEqual([createHash('sha256').update(token).digest('hex')]);
   }
@@ -41,7 +42,9 @@ it('accepts the longest and the most varied token a bearer header carries', () =
 it('authenticates a bearer token of 4096 characters and refuses one of 4097 or with non-ASCII', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-tokens-'));
   const longest = 'z'.repeat(4096);
-  fs.writeFileSync(path.join(dir, 'clients.yaml'), file(longest));
+  // An entry by digest can name a token no header carries: it still never authenticates.
+  const sha = createHash('sha256').update(`${longest}z`).digest('hex');
+  fs.writeFileSync(path.join(dir, 'clients.yaml'), `${file(longest)}  - { name: too-long, sha256: ${sha}, tenants: [acme] }\n`);
   fs.writeFileSync(path.join(dir, 'workers.yaml'), 'tokens: []\n');
   const config = loadConfig({
     env: {},
@@ -51,7 +54,7 @@ it('authenticates a bearer token of 4096 characters and refuses one of 4097 or w
   try {
     auth.start();
     expect(auth.authenticate('client', `Bearer ${longest}`).name).toBe('e');
-    expect(() => auth.authenticate('client', `Bearer ${longest}z`)).toThrow('ZD_UNAUTHENTICATED');
+    expect(() => auth.authenticate('client', `Bearer ${longest}z`)).toThrow('ZD_UNAUTHENTICATED: a bearer token is required');
     expect(() => auth.authenticate('client', 'Bearer café-0123456789abcdef')).toThrow('ZD_UNAUTHENTICATED');
   } finally {
     auth.stop();
