@@ -23,6 +23,19 @@ it('reports a wildcard bind as the loopback address', async () => {
   expect(await listenOn(server(), '0.0.0.0:0', 'metrics.listen')).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
 });
 
+it('reports an IPv6 wildcard bind as the loopback address, which a client can dial', async () => {
+  const address = await listenOn(server(), '[::]:0', 'api.listen');
+  expect(address).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
+  const [host, port] = address.split(':');
+  await new Promise<void>((resolve, reject) => {
+    const socket = net.connect(Number(port), host, () => {
+      socket.end();
+      resolve();
+    });
+    socket.on('error', reject);
+  });
+});
+
 it('rejects a taken port naming the key, the address and the reason', async () => {
   const taken = await listenOn(server(), '127.0.0.1:0', 'metrics.listen');
   await expect(listenOn(server(), taken, 'http.listen')).rejects.toThrow(
