@@ -90,3 +90,46 @@ it('reports nothing once stopped', async () => {
   await pause(600);
   expect(changes).toBe(0);
 });
+
+it('hears a file rewritten in place with its size and modification time kept, beside another file of the folder', async () => {
+  // A copy that keeps the source's times (cp -p) over a certificate of the same length: its stat does not change.
+  const cert = path.join(dir, 'tls.crt');
+  const key = path.join(dir, 'tls.key');
+  const KEPT = 1_700_000_000;
+  for (const f of [cert, key]) {
+    fs.writeFileSync(f, 'one');
+    fs.utimesSync(f, KEPT, KEPT);
+  }
+  let changes = 0;
+  const w = new FileWatch([cert, key], 600_000, () => void changes++);
+  watch = w;
+  w.reading();
+  w.start((err) => { throw err; });
+  fs.writeFileSync(cert, 'two');
+  fs.utimesSync(cert, KEPT, KEPT);
+  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the rewrite heard by its name' });
+});
+
+it('reports a burst of writes once, and nothing for writes to other files of its folder', async () => {
+  const file = path.join(dir, 'token');
+  const other = path.join(dir, 'notes');
+  fs.writeFileSync(file, 'one');
+  let changes = 0;
+  const w = new FileWatch([file], 600_000, () => {
+    changes++;
+    w.reading();
+  });
+  watch = w;
+  w.reading();
+  w.start((err) => { throw err; });
+  fs.writeFileSync(file, 'two');
+  fs.writeFileSync(file, 'three');
+  fs.writeFileSync(file, 'four, longer');
+  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the writes heard' });
+  await pause(300);
+  expect(changes).toBe(1);
+  fs.writeFileSync(other, 'unrelated');
+  fs.writeFileSync(other, 'unrelated, again');
+  await pause(300);
+  expect(changes).toBe(1);
+});
