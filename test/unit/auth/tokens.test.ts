@@ -6,8 +6,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Auth } from '../../../src/auth/auth';
-import { parseTokensFile } from '../../../src/auth/tokens';
+import { Metadata, type CallContext } from 'nice-grpc';
+import { Auth, principalOf } from '../../../src/auth/auth';
+import { parseTokensFile, TokenFile } from '../../../src/auth/tokens';
 import { loadConfig } from '../../../src/config';
 import { createLogger } from '../../../src/util/logger';
 
@@ -60,4 +61,25 @@ it('authenticates a bearer token of 4096 characters and refuses one of 4097 or w
     auth.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+it('reads an unchanged tokens file once, however many periodic checks pass', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-tokens-'));
+  const tokens = new TokenFile('client', path.join(dir, 'clients.yaml'), createLogger('silent'), 50);
+  fs.writeFileSync(tokens.file, file('client-secret-0123456789'));
+  try {
+    tokens.start();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(tokens.generation).toBe(1);
+    expect(tokens.lookup('client-secret-0123456789')?.name).toBe('e');
+  } finally {
+    tokens.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('refuses a call whose credential no middleware checked, failing closed', () => {
+  expect(() => principalOf(undefined)).toThrow('ZD_UNAUTHENTICATED: no credential was checked for this call');
+  expect(() => principalOf({ metadata: Metadata({ authorization: 'Bearer client-secret-0123456789' }) } as unknown as CallContext))
+    .toThrow('ZD_UNAUTHENTICATED');
 });
