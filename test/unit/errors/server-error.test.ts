@@ -39,3 +39,8 @@ it('maps the statuses DESIGN names for protocol, capacity and store errors', () 
   expect(zdError('ZD_LOCKED_BY_OTHER').code).toBe(Status.ABORTED);
   expect(zdError('ZD_LOCK_EXPIRED').code).toBe(Status.OUT_OF_RANGE);
 });
+
+it('states a size limit with its unit', () => {
+  const err = zdError('ZD_BODY_TOO_LARGE', { limit: 1048576 });
+  expect([err.code, err.httpStatus, err.details]).toEqual([Status.RESOURCE_EXHAUSTED, 413, 'ZD_BODY_TOO_LARGE: the request body exceeds 1048576 bytes']);
+});
