@@ -17,6 +17,7 @@ import {
 import type { OfferResult } from '../../src/owner/dispatcher';
 import type { EnqueueResult, OutcomeStatusName } from '../../src/store/task-store';
 import { pb } from '../../src/wire';
+import { exposedSeries as series } from '../helpers/exposition';
 
 type Equal<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Values<T extends readonly string[]> = T[number];
@@ -45,16 +46,6 @@ const STARTS_AT_ZERO: Record<string, Record<string, string[]>> = {
 
 async function exposition(): Promise<string> {
   return createMetrics().registry.metrics();
-}
-
-/** `name{label="value"}` of every series in an exposition, with its value. */
-function series(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (m) out.set(`${m[1]}${m[2] ?? ''}`, Number(m[3]));
-  }
-  return out;
 }
 
 it('keeps the label lists equal to the types of the code that counts', () => {

@@ -6,16 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createMetrics, type BacklogRow } from '../../src/metrics/registry';
-
-/** `name{labels}` of every series in an exposition, with its value. */
-function series(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (m) out.set(`${m[1]}${m[2] ?? ''}`, Number(m[3]));
-  }
-  return out;
-}
+import { exposedSeries as series } from '../helpers/exposition';
 
 it('exports the process metrics under the dexzd_process_ names the alert rules read', async () => {
   const rules = fs.readFileSync(path.resolve(__dirname, '..', '..', 'deploy', 'prometheus', 'zdmatch-rules.yaml'), 'utf8');
