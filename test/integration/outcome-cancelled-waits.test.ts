@@ -30,6 +30,18 @@ async function cancelledAfter<T>(ms: number, call: (signal: AbortSignal) => Prom
   await running;
 }
 
+/** Enqueues a Step and completes it on a worker slot of its own: its outcome is written. Answers its task id. */
+async function completeOne(): Promise<string> {
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  const { task_id } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
+  const task = (await s.nextOf('step_task')).step_task!;
+  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  s.reset();
+  return task_id;
+}
+
 it('a cancelled ConsumeOutcomes reads the outcome streams no more', async () => {
   t = await startTestNode(redis.url, uniquePrefix('gone'));
   await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c0', max_count: 10 }); // the group
@@ -49,13 +61,7 @@ it('an outcome written after a ConsumeOutcomes was cancelled goes to the consume
     t.matching.consumeOutcomes({ group: 'engine', consumer: 'gone', max_count: 10, wait_ms: 10_000 }, { signal }));
   const waiting = t.matching.consumeOutcomes({ group: 'engine', consumer: 'live', max_count: 10, wait_ms: 3000 });
   await sleep(100);
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  const { task_id } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
-  const task = (await s.nextOf('step_task')).step_task!;
-  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
-  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
-  s.reset();
+  const task_id = await completeOne();
   // Not taken by the consumer that left (it would come back only after redeliver_after_ms, 30 s).
   expect((await waiting).outcomes.map((o) => o.task_id)).toEqual([task_id]);
 });
@@ -63,13 +69,7 @@ it('an outcome written after a ConsumeOutcomes was cancelled goes to the consume
 it('outcomes read as the caller of a ConsumeOutcomes left go to the group\'s next call at once, not after redeliver_after_ms', async () => {
   t = await startTestNode(redis.url, uniquePrefix('gone-read'));
   await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c0', max_count: 10 }); // the group
-  const s = openSlot(t.worker, registerFrame());
-  await s.nextOf('registered');
-  const { task_id } = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: 'x' } });
-  const task = (await s.nextOf('step_task')).step_task!;
-  s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
-  expect((await s.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
-  s.reset();
+  const task_id = await completeOne();
   // Redis holds the reads until the caller has gone: they deliver the outcome to a consumer nobody answers for.
   await redis.command('CLIENT', 'PAUSE', '600', 'WRITE');
   await cancelledAfter(200, (signal) =>
