@@ -21,25 +21,34 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-it('hears a file rewritten in place, and the periodic check not again once reading() records it', async () => {
-  const file = path.join(dir, 'token');
-  fs.writeFileSync(file, 'one');
-  let changes = 0;
-  const w = new FileWatch([file], 100, () => {
-    changes++;
-    w.reading();
+/**
+ * A started watch of `files`, stopped after the test, counting the changes it reports. With
+ * `recordRead`, the reader records each change as read (reading()), as the node's readers do.
+ */
+function watching(files: string[], periodMs: number, opts: { recordRead?: boolean; refused?: (err: Error) => void } = {}) {
+  const seen = { changes: 0 };
+  const w = new FileWatch(files, periodMs, () => {
+    seen.changes++;
+    if (opts.recordRead) w.reading();
   });
   watch = w;
   w.reading();
-  w.start((err) => { throw err; });
+  w.start(opts.refused ?? ((err) => { throw err; }));
+  return { w, seen };
+}
+
+it('hears a file rewritten in place, and the periodic check not again once reading() records it', async () => {
+  const file = path.join(dir, 'token');
+  fs.writeFileSync(file, 'one');
+  const { seen } = watching([file], 100, { recordRead: true });
   await pause(400); // several periodic checks: nothing changed
-  expect(changes).toBe(0);
+  expect(seen.changes).toBe(0);
   fs.writeFileSync(file, 'two, longer');
-  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the rewrite heard' });
+  await waitFor(() => seen.changes >= 1, { timeoutMs: 5000, description: 'the rewrite heard' });
   await pause(300); // the write's own events (a writer may raise more than one) are over
-  const heard = changes;
+  const heard = seen.changes;
   await pause(600); // recorded as read: the periodic checks find nothing new
-  expect(changes).toBe(heard);
+  expect(seen.changes).toBe(heard);
 });
 
 it('hears a change through its folder at once, long before the periodic check', async () => {
@@ -52,43 +61,31 @@ it('hears a change through its folder at once, long before the periodic check', 
   fs.writeFileSync(path.join(v2, 'token'), 'two');
   fs.symlinkSync('..v1', path.join(dir, '..data'));
   fs.symlinkSync(path.join('..data', 'token'), path.join(dir, 'token'));
-  let changes = 0;
-  const w = new FileWatch([path.join(dir, 'token')], 600_000, () => void changes++);
-  watch = w;
-  w.reading();
-  w.start((err) => { throw err; });
+  const { seen } = watching([path.join(dir, 'token')], 600_000);
   fs.symlinkSync('..v2', path.join(dir, '..data_tmp'));
   fs.renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
-  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the ..data swap heard' });
+  await waitFor(() => seen.changes >= 1, { timeoutMs: 5000, description: 'the ..data swap heard' });
 });
 
 it('falls back to the periodic check for a folder it cannot watch', async () => {
   const later = path.join(dir, 'later');
   const file = path.join(later, 'token');
-  let changes = 0;
   const refused: Error[] = [];
-  const w = new FileWatch([file], 100, () => void changes++);
-  watch = w;
-  w.reading();
-  w.start((err) => refused.push(err));
+  const { seen } = watching([file], 100, { refused: (err) => void refused.push(err) });
   expect(refused).toHaveLength(1); // the folder does not exist yet
   fs.mkdirSync(later);
   fs.writeFileSync(file, 'one');
-  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the file found by the periodic check' });
+  await waitFor(() => seen.changes >= 1, { timeoutMs: 5000, description: 'the file found by the periodic check' });
 });
 
 it('reports nothing once stopped', async () => {
   const file = path.join(dir, 'token');
   fs.writeFileSync(file, 'one');
-  let changes = 0;
-  const w = new FileWatch([file], 100, () => void changes++);
-  watch = w;
-  w.reading();
-  w.start((err) => { throw err; });
+  const { w, seen } = watching([file], 100);
   w.stop();
   fs.writeFileSync(file, 'two, longer');
   await pause(600);
-  expect(changes).toBe(0);
+  expect(seen.changes).toBe(0);
 });
 
 it('hears a file rewritten in place with its size and modification time kept, beside another file of the folder', async () => {
@@ -100,36 +97,25 @@ it('hears a file rewritten in place with its size and modification time kept, be
     fs.writeFileSync(f, 'one');
     fs.utimesSync(f, KEPT, KEPT);
   }
-  let changes = 0;
-  const w = new FileWatch([cert, key], 600_000, () => void changes++);
-  watch = w;
-  w.reading();
-  w.start((err) => { throw err; });
+  const { seen } = watching([cert, key], 600_000);
   fs.writeFileSync(cert, 'two');
   fs.utimesSync(cert, KEPT, KEPT);
-  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the rewrite heard by its name' });
+  await waitFor(() => seen.changes >= 1, { timeoutMs: 5000, description: 'the rewrite heard by its name' });
 });
 
 it('reports a burst of writes once, and nothing for writes to other files of its folder', async () => {
   const file = path.join(dir, 'token');
   const other = path.join(dir, 'notes');
   fs.writeFileSync(file, 'one');
-  let changes = 0;
-  const w = new FileWatch([file], 600_000, () => {
-    changes++;
-    w.reading();
-  });
-  watch = w;
-  w.reading();
-  w.start((err) => { throw err; });
+  const { seen } = watching([file], 600_000, { recordRead: true });
   fs.writeFileSync(file, 'two');
   fs.writeFileSync(file, 'three');
   fs.writeFileSync(file, 'four, longer');
-  await waitFor(() => changes >= 1, { timeoutMs: 5000, description: 'the writes heard' });
+  await waitFor(() => seen.changes >= 1, { timeoutMs: 5000, description: 'the writes heard' });
   await pause(300);
-  expect(changes).toBe(1);
+  expect(seen.changes).toBe(1);
   fs.writeFileSync(other, 'unrelated');
   fs.writeFileSync(other, 'unrelated, again');
   await pause(300);
-  expect(changes).toBe(1);
+  expect(seen.changes).toBe(1);
 });
