@@ -79,6 +79,8 @@ it('completes every Step exactly once and leaves nothing behind', async () => {
   await Promise.all(workers.map((w) => w.stop()));
   await Promise.all(started);
   client.close();
-});
+  // About 8 s on its own, but one CI run sharing two cores with two other
+  // files took over 60 s; the outcome loop's own 120-s deadline must end first.
+}, 180_000);
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
