@@ -31,3 +31,26 @@ it('gives up waiting after its bound, and a later settle finds no waiter', async
   expect(o.count(4)).toBe(0);
   expect(await o.settledWithin(4, 10)).toBe(true);
 });
+
+it('takes a settle of a partition that never sent as none out, not as one owed', async () => {
+  const o = new OffersOut();
+  o.settled(7);
+  expect(o.count(7)).toBe(0);
+  expect(await o.settledWithin(7, 10)).toBe(true);
+  o.sent(7);
+  expect(o.count(7)).toBe(1);
+});
+
+it('keeps no waiter of a partition once its waits ended, by a settle or by their bound', async () => {
+  const o = new OffersOut();
+  const waiters = (o as unknown as { waiters: Map<number, unknown[]> }).waiters;
+  o.sent(1);
+  const woken = o.settledWithin(1, 5000);
+  o.settled(1);
+  expect(await woken).toBe(true);
+  expect(waiters.size).toBe(0);
+  // A peer that never answers: each hand-over attempt gives up after its bound, and leaves nothing behind.
+  o.sent(2);
+  expect(await Promise.all([o.settledWithin(2, 10), o.settledWithin(2, 20)])).toEqual([false, false]);
+  expect(waiters.size).toBe(0);
+});
