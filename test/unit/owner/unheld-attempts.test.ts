@@ -105,3 +105,77 @@ it('keeps what a look found on a node that gave no answer next time for the look
   expect(await t.audit.runOnce()).toBe(1); // unheld on the look before the silence, and now
   expect(t.failed).toEqual(['t1/n-a']);
 });
+
+describe('a partition whose read does not settle', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('goes on without it after the read wait, reads it again only once that read settled, and uses nothing a late read found', async () => {
+    jest.useFakeTimers();
+    const running = new Map<number, LiveAttempt[]>([[0, [attempt(0, 't0', 'n-0')]], [1, [attempt(1, 't1', 'n-1')]]]);
+    const reads = [0, 0];
+    /** While set, a read of partition 0 waits for the test to answer it. */
+    let hang: ((found: LiveAttempt[]) => void) | undefined;
+    let hanging = false;
+    const failed: string[] = [];
+    const owners = [0, 1].map((partition) => ({
+      partition,
+      failDeadNodeAttempts: () => {
+        reads[partition]!++;
+        if (partition === 0 && hanging) return new Promise<LiveAttempt[]>((resolve) => (hang = resolve));
+        return Promise.resolve([...running.get(partition)!]);
+      },
+      failUnheld: async (a: LiveAttempt) => (failed.push(a.taskId), true),
+    }) as unknown as PartitionOwner);
+    const audit = new UnheldAttempts(() => owners, async (_n, _b, nonces) => nonces.map(() => false), log);
+
+    expect(await audit.runOnce()).toBe(0); // both unheld once
+    hanging = true;
+    let done: number | undefined;
+    void audit.runOnce().then((n) => (done = n));
+    await jest.advanceTimersByTimeAsync(9_900);
+    expect(done).toBeUndefined(); // still waiting for partition 0's read
+    await jest.advanceTimersByTimeAsync(200);
+    expect(done).toBe(1); // partition 1 was not held up by it
+    expect(failed).toEqual(['t1']);
+
+    // The next look, partition 0's read still out: it is not read a second time, and what
+    // the look before the silence found there stays suspect.
+    running.set(1, []);
+    const third = audit.runOnce();
+    await jest.advanceTimersByTimeAsync(10_100);
+    expect(await third).toBe(0);
+    expect(reads).toEqual([2, 3]);
+
+    // The read settles late, with what ran when it was made: t0 has ended since. Nothing uses it.
+    hang!([attempt(0, 't0', 'n-0')]);
+    await jest.advanceTimersByTimeAsync(0);
+    hanging = false;
+    running.set(0, []);
+    expect(await audit.runOnce()).toBe(0);
+    expect(reads).toEqual([3, 4]);
+    // t0 is gone from the suspects: were it to run again, two more looks would be needed.
+    running.set(0, [attempt(0, 't0', 'n-0')]);
+    expect(await audit.runOnce()).toBe(0);
+    expect(failed).toEqual(['t1']);
+  });
+});
+
+it('asks each instance of a node about its own attempts only', async () => {
+  // A node that restarted: attempts of its old boot and its new one are asked of each boot apart.
+  const running = [
+    { ...attempt(0, 'old', 'n-old'), boot: 'b1' },
+    { ...attempt(0, 'new', 'n-new'), boot: 'b2' },
+  ];
+  const asked: string[] = [];
+  const owner = {
+    partition: 0,
+    failDeadNodeAttempts: async () => [...running],
+    failUnheld: async () => true,
+  } as unknown as PartitionOwner;
+  const audit = new UnheldAttempts(() => [owner], async (node, boot, nonces) => {
+    asked.push(`${node}/${boot}:${nonces.join(',')}`);
+    return nonces.map(() => true);
+  }, log);
+  await audit.runOnce();
+  expect(asked.sort()).toEqual(['n1/b1:n-old', 'n1/b2:n-new']);
+});
