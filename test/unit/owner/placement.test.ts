@@ -73,7 +73,7 @@ function setup(syncMatchWaitMs = 60_000, stickyWaitMs = 60_000) {
     free.set(stepType, (free.get(stepType) ?? 0) + 1);
     placement.capacity('acme', flowType, appWorkerId);
   };
-  return { placement, timers, q, park, parkSticky, freeSlot, offered, reserveCalls, toHeads, out, answer, env };
+  return { placement, timers, q, park, parkSticky, freeSlot, free, offered, reserveCalls, toHeads, out, answer, env };
 }
 
 let stop: (() => void) | undefined;
@@ -369,5 +369,114 @@ describe('a sticky worker that declined a Step type', () => {
     s.env.presence = 'busy';
     s.freeSlot('*', 'W');
     expect(s.offered).toEqual(['o1', 'p1']);
+  });
+});
+
+describe('what a served or moved waiter leaves behind', () => {
+  it('leaves no timer and no entry by task once its offer went out', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.park('a1', 'charge');
+    s.parkSticky('o1', 'W');
+    /** Timer entries not cancelled (cancelled ones may stay in the heap until their time). */
+    const armed = () => (s.timers as unknown as { heap: { cancelled: boolean }[] }).heap.filter((e) => !e.cancelled).length;
+    expect(armed()).toBe(2);
+    s.freeSlot('charge');
+    s.freeSlot('*', 'W');
+    expect(s.offered).toEqual(['a1', 'o1']);
+    expect(armed()).toBe(0);
+    const inner = s.placement as unknown as Record<'byTask' | 'stickyWaiters' | 'syncWaiters', Map<string, unknown>>;
+    expect([inner.byTask.size, inner.stickyWaiters.size, inner.syncWaiters.size]).toEqual([0, 0, 0]);
+  });
+
+  it('stops naming a flow type as waiting once its last waiter left, whatever waits in others', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.park('a1', 'charge');
+    s.parkSticky('i1', 'W', 'invoice');
+    s.freeSlot('charge');
+    expect(s.placement.hasWaiters('acme', 'order')).toBe(false);
+    expect(s.placement.hasWaiters('acme', 'invoice')).toBe(true);
+    expect(s.placement.waitingFlows()).toEqual([['acme', 'invoice']]);
+  });
+});
+
+it('serves as many sync-match waiters as one worker frees slots at once', () => {
+  const s = setup();
+  stop = () => s.timers.stop();
+  for (let i = 0; i < 4; i++) s.park(`t${i}`, 'charge');
+  s.free.set('charge', 3);
+  s.placement.capacity('acme', 'order', 'app');
+  expect(s.offered).toEqual(['t0', 't1', 't2']);
+  expect(s.placement.size).toBe(1);
+});
+
+it('sends no offer for a partition that left this node', () => {
+  const s = setup();
+  stop = () => s.timers.stop();
+  s.park('a1', 'charge');
+  s.env.epoch = undefined;
+  s.freeSlot('charge');
+  expect(s.offered).toEqual([]);
+  expect(s.out.size).toBe(0);
+});
+
+describe('a Step locked while it waits in memory', () => {
+  it('is not taken out of its phase by the news of another queue', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.park('a1', 'charge');
+    expect(s.placement.notReady(s.q('ship'), 'a1')).toBe(false);
+    expect(s.placement.size).toBe(1);
+    expect(s.placement.notReady(s.q('charge'), 'a1')).toBe(true);
+    expect(s.placement.size).toBe(0);
+    expect(s.toHeads).toEqual([]);
+  });
+
+  it('tells the host its queue has something to read when a refill skipped it meanwhile', () => {
+    const s = setup();
+    stop = () => s.timers.stop();
+    s.park('a1', 'charge');
+    // A refill read only a1, which it skipped as held: reading again would repeat, until a1 leaves.
+    s.q('charge').fill([{ taskId: 'a1', readyAt: 0 }], true);
+    expect(s.placement.notReady(s.q('charge'), 'a1')).toBe(true);
+    expect(s.toHeads).toEqual(['(none)']);
+  });
+});
+
+describe('a sticky Step whose offer bounced', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('goes on to sync-match at once when its sticky phase ended while the offer was out', async () => {
+    jest.useFakeTimers({ now: 10_000 });
+    const s = setup(60_000, 1_000);
+    stop = () => s.timers.stop();
+    s.parkSticky('o1', 'W');
+    let answer!: (r: 'no-slot') => void;
+    s.answer.result = new Promise((resolve) => (answer = resolve));
+    s.freeSlot('*', 'W');
+    await jest.advanceTimersByTimeAsync(1_500); // the offer is out past the end of the sticky phase
+    answer('no-slot');
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    s.answer.result = Promise.resolve('taken');
+    s.freeSlot('*', 'other');
+    expect(s.offered).toEqual(['o1', 'o1']);
+  });
+
+  it('offered at once to its idle worker, waits for that worker only for the sticky wait', async () => {
+    jest.useFakeTimers({ now: 10_000 });
+    const s = setup(60_000, 50);
+    stop = () => s.timers.stop();
+    s.env.presence = 'idle';
+    s.answer.result = Promise.resolve('no-slot');
+    s.free.set('*', 1);
+    s.parkSticky('o1', 'W');
+    expect(s.offered).toEqual(['o1']);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(s.placement.size).toBe(1); // waits for W
+    await jest.advanceTimersByTimeAsync(60);
+    s.answer.result = Promise.resolve('taken');
+    s.freeSlot('*', 'other');
+    expect(s.offered).toEqual(['o1', 'o1']);
   });
 });
