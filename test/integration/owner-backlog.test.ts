@@ -1,11 +1,14 @@
 /**
- * The backlog count of the partitions a node owns (src/owner/backlog.ts) over a
+ * The backlog count of the partitions a node owns (src/owner/backlog.ts), and the
+ * periodic heads resync that restores what the owner lost (src/owner/resync.ts), over a
  * real Redis: ready entries and the oldest one per queue, queues that hold
  * nothing leaving the set, ready entries behind heads that expect nothing
  * looked for again, consumer-group lag, and the gauges' snapshot. Owners that
  * hold real QueueHeads stand in for the partitions; no node runs.
  */
 import { BacklogCounter } from '../../src/owner/backlog';
+import { HeadsResync } from '../../src/owner/resync';
+import type { RedisClient } from '../../src/store/redis';
 import { QueueHeads } from '../../src/owner/heads';
 import type { Dispatcher } from '../../src/owner/dispatcher';
 import type { PartitionOwner } from '../../src/owner/partition';
@@ -23,7 +26,7 @@ const B = queueName('acme', 'order', 'ship');
 /** An owner of `partition` whose queues are real QueueHeads; what the counter asks of it is recorded. */
 function owner(partition: number) {
   const queues = new Map<string, QueueHeads>();
-  const seen = { rearmed: 0, refilled: [] as string[] };
+  const seen = { rearmed: 0, refilled: [] as string[], ready: [] as string[] };
   const raw = {
     partition,
     active: true,
@@ -45,6 +48,7 @@ function owner(partition: number) {
     },
     rearmTimers: async () => void seen.rearmed++,
     refillInBackground: (q: QueueHeads) => void seen.refilled.push(q.name),
+    taskReady: (name: string, taskId: string, readyAt: number) => void seen.ready.push(`${name}/${taskId}@${readyAt - NOW}`),
   };
   return { p: raw as unknown as PartitionOwner, raw, seen };
 }
@@ -236,5 +240,92 @@ describe('the snapshot', () => {
     const t = setup([o], { canServe: () => false, fetchServes: () => false, hasWorker: () => false });
     expect(t.row(A)).toMatchObject({ entries: 0, oldestAgeSeconds: 3 });
     expect(t.counter.snapshot().unserved).toEqual({ no_worker: 1, no_supporting_worker: 0 });
+  });
+});
+
+describe('the heads resync', () => {
+  /** A resync over `owners` (grace 50 ms); the Redis calls it makes are recorded, `after` runs once each read answered. */
+  function resync(owners: ReturnType<typeof owner>[], after: (cmd: string) => void = () => undefined) {
+    const calls: string[] = [];
+    const hooks = { restored: [] as number[], incomplete: 0 };
+    const client = new Proxy(s.client, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver) as unknown;
+        if (typeof v !== 'function') return v;
+        return async (...args: unknown[]) => {
+          calls.push(`${String(key)} ${args.filter((a) => typeof a === 'string' && !/^[-+(]|WITHSCORES|LIMIT/.test(a)).join(' ')}`);
+          const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          after(String(key));
+          return out;
+        };
+      },
+    }) as RedisClient;
+    const r = new HeadsResync(() => owners.map((o) => o.p), client, s.keys, {
+      restored: (n) => void hooks.restored.push(n), incomplete: () => void hooks.incomplete++,
+    }, 0, { now: () => NOW }, { warn: () => undefined, info: () => undefined, debug: () => undefined, error: () => undefined } as never);
+    return { r, calls, hooks };
+  }
+
+  it('restores at its ready time only what is older than its grace and not held, and asks Redis again only of that', async () => {
+    const o = owner(0);
+    await queued(0, A, [['lost', NOW - 5000], ['held', NOW - 4000], ['young', NOW - 10]]);
+    loaded(o, A, [['held', NOW - 4000]]);
+    const t = resync([o]);
+    expect(await t.r.runOnce()).toBe(1);
+    expect(o.seen.ready).toEqual([`${A}/lost@-5000`]);
+    expect(t.hooks.restored).toEqual([1]);
+    expect(t.calls.filter((c) => c.startsWith('zmscore'))).toEqual([`zmscore ${s.keys.queue(0, A)} lost`]);
+  });
+
+  it('reads no queue whose heads will read Redis anyway, and no partition that is not active', async () => {
+    const [o0, o1] = [owner(0), owner(1)];
+    await queued(0, A, [['lost-a', NOW - 5000]]);
+    await queued(0, B, [['lost-b', NOW - 5000]]);
+    await queued(1, A, [['lost-1', NOW - 5000]]);
+    o0.raw.queueFor(A).more = true;
+    loaded(o0, B).loading = true;
+    // A queue whose heads hold all it has: read once, nothing asked again, nothing counted.
+    const C = queueName('acme', 'order', 'pack');
+    await queued(0, C, [['held', NOW - 5000]]);
+    loaded(o0, C, [['held', NOW - 5000]]);
+    loaded(o1, A);
+    o1.raw.active = false;
+    const t = resync([o0, o1]);
+    expect(await t.r.runOnce()).toBe(0);
+    expect(t.calls).toEqual([`smembers ${s.keys.queues(0)}`, `zrangebyscore ${s.keys.queue(0, C)}`]);
+    expect(t.hooks).toEqual({ restored: [], incomplete: 0 });
+    expect(o1.raw.queues.size).toBe(1);
+  });
+
+  it('restores nothing of a queue that a refill started reading while the scan waited out its grace', async () => {
+    const o = owner(0);
+    await queued(0, A, [['lost', NOW - 5000]]);
+    const q = loaded(o, A);
+    const t = resync([o], (cmd) => {
+      if (cmd === 'zrangebyscore') setTimeout(() => (q.more = true), 10);
+    });
+    expect(await t.r.runOnce()).toBe(0);
+    expect(o.seen.ready).toEqual([]);
+  });
+
+  it('counts a restore the backlog count asked for that Redis would not read as an incomplete scan', async () => {
+    const o = owner(0);
+    await redis.command('SET', s.keys.queue(0, A), 'not a sorted set');
+    loaded(o, A);
+    const t = resync([o]);
+    expect(await t.r.restoreQueue(o.p, A)).toBe(0);
+    expect(t.hooks.incomplete).toBe(1);
+  });
+
+  it('restores at most its scan limit of one queue in a pass', async () => {
+    const o = owner(0);
+    const args: (string | number)[] = [];
+    for (let i = 0; i < 5100; i++) args.push(NOW - 60_000 + i, `lost-${i}`);
+    await redis.command('SADD', s.keys.queues(0), A);
+    await redis.command('ZADD', s.keys.queue(0, A), ...args);
+    loaded(o, A);
+    const t = resync([o]);
+    expect(await t.r.runOnce()).toBe(5000);
+    expect(t.hooks.incomplete).toBe(1);
   });
 });
