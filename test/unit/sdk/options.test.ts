@@ -117,6 +117,42 @@ describe('worker options', () => {
     expect(() => compileWorkerOptions(base({ reconnectBackoff }))).toThrow(field);
   });
 
+  it('takes a reconnect backoff at its bounds: a 10 ms first delay, a flat coefficient of 1, both delays at what a timer holds', () => {
+    // One millisecond more of a floor, or a bound taken as exclusive, refused a backoff the docs promise.
+    expect(compileWorkerOptions(base({ reconnectBackoff: { initialMs: 10, maxMs: 10 } })).reconnectBackoff).toEqual({ initialMs: 10, maxMs: 10 });
+    expect(compileWorkerOptions(base({ reconnectBackoff: { coefficient: 1 } })).reconnectBackoff).toEqual({ coefficient: 1 });
+    const top = { initialMs: 2 ** 31 - 1, maxMs: 2 ** 31 - 1 };
+    expect(compileWorkerOptions(base({ reconnectBackoff: top })).reconnectBackoff).toEqual(top);
+    expect(() => compileWorkerOptions(base({ reconnectBackoff: { coefficient: Infinity } }))).toThrow('Worker option reconnectBackoff.coefficient: must be a number ≥ 1, got Infinity');
+  });
+
+  it('names the refused limit in its error', () => {
+    expect(() => compileWorkerOptions(base({ maxConcurrentTasks: 0 }))).toThrow('Worker option maxConcurrentTasks: must be an integer ≥ 1, got 0');
+    expect(() => compileWorkerOptions(base({ maxConcurrentTasks: 4, reservedRpcTasks: 4 })))
+      .toThrow('Worker option reservedRpcTasks: must be an integer ≥ 0 and < maxConcurrentTasks (4), got 4');
+  });
+
+  it('takes a logger that is a function carrying the four methods', () => {
+    const rec = recordingLogger();
+    const logger = Object.assign(() => undefined, { debug: rec.debug, info: rec.info, warn: rec.warn, error: rec.error });
+    expect(compileWorkerOptions(base({ logger })).logger).toBe(logger);
+  });
+
+  it('keeps the internal knobs given, and refuses each out of its bounds naming it', () => {
+    const c = compileWorkerOptions(base({
+      reconnectBackoff: { initialMs: 50 },
+      _internal: { protocolVersion: 99, pongIntervalMs: 5, keepaliveMs: 7, unregisteredWarnMs: 2 ** 31 - 1, credentialTimeoutMs: 2 ** 31 - 1 },
+    }));
+    expect([c.protocolVersion, c.pongIntervalMs, c.keepaliveMs, c.unregisteredWarnMs, c.credentialTimeoutMs]).toEqual([99, 5, 7, 2 ** 31 - 1, 2 ** 31 - 1]);
+    expect(c.reconnectBackoff).toEqual({ initialMs: 50 });
+    for (const field of ['pongIntervalMs', 'keepaliveMs', 'unregisteredWarnMs', 'credentialTimeoutMs'] as const) {
+      expect(() => compileWorkerOptions(base({ _internal: { [field]: 0 } }))).toThrow(`Worker option _internal.${field}: must be`);
+    }
+    for (const field of ['unregisteredWarnMs', 'credentialTimeoutMs'] as const) {
+      expect(() => compileWorkerOptions(base({ _internal: { [field]: 2 ** 31 } }))).toThrow(`Worker option _internal.${field}: must be in (0, ${2 ** 31 - 1}]`);
+    }
+  });
+
   it('requires address, tenant and at least one flow type', () => {
     expect(() => compileWorkerOptions(base({ address: '' }))).toThrow(/address/);
     expect(() => compileWorkerOptions(base({ tenant: '' }))).toThrow(/tenant/);
