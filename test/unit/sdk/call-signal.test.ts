@@ -51,4 +51,33 @@ describe('CallSignal', () => {
     expect(call.signal.reason).toEqual(new Error('gone'));
     call.dispose();
   });
+  it('ends at once, by that source, when a source is already aborted', () => {
+    const ac = new AbortController();
+    ac.abort(new Error('before'));
+    const call = new CallSignal(1000, [ac.signal]);
+    expect(call.signal.aborted).toBe(true);
+    expect(call.cause).toBe(ac.signal);
+    expect(call.timedOut).toBe(false);
+    call.dispose();
+  });
+
+  it('keeps what ended it first: a timeout after a source aborted does not make it timed out', async () => {
+    // The client names the error by it: closed, not "did not finish within".
+    const ac = new AbortController();
+    const call = new CallSignal(20, [ac.signal]);
+    ac.abort(new Error('closed'));
+    await sleep(60);
+    expect(call.cause).toBe(ac.signal);
+    expect(call.timedOut).toBe(false);
+    call.dispose();
+  });
+
+  it('listens to its sources no more once disposed', () => {
+    const ac = new AbortController();
+    const call = new CallSignal(undefined, [ac.signal]);
+    call.dispose();
+    ac.abort(new Error('later'));
+    expect(call.signal.aborted).toBe(false);
+    expect(call.cause).toBeUndefined();
+  });
 });
