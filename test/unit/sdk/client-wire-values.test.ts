@@ -11,6 +11,8 @@
 import { pb } from '../../../src/wire';
 import { toConsumeRequest, toStepSpec } from '../../../src/sdk/client/mappers';
 import { Client, FetchClient, TerminalTasksClient } from '../../../src';
+import { wireFlag, wireText } from '../../../src/sdk/common/wire-values';
+import { checkedPayload } from '../../../src/sdk/common/payloads';
 
 const step = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' };
 
@@ -99,5 +101,21 @@ describe('the clients refuse a string or flag option of another type, before any
 
   it('a FetchClient with a workerId that is not a string', () => {
     expect(() => new FetchClient({ address: '127.0.0.1:1', workerId: 7 as unknown as string })).toThrow('FetchClient option workerId: must be a string, got number');
+  });
+});
+
+describe('what the clients send for an option left out, and how they name a refused one', () => {
+  it('sends a flag left out as false, a text left out as empty', () => {
+    // force left out must never drop a live outcome group.
+    expect(wireFlag('dropOutcomeGroup', 'force', undefined)).toBe(false);
+    expect(wireText('describeQueues', 'flowType', undefined)).toBe('');
+  });
+
+  it('takes a null payload (JSON passed through) as none, and names an array as an array', () => {
+    expect(checkedPayload('StepSpec', 'step.input', null)).toEqual(new Uint8Array(0));
+    expect(toStepSpec({ ...step, input: null as unknown as string }).input).toEqual(new Uint8Array(0));
+    expect(() => checkedPayload('StepSpec', 'step.input', [1, 2])).toThrow('StepSpec option step.input: must be a string, Buffer or Uint8Array, got an array');
+    expect(() => wireText('getTask', 'taskId', ['a'])).toThrow('getTask option taskId: must be a string, got an array');
+    expect(() => wireText('getTask', 'taskId', null)).toThrow('getTask option taskId: must be a string, got null');
   });
 });

@@ -43,3 +43,8 @@ it('takes a token, { file }, a function, an empty string or none', () => {
     new FetchClient({ address: '127.0.0.1:1', workerId: 'A', credential: credential as Credential }).close();
   }
 });
+
+it('takes a token of up to 4096 characters, as a header value carries it, and refuses one longer', () => {
+  expect(compileWorkerOptions(worker('a'.repeat(4096))).credential).toBe('a'.repeat(4096));
+  expect(() => compileWorkerOptions(worker('a'.repeat(4097)))).toThrow(/^Worker option credential: the token must be printable ASCII/);
+});

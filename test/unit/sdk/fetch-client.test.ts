@@ -123,6 +123,20 @@ describe('FetchClient durations', () => {
     expect(() => new FetchClient({ address, workerId: 'w', defaultTimeoutMs: ms })).toThrow(/^FetchClient option defaultTimeoutMs: must be a whole number of ms/);
   });
 
+  it('says a lock duration of Infinity is no finite number, and takes retries up to what an int32 holds', async () => {
+    const c = fetchClient();
+    lastFail = undefined;
+    await expect(c.extendLock('task-1', Infinity)).rejects.toThrow(new TypeError('FetchClient.extendLock option lockDurationMs: must be a finite number of ms, got Infinity'));
+    // protobufjs writes an int32's 2^31 as a negative count.
+    await expect(c.fail('task-1', { retries: 2 ** 31 })).rejects.toThrow(new TypeError(`FetchClient.fail option retries: must be a whole number from 0 to ${2 ** 31 - 1}, got ${2 ** 31}`));
+    expect(lastFail).toBeUndefined();
+    await c.fail('task-1', { retries: 2 ** 31 - 1 });
+    expect(lastFail!.retries).toBe(2 ** 31 - 1);
+    const ops = new TerminalTasksClient({ address });
+    await expect(ops.retry('task-1', 2 ** 31)).rejects.toThrow(/^TerminalTasksClient\.retry option retries: must be a whole number from 0 to 2147483647/);
+    ops.close();
+  });
+
   it('sends lock durations and retry timeouts the server bounds itself, past what a timer holds too', async () => {
     const c = fetchClient();
     await c.extendLock('task-1', 2 ** 32);
