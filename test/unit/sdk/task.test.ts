@@ -1,6 +1,7 @@
 import { pb } from '../../../src/wire';
 import { Outbox } from '../../../src/sdk/worker/outbox';
 import { PongSweep } from '../../../src/sdk/worker/pongs';
+import { HeartbeatThrottle } from '../../../src/sdk/worker/heartbeats';
 import { PONG_INTERVAL_MS, TaskCancelledError, TaskRun } from '../../../src/sdk/worker/task';
 import { recordingLogger } from './fake-worker-server';
 
@@ -231,5 +232,37 @@ describe('TaskRun heartbeats', () => {
     expect(r.details()).toEqual(['a', 'b']);
     expect(jest.getTimerCount()).toBe(0);
     r.task.abandon(new Error('x'));
+  });
+});
+
+describe('HeartbeatThrottle', () => {
+  it('holds a heartbeat that comes while one is held, even when its timer is late, so the latest details go last', async () => {
+    const sent: string[] = [];
+    const throttle = new HeartbeatThrottle(20, (d) => sent.push(Buffer.from(d).toString()));
+    throttle.beat(Buffer.from('a'));
+    throttle.beat(Buffer.from('b')); // held for the end of the interval
+    const until = performance.now() + 35;
+    while (performance.now() < until); // the handler keeps the event loop: the timer is late
+    throttle.beat(Buffer.from('c'));
+    expect(sent).toEqual(['a']);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(sent).toEqual(['a', 'c']);
+    throttle.stop();
+  });
+
+  it('holds its timer unreferenced: a held heartbeat never keeps the process up', () => {
+    const spy = jest.spyOn(global, 'setTimeout');
+    const throttle = new HeartbeatThrottle(60_000, () => undefined);
+    let timers: NodeJS.Timeout[];
+    try {
+      throttle.beat(new Uint8Array(0));
+      throttle.beat(new Uint8Array(0));
+      timers = spy.mock.results.map((r) => r.value as NodeJS.Timeout);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(timers).toHaveLength(1);
+    expect(timers[0]!.hasRef()).toBe(false);
+    throttle.stop();
   });
 });
