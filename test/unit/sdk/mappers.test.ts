@@ -122,6 +122,12 @@ describe('toFailure', () => {
     expect(toFailure('plain')).toMatchObject({ message: 'plain', type: 'string' });
   });
 
+  it('takes only nonRetryable: true as non-retryable, not a truthy string', () => {
+    // nonRetryable: 'false' from a config or another library must not end the task for good.
+    expect(toFailure(Object.assign(new Error('z'), { nonRetryable: 'false' })).non_retryable).toBe(false);
+    expect(toFailure(Object.assign(new Error('z'), { nonRetryable: 1 })).non_retryable).toBe(false);
+  });
+
   it('duck-types an Error of another realm and a thrown object with a message as errors', () => {
     const foreign = vm.runInNewContext("Object.assign(new TypeError('remote'), { nonRetryable: true })") as unknown;
     expect(foreign instanceof Error).toBe(false);

@@ -22,6 +22,14 @@ describe('readiness', () => {
     });
   });
 
+  it('never counts a kind\'s registered streams below none: an unmatched unregister leaves the next register counted', () => {
+    const r = new ReadinessTracker(['STEP_AND_RPC']);
+    r.unregistered('STEP_AND_RPC');
+    r.registered('STEP_AND_RPC');
+    expect(r.snapshot().queues[0]!.hasRegisteredStream).toBe(true);
+    expect(r.permanentRejection('STEP_AND_RPC', rejection())).toBeNull();
+  });
+
   it('stays ready across reconnects (no registered stream, no permanent error)', async () => {
     const r = new ReadinessTracker(['STEP_AND_RPC']);
     r.registered('STEP_AND_RPC');
