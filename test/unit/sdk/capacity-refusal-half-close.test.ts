@@ -34,4 +34,18 @@ describe('a first registration with a cap below the task limit', () => {
     expect(err).toBeInstanceOf(WorkerCapacityError);
     expect(w.state).toBe('failed');
   }, 15_000);
+
+  it('takes a cap equal to the task limit: the worker registers and stays running', async () => {
+    server = await new FakeWorkerServer({ onRegister: registerOk(2) }).start();
+    const w = new Worker({
+      address: server.address, tenant: 't1', maxConcurrentTasks: 2, reservedRpcTasks: 0, logger: recordingLogger(),
+      flowTypes: { order: { steps: { charge: () => 'ok' } } },
+    });
+    const running = w.start();
+    await w.waitPullRegistered(AbortSignal.timeout(5_000));
+    expect(w.state).toBe('running');
+    await w.stop();
+    await running;
+    expect(w.state).toBe('stopped');
+  });
 });
