@@ -266,3 +266,21 @@ describe('HeartbeatThrottle', () => {
     throttle.stop();
   });
 });
+
+describe('TaskRun refused failure', () => {
+  it('sends a failure refused as invalid again once, and takes a second refusal as the end', async () => {
+    const sent: pb.IWorkerFrame[] = [];
+    const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() }, () => {
+      throw new Error('bad');
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(sent.filter((f) => f.step_result)).toHaveLength(1);
+    const refused = { task_token: 't', verdict: pb.ResultVerdict.REFUSED_INVALID, error: 'type too long' };
+    expect(task.acked(refused)).toBe(false);
+    expect(sent.filter((f) => f.step_result).map((f) => f.step_result!.failure!.type)).toEqual(['Error', 'invalid_result']);
+    // A node that refuses that one too must not get it a third time: the slot is freed.
+    expect(task.acked(refused)).toBe(true);
+    expect(sent.filter((f) => f.step_result)).toHaveLength(2);
+    await task.done;
+  });
+});
