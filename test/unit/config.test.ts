@@ -89,7 +89,7 @@ describe('durations', () => {
   });
 
   it('fails on a node id with a space or a control character, naming the key', () => {
-    for (const id of ['node 1', 'node\x1e1', 'x'.repeat(129)]) {
+    for (const id of ['node 1', 'node\x1e1', 'node\x7f1', 'x'.repeat(129)]) {
       const err = failure({ args: [`--cluster.nodeId=${id}`] });
       expect(err.key).toBe('cluster.nodeId');
       expect(err.message).toMatch(/^config cluster\.nodeId: must be at most 128 characters without spaces or control characters/);
@@ -182,6 +182,7 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['fetch.maxTasks zero', { args: ['--fetch.maxTasks=0'] }, 'fetch.maxTasks'],
     ['fetch.maxLockDuration zero', { args: ['--fetch.maxLockDuration=0', '--fetch.lockDuration=0'] }, 'fetch.lockDuration'],
     ['fetch.maxWait zero', { args: ['--fetch.maxWait=0', '--fetch.wait=0'] }, 'fetch.wait'],
+    ['fetch.maxWait zero under the default wait (the ceiling is named, not the default)', { args: ['--fetch.maxWait=0'] }, 'fetch.maxWait'],
     ['a lowered fetch.maxWait under the default wait', { args: ['--fetch.maxWait=5s'] }, 'fetch.wait'],
     ['a lowered fetch.maxMaxTasks under the default maxTasks', { args: ['--fetch.maxMaxTasks=5'] }, 'fetch.maxTasks'],
     ['fetch.maxMaxTasks zero', { args: ['--fetch.maxMaxTasks=0'] }, 'fetch.maxMaxTasks'],
@@ -222,6 +223,8 @@ describe('contradictory or invalid configs fail with one line naming the key', (
     ['an IPv6 listen host without brackets', { args: ['--http.listen=::1:8802'] }, 'http.listen'],
     ['an advertised address without a host', { args: ['--internal.advertise=:8803'] }, 'internal.advertise'],
     ['a Redis Cluster seed on port 0', { env: { ZD_REDIS_CLUSTER_NODES: 'a:0' } }, 'redis.clusterNodes'],
+    ['a Redis Cluster seed on port 65536', { env: { ZD_REDIS_CLUSTER_NODES: 'a:65535,b:65536' } }, 'redis.clusterNodes'],
+    ['a listen host with a space in it', { args: ['--metrics.listen=my host:9464'] }, 'metrics.listen'],
     ['tls on with a cert but no key', { args: ['--tls.enabled=true', `--tls.cert=${__filename}`] }, 'tls.enabled'],
     // One millisecond past each bound.
     ['stickyWait 1ms over dispatchWait', { args: ['--matching.stickyWait=10001ms'] }, 'matching.stickyWait'],
@@ -274,6 +277,10 @@ describe('contradictory or invalid configs fail with one line naming the key', (
 
   it('stickyWait equal to dispatchWait is fine', () => {
     expect(load({ args: ['--matching.stickyWait=10s'] }).matching.stickyWait).toBe(10000);
+  });
+
+  it('an HTTP headers timeout equal to the request timeout is fine', () => {
+    expect(load({ args: ['--limits.httpHeadersTimeout=90s'] }).limits.httpHeadersTimeout).toBe(90_000);
   });
 });
 
