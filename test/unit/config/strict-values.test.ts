@@ -38,7 +38,7 @@ it.each([['true', true], ['false', false], ['TRUE', true], [' false ', false]])(
   expect(loadConfig({ env: {}, args: [`--redis.tls=${value}`] }).redis.tls).toBe(want);
 });
 
-it.each(['abc', '1.5x', '', 'NaN', 'Infinity'])('steps.backoffCoefficient %j is refused naming the key', (value) => {
+it.each(['abc', '1.5x', '', 'NaN', 'Infinity', '0x2', '0b10'])('steps.backoffCoefficient %j is refused naming the key', (value) => {
   expect(refusal(() => loadConfig({ env: { ZD_STEPS_BACKOFF_COEFFICIENT: value } }))).toMatch(/steps\.backoffCoefficient.*must be a number/);
 });
 
@@ -52,6 +52,11 @@ it('limits.maxWait of 0 is refused naming the key: every RPC without its own tim
 
 it.each(['1.5', '-1', 'two', ''])('redis.waitReplicas %j is refused naming the key, not cut to a whole number', (value) => {
   expect(refusal(() => loadConfig({ env: { ZD_REDIS_WAIT_REPLICAS: value } }))).toMatch(/redis\.waitReplicas.*must be a whole number of 0 or more/);
+});
+
+it.each(['5x', '0x10', '1e3'])('matching.maxStreams %j is refused naming the key, not read as its leading digits', (value) => {
+  expect(refusal(() => loadConfig({ env: { ZD_MATCHING_MAX_STREAMS: value } }))).toMatch(/matching\.maxStreams.*must be a positive integer/);
+  expect(refusal(() => loadConfig({ env: {}, args: [`--matching.maxStreams=${value}`] }))).toMatch(/matching\.maxStreams.*must be a positive integer/);
 });
 
 it('redis.waitReplicas takes a whole number', () => {
