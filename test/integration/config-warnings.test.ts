@@ -35,11 +35,13 @@ it.each([
   expect(warnings).toEqual([expect.stringContaining(text)]);
 });
 
-it('leaves a silence past the Pong interval, or off, leases as long as nodeTtl, and a password where it applies alone', () => {
+it('leaves a silence past the Pong interval, or off, leases as long as nodeTtl, a password where it applies alone, and credentials with no Redis named', () => {
   for (const over of [
     { 'matching.busyStreamSilence': '21s' }, { 'matching.busyStreamSilence': 0 }, { 'cluster.leaseTtl': '10s', 'cluster.nodeTtl': '10s' },
     { 'redis.url': 'redis://:pw@redis:6379' }, { 'redis.url': '', 'redis.sentinels': 'a:26379', 'redis.password': 'pw' },
     { 'redis.url': '', 'redis.clusterNodes': 'a:7000', 'redis.username': 'zd', 'redis.password': 'pw' },
+    // No Redis named yet (a file that leaves it to ZD_REDIS_URL, or `zdmatch dev`): no url for them to miss.
+    { 'redis.url': '', 'redis.username': 'zd' }, { 'redis.url': '', 'redis.password': 'pw' },
   ]) {
     expect(configWarnings(loadConfig({ env: {}, overrides: over }))).toEqual([]);
   }
