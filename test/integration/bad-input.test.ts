@@ -52,6 +52,13 @@ describe('EnqueueStep', () => {
     ['oversized input', spec({ input: Buffer.alloc(1025) }), 'step.input'],
     ['method timeout over a year', spec({ method_timeout_ms: 400 * 86_400_000 }), 'step.method_timeout_ms'],
     ['ready_at beyond any date', spec({ ready_at_ms: 9e15 }), 'step.ready_at_ms'],
+    // int64 fields: a negative time comes over the wire as readily as a huge one.
+    ['ready_at before the epoch', spec({ ready_at_ms: -1 }), 'step.ready_at_ms'],
+    ['flow deadline before the epoch', spec({ flow_deadline_ms: -1 }), 'step.flow_deadline_ms'],
+    // Each name is held to its own limit first, naming it, before the queue name it makes.
+    ['tenant over maxQueueLength', spec({ tenant: long(257) }), 'step.tenant: is 257 characters long'],
+    ['step type over maxQueueLength', spec({ step_type: long(257) }), 'step.step_type: is 257 characters long'],
+    ['backoff coefficient that is no number', spec({ retry_policy: { backoff_coefficient: NaN } }), 'step.retry_policy.backoff_coefficient'],
     ['absurd max attempts', spec({ retry_policy: { max_attempts: 100000 } }), 'step.retry_policy.max_attempts'],
     ['backoff coefficient below 1', spec({ retry_policy: { backoff_coefficient: 0.5 } }), 'step.retry_policy.backoff_coefficient'],
     ['max interval under the initial interval', spec({ retry_policy: { initial_interval_ms: 5000, max_interval_ms: 1000 } }), 'step.retry_policy.max_interval_ms'],
