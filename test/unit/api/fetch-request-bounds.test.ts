@@ -3,7 +3,7 @@
  * §11.6): each is a rejection at one past it, never a clamp, naming the field the
  * way the caller spelt it; an empty value takes the default.
  */
-import { bounded, parseFail, taskRefOf } from '../../../src/api/external-validation';
+import { bounded, parseFail, parseFetch, resultOf, taskRefOf } from '../../../src/api/external-validation';
 import { loadConfig } from '../../../src/config';
 import { FAILURE_LIMITS } from '../../../src/wire';
 
@@ -42,4 +42,35 @@ it('takes a failure message and type at their limits and refuses one character m
 it('refuses a task id over 64 characters as too long, before reading it as an id', () => {
   expect(() => taskRefOf('http', `1-${'a'.repeat(63)}`, config)).toThrow('taskId: is 65 characters long; the limit is 64');
   expect(() => taskRefOf('grpc', '1-abc', config)).toThrow('task_id: is not a zdmatch task id');
+});
+
+describe('parseFetch and resultOf', () => {
+  const topic = { tenant: 'acme', flowType: 'order', stepType: 'charge' };
+  const small = loadConfig({ env: {}, overrides: { 'matching.maxFlowTypes': 2, 'limits.maxPayloadBytes': 8 } });
+
+  it('takes matching.maxFlowTypes topics and refuses one more, naming the key', () => {
+    expect(parseFetch('http', { workerId: 'w', topics: [topic, topic] }, small).topics).toHaveLength(2);
+    expect(() => parseFetch('http', { workerId: 'w', topics: [topic, topic, topic] }, small))
+      .toThrow('topics: names 3 topics; the limit is 2 (matching.maxFlowTypes)');
+  });
+
+  it('names topics that are no array, and a topic that is an array, as the wrong shape', () => {
+    expect(() => parseFetch('http', { workerId: 'w', topics: { 0: topic } }, small)).toThrow('topics: must be an array of topics');
+    expect(() => parseFetch('http', { workerId: 'w', topics: [['acme', 'order', 'charge']] }, small)).toThrow('topics[0]: must be an object');
+  });
+
+  it('takes a null workerId as missing, not as the wrong type', () => {
+    expect(() => parseFetch('http', { workerId: null, topics: [topic] }, small)).toThrow('workerId: is required');
+  });
+
+  it('refuses a count written with trailing text, and shows a long decimal string as sent', () => {
+    expect(() => bounded('maxTasks', '5x', 100, 10, 'fetch.maxMaxTasks', '')).toThrow('maxTasks: must be a non-negative whole number');
+    expect(() => bounded('waitMs', '18446744073709551615', 60_000, 20_000, 'fetch.maxWait', 'ms'))
+      .toThrow('waitMs: 18446744073709551615 ms exceeds the ceiling of 60000 ms (fetch.maxWait)');
+  });
+
+  it('takes a result of limits.maxPayloadBytes and refuses one byte more', () => {
+    expect(resultOf('http', Buffer.alloc(8), small)).toHaveLength(8);
+    expect(() => resultOf('grpc', Buffer.alloc(9), small)).toThrow('result: is 9 bytes; the limit is 8 (limits.maxPayloadBytes)');
+  });
 });
