@@ -1,4 +1,5 @@
-import { partitionOf, partitionOfTaskId, taskIdIn, taskIdOf } from '../../../src/store/keys';
+import calculateSlot from 'cluster-key-slot';
+import { Keys, parseQueueName, partitionOf, partitionOfTaskId, queueName, taskIdIn, taskIdOf } from '../../../src/store/keys';
 
 // Task ids and partitions are stored: a new build must give the ones earlier builds
 // gave (an enqueue retried across an upgrade stays idempotent; a flow keeps its partition).
@@ -33,5 +34,40 @@ describe('keys: the partition of a task id', () => {
     for (const id of ['63-aaed7241a73d3abbddf5206', '63-aaed7241a73d3abbddf5206d0', '63-AAED7241A73D3ABBDDF5206D', 'x63-aaed7241a73d3abbddf5206d', '1234567-aaed7241a73d3abbddf5206d']) {
       expect(partitionOfTaskId(id, 64)).toBeUndefined();
     }
+  });
+});
+
+describe('keys: names in Redis', () => {
+  const k = new Keys('zd');
+
+  it('keeps the key names of earlier builds: data written by one is found by the next', () => {
+    expect([
+      k.tag(7), k.task(7, 't1'), k.queue(7, 'a:b:c'), k.queues(7), k.inflight(7), k.deadlines(7), k.flow(7, 'acme', 'f1'),
+      k.sticky(7, 'acme', 'f1'), k.terminal(7), k.out(7), k.done(7, 't1'), k.readMark(7), k.lease(7), k.epoch(7),
+      k.members(), k.node('n1'), k.groups(), k.groupsSeen(), k.groupsDropped(), k.meta(),
+    ]).toEqual([
+      'zd:{7}:', 'zd:{7}:t:t1', 'zd:{7}:q:a:b:c', 'zd:{7}:queues', 'zd:{7}:inflight', 'zd:{7}:deadlines', 'zd:{7}:flow:acme:f1',
+      'zd:{7}:sticky:acme:f1', 'zd:{7}:terminal', 'zd:{7}:out', 'zd:{7}:done:t1', 'zd:{7}:mark', 'zd:{7}:lease', 'zd:{7}:epoch',
+      'zd:members', 'zd:node:n1', 'zd:groups', 'zd:groups:seen', 'zd:groups:dropped', 'zd:meta',
+    ]);
+  });
+
+  it('puts every key of a partition in one Redis Cluster hash slot, and partitions apart', () => {
+    for (const p of [0, 1, 63]) {
+      const keys = [
+        k.task(p, 'x'), k.queue(p, 'a:b:c'), k.queues(p), k.inflight(p), k.deadlines(p), k.flow(p, 't', 'f'), k.sticky(p, 't', 'f'),
+        k.terminal(p), k.out(p), k.done(p, 'x'), k.readMark(p), k.lease(p), k.epoch(p),
+      ];
+      expect(new Set(keys.map((key) => calculateSlot(key)))).toEqual(new Set([calculateSlot(`{${p}}`)]));
+    }
+    expect(calculateSlot(k.task(1, 'x'))).not.toBe(calculateSlot(k.task(2, 'x')));
+  });
+});
+
+describe('keys: queue names', () => {
+  it('joins and splits tenant, flow type and step type', () => {
+    expect(queueName('acme', 'order', 'charge')).toBe('acme:order:charge');
+    expect(parseQueueName('acme:order:charge')).toEqual({ tenant: 'acme', flowType: 'order', stepType: 'charge' });
+    expect(parseQueueName('acme')).toEqual({ tenant: 'acme', flowType: '', stepType: '' });
   });
 });
