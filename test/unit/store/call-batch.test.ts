@@ -57,6 +57,13 @@ it('fails every caller of a call that answers a different number of replies, and
   expect((settled[2] as PromiseFulfilledResult<number>).value).toBe(3);
 });
 
+it('fails every caller of a call that answers more replies than it had calls: the replies cannot be matched to them', async () => {
+  const { batch } = batchOf(8, async (items) => [...items.map((i) => i.n), 99]);
+  const settled = await Promise.allSettled([batch.add({ group: 'a', n: 1 }), batch.add({ group: 'a', n: 2 })]);
+  expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+  expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/3 replies for 2 calls/);
+});
+
 it('fails every caller of a call that fails, with its error', async () => {
   const err = new Error('script failed');
   const { batch } = batchOf(8, () => Promise.reject(err));
