@@ -33,3 +33,29 @@ it('logs a dead Redis once per interval, with how many errors it left out, and n
     stderr.mockRestore();
   }
 });
+
+it('logs the first error after each interval, counting those in between, and not one sooner', () => {
+  jest.useFakeTimers({ now: 1_000_000 });
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({ write(chunk: Buffer, _e, cb) { lines.push(JSON.parse(chunk.toString())); cb(); } });
+  const log = pino({ level: 'warn' }, sink);
+  const client = createRedis({ url: 'redis://127.0.0.1:1', clusterNodes: [], sentinels: [], sentinelName: '', password: '' }, { lazyConnect: true });
+  try {
+    logRedisErrors(client, log, 'enqueue', 1000);
+    const fail = (msg: string) => client.emit('error', new Error(msg));
+    fail('e1');
+    fail('e2');
+    jest.advanceTimersByTime(999);
+    fail('e3'); // 999 ms after the last line: left out
+    jest.advanceTimersByTime(1);
+    fail('e4'); // 1000 ms: logged, with the two left out
+    fail('e5');
+    jest.advanceTimersByTime(1000);
+    fail('e6'); // the count starts again after each line
+    const logged = lines.map((l) => [l.connection, l.err, l.leftOut]);
+    expect(logged).toEqual([['enqueue', 'e1', 0], ['enqueue', 'e4', 2], ['enqueue', 'e6', 1]]);
+  } finally {
+    client.disconnect();
+    jest.useRealTimers();
+  }
+});
