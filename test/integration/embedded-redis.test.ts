@@ -43,6 +43,17 @@ describe('startEmbeddedRedis', () => {
     await expect(sendCommand(r.port, ['PING'])).rejects.toThrow();
   });
 
+  it('stop() kills a server that does not end on SIGTERM once stopTimeoutMs has passed', async () => {
+    const r = await start({ stopTimeoutMs: 200 });
+    r.process.kill('SIGSTOP'); // stopped: SIGTERM stays pending, SIGKILL still ends it
+    const t0 = Date.now();
+    const stopped = await Promise.race([r.stop().then(() => 'stopped'), new Promise((resolve) => setTimeout(() => resolve('still running'), 3000))]);
+    expect(stopped).toBe('stopped');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
+    expect(r.process.signalCode).toBe('SIGKILL');
+    expect(fs.existsSync(r.dataDir)).toBe(false);
+  });
+
   it('runs several servers side by side on distinct ports', async () => {
     const rs = await Promise.all([start(), start(), start()]);
     expect(new Set(rs.map((r) => r.port)).size).toBe(3);
