@@ -48,6 +48,7 @@ describe('startEmbeddedRedis', () => {
     r.process.kill('SIGSTOP'); // stopped: SIGTERM stays pending, SIGKILL still ends it
     const t0 = Date.now();
     const stopped = await Promise.race([r.stop().then(() => 'stopped'), new Promise((resolve) => setTimeout(() => resolve('still running'), 3000))]);
+    if (stopped !== 'stopped') r.process.kill('SIGKILL'); // leave no stopped server behind
     expect(stopped).toBe('stopped');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
     expect(r.process.signalCode).toBe('SIGKILL');
