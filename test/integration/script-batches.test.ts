@@ -145,3 +145,16 @@ it('sends starts for another node or boot id, and a stopping worker\'s completio
     expect(await fx.client.get(`${fx.keys.tag(t.partition)}sticky:acme:${t.flowId}`)).toBe(i % 2 ? null : 'w1');
   }
 });
+
+it('sends starts of one node under another boot id in a call of their own: each attempt records its own boot', async () => {
+  const tasks = await enqueued(4);
+  const now = Date.now();
+  const rebooted = { ...testSlot, bootId: 'b9' };
+  await fx.client.config('RESETSTAT');
+  await Promise.all(tasks.map((t, i) => fx.store.start(t.partition, t.taskId, 0, i % 2 ? rebooted : testSlot, `nonce-${i}`, now)));
+  expect(await scriptCalls()).toBe(2);
+  for (const [i, t] of tasks.entries()) {
+    const h = await fx.store.readTask(t.partition, t.taskId);
+    expect([h!.node!.toString(), h!.boot!.toString()]).toEqual(['n1', i % 2 ? 'b9' : 'b1']);
+  }
+});
