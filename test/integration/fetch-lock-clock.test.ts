@@ -152,3 +152,11 @@ it('a claim that finds only a task past its flow deadline, due at this very mill
   // "due now" would have a waiting fetch look again at once, and again, until the owner's timer ends the task
   expect(r.nextDue).toBeGreaterThan(now);
 });
+
+it('peeks at the score of a queue\'s first entry: the earliest readyAt, and nothing for an empty queue', async () => {
+  const now = Date.now();
+  const later = await queued(now, now + 500);
+  const sooner = await queued(now, now + 200);
+  expect(await fetchStore.firstScore(sooner.t.partition, sooner.t.queue)).toBe(now + 200);
+  expect(await fetchStore.firstScore(later.t.partition, `${later.t.queue}-none`)).toBeUndefined();
+});
