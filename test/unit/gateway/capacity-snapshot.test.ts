@@ -56,3 +56,10 @@ it('counts idle slots by kind per flow type and per worker, and tells which flow
   expect(new Set(snap.declined.map((d) => `${d.tenant}/${d.flow_type}/${d.type}/${d.app_worker_id}`)))
     .toEqual(new Set(['acme/order/ship/w1', 'acme/order/bill/w2']));
 });
+
+it('passes over an app worker whose streams have all gone from its set', () => {
+  const declines = new Declines(1);
+  const byWorker = new Map<string, Set<Slot>>([[workerKey('acme', 'gone'), new Set()]]);
+  const snap = capacitySnapshot(new Map(), byWorker, new Set(), new IdleSlots(declines), declines);
+  expect(snap).toEqual({ entries: [], workers: [], declined: [] });
+});

@@ -98,3 +98,26 @@ describe('IdleSlots.pick', () => {
     expect(idle.rpc.get('acme\0order')).toEqual(new Set([r]));
   });
 });
+
+describe('Declines, once the cache is empty', () => {
+  test('a pushed-out decline still holds after every cached decline went with its worker', () => {
+    const d = new Declines(1);
+    d.add('acme', 'order', 'ship', 'w1');
+    d.add('acme', 'order', 'ship', 'w2'); // evicts w1's
+    d.forget(reg('acme', 'w2')); // the cache is empty now; w1's pushed-out decline is not
+    expect(d.has('acme', 'order', 'ship', 'w1')).toBe(true);
+  });
+});
+
+describe('IdleSlots.remove', () => {
+  test('a slot taken leaves the other idle slots of its flow type in the index', () => {
+    const idle = new IdleSlots(new Declines(8));
+    const a = new Slot('a', reg('acme', 'w1'));
+    const b = new Slot('b', reg('acme', 'w2'));
+    idle.add(a);
+    idle.add(b);
+    idle.remove(a);
+    expect(idle.pick('acme', 'order', 'ship')).toBe(b);
+    expect(idle.step.get('acme\0order')).toEqual(new Set([b]));
+  });
+});
