@@ -101,3 +101,38 @@ describe('RpcDispatch', () => {
     d.close();
   });
 });
+
+describe('RpcWaiters', () => {
+  it('counts a call added twice once, and drain empties the count with the calls', () => {
+    const w = new RpcWaiters();
+    const a = call('a');
+    w.add(KEY, a);
+    w.add(KEY, a);
+    w.add(KEY, call('b'));
+    expect(w.size).toBe(2);
+    expect(w.drain().map((c) => c.token)).toEqual(['a', 'b']);
+    expect(w.size).toBe(0);
+    expect(w.has(a)).toBe(false);
+  });
+
+  it('names the unsettled waiters sticky to a worker of that tenant only', () => {
+    const w = new RpcWaiters();
+    for (const c of [
+      call('mine', { sticky: 'w1' }), call('settled', { sticky: 'w1', settled: true }),
+      call('other-worker', { sticky: 'w2' }), call('other-tenant', { tenant: 'globex', sticky: 'w1' }),
+    ]) w.add(`${c.tenant}\0${c.flowType}`, c);
+    expect(w.stickyTo('acme', 'w1').map((c) => c.token)).toEqual(['mine']);
+  });
+
+  it('takes for a freed slot the oldest unsettled waiter it is eligible for, and that one leaves', () => {
+    const w = new RpcWaiters();
+    const calls = [call('settled', { settled: true }), call('sticky', { sticky: 'w2' }), call('c'), call('d')];
+    for (const c of calls) w.add(KEY, c);
+    const taken = w.takeFor('acme', ['refund', 'order'], (c) => !c.sticky);
+    expect(taken?.token).toBe('c');
+    expect(w.has(calls[2]!)).toBe(false);
+    expect(w.size).toBe(3);
+    expect(w.takeFor('acme', ['order'], (c) => !c.sticky)?.token).toBe('d');
+    expect(w.takeFor('acme', ['order'], (c) => !c.sticky)).toBeUndefined();
+  });
+});
