@@ -71,3 +71,42 @@ test('a busy stream silent past matching.busyStreamSilence is lost only while it
   jest.advanceTimersByTime(2_000);
   expect([...new Set(lost)]).toEqual(['holding']);
 });
+
+test('a busy stream is lost on the sweep at which its silence reaches matching.busyStreamSilence, and within a quarter of it past', () => {
+  const atOnce = slot('at-once', 'busy');
+  atOnce.attempt = { ...held };
+  const between = slot('between', 'busy');
+  between.attempt = { ...held };
+  between.lastHeardAt = between.lastSentAt = 10_500; // heard between two sweeps
+  const lost: string[] = [];
+  sweep = new StreamSweep({ pingIntervalMs: 60_000, busyStreamSilenceMs: SILENCE },
+    new Map([['at-once', atOnce], ['between', between]]), async (s) => void lost.push(s.id), clock, silentLogger);
+  jest.advanceTimersByTime(SILENCE);
+  expect([...new Set(lost)]).toEqual(['at-once']);
+  jest.advanceTimersByTime(SILENCE / 4);
+  expect([...new Set(lost)]).toEqual(['at-once', 'between']);
+});
+
+test('silence counts from the last frame either way, covers a stream running an RPC, and with busyStreamSilence 0 loses none', () => {
+  const rpc = slot('rpc', 'busy');
+  rpc.rpc = {} as Slot['rpc'];
+  const sentTo = slot('sent-to', 'busy');
+  sentTo.attempt = { ...held };
+  sentTo.lastHeardAt = 10_000 - SILENCE; // quiet long, but a frame went to it just now
+  const lost: string[] = [];
+  sweep = new StreamSweep({ pingIntervalMs: 60_000, busyStreamSilenceMs: SILENCE },
+    new Map([['rpc', rpc], ['sent-to', sentTo]]), async (s) => void lost.push(s.id), clock, silentLogger);
+  jest.advanceTimersByTime(SILENCE - 1_000);
+  expect(lost).toEqual([]);
+  jest.advanceTimersByTime(1_000);
+  expect(new Set(lost)).toEqual(new Set(['rpc', 'sent-to']));
+  sweep.stop();
+
+  const never = slot('never', 'busy');
+  never.attempt = { ...held };
+  const none: string[] = [];
+  sweep = new StreamSweep({ pingIntervalMs: 60_000, busyStreamSilenceMs: 0 },
+    new Map([['never', never]]), async (s) => void none.push(s.id), clock, silentLogger);
+  jest.advanceTimersByTime(120_000);
+  expect(none).toEqual([]);
+});
