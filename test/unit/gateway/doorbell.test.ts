@@ -3,7 +3,7 @@
  * wakes one wait (the next wait sleeps until a new ring), and the caller going
  * away ends a wait at once rather than at its timeout.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, getEventListeners } from 'node:events';
 import { subscribeBell } from '../../../src/gateway/doorbell';
 
 const LONG = 60_000;
@@ -46,4 +46,16 @@ test('one subscription to an event named twice is rung once and closes clean', a
   expect(e.listenerCount('t')).toBe(1);
   sub.close();
   expect(e.listenerCount('t')).toBe(0);
+});
+
+test('a wait that ends by ring or timeout leaves no listener on the caller\'s signal', async () => {
+  const e = new EventEmitter();
+  const ac = new AbortController();
+  const sub = subscribeBell(e, ['t'], ac.signal);
+  const rung = sub.wait(LONG);
+  e.emit('t');
+  await rung;
+  await sub.wait(1);
+  expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
+  sub.close();
 });
