@@ -107,6 +107,15 @@ describe('reserving a peer\'s idle slot for a sticky Step (of one app worker)', 
     expect(v.reserve('acme', 'order', 'charge', 'w')).toBeUndefined();
   });
 
+  it('offers nothing to the worker while it has no idle Step slot, though another worker of the peer has one', () => {
+    const v = new CapacityView();
+    const u = peer('a', { idle_step_slots: 0, busy_slots: 1 });
+    u.workers.push({ ...u.workers[0]!, app_worker_id: 'other', idle_step_slots: 1, busy_slots: 0 });
+    v.apply(u);
+    expect(v.reserve('acme', 'order', 'charge', 'w')).toBeUndefined();
+    expect(v.reserve('acme', 'order', 'charge', 'other')).toBe('a');
+  });
+
   it('offers nothing to the worker where it declined the Step type, and still offers it the types it runs', () => {
     const v = new CapacityView();
     v.apply(peer('a', {}, [{ type: 'charge' }]));
@@ -163,6 +172,17 @@ describe('what the view tells routing of the peers\' snapshots', () => {
     const stale = { ...snap('a', { fetch_topics: ['t3'], declined: [decline('w', 'ship')] }), seq: 1 };
     expect(v.newFetchTopics(stale)).toEqual([]);
     expect(v.newStepDeclines(stale)).toEqual([]);
+  });
+
+  it('says nothing of a snapshot of the same sequence as the one held: apply ignores it', () => {
+    const v = new CapacityView();
+    const held = snap('a', { fetch_topics: ['t1'] });
+    v.apply(held);
+    const same = { ...snap('a', { fetch_topics: ['t1', 't2'], declined: [decline('w', 'pack')], workers: [] }), seq: held.seq };
+    expect(v.apply({ ...same })).toBe(false);
+    expect(v.newFetchTopics(same)).toEqual([]);
+    expect(v.newStepDeclines(same)).toEqual([]);
+    expect(v.leaving(same)).toEqual([]);
   });
 
   it('names the workers a snapshot no longer offers: gone or now draining, not those that were draining already', () => {
@@ -256,6 +276,8 @@ describe('what the view tells routing of the peers\' snapshots', () => {
     expect(v.workerIdleAt('a', 'acme', 'w', 'order', 'quote')).toBe(false);
     expect(v.idleNodeOfWorker('acme', 'w', 'order', 'price')).toBe('a');
     expect(v.idleNodeOfWorker('acme', 'w', 'order', 'quote')).toBeUndefined();
+    v.apply(snap('b', { workers: [worker('s', { idle_step_slots: 1, idle_rpc_slots: 0 })] }));
+    expect(v.workerIdleAt('b', 'acme', 's', 'order', 'price')).toBe(true); // a shared slot alone runs it
   });
 
   it('counts an RPC sent to a peer as taking an RPC-only slot first, then a shared one (and its Step slot)', () => {
