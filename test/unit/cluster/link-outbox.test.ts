@@ -54,3 +54,33 @@ it('hands back nothing once the peer confirmed the link', async () => {
   out.confirm();
   expect(out.unconfirmed()).toEqual([]);
 });
+
+it('keeps one queued capacity snapshot, the newest, however many come before the stream takes one', async () => {
+  const out = new LinkOutbox();
+  out.push(capacity(1));
+  out.push(capacity(2));
+  out.push(capacity(3));
+  expect(out.size).toBe(1);
+  const it = out[Symbol.asyncIterator]();
+  expect((await it.next()).value).toEqual(capacity(3));
+});
+
+it('hands back nothing queued once the peer confirmed the link, and queues afresh after a hand-back', async () => {
+  const out = new LinkOutbox();
+  out.confirm();
+  out.push(bells(1));
+  out.push(capacity(1));
+  expect(out.unconfirmed()).toEqual([]);
+  // What was handed back is gone: a new snapshot is queued itself, not merged into it.
+  out.push(capacity(2));
+  out.push(bells(1, 5));
+  expect(out.size).toBe(2);
+});
+
+it('drops the oldest notice as soon as the queued doorbell frame goes one past its bound', () => {
+  const out = new LinkOutbox();
+  out.push(bells(MAX_QUEUED_BELL_EVENTS));
+  expect(out.droppedBellEvents).toBe(0);
+  out.push(bells(1, MAX_QUEUED_BELL_EVENTS));
+  expect(out.droppedBellEvents).toBe(1);
+});
