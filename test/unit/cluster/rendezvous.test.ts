@@ -6,6 +6,7 @@
  * `p % n` over the member list breaks the join, leave and order properties.
  * Pure functions: no Redis, no clock.
  */
+import { createHash } from 'node:crypto';
 import { ownerOf, targetPartitions } from '../../../src/cluster/rendezvous';
 
 const PARTITIONS = 64;
@@ -110,4 +111,12 @@ it('assigns by the same weights on every build: the first four bytes of sha1("<p
     .toEqual(['n-c', 'n-c', 'n-c', 'n-b', 'n-b', 'n-b', 'n-a', 'n-a', 'n-b', 'n-a', 'n-a', 'n-a']);
   expect(ownerOf(0, ['n-a'])).toBe('n-a');
   expect(ownerOf(0, [])).toBeUndefined();
+});
+
+it('breaks a tie of weights by the lower node id, whatever order the list comes in', () => {
+  // These two ids weigh the same for partition 0 (the first four bytes of their sha1 agree).
+  const weigh = (id: string) => createHash('sha1').update(`0\0${id}`).digest().readUInt32BE(0);
+  expect(weigh('n11713')).toBe(weigh('n40709'));
+  expect(ownerOf(0, ['n11713', 'n40709'])).toBe('n11713');
+  expect(ownerOf(0, ['n40709', 'n11713'])).toBe('n11713');
 });
