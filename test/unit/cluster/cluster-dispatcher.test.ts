@@ -51,6 +51,9 @@ it('reserves a slot of this node before a peer\'s, and a peer\'s when this node 
 it('takes a worker as idle or busy wherever it is, here or at a peer', () => {
   const s = setup();
   expect(s.d.presence('acme', 'w', 'order', 'charge')).toBe('absent');
+  s.local.presence = 'busy'; // busy here, unknown to every peer
+  expect(s.d.presence('acme', 'w', 'order', 'charge')).toBe('busy');
+  s.local.presence = 'absent';
   s.view.apply(peer());
   expect(s.d.presence('acme', 'w', 'order', 'charge')).toBe('idle');
   s.view.apply(peer({ seq: 2, workers: [{ tenant: 'acme', app_worker_id: 'w', flow_types: ['order'], step_flow_types: ['order'], idle_step_slots: 0, busy_slots: 1 }] }));
