@@ -280,6 +280,21 @@ describe('what the view tells routing of the peers\' snapshots', () => {
     expect(v.workerIdleAt('b', 'acme', 's', 'order', 'price')).toBe(true); // a shared slot alone runs it
   });
 
+  it('counts no slot of a stopping worker, or of another tenant\'s, taken by a reservation', () => {
+    const v = new CapacityView();
+    v.apply(snap('a', { workers: [worker('d', { draining: true, idle_step_slots: 0, idle_rpc_slots: 1 }), worker('w', { idle_step_slots: 0, idle_rpc_slots: 1 })] }));
+    expect(v.idleNodeFor('acme', 'order')).toBe('a');
+    v.reserveRpc('a', 'acme', 'order', 'price');
+    expect(v.workerIdleAt('a', 'acme', 'w', 'order', 'price')).toBe(false);
+    expect(v.idleNodeFor('acme', 'order')).toBeUndefined(); // the stopping worker's idle slot takes nothing
+
+    const two = new CapacityView();
+    two.apply(snap('b', { workers: [{ ...worker('g'), tenant: 'globex' }, worker('w')] }));
+    expect(two.reserve('acme', 'order', 'charge')).toBe('b');
+    expect(two.presence('globex', 'g', 'order', 'charge')).toBe('idle');
+    expect(two.presence('acme', 'w', 'order', 'charge')).toBe('busy');
+  });
+
   it('counts an RPC sent to a peer as taking an RPC-only slot first, then a shared one (and its Step slot)', () => {
     const v = new CapacityView();
     v.apply(snap('a', { workers: [worker('w', { idle_rpc_slots: 1 })] }));
