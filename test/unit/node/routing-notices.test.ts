@@ -10,29 +10,38 @@
 import { CapacityView } from '../../../src/cluster/capacity-view';
 import { ownerOf } from '../../../src/cluster/rendezvous';
 import { Routing } from '../../../src/node/routing';
+import { Keys } from '../../../src/store/keys';
+import { createRedis } from '../../../src/store/redis';
 import { pb } from '../../../src/wire';
+import { uniquePrefix, useEmbeddedRedis } from '../../helpers/redis';
 
 const Kind = pb.DoorbellEvent.Kind;
 const PARTITIONS = 16;
 
-function setup(held: number[] = []) {
+const redis = useEmbeddedRedis();
+
+/** `refused`: partitions the owner registry does not hold (a notice for one goes on to the lease holder). */
+function setup(held: number[] = [], refused: number[] = []) {
   const calls: string[] = [];
+  const takes = (p: number) => !refused.includes(p);
   const rung: { node: string; kind: number; partition?: number | null; task_id?: string | null; queue?: string | null }[] = [];
   const leases = { holds: (p: number) => held.includes(p), acquireNow: (p: number) => calls.push(`acquire ${p}`) };
   const membership = { liveIds: () => ids };
   const ids = Object.freeze(['me', 'a', 'b']);
   const owner = {
-    taskEnqueued: (p: number, _q: string, id: string) => calls.push(`enqueued ${p} ${id}`) > 0,
-    taskReady: (p: number, _q: string, id: string) => calls.push(`ready ${p} ${id}`) > 0,
-    flowDeadlineSet: (p: number, at: number) => calls.push(`flow-deadline ${p} ${at}`) > 0,
-    attemptStarted: (p: number, at: number) => calls.push(`attempt ${p} ${at}`) > 0,
+    taskEnqueued: (p: number, _q: string, id: string) => calls.push(`enqueued ${p} ${id}`) > 0 && takes(p),
+    taskReady: (p: number, _q: string, id: string) => calls.push(`ready ${p} ${id}`) > 0 && takes(p),
+    flowDeadlineSet: (p: number, at: number) => calls.push(`flow-deadline ${p} ${at}`) > 0 && takes(p),
+    attemptStarted: (p: number, at: number) => calls.push(`attempt ${p} ${at}`) > 0 && takes(p),
     capacityAvailable: (t: string, ft: string, w: string) => calls.push(`capacity ${t} ${ft} ${w}`),
     typeDeclined: (t: string, ft: string, st: string, w: string) => calls.push(`declined ${t} ${ft} ${st} ${w}`),
     workerUnavailable: (t: string, w: string) => calls.push(`unavailable ${t} ${w}`),
   };
+  const here = new Set<string>();
+  const moved: string[] = [];
   const gateway = {
-    hasWorker: () => false,
-    moveStickyRpcs: () => 0,
+    hasWorker: (_t: string, w: string) => here.has(w),
+    moveStickyRpcs: (_t: string, w: string, idle: number) => moved.push(`${w} ${idle}`) && 0,
     moveWaitingRpcs: () => 0,
     cancelAttempts: (list: { taskId: string }[]) => calls.push(`cancel here ${list.map((a) => a.taskId).join(',')}`),
   };
@@ -42,12 +51,14 @@ function setup(held: number[] = []) {
     cancelAttempts: (node: string, list: { task_id: string }[]) => calls.push(`cancel at ${node} ${list.map((a) => a.task_id).join(',')}`),
   };
   const bell = { ring: (p: number, id: string) => calls.push(`outcome ${p} ${id}`), wakeAll: () => calls.push('outcome wake all') };
-  const fetchBell = { ringAt: (q: string) => calls.push(`fetch ${q}`) };
+  const fetchBell = { ringAt: (q: string, at: number) => calls.push(`fetch ${q} ${at}`) };
   const view = new CapacityView();
   const unused = {} as never;
+  const keys = new Keys(uniquePrefix('routing'));
+  const client = refused.length > 0 ? createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' }) : undefined;
   const r = new Routing('me', PARTITIONS, leases as never, membership as never, owner as never, gateway as never,
-    mesh as never, view, bell as never, fetchBell as never, unused, unused, unused);
-  return { r, view, calls, rung };
+    mesh as never, view, bell as never, fetchBell as never, unused, (client ?? unused) as never, keys);
+  return { r, view, calls, rung, here, moved, keys, client };
 }
 
 /** A partition whose rendezvous owner among the peers is `node`. */
@@ -167,5 +178,82 @@ describe('a peer\'s capacity snapshot', () => {
     s.r.workerGoneHere('acme', 'x'); // still at b
     s.r.workerGoneHere('acme', 'y');
     expect(s.calls).toEqual(['unavailable acme y']);
+  });
+});
+
+describe('an owner notice the owner registry does not take', () => {
+  const ring = (s: ReturnType<typeof setup>) => s.rung.map((e) => [e.node, e.kind, e.partition]);
+  const until = async (s: ReturnType<typeof setup>, n: number) => {
+    for (let i = 0; i < 200 && s.rung.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+  };
+
+  it('goes on to the lease holder Redis names, never back to its sender or to itself', async () => {
+    const s = setup([6], [1, 2, 3, 4, 5, 6]);
+    try {
+      await s.client!.set(s.keys.lease(1), 'c:7');
+      await s.client!.set(s.keys.lease(2), 'node:x:9'); // a node id with a colon of its own
+      await s.client!.set(s.keys.lease(3), 'a:2'); // the sender
+      await s.client!.set(s.keys.lease(4), 'me:2');
+      s.r.onDoorbell([
+        { kind: Kind.READY, partition: 1, task_id: 't1', queue: 'q', fresh: true },
+        { kind: Kind.ATTEMPT, partition: 2, at_ms: 900 },
+        { kind: Kind.READY, partition: 3, task_id: 't3', queue: 'q' },
+        { kind: Kind.FLOW_DEADLINE, partition: 4, at_ms: 900 },
+        { kind: Kind.FLOW_DEADLINE, partition: 5, at_ms: 900 }, // no holder: the next owner reads Redis
+        { kind: Kind.READY, partition: 1, task_id: 't6', queue: 'q' },
+        { kind: Kind.FLOW_DEADLINE, partition: 1, at_ms: 800 },
+      ], 'a');
+      await until(s, 4);
+      expect(ring(s)).toEqual([['c', Kind.READY, 1], ['node:x', Kind.ATTEMPT, 2], ['c', Kind.READY, 1], ['c', Kind.FLOW_DEADLINE, 1]]);
+      expect(s.calls).toEqual(['enqueued 1 t1', 'attempt 2 900', 'ready 3 t3', 'flow-deadline 4 900', 'flow-deadline 5 900', 'ready 1 t6', 'flow-deadline 1 800']);
+      // A notice of our own the registry did not take goes to the holder too, even one named as sender.
+      await s.client!.set(s.keys.lease(6), 'b:1');
+      s.r.taskEnqueued(6, 'q', 't7', 0, '', 0);
+      s.r.taskReady(6, 'q', 't8', 0);
+      s.r.attemptStarted(6, 900);
+      s.r.flowDeadlineSet(6, 't9', 900);
+      await until(s, 8);
+      expect(ring(s).slice(4)).toEqual([['b', Kind.READY, 6], ['b', Kind.READY, 6], ['b', Kind.ATTEMPT, 6], ['b', Kind.FLOW_DEADLINE, 6]]);
+    } finally {
+      s.client!.disconnect();
+    }
+  });
+});
+
+it('takes a fresh Step and a retry apart, arms no flow deadline for none, and rings fetches at their time', () => {
+  const s = setup([2]);
+  s.r.taskEnqueued(2, 'q', 't0', 0, '', 0);
+  s.r.onDoorbell([
+    { kind: Kind.READY, partition: 2, task_id: 't1', queue: 'q', fresh: true },
+    { kind: Kind.READY, partition: 2, task_id: 't2', queue: 'q' },
+    { kind: Kind.FETCH, partition: 0, queue: 'acme:order:charge', at_ms: 1234 },
+  ], 'a');
+  expect(s.calls).toEqual(['enqueued 2 t0', 'enqueued 2 t1', 'ready 2 t2', 'fetch acme:order:charge 1234']);
+});
+
+describe('a peer\'s capacity snapshot, further', () => {
+  const worker = (app: string, over: Record<string, unknown> = {}) => ({ tenant: 'acme', app_worker_id: app, flow_types: ['order'], step_flow_types: ['order'], busy_slots: 1, ...over });
+
+  it('moves on no sticky Steps of a worker the peer no longer offers while it has a stream here', () => {
+    const s = setup();
+    s.r.onCapacity(snap('a', { workers: [worker('w'), worker('x')] }));
+    s.here.add('w');
+    s.calls.length = 0;
+    s.r.onCapacity(snap('a', { workers: [] }));
+    expect(s.calls).toEqual(['unavailable acme x']);
+  });
+
+  it('offers RPCs waiting for a worker only the idle slots it has there', () => {
+    const s = setup();
+    s.r.onCapacity(snap('a', { workers: [worker('busy'), worker('idle', { idle_rpc_slots: 2 })] }));
+    expect(s.moved).toEqual(['idle 2']);
+  });
+
+  it('rings no outcome waiters of a peer that says no generation, or whose new generation has none', () => {
+    const s = setup();
+    s.r.onCapacity(snap('a', { outcome_waiter_gen: 1, outcome_waiters: 1 }));
+    s.r.onCapacity(snap('a', { outcome_waiter_gen: 0, outcome_waiters: 1 }));
+    s.r.onCapacity(snap('a', { outcome_waiter_gen: 2, outcome_waiters: 0 }));
+    expect(s.rung.filter((e) => e.kind === Kind.OUTCOME)).toHaveLength(1);
   });
 });
