@@ -52,3 +52,21 @@ it("passes grpc-js's other lines to the installed logger while the bind runs", a
   expect(lines).toEqual(['Failed to bind 127.0.0.1:0 for a reason of its own']);
   expect(getLogger()).toBe(embedder);
 });
+
+it('names each reason once when several resolved addresses fail, alike or not', async () => {
+  const message = 'No address added out of total 2 resolved errors: '
+    + '[listen EADDRINUSE: address already in use 127.0.0.1:7233,listen EADDRINUSE: address already in use ::1:7233]';
+  await expect(listenGrpc('api.listen', 'localhost:7233', () => Promise.reject(new Error(message)))).rejects.toThrow(
+    new Error('config api.listen: cannot listen on localhost:7233: address already in use'),
+  );
+  const mixed = 'No address added out of total 3 resolved errors: '
+    + '[listen EADDRINUSE: address already in use 127.0.0.1:7233, listen EACCES: permission denied ::1:7233, odd failure]';
+  await expect(listenGrpc('api.listen', 'localhost:7233', () => Promise.reject(new Error(mixed)))).rejects.toThrow(
+    new Error('config api.listen: cannot listen on localhost:7233: address already in use; permission denied; odd failure'),
+  );
+});
+
+it('passes through a failure that only mentions the no-address words further on', async () => {
+  const err = new Error('Failed to start: No address added out of total 1 resolved');
+  await expect(listenGrpc('api.listen', '127.0.0.1:0', () => Promise.reject(err))).rejects.toBe(err);
+});

@@ -28,6 +28,7 @@ it('answers /readyz from the readiness at each request, and /healthz regardless'
   expect(await get(`${base}/readyz`)).toMatchObject({ status: 503 });
   expect(await get(`${base}/healthz`)).toMatchObject({ status: 200 });
   expect((await get(`${base}/nope`)).status).toBe(404);
+  expect((await get(`${base}/metrics/extra`)).status).toBe(404);
 });
 
 it("serves the registry's metrics, and a failed collection as 500 with its reason", async () => {
