@@ -5,6 +5,7 @@
  * for longer than the settle time is logged once at ERROR while the certificate
  * in service stays.
  */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { captureLogs } from '../../helpers/logs';
 let dir: string;
 let first: TestCerts;
 let second: TestCerts;
+let other: TestCerts;
 let tls: TlsCertificates | undefined;
 
 beforeAll(() => {
@@ -24,6 +26,8 @@ beforeAll(() => {
   fs.mkdirSync(path.join(dir, 'live'));
   first = makeCerts(path.join(dir, 'a'), { cn: 'first', san: 'IP:127.0.0.1' });
   second = makeCerts(path.join(dir, 'b'), { cn: 'second', san: 'IP:127.0.0.1', ca: first.ca });
+  fs.mkdirSync(path.join(dir, 'c'));
+  other = makeCerts(path.join(dir, 'c'), { cn: 'other', san: 'IP:127.0.0.1' }); // a CA of its own
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 afterEach(() => {
@@ -40,7 +44,7 @@ function install(from: TestCerts): { cert: string; key: string; ca: string } {
   return live;
 }
 
-type Line = { level: number; msg: string; file?: string };
+type Line = { level: number; msg: string; file?: string; key?: string; serial?: string };
 
 it('takes a new certificate into service once, and the same bytes written again not at all', () => {
   const paths = install(first);
@@ -87,4 +91,87 @@ it('keeps the certificate in service while a file is gone, and logs it once at E
   await jest.advanceTimersByTimeAsync(60_000);
   expect(lines).toEqual([expect.objectContaining({ level: 50, file: paths.key })]);
   expect(tls.current).toBe(served);
+});
+
+it('does not start on a key of another certificate, naming the key', () => {
+  const paths = install(first);
+  fs.copyFileSync(second.key, paths.key);
+  expect(() => new TlsCertificates(paths, captureLogs<Line>().logger, 60_000)).toThrow(/^config tls\.key: .*is not the key of the certificate/);
+});
+
+it('gives its facts: the expiry of the certificate in service', () => {
+  const paths = install(first);
+  tls = new TlsCertificates(paths, captureLogs<Line>().logger, 60_000);
+  const x = new X509Certificate(fs.readFileSync(first.cert));
+  expect(tls.facts).toEqual({ serial: x.serialNumber, fingerprint256: x.fingerprint256, notAfterMs: Date.parse(x.validTo) });
+});
+
+it('takes a new CA bundle alone into service for the CA listeners, and a key saved in another encoding for the identity ones', () => {
+  const paths = install(first);
+  tls = new TlsCertificates(paths, captureLogs<Line>().logger, 60_000);
+  const identities: string[] = [];
+  const cas: string[] = [];
+  tls.addIdentityCertificateListener((u) => identities.push(u ? u.privateKey.toString() : 'none'));
+  tls.addCaCertificateListener((u) => cas.push(u ? u.caCertificate.toString() : 'none'));
+  const bundle = Buffer.concat([fs.readFileSync(first.ca), fs.readFileSync(other.ca)]);
+  fs.writeFileSync(paths.ca, bundle);
+  tls.reload();
+  expect(cas).toEqual([bundle.toString()]);
+  expect(identities).toEqual([]);
+  const pkcs1 = createPrivateKey(fs.readFileSync(first.key)).export({ type: 'pkcs1', format: 'pem' }) as string;
+  expect(pkcs1).not.toBe(fs.readFileSync(first.key, 'utf8'));
+  fs.writeFileSync(paths.key, pkcs1);
+  tls.reload();
+  expect(identities).toEqual([pkcs1]);
+  expect(cas).toHaveLength(1);
+});
+
+it('answers a listener on the next tick, with no CA when none is configured, and not once removed', async () => {
+  const paths = install(first);
+  tls = new TlsCertificates({ ...paths, ca: '' }, captureLogs<Line>().logger, 60_000);
+  const heard: unknown[] = [];
+  const gone = (u: unknown) => heard.push(['gone', u]);
+  tls.addCaCertificateListener((u) => heard.push(u));
+  tls.addCaCertificateListener(gone);
+  tls.removeCaCertificateListener(gone);
+  const goneIdentity = (u: unknown) => heard.push(['gone identity', u]);
+  tls.addIdentityCertificateListener(goneIdentity);
+  tls.removeIdentityCertificateListener(goneIdentity);
+  expect(heard).toEqual([]);
+  await new Promise((r) => process.nextTick(r));
+  expect(heard).toEqual([null]);
+  install(second);
+  tls.reload();
+  expect(heard).toEqual([null]); // removed listeners hear no later change either
+});
+
+describe('a set of files that does not check out', () => {
+  it('is reported by the end of the settle time, naming the key, its file and the serial still served', async () => {
+    const paths = install(first);
+    const { logger, lines } = captureLogs<Line>();
+    tls = new TlsCertificates(paths, logger, 60_000);
+    jest.useFakeTimers();
+    fs.copyFileSync(second.key, paths.key);
+    tls.reload();
+    await jest.advanceTimersByTimeAsync(TLS_SETTLE_MS + 10);
+    expect(lines).toEqual([expect.objectContaining({ level: 50, key: 'tls.key', file: paths.key, serial: tls.facts.serial })]);
+  });
+
+  it('read again on each change is reported once, and not at all once stopped', async () => {
+    const paths = install(first);
+    const { logger, lines } = captureLogs<Line>();
+    tls = new TlsCertificates(paths, logger, 60_000);
+    jest.useFakeTimers();
+    fs.copyFileSync(second.key, paths.key);
+    tls.reload();
+    await jest.advanceTimersByTimeAsync(60);
+    tls.reload();
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(lines).toHaveLength(1);
+    tls.reload();
+    await jest.advanceTimersByTimeAsync(100);
+    tls.stop();
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(lines).toHaveLength(1);
+  });
 });
