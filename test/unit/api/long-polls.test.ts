@@ -24,3 +24,10 @@ it('a call that waits 0 or 1 ms takes no place, even at the bound', () => {
   expect(gate.count).toBe(1);
   expect(() => gate.enter(2)).toThrow(/limits\.maxLongPolls/);
 });
+
+it('reads closed once the node stops, and not before', () => {
+  const gate = new LongPollGate(1);
+  expect(gate.closed).toBe(false);
+  gate.close();
+  expect(gate.closed).toBe(true);
+});
