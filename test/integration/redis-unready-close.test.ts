@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { createRedis, type RedisClient } from '../../src/store/redis';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
@@ -64,5 +65,29 @@ it('sends such calls again in the order they were made, ahead of those made afte
     expect(heard).toEqual(['a', 'b', 'c']);
   } finally {
     sub.disconnect();
+  }
+}, 30_000);
+
+it('leaves a call written on a ready connection that closed to be sent again there: reconnects that fail meanwhile do not fail it', async () => {
+  // One failed reconnect after the close is maxRetriesPerRequest's limit here: the calls held offline fail then.
+  const own = createRedis({ url: `redis://127.0.0.1:${proxy.port}`, clusterNodes: [], sentinels: [], sentinelName: '', password: '' }, { maxRetriesPerRequest: 1 });
+  own.on('error', () => undefined);
+  let closes = 0;
+  own.on('close', () => closes++);
+  try {
+    expect(await own.ping()).toBe('PONG');
+    proxy.freeze();
+    const time = own.time();
+    const settled = time.then((t) => ({ answered: t.length }), (err: Error) => ({ failed: err.name }));
+    // the ready connection drops with TIME unanswered; the next one reaches no Redis
+    proxy.retarget(await freePort());
+    proxy.cut();
+    proxy.resume();
+    await waitFor(() => closes >= 2, { description: 'a reconnect that failed' });
+    proxy.retarget(redis.port);
+    expect(await own.ping()).toBe('PONG');
+    expect(await settled).toEqual({ answered: 2 });
+  } finally {
+    own.disconnect();
   }
 }, 30_000);
