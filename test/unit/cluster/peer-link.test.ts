@@ -3,12 +3,14 @@
  * most 64 offer batches await answers on it and none once it ended; the reason it
  * ended tells an older peer without Link (UNIMPLEMENTED) from a break; and the
  * serving end answers a batch its handler failed with no result for each offer,
- * so the owner settles them rather than taking them as run.
+ * so the owner settles them rather than taking them as run; a frame that did not
+ * decode ends the link as an invalid argument naming it, not dropped as an empty frame.
  */
 import { ClientError, Status } from 'nice-grpc';
 import { LinkServer, PeerLink } from '../../../src/cluster/peer-link';
 import { createLogger } from '../../../src/util/logger';
-import { pb } from '../../../src/wire';
+import { PeerServiceDefinition, pb } from '../../../src/wire';
+import { ZdError } from '../../../src/errors/server-error';
 
 const log = createLogger('silent');
 const tick = () => new Promise((r) => setTimeout(r, 5));
@@ -58,4 +60,29 @@ it('answers a batch whose handling failed with no result for each of its offers'
   expect(out[0]).toEqual({ hello: {} });
   expect(Number(out[1]!.id)).toBe(7);
   expect(out[1]!.offer_results!.results).toEqual([pb.OfferResult.OFFER_RESULT_UNSPECIFIED, pb.OfferResult.OFFER_RESULT_UNSPECIFIED]);
+});
+
+it('ends the link over a frame that did not decode, naming it, and reads none of the frames after it', async () => {
+  const batches: unknown[] = [];
+  const server = new LinkServer({
+    capacity: () => undefined, doorbell: () => undefined,
+    offerBatch: (b) => { batches.push(b); return Promise.resolve({ results: [] }); },
+  }, log);
+  const requests = (async function* () {
+    yield PeerServiceDefinition.link.requestDeserialize(Uint8Array.from([0x0a, 0x7f]));
+    yield pb.LinkFrame.fromObject({ id: 8, offers: { offers: [{ ref: { task_id: 'a' } }] } });
+  })();
+  const out: pb.ILinkFrame[] = [];
+  let ended: unknown;
+  try {
+    for await (const f of server.handler()(requests as AsyncIterable<pb.LinkFrame>, { signal: new AbortController().signal } as never)) out.push(f);
+  } catch (err) {
+    ended = err;
+  }
+  expect(out).toEqual([{ hello: {} }]);
+  expect(batches).toEqual([]);
+  expect(ended).toBeInstanceOf(ZdError);
+  expect((ended as ZdError).zdCode).toBe('ZD_INVALID_ARGUMENT');
+  expect((ended as ZdError).params).toEqual({ field: 'frame', reason: expect.stringMatching(/^is not a valid LinkFrame protobuf message \(.+\)$/) });
+  expect(server.size).toBe(0);
 });
