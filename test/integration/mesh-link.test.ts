@@ -6,6 +6,7 @@
  * A link that breaks fails its unanswered offers at once. Real gRPC on
  * 127.0.0.1, real redis-server for membership.
  */
+import { connectivityState as ConnectivityState } from '@grpc/grpc-js';
 import { createChannel, createClient, createServer, type Server } from 'nice-grpc';
 import { Membership } from '../../src/cluster/membership';
 import { Mesh } from '../../src/cluster/mesh';
@@ -304,6 +305,33 @@ it('arms no capacity timer while the node has no peer, and sends a peer that joi
   await self.beat();
   mesh.membersChanged([...self.liveIds()]);
   await waitFor(() => peer.seen.capacity === 1, { timeoutMs: 3000 });
+});
+
+it('drops the link and channel to a peer that left the members, and holds no entry for it', async () => {
+  const client: RedisClient = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  cleanup.push(() => void client.disconnect());
+  const keys = new Keys(uniquePrefix('left'));
+  const peer = await recordingPeer(true);
+  const gw = new Membership(client, keys, { nodeId: 'gw', address: peer.address, bootId: 'b1', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+  await gw.beat();
+  gw.stop();
+  const self = new Membership(client, keys, { nodeId: 'owner', bootId: 'b1', address: '', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
+  await self.beat();
+  self.stop();
+  const mesh = new Mesh('owner', self, handlers, silentLogger);
+  cleanup.push(() => mesh.close());
+  mesh.capacityChanged();
+  await waitFor(() => peer.seen.capacity === 1 && peer.linkServer.size === 1, { timeoutMs: 3000 });
+  const clients = (mesh as unknown as { clients: Map<string, { channel: { getConnectivityState(connect: boolean): ConnectivityState } }> }).clients;
+  const channel = clients.get('gw')!.channel;
+
+  await gw.leave();
+  await self.beat();
+  expect(self.liveIds()).toEqual(['owner']);
+  mesh.membersChanged([...self.liveIds()]);
+  expect(clients.has('gw')).toBe(false);
+  expect(channel.getConnectivityState(false)).toBe(ConnectivityState.SHUTDOWN);
+  await waitFor(() => peer.linkServer.size === 0, { timeoutMs: 3000, description: 'the peer\'s end of the link closed' });
 });
 
 describe('a peer that stops reading its link', () => {
