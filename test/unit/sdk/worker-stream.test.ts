@@ -381,6 +381,26 @@ describe('Worker streams', () => {
     expect(await running).toBe('stopped');
   });
 
+  it('warns once for each cap below the limit that later registrations report, not at every registration', async () => {
+    await server.stop();
+    let cap = 256;
+    server = await new FakeWorkerServer({ onRegister: (s, reg) => registerOk(cap)(s, reg) }).start();
+    const w = make({ maxConcurrentTasks: 3, reservedRpcTasks: 0 });
+    void w.start();
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    const warned = () => logger.lines.filter((l) => l.msg === 'server maxConcurrentTasksCap is below maxConcurrentTasks; some slots will be rejected').map((l) => l.fields);
+    const registrations = () => logger.lines.filter((l) => l.msg === 'slot stream registered').length;
+    await server.streams[0]!.until(() => registrations() === 3, 'the first registrations');
+    // Each round ends every stream; all three register again, each told the round's cap.
+    for (const [i, next] of [2, 2, 1].entries()) {
+      cap = next;
+      for (const st of server.registered().slice(-3)) st.end();
+      await server.streams[0]!.until(() => registrations() === 3 * (i + 2), 'the streams registered again');
+    }
+    expect(warned()).toEqual([{ cap: 2, maxConcurrentTasks: 3 }, { cap: 1, maxConcurrentTasks: 3 }]);
+    expect(w.state).toBe('running');
+  });
+
   it('fails start, readiness waiters and the state with the cause when setup throws (an unreadable tls.ca)', async () => {
     const w = make({ tls: { ca: '/nonexistent/ca.pem' } });
     const wait = w.waitPullRegistered().catch((e: unknown) => e);
