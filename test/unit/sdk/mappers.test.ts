@@ -59,6 +59,14 @@ describe('client mappers', () => {
     });
   });
 
+  it('sends every retry policy field as given', () => {
+    const step = toStepSpec({
+      tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e',
+      retryPolicy: { maxAttempts: 4, initialIntervalMs: 200, backoffCoefficient: 1.5, maxIntervalMs: 9000, nonRetryable: ['A', 'B'] },
+    });
+    expect(step.retry_policy).toEqual({ max_attempts: 4, initial_interval_ms: 200, backoff_coefficient: 1.5, max_interval_ms: 9000, non_retryable: ['A', 'B'] });
+  });
+
   it('omits optional fields as proto zero values', () => {
     const step = toStepSpec({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e' });
     expect(step).toMatchObject({ ready_at_ms: 0, flow_deadline_ms: 0, method_timeout_ms: 0, sticky_worker_id: '', retry_policy: undefined });
