@@ -64,6 +64,11 @@ describe('mapGrpcError', () => {
     const locked = mapFetchError(ce(Status.ABORTED, 'ZD_LOCKED_BY_OTHER: task x is locked by another worker'));
     expect(locked).toBeInstanceOf(LockedByOtherError);
     expect(mapFetchError(ce(Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED: the lock of task x has expired'))).toBeInstanceOf(LockExpiredError);
+    // The named verdict keeps what the common mapping gave: message, code, status, path and cause.
+    const cause = ce(Status.ABORTED, 'ZD_LOCKED_BY_OTHER: task x is locked by another worker');
+    expect(mapFetchError(cause)).toMatchObject({
+      name: 'LockedByOtherError', message: cause.details, code: 'ZD_LOCKED_BY_OTHER', status: Status.ABORTED, path: PATH, cause,
+    });
     const bare = mapFetchError(ce(Status.ABORTED, 'aborted by the proxy'));
     expect(bare).toBeInstanceOf(ZdFailedPreconditionError);
     expect(bare).not.toBeInstanceOf(LockedByOtherError);
