@@ -6,7 +6,7 @@
  * (its own plus a long poll's wait) never goes past it.
  */
 import { createServer, type Server } from 'nice-grpc';
-import { ExternalTaskServiceDefinition, pb } from '../../../src/wire';
+import { ExternalTaskServiceDefinition, OperatorServiceDefinition, pb } from '../../../src/wire';
 import { FetchClient, MAX_TIMER_MS, TerminalTasksClient } from '../../../src';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -17,6 +17,8 @@ let address: string;
 let lastFetch: pb.FetchAndLockRequest | undefined;
 let lastFail: pb.FailRequest | undefined;
 let lastExtend: pb.ExtendLockRequest | undefined;
+let lastComplete: pb.CompleteRequest | undefined;
+let lastOperator: unknown;
 
 beforeAll(async () => {
   server = createServer();
@@ -24,9 +26,15 @@ beforeAll(async () => {
     async fetchAndLock(req: pb.FetchAndLockRequest) {
       lastFetch = req;
       await sleep(100); // a long poll that ends with a task
-      return { tasks: [{ task_id: 'task-1', topic: { tenant: 't', flow_type: 'o', step_type: 's' }, lock_until_ms: 1 }] };
+      return {
+        tasks: [{
+          task_id: 'task-1', topic: { tenant: 't', flow_type: 'o', step_type: 's' }, flow_id: 'f', step_execution_id: 'e', input: Buffer.from('in'),
+          lock_until_ms: 5000, retries: 2, attempt: 3,
+        }],
+      };
     },
-    async complete() {
+    async complete(req: pb.CompleteRequest) {
+      lastComplete = req;
       await sleep(100);
       return {};
     },
@@ -36,10 +44,33 @@ beforeAll(async () => {
     },
     async extendLock(req: pb.ExtendLockRequest) {
       lastExtend = req;
-      return { lock_until_ms: 1 };
+      return { lock_until_ms: 7000 };
     },
     async unlock() {
       return {};
+    },
+  });
+  server.add(OperatorServiceDefinition, {
+    async listTerminalTasks(req: pb.ListTerminalTasksRequest) {
+      lastOperator = req;
+      return {
+        tasks: [
+          {
+            task_id: 'x1', partition: 4, topic: { tenant: 't', flow_type: 'o', step_type: 's' }, flow_id: 'f', step_execution_id: 'e', attempt: 2,
+            reason: 'retries', terminal_at_ms: 8000, last_error: { message: 'm', type: 'T' }, lock_expiries: 3,
+          },
+          { task_id: 'x2' },
+        ],
+        incomplete: true,
+      };
+    },
+    async retryTerminalTask(req: pb.RetryTerminalTaskRequest) {
+      lastOperator = req;
+      return {};
+    },
+    async abandonTerminalTask(req: pb.AbandonTerminalTaskRequest) {
+      lastOperator = req;
+      return { outcome_id: '9-0' };
     },
   });
   address = `127.0.0.1:${await server.listen('127.0.0.1:0')}`;
@@ -184,5 +215,60 @@ describe('FetchClient topics', () => {
     expect(lastFetch!.topics.map((t) => [t.tenant, t.flow_type, t.step_type])).toEqual([['t', 'o', 's'], ['t', 'o2', '']]);
     await c.fetchAndLock({ topics: [], waitMs: 10 });
     expect(lastFetch!.topics).toEqual([]);
+  });
+});
+
+describe('what the fetch clients send and how they map the replies', () => {
+  it('maps a locked task, with its lock as a Date, and the lock an extension answers', async () => {
+    const c = fetchClient();
+    expect(await c.fetchAndLock({ topics, waitMs: 10 })).toEqual([{
+      taskId: 'task-1', topic: { tenant: 't', flowType: 'o', stepType: 's' }, flowId: 'f', stepExecutionId: 'e', input: Buffer.from('in'),
+      lockUntil: new Date(5000), retries: 2, attempt: 3,
+    }]);
+    expect(await c.extendLock('task-1', 900)).toEqual(new Date(7000));
+  });
+
+  it('sends a completion\'s idempotency key and whether it carries a result', async () => {
+    const c = fetchClient();
+    await c.complete('task-1', { result: 'r', idempotencyKey: 'k1' });
+    expect(lastComplete).toMatchObject({ task_id: 'task-1', worker_id: 'w1', has_result: true, idempotency_key: 'k1' });
+    expect(Buffer.from(lastComplete!.result).toString()).toBe('r');
+    await c.complete('task-1');
+    expect(lastComplete).toMatchObject({ has_result: false, idempotency_key: '' });
+  });
+
+  it('allows a fetch without a wait of its own the server\'s wait on top of its timeout, and one with a wait just that', async () => {
+    const c = fetchClient(50); // the fake answers after 100 ms
+    expect(await c.fetchAndLock({ topics })).toHaveLength(1);
+    await expect(c.fetchAndLock({ topics, waitMs: 20 })).rejects.toThrow('fetchAndLock did not finish within 70 ms');
+  });
+
+  it('lists terminal tasks with their fields, retries and abandons one', async () => {
+    const ops = new TerminalTasksClient({ address });
+    clients.push(ops);
+    expect(await ops.list('t', { flowType: 'o', stepType: 's', limit: 5 })).toEqual({
+      tasks: [
+        {
+          taskId: 'x1', partition: 4, topic: { tenant: 't', flowType: 'o', stepType: 's' }, flowId: 'f', stepExecutionId: 'e', attempt: 2,
+          reason: 'retries', terminalAt: new Date(8000), lockExpiries: 3, lastError: { message: 'm', type: 'T' },
+        },
+        {
+          taskId: 'x2', partition: 0, topic: { tenant: '', flowType: '', stepType: '' }, flowId: '', stepExecutionId: '', attempt: 0,
+          reason: '', terminalAt: undefined, lockExpiries: 0, lastError: undefined,
+        },
+      ],
+      incomplete: true,
+    });
+    expect(lastOperator).toMatchObject({ tenant: 't', flow_type: 'o', step_type: 's', limit: 5 });
+    await ops.retry('x1', 4);
+    expect(lastOperator).toMatchObject({ task_id: 'x1', retries: 4 });
+    expect(await ops.abandon('x1', 'gave up')).toBe('9-0');
+    expect(lastOperator).toMatchObject({ task_id: 'x1', reason: 'gave up' });
+  });
+
+  it('refuses calls after close(), naming the client and method', async () => {
+    const c = fetchClient();
+    c.close();
+    await expect(c.unlock('task-1')).rejects.toThrow('FetchClient.unlock: the client is closed');
   });
 });
