@@ -14,10 +14,22 @@ function resultOf(s: pb.IStepSpec, created: boolean): pb.IEnqueueStepResponse {
 
 /** The timeout_ms of the last InvokeRpc the fakes saw. */
 let rpcTimeoutMs: number | undefined;
+/** The last request of each method below that the fakes saw, by method. */
+const lastReq: Record<string, unknown> = {};
 
 /** The methods but the enqueues, which each fake brings. */
 const rest = {
-  getTask: unimplemented,
+  async getTask(req: pb.GetTaskRequest) {
+    lastReq.getTask = req;
+    if (req.task_id === 'empty') return {};
+    return {
+      task: {
+        task_id: req.task_id, partition: 3, state: pb.TaskState.RUNNING, tenant: 't', flow_id: 'f', flow_type: 'o', step_type: 's',
+        step_execution_id: 'e', attempt: 2, ready_at_ms: 1000, enqueued_at_ms: 900, app_worker_id: 'w1', node_id: 'n1',
+        last_error: { message: 'm', type: 'T', non_retryable: true, retry_after_ms: 50 }, input: Buffer.from('in'), flow_deadline_ms: 5000, max_attempts: 4,
+      },
+    };
+  },
   async waitOutcome(req: pb.WaitOutcomeRequest) {
     if (req.task_id === 'slow') return never();
     if (req.task_id === 'none') return {};
@@ -29,17 +41,42 @@ const rest = {
     if (req.task_id === 'later') await sleep(100);
     return { outcome: { task_id: req.task_id, status: pb.OutcomeStatus.COMPLETED, output: Buffer.from('ok') } };
   },
-  consumeOutcomes: unimplemented,
+  async consumeOutcomes(req: pb.ConsumeOutcomesRequest) {
+    lastReq.consumeOutcomes = req;
+    if (req.group === 'slow') await sleep(req.wait_ms);
+    return { outcomes: [{ outcome_id: '1-0', task_id: 'c1', status: pb.OutcomeStatus.FAILED, attempt: 3, error: { message: 'boom', type: 'X' } }] };
+  },
   async ackOutcomes(req: pb.AckOutcomesRequest) {
+    lastReq.ackOutcomes = req;
     return { acked: req.outcome_ids.length };
   },
-  async cancelFlow() {
+  async cancelFlow(req: pb.CancelFlowRequest) {
+    lastReq.cancelFlow = req;
     return { cancelled_queued: 2, cancelled_running: 1 };
   },
-  describeQueues: unimplemented,
-  describeCluster: unimplemented,
-  listOutcomeGroups: unimplemented,
-  dropOutcomeGroup: unimplemented,
+  async describeQueues(req: pb.DescribeQueuesRequest) {
+    lastReq.describeQueues = req;
+    return { queues: [{ tenant: req.tenant, flow_type: 'o', step_type: 's', ready: 7, delayed: 3, oldest_ready_at_ms: 2000, running: 5 }] };
+  },
+  async describeCluster() {
+    return {
+      partitions: 16,
+      nodes: [{ node_id: 'n1', address: 'a:1', last_heartbeat_ms: 3000, owned_partitions: 9, live: true }],
+      partition_owners: [{ partition: 4, owner: 'n1', epoch: 12 }],
+    };
+  },
+  async listOutcomeGroups() {
+    return {
+      groups: [
+        { tenant: 't', group: 'g1', lag: 4, pending: 2, consumers: 3, idle_ms: 60, partitions: 8, registered: true },
+        { tenant: 't', group: 'g2', lag: -1, pending: 0, consumers: 0, idle_ms: -1, partitions: 1, registered: false },
+      ],
+    };
+  },
+  async dropOutcomeGroup(req: pb.DropOutcomeGroupRequest) {
+    lastReq.dropOutcomeGroup = req;
+    return { partitions: 6, pending: 11 };
+  },
   async invokeRpc(req: pb.InvokeRpcRequest) {
     rpcTimeoutMs = Number(req.timeout_ms);
     if (req.rpc_name === 'busy') throw new ServerError(Status.UNAVAILABLE, 'ZD_RPC_UNAVAILABLE: no worker took rpc busy within 10000 ms');
@@ -49,7 +86,8 @@ const rest = {
       await sleep(Number(req.timeout_ms));
       throw new ServerError(Status.UNAVAILABLE, `ZD_RPC_UNAVAILABLE: no worker took rpc unserved within ${Number(req.timeout_ms)} ms`);
     }
-    if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true }, app_worker_id: 'w1' };
+    if (req.rpc_name === 'bad') return { failure: { message: 'nope', type: 'Bad', non_retryable: true, retry_after_ms: 250 }, app_worker_id: 'w1' };
+    if (req.rpc_name === 'mute') return { failure: { type: 'Bad' }, app_worker_id: 'w2' };
     return { output: Buffer.concat([Buffer.from('echo:'), req.input]), app_worker_id: 'w1' };
   },
 };
@@ -58,7 +96,9 @@ describe('Client', () => {
   let server: Server;
   let client: Client;
   let address: string;
-  const seen: { req?: pb.EnqueueStreamRequest; auth?: string; version?: string; streams: number; unary: number } = { streams: 0, unary: 0 };
+  const seen: { req?: pb.EnqueueStreamRequest; auth?: string; version?: string; streams: number; unary: number; unaryIds: string[]; ended: number } = {
+    streams: 0, unary: 0, unaryIds: [], ended: 0,
+  };
 
   beforeAll(async () => {
     server = createServer();
@@ -67,6 +107,7 @@ describe('Client', () => {
       // As a draining node does: what its streams no longer read, it still enqueues unary.
       async enqueueSteps(req: pb.EnqueueStepsRequest) {
         seen.unary++;
+        seen.unaryIds.push(...req.steps.map((s) => s.step_execution_id ?? ''));
         return { results: req.steps.map((s) => resultOf(s, req.steps.length === 1)) };
       },
       // Answers each request by its id; stepExecutionId "slow" never, "drop" ends the stream unread (a drain).
@@ -79,6 +120,12 @@ describe('Client', () => {
           const first = req.steps[0]!;
           if (first.step_execution_id === 'slow') continue;
           if (first.step_execution_id === 'drop') return;
+          if (first.step_execution_id === 'toolarge') throw new ServerError(Status.RESOURCE_EXHAUSTED, 'Received message larger than max');
+          if (first.step_execution_id?.startsWith('later')) await sleep(100);
+          if (first.step_execution_id === 'noresult') {
+            yield { request_id: req.request_id, results: [] };
+            continue;
+          }
           if (first.step_execution_id === 'fail') throw new ServerError(Status.UNAVAILABLE, 'ZD_DRAINING: this node is draining');
           if (!first.tenant) {
             yield { request_id: req.request_id, error: { code: Status.INVALID_ARGUMENT, message: 'ZD_INVALID_ARGUMENT: step.tenant: must not be empty' } };
@@ -86,6 +133,7 @@ describe('Client', () => {
           }
           yield { request_id: req.request_id, results: req.steps.map((s) => resultOf(s, req.steps.length === 1)) };
         }
+        seen.ended++;
       },
       ...rest,
     });
@@ -183,6 +231,71 @@ describe('Client', () => {
     expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'again' })).taskId).toBe('id-again');
   });
 
+  it('sends an enqueue that may pass 64 KiB, by its input or its non-retryable types, as a unary call of its own', async () => {
+    const before = seen.unary;
+    const big = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's' };
+    await client.enqueueStep({ ...big, stepExecutionId: 'big-input', input: Buffer.alloc(64 * 1024) });
+    await client.enqueueStep({ ...big, stepExecutionId: 'big-types', retryPolicy: { nonRetryable: ['x'.repeat(22_000)] } });
+    expect(seen.unaryIds.slice(before)).toEqual(['big-input', 'big-types']);
+  });
+
+  it('sends again as unary calls what a stream ended for a request past the node\'s limit carried', async () => {
+    const before = seen.unary;
+    expect((await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'toolarge' })).taskId).toBe('id-toolarge');
+    expect(seen.unaryIds.slice(before)).toEqual(['toolarge']);
+  });
+
+  it('never sends again an enqueue its caller gave up on (timeout, abort) when its stream ends unread', async () => {
+    const c = new Client({ address, credential: () => 'secret', defaultTimeoutMs: 2000 });
+    try {
+      const step = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's' };
+      const before = seen.unary;
+      await expect(c.enqueueStep({ ...step, stepExecutionId: 'slow' }, { timeoutMs: 50 })).rejects.toBeInstanceOf(ZdDeadlineExceededError);
+      const ac = new AbortController();
+      const aborted = c.enqueueStep({ ...step, stepExecutionId: 'slow' }, { signal: ac.signal });
+      await sleep(20);
+      ac.abort(new Error('gave up'));
+      await expect(aborted).rejects.toThrow('gave up');
+      // The stream ends with OK (a drain): only what is still awaited goes again.
+      await c.enqueueStep({ ...step, stepExecutionId: 'drop' });
+      expect(seen.unaryIds.slice(before)).toEqual(['drop']);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('sends nothing for an enqueue whose deadline passed while its credential resolved', async () => {
+    let release!: () => void;
+    const c = new Client({ address, credential: () => new Promise<string>((r) => { release = () => r('secret'); }) });
+    try {
+      const before = { streams: seen.streams, unary: seen.unary };
+      await expect(c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'late-token' }, { timeoutMs: 50 }))
+        .rejects.toBeInstanceOf(ZdDeadlineExceededError);
+      release();
+      await sleep(50);
+      expect([seen.streams - before.streams, seen.unary - before.unary]).toEqual([0, 0]);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('ends the older stream of a rotated credential once its answers are in', async () => {
+    let token = 'one';
+    const c = new Client({ address, credential: () => token });
+    try {
+      const ended = seen.ended;
+      const first = c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'later-r' });
+      await sleep(20);
+      token = 'two';
+      await c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'r3' });
+      expect((await first).taskId).toBe('id-later-r');
+      await sleep(50);
+      expect(seen.ended - ended).toBe(1); // the older one; the current one stays open
+    } finally {
+      c.close();
+    }
+  });
+
   it('opens a new stream when the credential resolves to another token', async () => {
     let token = 'one';
     const c = new Client({ address, credential: () => token });
@@ -233,7 +346,10 @@ describe('Client', () => {
     expect(res.appWorkerId).toBe('w1');
     const err = await client.invokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'bad' }).catch((e) => e);
     expect(err).toBeInstanceOf(RpcFailedError);
-    expect(err).toMatchObject({ message: 'nope', type: 'Bad', nonRetryable: true, appWorkerId: 'w1' });
+    expect(err).toMatchObject({ name: 'RpcFailedError', message: 'nope', type: 'Bad', nonRetryable: true, retryAfterMs: 250, appWorkerId: 'w1' });
+    // A failure without a message still says what happened.
+    const mute = await client.invokeRpc({ tenant: 't', flowId: 'f', flowType: 'o', rpcName: 'mute' }).catch((e) => e);
+    expect(mute).toMatchObject({ name: 'RpcFailedError', message: 'the rpc handler failed', type: 'Bad', nonRetryable: false, retryAfterMs: 0, appWorkerId: 'w2' });
   });
 
   it('surfaces the node\'s own answer to an RPC no worker took within its timeout, not a client deadline', async () => {
@@ -358,12 +474,75 @@ describe('Client', () => {
     expect(await client.ackOutcomes('g', ['1-0', '2-0'])).toBe(2);
     expect(await client.cancelFlow('t', 'f', 'user')).toEqual({ cancelledQueued: 2, cancelledRunning: 1 });
   });
+
+  it('sends each method\'s fields as given: the tenant of an ack, the reason of a cancel, the filter and flags of an operator call', async () => {
+    await client.ackOutcomes('g', ['1-0'], { tenant: 'acme' });
+    expect(lastReq.ackOutcomes).toMatchObject({ group: 'g', outcome_ids: ['1-0'], tenant: 'acme' });
+    await client.cancelFlow('t', 'f', 'user asked');
+    expect(lastReq.cancelFlow).toMatchObject({ tenant: 't', flow_id: 'f', reason: 'user asked' });
+    await client.describeQueues('t', 'orders');
+    expect(lastReq.describeQueues).toMatchObject({ tenant: 't', flow_type: 'orders' });
+    await client.dropOutcomeGroup('g', { tenant: 'acme', force: true });
+    expect(lastReq.dropOutcomeGroup).toMatchObject({ group: 'g', tenant: 'acme', force: true });
+    await client.consumeOutcomes({ group: 'g', tenant: 'acme', consumer: 'c', maxCount: 9, waitMs: 40, ack: ['0-1'], redeliverAfterMs: 700 });
+    expect(lastReq.consumeOutcomes).toMatchObject({ group: 'g', tenant: 'acme', consumer: 'c', max_count: 9, wait_ms: 40, ack: ['0-1'], redeliver_after_ms: 700 });
+    await client.getTask('task-9');
+    expect(lastReq.getTask).toMatchObject({ task_id: 'task-9' });
+  });
+
+  it('maps each method\'s reply to camelCase, counts as numbers and times as Dates', async () => {
+    expect(await client.getTask('task-9')).toMatchObject({
+      taskId: 'task-9', partition: 3, state: 'RUNNING', tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'e', attempt: 2,
+      readyAt: new Date(1000), enqueuedAt: new Date(900), appWorkerId: 'w1', nodeId: 'n1', flowDeadline: new Date(5000), maxAttempts: 4,
+      lastError: { message: 'm', type: 'T', nonRetryable: true, retryAfterMs: 50 }, input: Buffer.from('in'), outcome: undefined,
+    });
+    expect(await client.consumeOutcomes({ group: 'g', consumer: 'c' })).toMatchObject([
+      { outcomeId: '1-0', taskId: 'c1', status: 'FAILED', attempt: 3, error: { message: 'boom', type: 'X', nonRetryable: false } },
+    ]);
+    expect(await client.describeQueues('t')).toEqual([
+      { tenant: 't', flowType: 'o', stepType: 's', ready: 7, delayed: 3, oldestReadyAt: new Date(2000), running: 5 },
+    ]);
+    expect(await client.describeCluster()).toEqual({
+      partitions: 16,
+      nodes: [{ nodeId: 'n1', address: 'a:1', lastHeartbeat: new Date(3000), ownedPartitions: 9, live: true }],
+      partitionOwners: [{ partition: 4, owner: 'n1', epoch: 12 }],
+    });
+    // A lag or idle time the node could not tell (-1) is undefined, not a number.
+    expect(await client.listOutcomeGroups()).toEqual([
+      { tenant: 't', group: 'g1', lag: 4, pending: 2, consumers: 3, idleMs: 60, partitions: 8, registered: true },
+      { tenant: 't', group: 'g2', lag: undefined, pending: 0, consumers: 0, idleMs: undefined, partitions: 1, registered: false },
+    ]);
+    expect(await client.dropOutcomeGroup('g')).toEqual({ partitions: 6, pending: 11 });
+  });
+
+  it('names the Step of a batch a refused value belongs to', async () => {
+    const ok = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'b0' };
+    await expect(client.enqueueSteps([ok, { ...ok, tenant: 5 as never }])).rejects.toThrow(/^StepSpec option steps\[1\]\.tenant: must be a string/);
+  });
+
+  it('refuses a reply without the task or result it must carry, naming the method', async () => {
+    await expect(client.getTask('empty')).rejects.toThrow('GetTask empty: the server answered without a task');
+    await expect(client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'noresult' }))
+      .rejects.toThrow('EnqueueStep: the server answered without a result');
+  });
+
+  it('gives consumeOutcomes without a timeout of its own its whole wait on top of the default timeout', async () => {
+    const c = new Client({ address, defaultTimeoutMs: 200 });
+    try {
+      expect(await c.consumeOutcomes({ group: 'slow', consumer: 'c', waitMs: 300 })).toHaveLength(1);
+    } finally {
+      c.close();
+    }
+  });
 });
 
 describe('Client against a server without EnqueueStream', () => {
   let server: Server;
   let client: Client;
   const calls = { stream: 0, step: 0, steps: 0 };
+  /** The unary enqueues of stepExecutionId "slow" the client cancelled. */
+  let cancelled = 0;
+  let port: number;
 
   beforeAll(async () => {
     server = createServer();
@@ -372,9 +551,12 @@ describe('Client against a server without EnqueueStream', () => {
         calls.step++;
         throw new ServerError(Status.INTERNAL, 'the Client sends EnqueueSteps');
       },
-      async enqueueSteps(req: pb.EnqueueStepsRequest) {
+      async enqueueSteps(req: pb.EnqueueStepsRequest, ctx: CallContext) {
         calls.steps++;
-        if (req.steps[0]?.step_execution_id === 'slow') return never();
+        if (req.steps[0]?.step_execution_id === 'slow') {
+          ctx.signal.addEventListener('abort', () => cancelled++);
+          return never();
+        }
         return { results: req.steps.map((s) => resultOf(s, true)) };
       },
       // eslint-disable-next-line require-yield
@@ -384,7 +566,8 @@ describe('Client against a server without EnqueueStream', () => {
       },
       ...rest,
     });
-    client = new Client({ address: `127.0.0.1:${await server.listen('127.0.0.1:0')}`, defaultTimeoutMs: 2000 });
+    port = await server.listen('127.0.0.1:0');
+    client = new Client({ address: `127.0.0.1:${port}`, defaultTimeoutMs: 2000 });
   });
 
   afterAll(async () => {
@@ -406,5 +589,33 @@ describe('Client against a server without EnqueueStream', () => {
     const err = await client.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' }, { timeoutMs: 100 }).catch((e) => e);
     expect(err).toBeInstanceOf(ZdDeadlineExceededError);
     expect(err.message).toBe('enqueueStep did not finish within 100 ms');
+  });
+
+  it('cancels the unary enqueue its caller gave up on: at its deadline, at its signal, at close()', async () => {
+    const slow = { tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'slow' };
+    const c = new Client({ address: `127.0.0.1:${port}`, defaultTimeoutMs: 2000 });
+    try {
+      const sent = async () => {
+        const at = calls.steps;
+        while (calls.steps === at) await sleep(5);
+      };
+      await c.enqueueStep({ ...slow, stepExecutionId: 'first' }); // learns the server has no stream
+      const before = cancelled;
+      const timedOut = c.enqueueStep(slow, { timeoutMs: 100 }).catch((e) => e);
+      expect(await timedOut).toBeInstanceOf(ZdDeadlineExceededError);
+      const ac = new AbortController();
+      const aborted = c.enqueueStep(slow, { signal: ac.signal }).catch((e) => e);
+      await sent();
+      ac.abort(new Error('gave up'));
+      expect(await aborted).toMatchObject({ message: 'gave up' });
+      const closed = c.enqueueStep(slow).catch((e) => e);
+      await sent();
+      c.close();
+      expect((await closed as Error).message).toMatch(/the client is closed/);
+      await sleep(50);
+      expect(cancelled - before).toBe(3);
+    } finally {
+      c.close();
+    }
   });
 });
