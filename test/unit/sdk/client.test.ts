@@ -279,6 +279,20 @@ describe('Client', () => {
     }
   });
 
+  it('fails an enqueue at once with its credential\'s failure, sending nothing', async () => {
+    const c = new Client({ address, credential: () => { throw new Error('vault down'); } });
+    try {
+      const before = { streams: seen.streams, unary: seen.unary };
+      const startedAt = Date.now();
+      await expect(c.enqueueStep({ tenant: 't', flowId: 'f', flowType: 'o', stepType: 's', stepExecutionId: 'no-token' }))
+        .rejects.toThrow('credential function failed: vault down');
+      expect(Date.now() - startedAt).toBeLessThan(1000); // not held to its deadline
+      expect([seen.streams - before.streams, seen.unary - before.unary]).toEqual([0, 0]);
+    } finally {
+      c.close();
+    }
+  });
+
   it('ends the older stream of a rotated credential once its answers are in', async () => {
     let token = 'one';
     const c = new Client({ address, credential: () => token });
