@@ -5,6 +5,8 @@
  * was recorded.
  */
 import { outcomeToWire, taskToWire } from '../../../src/api/mappers';
+import { lockedTaskToWire, terminalTaskToWire } from '../../../src/api/external-service';
+import type { ClaimedTask, TerminalTaskRecord } from '../../../src/store/fetch-store';
 import type { StoredOutcome } from '../../../src/store/outcomes';
 import { pb } from '../../../src/wire';
 
@@ -70,5 +72,40 @@ describe('taskToWire', () => {
     });
     expect(taskToWire('tk-1', 0, hash({ errType: 'Timeout' })).last_error).toEqual({ message: '', type: 'Timeout' });
     expect(taskToWire('tk-1', 0, hash({ errMsg: 'late' })).last_error).toEqual({ message: 'late', type: '' });
+  });
+});
+
+describe('lockedTaskToWire', () => {
+  const claimed = (over: Partial<ClaimedTask> = {}): ClaimedTask => ({
+    partition: 3, taskId: 'tk-1', queue: 'q', tenant: 'acme', flowType: 'order', stepType: 'charge', flowId: 'f1',
+    stepExecutionId: 's1', input: Buffer.from('in'), lockUntil: 1_700_000_030_000, retries: 4, attempt: 2, ...over,
+  });
+
+  it('carries every field a fetch worker reads, the topic from the task\'s own tenant and types', () => {
+    expect(lockedTaskToWire(claimed())).toEqual({
+      task_id: 'tk-1', topic: { tenant: 'acme', flow_type: 'order', step_type: 'charge' }, flow_id: 'f1', step_execution_id: 's1',
+      input: Buffer.from('in'), lock_until_ms: 1_700_000_030_000, retries: 4, attempt: 2,
+    });
+  });
+});
+
+describe('terminalTaskToWire', () => {
+  const terminal = (over: Partial<TerminalTaskRecord> = {}): TerminalTaskRecord => ({
+    partition: 5, taskId: 'tk-2', tenant: 'acme', flowType: 'order', stepType: 'charge', flowId: 'f2', stepExecutionId: 's2',
+    attempt: 3, reason: 'retries exhausted', terminalAt: 1_700_000_040_000, errMsg: 'boom', errType: 'Oops', lockExpiries: 2, ...over,
+  });
+
+  it('carries every field an operator reads, with the partition and lock expiries', () => {
+    expect(terminalTaskToWire(terminal())).toEqual({
+      task_id: 'tk-2', topic: { tenant: 'acme', flow_type: 'order', step_type: 'charge' }, flow_id: 'f2', step_execution_id: 's2',
+      attempt: 3, reason: 'retries exhausted', terminal_at_ms: 1_700_000_040_000, last_error: { message: 'boom', type: 'Oops' },
+      lock_expiries: 2, partition: 5,
+    });
+  });
+
+  it('shows a last error recorded with a message or a type alone, and none when neither was', () => {
+    expect(terminalTaskToWire(terminal({ errMsg: '', errType: '' })).last_error).toBeNull();
+    expect(terminalTaskToWire(terminal({ errMsg: '', errType: 'Timeout' })).last_error).toEqual({ message: '', type: 'Timeout' });
+    expect(terminalTaskToWire(terminal({ errMsg: 'late', errType: '' })).last_error).toEqual({ message: 'late', type: '' });
   });
 });
