@@ -552,8 +552,11 @@ describe('RPCs', () => {
     const a = await slot('A');
     const call = rpc();
     const task = (await a.nextOf('rpc_task')).rpc_task!;
-    a.send({ rpc_result: { task_token: task.task_token, failure: { message: 'nope', type: 'Denied' } } });
-    expect((await call).failure).toMatchObject({ message: 'nope', type: 'Denied' });
+    a.send({ rpc_result: { task_token: task.task_token, failure: { message: 'nope', type: 'Denied', non_retryable: true } } });
+    const r = await call;
+    // The caller reads whether to try again from non_retryable, and which worker answered.
+    expect(r.failure).toEqual({ message: 'nope', type: 'Denied', non_retryable: true });
+    expect(r.app_worker_id).toBe('A');
   });
 
   it('answers UNAVAILABLE after matching.dispatchWait when no worker takes it', async () => {
