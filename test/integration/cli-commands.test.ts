@@ -103,6 +103,11 @@ describe('cluster', () => {
   it('prints the partitions and live nodes, and with --partitions each owner and epoch', async () => {
     const info = await client.describeCluster();
     const nodeId = info.nodes[0]!.nodeId;
+    // The live node as its membership record holds it: its id, the mesh address peers dial, a recent heartbeat.
+    expect(info.nodes).toEqual([{
+      nodeId: t.node.nodeId, address: t.node.internalAddress, lastHeartbeat: expect.any(Date), ownedPartitions: 2, live: true,
+    }]);
+    expect(Math.abs(Date.now() - info.nodes[0]!.lastHeartbeat!.getTime())).toBeLessThan(60_000);
     // Each lease's epoch, as the lease holds it: 0 is never one (the first acquire makes it 1).
     expect(info.partitionOwners.map((o) => o.owner)).toEqual([nodeId, nodeId]);
     for (const o of info.partitionOwners) expect(o.epoch).toBeGreaterThan(0);
