@@ -570,6 +570,8 @@ describe('the fetch budget (Fail) never meets the step budget', () => {
     expect(abandoned.outcome_id).toMatch(/^\d+-/);
     const out = await outcomesOf('engine', id);
     expect(out).toHaveLength(1);
+    // The id answered is the one the engine reads the outcome under (it acks by it).
+    expect(out[0]!.outcome_id).toBe(abandoned.outcome_id);
     expect(out[0]).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1, error: { message: 'bad data, see ticket 42', type: 'abandoned' } });
     expect(await stateOf(id)).toBe(pb.TaskState.DONE);
   });
