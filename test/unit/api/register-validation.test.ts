@@ -58,6 +58,13 @@ it('names the SDK as name/version', () => {
   expect(validateRegister(register({ sdk_name: undefined, sdk_version: undefined }), config).sdk).toBe('/');
 });
 
+it('takes an SDK name and version of up to 64 characters and refuses one longer, naming the field', () => {
+  const long = 'x'.repeat(64);
+  expect(validateRegister(register({ sdk_name: long, sdk_version: long }), config).sdk).toBe(`${long}/${long}`);
+  expect(refusal({ sdk_name: `${long}x` })).toContain('register.sdk_name');
+  expect(refusal({ sdk_version: `${long}x` })).toContain('register.sdk_version');
+});
+
 it('lets a task ride in an ack only for a worker that also takes a task right after an ack', () => {
   const both = validateRegister(register({ accepts_task_after_ack: true, accepts_task_in_ack: true }), config);
   expect([both.acceptsTaskAfterAck, both.acceptsTaskInAck]).toEqual([true, true]);
