@@ -36,5 +36,10 @@ it('refuses a Fail whose failure sets non_retryable or retry_after_ms, naming th
   // Still locked by A: no retry was queued, nothing is fetchable.
   expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.LOCKED);
   expect((await external.fetchAndLock({ worker_id: 'B', topics: [topic()], wait_ms: 1 })).tasks).toEqual([]);
+  // A Complete with a result but has_result unset is refused too: taken, its result would be dropped.
+  const unmarked = await failureOf(external.complete({ task_id: id, worker_id: 'A', result: Buffer.from('out') }));
+  expect(unmarked.code).toBe(Status.INVALID_ARGUMENT);
+  expect(unmarked.details).toMatch(/^ZD_INVALID_ARGUMENT: has_result: /);
+  expect((await t.matching.getTask({ task_id: id })).task!.state).toBe(pb.TaskState.LOCKED);
   expect((await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'bad data' }, retries: 0 })).terminal).toBe(true);
 });
