@@ -54,6 +54,8 @@ it('sums a queue over its partitions and keeps other tenants and flow types out'
   await env.t.matching.enqueueStep({ step: step({ flow_id: a, step_execution_id: 'later', ready_at_ms: later }) });
   await env.t.matching.enqueueStep({ step: step({ flow_id: b, step_execution_id: 'later', ready_at_ms: later }) });
   await env.t.matching.enqueueStep({ step: step({ flow_id: c, step_type: 'ship', step_execution_id: 'later', ready_at_ms: later }) });
+  // A queued Step of another of acme's flow types: listed for every flow type, never under order.
+  await env.t.matching.enqueueStep({ step: step({ flow_id: 'r1', flow_type: 'refund', step_execution_id: 'refund-later', ready_at_ms: later }) });
 
   const order = (await env.t.matching.describeQueues({ tenant: 'acme', flow_type: 'order' })).queues;
   expect(order.map((q) => `${q.tenant}:${q.flow_type}:${q.step_type}`)).toEqual(['acme:order:charge', 'acme:order:ship']);
@@ -69,7 +71,7 @@ it('sums a queue over its partitions and keeps other tenants and flow types out'
 
   // Every flow type of acme: billing's running Step counts in billing's queue, globex's in none.
   const all = (await env.t.matching.describeQueues({ tenant: 'acme' })).queues;
-  expect(all.map((q) => `${q.tenant}:${q.flow_type}:${q.step_type}`)).toEqual(['acme:billing:invoice', 'acme:order:charge', 'acme:order:ship']);
+  expect(all.map((q) => `${q.tenant}:${q.flow_type}:${q.step_type}`)).toEqual(['acme:billing:invoice', 'acme:order:charge', 'acme:order:ship', 'acme:refund:charge']);
   expect(Number(all[0]!.running)).toBe(1);
   expect(Number(all[1]!.running ?? 0)).toBe(0);
 });
