@@ -64,6 +64,14 @@ it('takes the largest stream id Redis reads as an id that matched nothing', asyn
   expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [id] })).acked).toBe(1);
 });
 
+it('takes 10 000 ids in one AckOutcomes and in one ConsumeOutcomes\' acks, the ceiling itself', async () => {
+  const { id, partition } = await pendingOutcome();
+  const others = Array.from({ length: 9_999 }, (_, i) => `${partition}-1-${i}`);
+  expect((await t.matching.ackOutcomes({ group: 'engine', outcome_ids: [id, ...others] })).acked).toBe(1);
+  expect(await pendingCount(partition)).toBe(0);
+  await expect(t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', ack: [id, ...others] })).resolves.toEqual({ outcomes: [] });
+});
+
 it('refuses a ConsumeOutcomes carrying more acks than AckOutcomes takes, naming the field, and acks none of them', async () => {
   const { id, partition } = await pendingOutcome();
   // 10 000 ids is AckOutcomes' ceiling; the pending one among them must not be acked either.
