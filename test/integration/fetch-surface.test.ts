@@ -546,6 +546,27 @@ describe('the fetch budget (Fail) never meets the step budget', () => {
     expect((await operator.listTerminalTasks({ tenant: 'other', limit: 2 })).tasks).toHaveLength(2);
   });
 
+  it('lists at most limit terminal tasks over every partition, the oldest first', async () => {
+    await boot();
+    const partitions = t.config.cluster.partitions;
+    const seen = new Set<number>();
+    const flows: string[] = [];
+    for (let i = 0; flows.length < 3; i++) {
+      const p = partitionOfFlow('acme', `t${i}`, partitions);
+      if (!seen.has(p)) { seen.add(p); flows.push(`t${i}`); }
+    }
+    const ids: string[] = [];
+    for (const flow of flows) {
+      const id = await enqueued({ flow_id: flow });
+      expect((await fetch({ max_tasks: 1 })).tasks.map((x) => x.task_id)).toEqual([id]);
+      await external.fail({ task_id: id, worker_id: 'A', failure: { message: 'no' }, retries: 0 });
+      ids.push(id);
+      await sleep(5); // each turns terminal at its own millisecond
+    }
+    // Each partition holds one: the limit bounds the whole listing, not each partition's share.
+    expect((await operator.listTerminalTasks({ tenant: 'acme', limit: 2 })).tasks.map((x) => x.task_id)).toEqual(ids.slice(0, 2));
+  });
+
   it('retries 0 → terminal, listed, no backlog; operators retry it, then abandon it with a FAILED outcome', async () => {
     await boot();
     const id = await enqueued();
