@@ -37,6 +37,11 @@ const handlers = inertMeshHandlers(snapshot);
 
 /** An owner mesh whose membership sees `gw` at `address`. */
 async function ownerMesh(address: string): Promise<Mesh> {
+  return (await ownerMeshWithMembers(address)).mesh;
+}
+
+/** ownerMesh, with the two memberships, for a test that changes who is live. */
+async function ownerMeshWithMembers(address: string): Promise<{ mesh: Mesh; gw: Membership; self: Membership }> {
   const client: RedisClient = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
   cleanup.push(() => void client.disconnect());
   const keys = new Keys(uniquePrefix('link'));
@@ -48,10 +53,9 @@ async function ownerMesh(address: string): Promise<Mesh> {
   self.stop();
   const mesh = new Mesh('owner', self, handlers, silentLogger);
   cleanup.push(() => mesh.close());
-  return mesh;
+  return { mesh, gw, self };
 }
 
-/** A peer that records what reaches it, by transport; `link: false` is an older build without Link. */
 async function recordingPeer(link: boolean, port = 0) {
   const seen = { unary: [] as string[], link: [] as string[], doorbells: [] as string[], capacity: 0 };
   const answer = (o: pb.IOfferRequest) => (o.ref?.task_id?.startsWith('gone') ? pb.OfferResult.GONE : pb.OfferResult.TAKEN);
@@ -308,18 +312,8 @@ it('arms no capacity timer while the node has no peer, and sends a peer that joi
 });
 
 it('drops the link and channel to a peer that left the members, and holds no entry for it', async () => {
-  const client: RedisClient = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
-  cleanup.push(() => void client.disconnect());
-  const keys = new Keys(uniquePrefix('left'));
   const peer = await recordingPeer(true);
-  const gw = new Membership(client, keys, { nodeId: 'gw', address: peer.address, bootId: 'b1', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
-  await gw.beat();
-  gw.stop();
-  const self = new Membership(client, keys, { nodeId: 'owner', bootId: 'b1', address: '', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
-  await self.beat();
-  self.stop();
-  const mesh = new Mesh('owner', self, handlers, silentLogger);
-  cleanup.push(() => mesh.close());
+  const { mesh, gw, self } = await ownerMeshWithMembers(peer.address);
   mesh.capacityChanged();
   await waitFor(() => peer.seen.capacity === 1 && peer.linkServer.size === 1, { timeoutMs: 3000 });
   const clients = (mesh as unknown as { clients: Map<string, { channel: { getConnectivityState(connect: boolean): ConnectivityState } }> }).clients;
