@@ -146,31 +146,33 @@ it('answers a listener on the next tick, with no CA when none is configured, and
 });
 
 describe('a set of files that does not check out', () => {
-  it('is reported by the end of the settle time, naming the key, its file and the serial still served', async () => {
+  /** Serves `first`, then puts `second`'s key beside `first`'s certificate and reloads. */
+  function mismatchedKeyInstalled() {
     const paths = install(first);
     const { logger, lines } = captureLogs<Line>();
-    tls = new TlsCertificates(paths, logger, 60_000);
+    const certs = new TlsCertificates(paths, logger, 60_000);
+    tls = certs;
     jest.useFakeTimers();
     fs.copyFileSync(second.key, paths.key);
-    tls.reload();
+    certs.reload();
+    return { paths, lines, certs };
+  }
+
+  it('is reported by the end of the settle time, naming the key, its file and the serial still served', async () => {
+    const { paths, lines, certs } = mismatchedKeyInstalled();
     await jest.advanceTimersByTimeAsync(TLS_SETTLE_MS + 10);
-    expect(lines).toEqual([expect.objectContaining({ level: 50, key: 'tls.key', file: paths.key, serial: tls.facts.serial })]);
+    expect(lines).toEqual([expect.objectContaining({ level: 50, key: 'tls.key', file: paths.key, serial: certs.facts.serial })]);
   });
 
   it('read again on each change is reported once, and not at all once stopped', async () => {
-    const paths = install(first);
-    const { logger, lines } = captureLogs<Line>();
-    tls = new TlsCertificates(paths, logger, 60_000);
-    jest.useFakeTimers();
-    fs.copyFileSync(second.key, paths.key);
-    tls.reload();
+    const { lines, certs } = mismatchedKeyInstalled();
     await jest.advanceTimersByTimeAsync(60);
-    tls.reload();
+    certs.reload();
     await jest.advanceTimersByTimeAsync(60_000);
     expect(lines).toHaveLength(1);
-    tls.reload();
+    certs.reload();
     await jest.advanceTimersByTimeAsync(100);
-    tls.stop();
+    certs.stop();
     await jest.advanceTimersByTimeAsync(60_000);
     expect(lines).toHaveLength(1);
   });
