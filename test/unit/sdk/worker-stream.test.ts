@@ -9,6 +9,7 @@ import {
   PullRegistrationError, StepFailure, Worker, WorkerCapacityError, ZdProtocolError, type WorkerOptions,
 } from '../../../src';
 import { FLUSH_GRACE_MS } from '../../../src/sdk/worker';
+import { SDK_VERSION } from '../../../src/sdk/common';
 import { FakeWorkerServer, recordingLogger, registerOk } from './fake-worker-server';
 
 const ACK = (token: string, verdict = pb.ResultVerdict.ACCEPTED) => ({ result_ack: { task_token: token, verdict } });
@@ -70,7 +71,7 @@ describe('Worker streams', () => {
     expect(server.registered(pb.SlotKind.RPC_ONLY)).toHaveLength(1);
     expect(streams[0]!.register).toMatchObject({
       protocol_version: PROTOCOL_VERSION, tenant: 't1', app_worker_id: 'w-test', flow_types: ['order'], task_limit: 3,
-      sdk_name: 'zdmatch-ts',
+      sdk_name: 'zdmatch-ts', sdk_version: SDK_VERSION, slot_kind: pb.SlotKind.STEP_AND_RPC,
     });
     expect(streams[0]!.metadata.get('authorization')).toBe('Bearer tok');
     expect(streams.map((s) => s.metadata.get('zd-protocol-version'))).toEqual(Array(3).fill(String(PROTOCOL_VERSION)));
@@ -309,6 +310,8 @@ describe('Worker streams', () => {
     s!.send(ACK('g'));
     await s!.until(() => s!.halfClosed, 'half-close');
     await server.waitStreams(2);
+    // A Reconnect is no failure: the slot redials at once, not through the backoff of a stream the server ended.
+    expect(logger.lines.filter((l) => l.msg === 'slot stream ended by the server; reconnecting')).toEqual([]);
   });
 
   it('fails start when the first registration reports a cap below the limit, naming both', async () => {
@@ -326,6 +329,95 @@ describe('Worker streams', () => {
     await Promise.all(server.streams.map((s) => s.until(() => s.halfClosed || s.cancelled, 'the stream to end')));
     expect(server.streams.filter((s) => s.received[0]?.frame === 'register').every((s) => s.halfClosed)).toBe(true);
     expect(w.state).toBe('failed');
+  });
+
+  it('treats a first frame other than Registered as a protocol error: nothing answered, the stream redialled', async () => {
+    await server.stop();
+    server = await new FakeWorkerServer({ onRegister: (s) => s.send({ ping: { sent_at_ms: 7 } }) }).start();
+    void make({ maxConcurrentTasks: 1 }).start();
+    const [s] = await server.waitStreams(2);
+    expect(s!.received.map((f) => f.frame)).toEqual(['register']); // no Pong on an unregistered stream
+    expect(logger.lines.find((l) => l.msg === 'slot stream failed; reconnecting')?.fields?.error).toMatch(/protocol error: expected Registered, got ping/);
+  });
+
+  it('counts a stream registered once although its Registered came twice: readiness drops when it ends', async () => {
+    await server.stop();
+    let first = true;
+    server = await new FakeWorkerServer({
+      onRegister: (s, reg) => {
+        if (!first) return; // later streams stay unanswered
+        first = false;
+        registerOk()(s, reg);
+        registerOk()(s, reg);
+        s.send({ ping: { sent_at_ms: 1 } });
+      },
+    }).start();
+    const w = make({ maxConcurrentTasks: 1 });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    await s!.next('pong'); // both Registered frames handled
+    expect(w.readiness().isReady).toBe(true);
+    s!.end();
+    await server.waitStreams(2);
+    expect(w.readiness().queues[0]!.hasRegisteredStream).toBe(false);
+  });
+
+  it('keeps the slot for a task that rode in an ack: the earlier task ending does not free it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let runs = 0;
+    void make({
+      maxConcurrentTasks: 1,
+      flowTypes: { order: { steps: { charge: () => 'first', slow: async () => { runs++; await gate; return 'done'; } } } },
+    }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('a'));
+    await s!.next('step_result');
+    s!.send({ result_ack: { ...ACK('a').result_ack, next_task: step('b', 'slow').step_task } });
+    await s!.until(() => runs === 1, 'the second handler');
+    s!.send(step('c', 'slow'));
+    expect((await s!.next('decline')).decline).toMatchObject({ task_token: 'c', reason: pb.DeclineReason.NO_CAPACITY });
+    expect(runs).toBe(1);
+    release();
+    expect((await s!.next('step_result')).step_result).toMatchObject({ task_token: 'b' });
+    s!.send(ACK('b'));
+  });
+
+  it('on a stream the server ends, aborts the running handler and redials only once it returned', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let signal: AbortSignal | undefined;
+    void make({
+      maxConcurrentTasks: 1,
+      // ignores its signal for a while, as a handler in a call that cannot be interrupted does
+      flowTypes: { order: { steps: { slow: async (ctx) => { signal = ctx.signal; await gate; return 'late'; } } } },
+    }).start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('h', 'slow'));
+    await s!.until(() => signal !== undefined, 'the handler');
+    s!.end();
+    await s!.until(() => signal!.aborted, 'the handler aborted');
+    expect((signal!.reason as Error).message).toBe('the slot stream ended');
+    await new Promise((r) => setTimeout(r, 100)); // past the 10 ms backoff
+    expect(server.streams).toHaveLength(1); // a new stream now would run two tasks on one slot
+    release();
+    await server.waitStreams(2);
+    expect(s!.received.some((f) => f.frame === 'step_result')).toBe(false);
+    expect(logger.lines.some((l) => l.msg === 'slot stream ended by the server; reconnecting')).toBe(true);
+  });
+
+  it('keeps a registered stream that a node ends with a permanent status apart from a rejection of the slot', async () => {
+    const w = make({ maxConcurrentTasks: 1, stopOnPermanentStreamRejection: true });
+    const running = w.start().then(() => 'stopped', (e: unknown) => e);
+    const [s] = await server.waitStreams(1);
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    s!.fail(Status.RESOURCE_EXHAUSTED, 'ZD_PAYLOAD_TOO_LARGE: result too large');
+    await server.waitStreams(2);
+    expect(w.state).toBe('running');
+    expect(w.readiness().queues[0]!.lastPermanentError).toBeNull();
+    expect(logger.lines.some((l) => l.msg === 'slot stream rejected')).toBe(false);
+    await w.stop();
+    expect(await running).toBe('stopped');
   });
 
   it('stop() half-closes a stream the node has not answered yet, and resets it only after a short grace', async () => {
@@ -515,6 +607,8 @@ describe('Worker streams', () => {
     await running;
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(signal!.aborted).toBe(true);
+    // aborted for stop's deadline, said as such, not as a stream that merely ended
+    expect((signal!.reason as Error).message).toBe('stopDrainTimeout passed');
     // grpc-js surfaces a client reset to the server's reader as a plain end, so
     // check the worker side: the handler was aborted and no result was sent.
     await s!.until(() => s!.cancelled || s!.halfClosed, 'the stream to end');
@@ -585,8 +679,10 @@ describe('Worker streams', () => {
     const [s] = await server.waitStreams(1);
     await worker!.waitPullRegistered();
     s!.fail(Status.UNAVAILABLE, 'ZD_DRAINING: this node is draining');
-    await server.waitStreams(2);
+    const [, again] = await server.waitStreams(2);
     expect(worker!.readiness().isReady).toBe(true);
+    // Refused as draining, the next stream goes over a new connection (a balancer sends it to another node).
+    expect(again!.peer).not.toBe(s!.peer);
   });
 
   it('moves to one new connection when a node asks its streams to reconnect, not one per stream', async () => {
