@@ -438,6 +438,15 @@ describe('Worker streams', () => {
     expect(await running).toBeUndefined(); // stop() ends start() normally
   });
 
+  it('runs against an older server that reports no cap (0): no cap check, the worker registers', async () => {
+    await server.stop();
+    server = await new FakeWorkerServer({ onRegister: registerOk(0) }).start();
+    const w = make({ maxConcurrentTasks: 2 });
+    void w.start();
+    await w.waitPullRegistered(AbortSignal.timeout(5000));
+    expect(w.state).toBe('running');
+  });
+
   it('fails start with ZdProtocolError on a protocol mismatch', async () => {
     await server.stop();
     const msg = `ZD_PROTOCOL_MISMATCH: worker protocol version ${PROTOCOL_VERSION} is not supported; this server speaks protocol version 3`;
