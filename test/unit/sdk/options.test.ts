@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { compileWorkerOptions, type WorkerOptions } from '../../../src/sdk/worker/options';
-import { Worker } from '../../../src/sdk/worker';
+import { FLUSH_GRACE_MS, Worker } from '../../../src/sdk/worker';
 import { recordingLogger } from './fake-worker-server';
 
 const base = (o: Partial<WorkerOptions> = {}): WorkerOptions => ({
@@ -28,6 +28,12 @@ describe('worker options', () => {
     expect(c.reservedRpcTasks).toBe(cpus >= 2 ? 1 : 0);
     expect(c.stopDrainTimeout).toBe(30_000);
     expect(c.stopOnPermanentStreamRejection).toBe(false);
+  });
+
+  it('sends Pongs every 20 s while a task runs and gives unconfirmed outputs a 5 s flush grace after the drain timeout', () => {
+    // Operators set proxy idle timeouts above 20 s, and expect stop() to return at most 5 s past stopDrainTimeout.
+    expect(compileWorkerOptions(base()).pongIntervalMs).toBe(20_000);
+    expect(FLUSH_GRACE_MS).toBe(5_000);
   });
 
   it('opens limit - reserve shared slots and reserve RPC-only slots', () => {
