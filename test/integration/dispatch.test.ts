@@ -466,6 +466,26 @@ describe('sync-match and the durable queue', () => {
     expect((await take(again)).task_id).toBe(x);
   });
 
+  it('keeps a declined type from a process that reuses the worker id until every stream of that id is gone, its own too', async () => {
+    const old = await slot('A');
+    const x = await enqueue({ flow_id: 'x', step_type: 'exotic' });
+    const first = await take(old);
+    old.send({ decline: { task_token: first.task_token, reason: pb.DeclineReason.UNKNOWN_TYPE } });
+    // A rolling deploy: the upgraded process, which has the type, registers under the same id beside the old one.
+    const upgraded = await slot('A');
+    await nothing(upgraded, 200);
+    old.reset();
+    await old.ended;
+    // The old process is gone; the upgraded one opens its next stream. Its own streams still hold the entry.
+    const next = await slot('A');
+    await Promise.all([nothing(upgraded, 200), nothing(next, 200)]);
+    upgraded.reset();
+    next.reset();
+    await Promise.all([upgraded.ended, next.ended]);
+    const back = await slot('A');
+    expect((await take(back)).task_id).toBe(x);
+  });
+
   it('offers an evicted type again once the worker completes a Step (unsupportedTypeCacheEntries)', async () => {
     await t.close();
     await start({ 'matching.unsupportedTypeCacheEntries': 1 });
