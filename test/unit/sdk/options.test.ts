@@ -52,7 +52,8 @@ describe('worker options', () => {
     const logger = recordingLogger();
     const c = compileWorkerOptions(base({ maxConcurrentTasks: 1, logger }));
     expect(c.reservedRpcTasks).toBe(0);
-    expect(c.startWarnings).toEqual([expect.stringMatching(/RPCs may wait/)]);
+    // It names the cause and both ways out: a limit of at least 2, or an explicit reserve.
+    expect(c.startWarnings).toEqual([expect.stringMatching(/RPCs may wait behind long-running Steps.*maxConcurrentTasks to at least 2.*reservedRpcTasks explicitly/)]);
     expect(logger.lines).toHaveLength(0);
   });
 
