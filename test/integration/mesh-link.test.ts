@@ -36,12 +36,12 @@ const snapshot = { entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slo
 const handlers = inertMeshHandlers(snapshot);
 
 /** An owner mesh whose membership sees `gw` at `address`. */
-async function ownerMesh(address: string): Promise<Mesh> {
-  return (await ownerMeshWithMembers(address)).mesh;
+async function ownerMesh(address: string, h = handlers): Promise<Mesh> {
+  return (await ownerMeshWithMembers(address, h)).mesh;
 }
 
 /** ownerMesh, with the two memberships, for a test that changes who is live. */
-async function ownerMeshWithMembers(address: string): Promise<{ mesh: Mesh; gw: Membership; self: Membership }> {
+async function ownerMeshWithMembers(address: string, h = handlers): Promise<{ mesh: Mesh; gw: Membership; self: Membership }> {
   const client: RedisClient = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
   cleanup.push(() => void client.disconnect());
   const keys = new Keys(uniquePrefix('link'));
@@ -51,19 +51,20 @@ async function ownerMeshWithMembers(address: string): Promise<{ mesh: Mesh; gw: 
   const self = new Membership(client, keys, { nodeId: 'owner', bootId: 'b1', address: '', heartbeatMs: 60_000, nodeTtlMs: 60_000 }, systemClock, silentLogger);
   await self.beat();
   self.stop();
-  const mesh = new Mesh('owner', self, handlers, silentLogger);
+  const mesh = new Mesh('owner', self, h, silentLogger);
   cleanup.push(() => mesh.close());
   return { mesh, gw, self };
 }
 
 async function recordingPeer(link: boolean, port = 0) {
-  const seen = { unary: [] as string[], link: [] as string[], doorbells: [] as string[], capacity: 0 };
+  const seen = { unary: [] as string[], link: [] as string[], doorbells: [] as string[], capacity: 0, lastCapacity: undefined as pb.ICapacityUpdate | undefined };
   const answer = (o: pb.IOfferRequest) => (o.ref?.task_id?.startsWith('gone') ? pb.OfferResult.GONE : pb.OfferResult.TAKEN);
   const bells = (events: pb.IDoorbellEvent[]) => seen.doorbells.push(...events.map((e) => e.task_id ?? ''));
   const linkServer = new LinkServer({
-    capacity: () => {
+    capacity: (update) => {
       seen.link.push('capacity');
       seen.capacity++;
+      seen.lastCapacity = update;
     },
     doorbell: (events) => {
       seen.link.push('doorbell');
@@ -286,6 +287,26 @@ it('hands back the one-way frames an older peer never confirmed, with the reason
   const { unimplemented, unsent } = await ended;
   expect(unimplemented).toBe(true);
   expect(unsent.map((f) => (f.capacity ? 'capacity' : f.doorbell ? 'doorbell' : '?'))).toEqual(['capacity', 'doorbell']);
+});
+
+it('coalesces a burst of capacity changes into one snapshot a few ms later, taken when it is sent', async () => {
+  // DESIGN §4: each gateway tells every peer, coalesced (a few ms), its idle slots.
+  let idle = 0;
+  const counting = { ...handlers, capacitySnapshot: () => ({ ...snapshot, entries: [{ tenant: 'acme', flow_type: 'order', idle_step_slots: idle }] }) };
+  const peer = await recordingPeer(true);
+  const mesh = await ownerMesh(peer.address, counting);
+  mesh.capacityChanged(); // the link is up once the first snapshot came
+  await waitFor(() => peer.seen.capacity === 1, { timeoutMs: 3000 });
+  const since = Date.now();
+  for (let i = 1; i <= 50; i++) {
+    idle = i; // every slot of a burst turning idle says so
+    mesh.capacityChanged();
+  }
+  await waitFor(() => peer.seen.capacity === 2, { timeoutMs: 3000 });
+  expect(Date.now() - since).toBeLessThan(250); // not left to the periodic refresh (1s)
+  await sleep(100);
+  expect(peer.seen.capacity).toBe(2);
+  expect(peer.seen.lastCapacity?.entries).toEqual([expect.objectContaining({ idle_step_slots: 50 })]);
 });
 
 it('arms no capacity timer while the node has no peer, and sends a peer that joins a snapshot', async () => {
