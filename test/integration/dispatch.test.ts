@@ -283,19 +283,41 @@ describe('sticky phase', () => {
   });
 });
 
+/**
+ * The node's own task script calls, by script (its Redis latency histogram): Redis's
+ * commandstats also counts the lease renewals and queue prunes that fall in between.
+ */
+async function taskScriptCalls(): Promise<{ enqueues: number; starts: number; completions: number }> {
+  const m = await t.node.metrics.registry.getSingleMetric('dexzd_redis_command_seconds')!.get();
+  const n = (command: string) => m.values.find((v) => (v as { metricName?: string }).metricName === 'dexzd_redis_command_seconds_count'
+    && v.labels.command === command)?.value ?? 0;
+  return { enqueues: n('enqueueTask') + n('enqueueTasks'), starts: n('startTasks'), completions: n('completeTasks') };
+}
+
 describe('sync-match and the durable queue', () => {
+  it('runs a Step that waited in the durable queue on three script calls: enqueue, start, complete', async () => {
+    // DESIGN §2: three script calls per task on the happy path.
+    const w = await slot('W');
+    await enqueue({ flow_id: 'warm' });
+    await complete(w, await take(w)); // the scripts are loaded: no NOSCRIPT retries below
+    await enqueue({ flow_id: 'busy', step_execution_id: 'b' });
+    const busy = await take(w);
+    const before = await taskScriptCalls();
+    const id = await enqueue({ flow_id: 'waits' });
+    await sleep(300); // past syncMatchWait: it waits in the durable queue
+    await complete(w, busy);
+    const task = await take(w);
+    expect(task).toMatchObject({ task_id: id, attempt: 1 });
+    await complete(w, task);
+    await sleep(100); // a second offer of the same head would have run its start by now
+    expect(await taskScriptCalls()).toEqual({ enqueues: before.enqueues + 1, starts: before.starts + 1, completions: before.completions + 2 });
+  });
+
   it('starts a Step in an idle slot within its enqueue script: one script call, no start round trip', async () => {
     const w = await slot('W');
     await enqueue({ flow_id: 'warm' });
     await complete(w, await take(w)); // the scripts are loaded: no NOSCRIPT retries below
-    // The node's own script calls, by script (its Redis latency histogram): Redis's
-    // commandstats also counted the lease renewals and queue prunes that fell in between.
-    const calls = async () => {
-      const m = await t.node.metrics.registry.getSingleMetric('dexzd_redis_command_seconds')!.get();
-      const n = (command: string) => m.values.find((v) => (v as { metricName?: string }).metricName === 'dexzd_redis_command_seconds_count'
-        && v.labels.command === command)?.value ?? 0;
-      return { enqueues: n('enqueueTask') + n('enqueueTasks'), starts: n('startTasks'), completions: n('completeTasks') };
-    };
+    const calls = taskScriptCalls;
     const before = await calls();
     const id = await enqueue({ flow_id: 'fast' });
     const task = await take(w);
