@@ -114,6 +114,19 @@ describe('sticky phase', () => {
     expect(Date.now() - since).toBeGreaterThanOrEqual(STICKY_WAIT - 50);
   });
 
+  it('stops waiting for the busy sticky worker at once when its last stream goes, mid-wait', async () => {
+    const a = await slot('A');
+    await stickyAndBusy(a);
+    const b = await slot('B');
+    const id = await enqueue({ step_execution_id: 'second' });
+    await nothing(b, 200); // waiting for A
+    const since = Date.now();
+    a.reset(); // A crashes: no stream of it is left
+    await a.ended;
+    expect((await take(b)).task_id).toBe(id);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
   it('skips the sticky phase at once when the sticky worker has no connected stream', async () => {
     const a = await slot('A');
     await enqueue({ step_execution_id: 'first' });
