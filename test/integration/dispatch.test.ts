@@ -750,6 +750,45 @@ describe('RPCs', () => {
     expect((await call).app_worker_id).toBe('B');
   });
 
+  it('gives an RPC to an idle worker at once when the remembered sticky worker drains, or its last stream goes while the call waits', async () => {
+    // DESIGN §4: no sticky wait for a sticky worker that is draining or has no connected stream.
+    const a1 = await slot('A');
+    const a2 = await slot('A');
+    await enqueue({ flow_id: 'busy' });
+    const [held] = await takeFrom([a1, a2]); // one stream of A busy for the rest of the test
+    const idle = held === a1 ? a2 : a1;
+    idle.halfClose(); // A stops: its idle stream half-closes, the busy one finishes its task
+    await idle.ended;
+    await rememberSticky('f1', 'A');
+    const b = await slot('B');
+    let since = Date.now();
+    const first = rpc();
+    let task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
+    expect((await first).app_worker_id).toBe('B');
+    await b.nextOf('result_ack');
+
+    // C: the flow's sticky worker, connected but busy, so a call waits for it; then it crashes.
+    await enqueue({ flow_id: 'busy-b', step_execution_id: 'b' });
+    const bBusy = await take(b); // B busy too for now, so nothing but C could take the call
+    const c = await slot('C');
+    await enqueue({ flow_id: 'busy-c', step_execution_id: 'c' });
+    await take(c);
+    await rememberSticky('f1', 'C');
+    const second = rpc();
+    await sleep(100);
+    await complete(b, bBusy); // B idle again: only the sticky wait for C holds the call now
+    await nothing(b, 100, 'rpc_task');
+    since = Date.now();
+    c.reset();
+    await c.ended;
+    task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
+    expect((await second).app_worker_id).toBe('B');
+  });
+
   it('gives an RPC to an idle worker at once when the remembered sticky worker is not connected', async () => {
     // Guards DESIGN §4: no sticky wait for a sticky worker without a connected stream.
     const b = await slot('B');
