@@ -750,6 +750,21 @@ describe('RPCs', () => {
     expect((await call).app_worker_id).toBe('B');
   });
 
+  it('counts the sticky wait within matching.dispatchWait: UNAVAILABLE at the dispatch wait while the sticky worker stays busy', async () => {
+    // Reference, "Routing and availability": the dispatch wait includes the sticky wait.
+    await t.close();
+    await start({ 'matching.stickyWait': '250ms', 'matching.dispatchWait': '300ms' });
+    const a = await slot('A');
+    await enqueue({ flow_id: 'busy' });
+    await take(a); // A, the sticky worker, stays busy
+    await rememberSticky('f1', 'A');
+    const since = Date.now();
+    const err = (await rpc().catch((e: unknown) => e)) as ClientError;
+    expect(err.code).toBe(Status.UNAVAILABLE);
+    expect(Date.now() - since).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - since).toBeLessThan(480); // not 250 + 300
+  });
+
   it('gives an RPC to an idle worker at once when the remembered sticky worker drains, or its last stream goes while the call waits', async () => {
     // DESIGN §4: no sticky wait for a sticky worker that is draining or has no connected stream.
     const a1 = await slot('A');
