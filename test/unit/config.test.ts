@@ -43,6 +43,14 @@ describe('defaults', () => {
     expect(c.cluster).toMatchObject({ partitions: 64, heartbeat: 2000, nodeTtl: 10000, leaseTtl: 10000 });
     expect(c.redis.keyPrefix).toBe('zd');
   });
+
+  it('has the fetch bounds, lock expiries and outcome retention docs/fetch.md and docs/operations.md give', () => {
+    const c = load();
+    expect(c.fetch).toEqual({
+      lockDuration: 30_000, maxLockDuration: 600_000, wait: 20_000, maxWait: 60_000, maxTasks: 10, maxMaxTasks: 100, maxLockExpiries: 5,
+    });
+    expect(c.outcomes.retention).toBe(86_400_000);
+  });
 });
 
 describe('durations', () => {
