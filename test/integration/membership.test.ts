@@ -109,14 +109,14 @@ it('leave removes the entry its own last heartbeat wrote', async () => {
 it('heartbeats the members every cluster.heartbeat once started, so it stays live past nodeTtl, and its entry names its address', async () => {
   client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
   const keys = new Keys(uniquePrefix('beats'));
-  const node = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: '10.0.0.1:8803', heartbeatMs: 50, nodeTtlMs: 200 }, systemClock, silentLogger);
-  const watcher = new Membership(client, keys, { nodeId: 'w', bootId: 'b1', address: 'w:1', heartbeatMs: 60_000, nodeTtlMs: 200 }, systemClock, silentLogger);
+  const node = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: '10.0.0.1:8803', heartbeatMs: 50, nodeTtlMs: 600 }, systemClock, silentLogger);
+  const watcher = new Membership(client, keys, { nodeId: 'w', bootId: 'b1', address: 'w:1', heartbeatMs: 60_000, nodeTtlMs: 600 }, systemClock, silentLogger);
   try {
     await node.start();
     const first = Number(await client.zscore(keys.members(), 'n1'));
     await new Promise((r) => setTimeout(r, 150));
     expect(Number(await client.zscore(keys.members(), 'n1'))).toBeGreaterThan(first); // beaten again within a few heartbeats
-    await new Promise((r) => setTimeout(r, 250)); // past nodeTtl since start
+    await new Promise((r) => setTimeout(r, 500)); // past nodeTtl (600 ms) since start
     await watcher.beat();
     expect(watcher.liveIds()).toContain('n1');
     expect(watcher.get('n1')?.address).toBe('10.0.0.1:8803');

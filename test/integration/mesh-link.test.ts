@@ -303,7 +303,9 @@ it('coalesces a burst of capacity changes into one snapshot a few ms later, take
     mesh.capacityChanged();
   }
   await waitFor(() => peer.seen.capacity === 2, { timeoutMs: 3000 });
-  expect(Date.now() - since).toBeLessThan(250); // not left to the periodic refresh (1s)
+  // Not left to the periodic refresh, which sends no sooner than 1 s after the last snapshot;
+  // the margin is for a loaded runner.
+  expect(Date.now() - since).toBeLessThan(600);
   await sleep(100);
   expect(peer.seen.capacity).toBe(2);
   expect(peer.seen.lastCapacity?.entries).toEqual([expect.objectContaining({ idle_step_slots: 50 })]);
