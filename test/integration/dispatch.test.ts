@@ -587,6 +587,13 @@ describe('sync-match and the durable queue', () => {
 describe('RPCs', () => {
   const rpc = (over: Partial<pb.IInvokeRpcRequest> = {}) =>
     t.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), ...over });
+  /** B gets `call` well inside the sticky wait, counted from `since`, and B's answer is the call's. */
+  async function answeredAtOnceBy(b: RawSlot, call: ReturnType<typeof rpc>, since: number): Promise<void> {
+    const task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
+    expect((await call).app_worker_id).toBe('B');
+  }
 
   it('runs on a slot and returns its output, never touching Redis', async () => {
     const a = await slot('A');
@@ -776,12 +783,7 @@ describe('RPCs', () => {
     await idle.ended;
     await rememberSticky('f1', 'A');
     const b = await slot('B');
-    let since = Date.now();
-    const first = rpc();
-    let task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
-    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
-    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
-    expect((await first).app_worker_id).toBe('B');
+    await answeredAtOnceBy(b, rpc(), Date.now());
     await b.nextOf('result_ack');
 
     // C: the flow's sticky worker, connected but busy, so a call waits for it; then it crashes.
@@ -795,25 +797,17 @@ describe('RPCs', () => {
     await sleep(100);
     await complete(b, bBusy); // B idle again: only the sticky wait for C holds the call now
     await nothing(b, 100, 'rpc_task');
-    since = Date.now();
+    const since = Date.now();
     c.reset();
     await c.ended;
-    task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
-    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
-    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
-    expect((await second).app_worker_id).toBe('B');
+    await answeredAtOnceBy(b, second, since);
   });
 
   it('gives an RPC to an idle worker at once when the remembered sticky worker is not connected', async () => {
     // Guards DESIGN §4: no sticky wait for a sticky worker without a connected stream.
     const b = await slot('B');
     await rememberSticky('f1', 'gone');
-    const since = Date.now();
-    const call = rpc();
-    const task = (await b.nextOf('rpc_task', 2000)).rpc_task!;
-    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
-    b.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('b') } });
-    expect((await call).app_worker_id).toBe('B');
+    await answeredAtOnceBy(b, rpc(), Date.now());
   });
 });
 
