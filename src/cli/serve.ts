@@ -4,8 +4,8 @@ import {
   CliExit, configOptions, drainAndClose, EXIT_CONFIG, loadConfigOrExit, onShutdownSignals, redisConfigured, startNode, type ConfigCliOptions,
 } from './common';
 
-/** Extra time past drain.timeout before a stuck shutdown is forced. */
-const FORCE_GRACE_MS = 10_000;
+/** Extra time past drain.timeout before a stuck shutdown is forced (the Helm chart's grace period counts on it). */
+export const FORCE_GRACE_MS = 10_000;
 
 /** `zdmatch serve [--config file] [--section.key=value ...]`: one production node. */
 export function registerServe(program: Command): void {
