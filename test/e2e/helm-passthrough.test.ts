@@ -119,3 +119,33 @@ it('rolls one pod at a time, and rolls the pods when the config changes', () => 
   expect(checksum(render(['--set', 'config.matching.stickyWait=2s']))).not.toBe(checksum([dep]));
   expect(checksum(render([]))).toBe(checksum([dep]));
 });
+
+// The node re-reads its token files and TLS files when they change (docs/operations.md "Deploy",
+// docs/security.md): each file the rendered config names must lie in a mount of the Secret that
+// holds it, and a whole-Secret mount, since a subPath mount never sees the Secret's updates.
+it('mounts every file the config names from its Secret, whole, where the config looks for it', () => {
+  const r = chart.render([
+    '--set', 'redis.clusterNodes={r-0:6379}', '--set', 'redis.password=pw',
+    '--set', 'redis.tls.enabled=true', '--set', 'redis.tls.caSecret=redis-ca',
+    '--set', 'auth.existingSecret=zdmatch-tokens',
+    '--set', 'tls.enabled=true', '--set', 'tls.existingSecret=zdmatch-tls', '--set', 'tls.ca=true',
+  ]);
+  expect(r.stderr).toBe('');
+  const config = YAML.parse(one(r.objs, 'ConfigMap', 'zdmatch').data['config.yaml']);
+  const files: Record<string, { file: string; secret: string }> = {
+    'auth.workerTokensFile': { file: config.auth.workerTokensFile, secret: 'zdmatch-tokens' },
+    'auth.clientTokensFile': { file: config.auth.clientTokensFile, secret: 'zdmatch-tokens' },
+    'tls.cert': { file: config.tls.cert, secret: 'zdmatch-tls' },
+    'tls.key': { file: config.tls.key, secret: 'zdmatch-tls' },
+    'tls.ca': { file: config.tls.ca, secret: 'zdmatch-tls' },
+    'redis.tlsCa': { file: config.redis.tlsCa, secret: 'redis-ca' },
+  };
+  const pod = one(r.objs, 'Deployment').spec.template.spec;
+  const mounts = pod.containers[0].volumeMounts as { name: string; mountPath: string; subPath?: string }[];
+  const volumes = new Map((pod.volumes as { name: string; secret?: { secretName: string } }[]).map((v) => [v.name, v]));
+  const where = Object.entries(files).map(([key, { file, secret }]) => {
+    const mount = mounts.find((m) => typeof file === 'string' && (file === m.mountPath || file.startsWith(`${m.mountPath}/`)));
+    return `${key}: ${mount ? `${volumes.get(mount.name)?.secret?.secretName}${mount.subPath ? ' (subPath)' : ''}` : `no mount for ${file}`}`;
+  });
+  expect(where).toEqual(Object.entries(files).map(([key, { secret }]) => `${key}: ${secret}`));
+});
