@@ -110,9 +110,12 @@ it('renders redis.sentinelName, redis.keyPrefix and redis.waitReplicas into conf
   expect(config.redis).toMatchObject({ sentinels: ['s1:26379', 's2:26379'], sentinelName: 'zd-primary', keyPrefix: 'zd2', waitReplicas: 1 });
 });
 
-// docs/operations.md "Drain": rolling updates go one pod at a time, and a changed ConfigMap rolls the pods.
+// docs/operations.md "Drain": a 5 s preStop sleep and a 45 s grace period by default, rolling
+// updates one pod at a time, and a changed ConfigMap rolls the pods.
 it('rolls one pod at a time, and rolls the pods when the config changes', () => {
   const dep = one(render([]), 'Deployment');
+  expect(dep.spec.template.spec.containers[0].lifecycle.preStop.exec.command).toEqual(['sleep', '5']);
+  expect(dep.spec.template.spec.terminationGracePeriodSeconds).toBe(45);
   expect(dep.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
   const checksum = (objs: K8sObject[]) => one(objs, 'Deployment').spec.template.metadata.annotations['checksum/config'];
   expect(checksum([dep])).toMatch(/^[0-9a-f]{64}$/);
