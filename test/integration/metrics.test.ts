@@ -143,6 +143,9 @@ it('observes dispatch latency by path and Redis call latency by script', async (
   expect(value(body, 'dexzd_cluster_owned_partitions')).toBe(8);
   expect(value(body, 'dexzd_cluster_partitions')).toBe(8); // what the owned sum is held against
   expect(value(body, 'dexzd_cluster_live_nodes')).toBe(1);
+  // Without TLS no expiry series at all: a 0 would read as a certificate expired in 1970, and
+  // ZdmatchTlsCertificateExpiring (expiry - time() < 7 days) would page for every cleartext cluster.
+  expect(body).not.toMatch(/^dexzd_tls_certificate_expiry_timestamp_seconds[{ ]/m);
   expect(value(body, 'dexzd_matching_reserve_declined_tasks_total')).toBe(0);
   // An engine's group that has not read the outcome yet lags by one.
   await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 2, wait_ms: 0 });
