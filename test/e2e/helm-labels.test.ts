@@ -65,6 +65,7 @@ it('labels with the tag as given when it is a plain one, and with appVersion by 
   expect(r.ok).toBe(true);
   const { appVersion } = YAML.parse(fs.readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
   expect(versions(r.objs)).toEqual(new Set([appVersion]));
+  expect(image(r.objs)).toBe(`ghcr.io/zdmatch/zdmatch:${appVersion}`); // the image too (values.yaml image.tag: "")
 });
 
 describe('selectors', () => {
