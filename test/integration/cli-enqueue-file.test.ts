@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { Client } from '../../src';
+import { Client, type StepSpec } from '../../src';
 import { loadSteps, summaryTable } from '../../src/cli/enqueue-file';
 import { startAuthNode } from '../helpers/auth-node';
 import { runCliAsync, runCliWithStdin } from '../helpers/cli';
@@ -119,6 +119,59 @@ it('sends batches no larger than the node takes (limits.maxBatch) when --batch i
   expect(JSON.parse(r.stdout)).toMatchObject({ lines: 23, created: 22, failed: 1 });
   expect(r.stderr).toContain('note: the node takes at most 5 Steps per call (limits.maxBatch): batches of 5 from line 1 on\n');
   expect(r.stderr).toContain('{"line":13,"field":"flowType"');
+});
+
+/** The real client's enqueueSteps, each call recorded: its Steps, and how many calls are out at once. */
+function recordingCalls(real: Client, holdMs = 0) {
+  const calls: StepSpec[][] = [];
+  let open = 0;
+  let mostOpen = 0;
+  const enqueueSteps = async (steps: StepSpec[]) => {
+    calls.push(steps);
+    mostOpen = Math.max(mostOpen, ++open);
+    try {
+      if (holdMs > 0) await new Promise((r) => setTimeout(r, holdMs)); // calls overlap as they would behind a slow node
+      return await real.enqueueSteps(steps);
+    } finally {
+      open--;
+    }
+  };
+  // loadSteps calls enqueueSteps alone.
+  return { client: { enqueueSteps } as Pick<Client, 'enqueueSteps'> as Client, calls, mostOpen: () => mostOpen };
+}
+const lines = (ids: string[], extra: Record<string, unknown> = {}) => Readable.from(ids.map((id) => step(id, extra)).join('\n'));
+const inputBytes = (steps: StepSpec[]) => steps.reduce((n, s) => n + (s.input?.length ?? 0), 0);
+const noFailures = { retries: 0, onFailure: () => undefined };
+
+it('sends --batch Steps a call', async () => {
+  await start();
+  const { client: spy, calls } = recordingCalls(client!);
+  const summary = await loadSteps(spy, lines(Array.from({ length: 25 }, (_, i) => `b-${i}`)), { batch: 10, inflight: 4, ...noFailures });
+  expect(summary).toMatchObject({ lines: 25, created: 25, failed: 0 });
+  expect(calls.map((c) => c.length)).toEqual([10, 10, 5]);
+});
+
+it('keeps a batch under 64 KiB, and sends a larger Step alone', async () => {
+  await start();
+  const { client: spy, calls } = recordingCalls(client!);
+  const input = (kib: number) => ({ input: 'x'.repeat(kib * 1024) });
+  const file = Readable.from([
+    ...Array.from({ length: 7 }, (_, i) => step(`m-${i}`, input(20))), step('big', input(100)), step('small-after'),
+  ].join('\n'));
+  const summary = await loadSteps(spy, file, { batch: 100, inflight: 1, ...noFailures });
+  expect(summary).toMatchObject({ created: 9, failed: 0 });
+  const shared = calls.filter((c) => c.length > 1);
+  expect(shared.length).toBeGreaterThan(0); // Steps of 20 KiB still share calls
+  expect(shared.map(inputBytes).filter((n) => n >= 64 * 1024)).toEqual([]);
+  expect(calls.find((c) => c.some((st) => st.stepExecutionId === 'big'))!.map((st) => st.stepExecutionId)).toEqual(['big']);
+});
+
+it('has at most --inflight calls out at once, and uses them', async () => {
+  await start();
+  const { client: spy, calls, mostOpen } = recordingCalls(client!, 20);
+  await loadSteps(spy, lines(Array.from({ length: 12 }, (_, i) => `p-${i}`)), { batch: 1, inflight: 3, ...noFailures });
+  expect(calls).toHaveLength(12);
+  expect(mostOpen()).toBe(3);
 });
 
 it('retries while the node cannot be reached, and loads once it can', async () => {
