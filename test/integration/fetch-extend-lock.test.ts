@@ -82,3 +82,20 @@ it('a waiting fetch claims a task whose lock ExtendLock shortened once that lock
   expect(Date.now()).toBeGreaterThanOrEqual(lockUntil);
   expect(Date.now() - started).toBeLessThan(2500);
 });
+
+it('an ExtendLock that names no lock duration, or 0, locks for fetch.lockDuration from now: neither the ceiling nor the lock taken at the fetch', async () => {
+  const { t } = node;
+  const { external } = fetchClients(t);
+  const { lockDuration, maxLockDuration } = t.config.fetch;
+  expect(lockDuration).toBeLessThan(maxLockDuration);
+  const id = (await t.matching.enqueueStep({ step: step() })).task_id;
+  const got = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1, lock_duration_ms: 300 });
+  expect(got.tasks.map((x) => x.task_id)).toEqual([id]);
+  for (const request of [{ task_id: id, worker_id: 'A' }, { task_id: id, worker_id: 'A', lock_duration_ms: 0 }]) {
+    const before = Date.now();
+    const until = Number((await external.extendLock(request)).lock_until_ms);
+    expect(until).toBeGreaterThanOrEqual(before + lockDuration);
+    expect(until).toBeLessThanOrEqual(Date.now() + lockDuration);
+  }
+  await external.complete({ task_id: id, worker_id: 'A' });
+});
