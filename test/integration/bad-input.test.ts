@@ -157,6 +157,23 @@ describe('Register', () => {
   });
 });
 
+describe('a first frame that is no Register', () => {
+  // docs/errors.md: ZD_NOT_REGISTERED, FAILED_PRECONDITION. A worker client that retries only on other statuses must not loop on it.
+  it.each<[string, pb.IWorkerFrame]>([
+    ['a Pong', { pong: { sent_at_ms: 1 } }],
+    ['a StepResult', { step_result: { task_token: 'x', output: Buffer.from('out') } }],
+    ['an empty frame', {}],
+  ])('ends the stream with FAILED_PRECONDITION ZD_NOT_REGISTERED for %s, registering nothing', async (_name, first) => {
+    const before = await snapshot();
+    const slot = openSlot(t.worker, first);
+    const err = (await slot.ended) as (Error & { code?: Status; details?: string }) | null;
+    expect(err?.code).toBe(Status.FAILED_PRECONDITION);
+    expect(err?.details).toBe('ZD_NOT_REGISTERED: the first frame of a stream must be Register');
+    expect(t.node.gateway.streamCount).toBe(0);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
 describe('Register at its limits', () => {
   it('takes an sdk_name and sdk_version of exactly 64 characters, the longest worker.proto allows', async () => {
     const slot = openSlot(t.worker, registerFrame({ app_worker_id: 'sdk-64', sdk_name: 'n'.repeat(64), sdk_version: 'v'.repeat(64) }));
