@@ -51,6 +51,11 @@ describe('defaults', () => {
     });
     expect(c.outcomes.retention).toBe(86_400_000);
   });
+
+  it('has the auth defaults of docs/security.md', () => {
+    // Auth is on unless set off, and a rotated tokens file is seen within 2 s without fs.watch.
+    expect(load().auth).toMatchObject({ enabled: true, reloadInterval: 2000 });
+  });
 });
 
 describe('durations', () => {
