@@ -63,6 +63,14 @@ describe('parseFetch and resultOf', () => {
     expect(() => parseFetch('http', { workerId: null, topics: [topic] }, small)).toThrow('workerId: is required');
   });
 
+  it('takes a 64-bit field as a decimal string as it takes the number (docs/fetch.md "HTTP/JSON")', () => {
+    const asText = parseFetch('http', { workerId: 'w', topics: [topic], lockDurationMs: '45000', waitMs: '1500' }, config);
+    expect([asText.lockMs, asText.waitMs]).toEqual([45_000, 1500]);
+    expect(parseFail('http', failure, 2, '30000').retryTimeoutMs).toBe(30_000);
+    expect(() => parseFetch('http', { workerId: 'w', topics: [topic], lockDurationMs: '600001' }, config))
+      .toThrow('lockDurationMs: 600001 ms exceeds the ceiling of 600000 ms (fetch.maxLockDuration)');
+  });
+
   it('refuses a count written with trailing text, and shows a long decimal string as sent', () => {
     expect(() => bounded('maxTasks', '5x', 100, 10, 'fetch.maxMaxTasks', '')).toThrow('maxTasks: must be a non-negative whole number');
     expect(() => bounded('waitMs', '18446744073709551615', 60_000, 20_000, 'fetch.maxWait', 'ms'))
