@@ -151,6 +151,19 @@ describe('authentication', () => {
     expect((await matching().listOutcomeGroups({}, { metadata: md(TOK.operator) })).groups).toBeInstanceOf(Array);
     expect((await operator().listTerminalTasks({ tenant: 'globex' }, { metadata: md(TOK.operator) })).tasks).toEqual([]);
   });
+
+  it('gives the operator scope every tenant for the operator methods only: an operator token without tenants acts for none elsewhere', async () => {
+    const metadata = md(TOK.operator);
+    await expectCode(matching().enqueueStep({ step: stepOf('acme') }, { metadata }), Status.PERMISSION_DENIED, 'ZD_PERMISSION_DENIED');
+    await expectCode(matching().describeQueues({ tenant: 'acme' }, { metadata }), Status.PERMISSION_DENIED, 'ZD_PERMISSION_DENIED');
+    await expectCode(matching().cancelFlow({ tenant: 'globex', flow_id: 'f' }, { metadata }), Status.PERMISSION_DENIED, 'ZD_PERMISSION_DENIED');
+    // an all-tenants outcome group needs a token covering every tenant, which the operator scope is not
+    await expectCode(matching().consumeOutcomes({ group: 'ops-all', consumer: 'c', max_count: 1, wait_ms: 1 }, { metadata }), Status.PERMISSION_DENIED, 'ZD_PERMISSION_DENIED');
+    const probe = stepOf('globex', { flow_type: 'ops-probe' });
+    const { task_id } = await matching().enqueueStep({ step: probe }, { metadata: md(TOK.clientB) });
+    await expectCode(matching().getTask({ task_id }, { metadata }), Status.NOT_FOUND, 'ZD_TASK_NOT_FOUND');
+    await matching().cancelFlow({ tenant: 'globex', flow_id: probe.flow_id! }, { metadata: md(TOK.clientB) });
+  });
 });
 
 describe('tenant isolation: a token of acme cannot act for globex', () => {
