@@ -464,9 +464,18 @@ describe('lock expiry is part of the claim predicate', () => {
     expect(Date.now() - lockedAt).toBeGreaterThanOrEqual(590);
     expect(task).toMatchObject({ task_id: id, attempt: 1 });
     expect(await stateOf(id)).toBe(pb.TaskState.RUNNING);
-    // the fetch worker's late completion is refused
+    // the fetch worker's late completion is refused, and so is every other call it makes on the task
     const err = await failureOf(external.complete({ task_id: id, worker_id: 'A' }));
     expect(err.details).toMatch(/^ZD_LOCKED_BY_OTHER/);
+    for (const call of [
+      external.fail({ task_id: id, worker_id: 'A', failure: { message: 'm' }, retries: 3 }),
+      external.extendLock({ task_id: id, worker_id: 'A', lock_duration_ms: 1000 }),
+      external.unlock({ task_id: id, worker_id: 'A' }),
+    ]) {
+      const late = await failureOf(call);
+      expect([Status[late.code], late.details.split(':')[0]]).toEqual(['ABORTED', 'ZD_LOCKED_BY_OTHER']);
+    }
+    expect(await stateOf(id)).toBe(pb.TaskState.RUNNING);
   });
 });
 
