@@ -538,6 +538,52 @@ describe('Worker streams', () => {
     expect(w.readiness()).toMatchObject({ isReady: true, queues: [{ lastPermanentError: null }, { lastPermanentError: null }] });
   });
 
+  // docs/readiness.md: FAILED_PRECONDITION, INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED and
+  // RESOURCE_EXHAUSTED are permanent (UNAUTHENTICATED and RESOURCE_EXHAUSTED are held above, and a
+  // FAILED_PRECONDITION before any registration fails start()); anything else is retried unseen.
+  it.each([
+    [Status.INVALID_ARGUMENT, 'ZD_INVALID_ARGUMENT: register.tenant: is not a valid name'],
+    [Status.PERMISSION_DENIED, 'ZD_PERMISSION_DENIED: the credential does not cover tenant t1'],
+  ])('counts a registration refused with status %p as permanent: not ready, and waitPullRegistered rejects', async (status, details) => {
+    await server.stop();
+    server = await new FakeWorkerServer({ onRegister: (s) => s.fail(status, details) }).start();
+    const w = make({ maxConcurrentTasks: 1 });
+    const wait = w.waitPullRegistered(AbortSignal.timeout(2000)).catch((e: unknown) => e);
+    void w.start().catch(() => undefined);
+    const err = await wait;
+    expect(err).toBeInstanceOf(PullRegistrationError);
+    expect(err).toMatchObject({ slotKind: 'STEP_AND_RPC', code: status, zdCode: details.split(':')[0] });
+    expect(w.readiness()).toMatchObject({ isReady: false, queues: [{ hasRegisteredStream: false, lastPermanentError: err }] });
+  });
+
+  it('counts a registration refused with UNAVAILABLE as transient: retried with no permanent error, then ready', async () => {
+    await server.stop();
+    let refusals = 0;
+    server = await new FakeWorkerServer({
+      onRegister: (s, reg) => {
+        if (refusals < 3) {
+          refusals++;
+          s.fail(Status.UNAVAILABLE, 'ZD_DRAINING: this node is draining');
+        } else {
+          registerOk()(s, reg);
+        }
+      },
+    }).start();
+    const w = make({ maxConcurrentTasks: 1 });
+    const errors: unknown[] = [];
+    const wait = w.waitPullRegistered();
+    void w.start();
+    const poll = setInterval(() => errors.push(w.readiness().queues[0]!.lastPermanentError), 2);
+    try {
+      await wait;
+    } finally {
+      clearInterval(poll);
+    }
+    expect(refusals).toBe(3);
+    expect(errors.filter((e) => e !== null)).toEqual([]);
+    expect(w.readiness().isReady).toBe(true);
+  });
+
   it('stopOnPermanentStreamRejection makes start reject with PullRegistrationError', async () => {
     await server.stop();
     server = await new FakeWorkerServer({ onRegister: (s) => s.fail(Status.UNAUTHENTICATED, 'ZD_UNAUTHENTICATED: bad token') }).start();
