@@ -30,3 +30,21 @@ it('uses the configured Redis, names it in the banner, and starts no private red
     dev.child.kill('SIGKILL');
   }
 }, 60_000);
+
+it('keeps auth on when a flag sets auth.enabled: the banner says so and a call without a token is refused', async () => {
+  const prefix = uniquePrefix('dev-auth');
+  const dev = await startDev([`--redis.url=${redis.url}`, `--redis.keyPrefix=${prefix}`, '--auth.enabled=true']);
+  try {
+    await dev.banner();
+    expect(dev.output()).toMatch(/^ {2}auth +on /m);
+    const r = await runCliAsync(['enqueue', '--address', `127.0.0.1:${dev.ports.api}`, '--tenant', 'acme', '--flow-id', 'f1', '--flow-type', 'order',
+      '--step-type', 'charge', '--step-execution-id', 's1'], { env: dev.env });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('ZD_UNAUTHENTICATED');
+    expect(await redis.command('KEYS', `${prefix}:*q:*`)).toEqual([]);
+    dev.child.kill('SIGTERM');
+    expect(await dev.exited).toBe(0);
+  } finally {
+    dev.child.kill('SIGKILL');
+  }
+}, 60_000);
