@@ -11,6 +11,7 @@ import { ClientError, Status } from 'nice-grpc';
 import { Client } from '../../src';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { makeCerts } from '../helpers/certs';
+import { fetchClients } from '../helpers/fetch';
 import { startTestNode } from '../helpers/node';
 
 const redis = useEmbeddedRedis();
@@ -57,6 +58,26 @@ it('answers RESOURCE_EXHAUSTED past limits.maxLongPolls and serves again once a 
     expect((await first).outcome).toBeFalsy();
     // The slot is free again.
     expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 50 })).outcome).toBeFalsy();
+  } finally {
+    await t.close();
+  }
+});
+
+it('counts ConsumeOutcomes and a gRPC FetchAndLock that wait against limits.maxLongPolls, as WaitOutcome', async () => {
+  const t = await startTestNode(redis.url, uniquePrefix('lp-kinds'), { 'limits.maxLongPolls': 1 });
+  try {
+    const { external } = fetchClients(t);
+    const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
+    const holder = t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 300 }); // takes the only place
+    while (t.node.longPolls.count === 0) await new Promise((res) => setTimeout(res, 5));
+    const refused = async (call: Promise<unknown>) => {
+      const err = (await call.then(() => undefined, (e: unknown) => e)) as ClientError;
+      return [Status[err.code], err.details.split(':')[0]];
+    };
+    const full = ['RESOURCE_EXHAUSTED', 'ZD_TOO_MANY_LONG_POLLS'];
+    expect(await refused(t.matching.consumeOutcomes({ group: 'g', consumer: 'c', max_count: 1, wait_ms: 200 }))).toEqual(full);
+    expect(await refused(external.fetchAndLock({ worker_id: 'w', topics: [{ tenant: 'acme', flow_type: 'order', step_type: 'none' }], wait_ms: 200 }))).toEqual(full);
+    expect((await holder).outcome).toBeFalsy();
   } finally {
     await t.close();
   }
