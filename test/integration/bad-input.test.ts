@@ -68,6 +68,13 @@ describe('EnqueueStep', () => {
     await rejects(() => t.matching.enqueueStep({ step }), field);
   });
 
+  // docs/security.md "Limits": a message may be limits.maxPayloadBytes plus 64 KiB (here 1 KiB + 64 KiB); a field
+  // over its bound in a message the gRPC layer takes is named, a message past that is refused before any handler.
+  it('names an input just under the message limit as the field over limits.maxPayloadBytes, and refuses a message past it as RESOURCE_EXHAUSTED', async () => {
+    await rejects(() => t.matching.enqueueStep({ step: spec({ input: Buffer.alloc(64 * 1024) }) }), 'step.input: is 65536 bytes; the limit is 1024');
+    await rejects(() => t.matching.enqueueStep({ step: spec({ input: Buffer.alloc(1024 + 64 * 1024 + 1) }) }), '', Status.RESOURCE_EXHAUSTED);
+  });
+
   it('names the request when the bytes are not a protobuf message at all', async () => {
     const raw = createClient({
       enqueueStep: {
