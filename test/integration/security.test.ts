@@ -224,6 +224,11 @@ describe('tenant isolation: a token of acme cannot act for globex', () => {
     expect((await matching().getTask({ task_id }, B())).task?.state).toBe(pb.TaskState.LOCKED);
     const done = await http(`/v1/external-tasks/${task_id}/complete`, { workerId: 'b', result: Buffer.from('ok').toString('base64') }, TOK.workerB);
     expect(done.status).toBe(200);
+    // ended: its tenant is read from the retained outcome, so acme still cannot tell it from a missing task
+    await expectCode(external().complete({ task_id, worker_id: 'b' }, wA), Status.NOT_FOUND, 'ZD_TASK_NOT_FOUND');
+    const late = await http(`/v1/external-tasks/${task_id}/unlock`, { workerId: 'b' }, TOK.workerA);
+    expect([late.status, late.body.code]).toEqual([404, 'ZD_TASK_NOT_FOUND']);
+    await expectCode(external().unlock({ task_id, worker_id: 'b' }, wB), Status.FAILED_PRECONDITION, 'ZD_TERMINAL');
   });
 
   it('worker streams: a stream of acme cannot settle a task held by a globex stream', async () => {
