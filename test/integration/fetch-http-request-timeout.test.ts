@@ -12,7 +12,7 @@ import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
 const redis = useEmbeddedRedis();
 let t: TestNode;
-const REQUEST_TIMEOUT_MS = 300;
+const REQUEST_TIMEOUT_MS = 400;
 
 beforeAll(async () => {
   t = await startTestNode(redis.url, uniquePrefix('reqtimeout'), {
@@ -45,5 +45,7 @@ it('answers a body that stops coming with 408 ZD_REQUEST_TIMEOUT within limits.h
   expect(text).toMatch(/^HTTP\/1\.1 408 /);
   expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'ZD_REQUEST_TIMEOUT' });
   expect(elapsed).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
-  expect(elapsed).toBeLessThan(REQUEST_TIMEOUT_MS + 500); // Node sweeps every 100 ms here (a quarter of httpHeadersTimeout, at least 100 ms)
+  // Node sweeps every 100 ms here (a quarter of httpHeadersTimeout, at least 100 ms); the rest of
+  // the margin is for a loaded runner, and a timeout of 3x (1 200 ms) is still out of it.
+  expect(elapsed).toBeLessThan(REQUEST_TIMEOUT_MS * 2 + 100);
 });
