@@ -37,8 +37,10 @@ it('passes once every interval (the default 5m)', () => {
 
 it('0 disables it: no pass at all, and no timer armed', () => {
   const { r, owned } = resync(0);
+  // Counted against the timers already there: a loaded runner's other modules may hold one.
+  const before = jest.getTimerCount();
   r.start();
-  expect(jest.getTimerCount()).toBe(0);
+  expect(jest.getTimerCount()).toBe(before);
   jest.advanceTimersByTime(24 * 3_600_000);
   expect(owned).not.toHaveBeenCalled();
   r.stop();
