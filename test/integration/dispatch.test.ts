@@ -158,6 +158,22 @@ describe('sticky phase', () => {
     expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
   });
 
+  it('stops waiting for the busy sticky worker at once when it starts draining, mid-wait', async () => {
+    // DESIGN §4: a draining sticky worker holds no Step in the sticky phase, however long it has waited.
+    const a = await slot('A');
+    await stickyAndBusy(a); // A's Step slot busy for the rest of the test
+    const aRpc = await slot('A', { slot_kind: pb.SlotKind.RPC_ONLY }); // idle, and never takes a Step
+    const b = await slot('B');
+    const id = await enqueue({ step_execution_id: 'second' });
+    await nothing(b, 200); // waiting for A
+    expect(await queuedInMemory()).toBe(1);
+    const since = Date.now();
+    aRpc.halfClose(); // A stops: its idle stream half-closes, the busy one finishes its task
+    await aRpc.ended;
+    expect((await take(b)).task_id).toBe(id);
+    expect(Date.now() - since).toBeLessThan(STICKY_WAIT / 2);
+  });
+
   it('forgets a stopping worker as the sticky worker of the flows it completes: back and busy, it holds none of their Steps', async () => {
     const a1 = await slot('A');
     const a2 = await slot('A');
