@@ -473,6 +473,9 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
             '--cluster-enabled', 'yes',
             '--cluster-config-file', 'nodes.conf',
             '--cluster-node-timeout', '5000',
+            // A replica's first full sync starts at once, not after the 5-s diskless-sync
+            // delay: the replicas of `replicaOf` are added one by one, each waited for.
+            '--repl-diskless-sync-delay', '0',
             ...(opts.args ?? []),
           ],
         });
