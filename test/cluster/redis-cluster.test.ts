@@ -174,6 +174,13 @@ describe('redis.waitReplicas on a Redis Cluster', () => {
     await cluster?.stop();
   });
 
+  it('starts its replicas\' first sync at once: the embedded Cluster sets no diskless-sync delay', async () => {
+    // redis-server waits 5 s by default before a diskless full sync; replicas are added one by one.
+    for (const n of [...cluster.nodes, ...cluster.replicas]) {
+      expect(await sendCommand(n.port, ['CONFIG', 'GET', 'repl-diskless-sync-delay'])).toEqual(['repl-diskless-sync-delay', '0']);
+    }
+  });
+
   it('waits on the primary that wrote the Step: acknowledged there, refused where no replica confirms', async () => {
     t = await startTestNode('', uniquePrefix('wrc'), { 'redis.clusterNodes': [...cluster.seeds], 'redis.waitReplicas': 1 });
     const node = t.node;
