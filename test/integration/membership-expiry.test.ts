@@ -43,6 +43,9 @@ it("reads a peer's death when its score turns nodeTtl old, though its own next h
 
   peer.stop(); // dies: no leave, its entry stays until its score is nodeTtl old
   const stoppedAt = Date.now();
+  // This node's own score must outlive the peer's last: the peer may have beaten since this
+  // node's start, and a read that finds neither live would say nothing of the peer alone.
+  await self.beat();
   await waitFor(() => changes.length > 0, { timeoutMs: 3 * nodeTtlMs, intervalMs: 10, description: 'n1 read as gone' });
   expect(changes).toEqual([['n2']]);
   // Its last score is at most a heartbeat older than the stop: read within nodeTtl of it, with room
