@@ -460,9 +460,19 @@ describe('sync-match and the durable queue', () => {
     }
     expect(offers).toBeGreaterThanOrEqual(2); // it is offered again, once the pause is over
     expect(offers).toBeLessThan(30);
+    // An offer that reached A as the loop ended is declined too, or A would hold the Step from B.
+    let done = false;
+    const declining = (async () => {
+      while (!done) {
+        const f = await a.nextOf('step_task', 100).catch(() => undefined);
+        if (f) a.send({ decline: { task_token: f.step_task!.task_token, reason: pb.DeclineReason.NO_CAPACITY } });
+      }
+    })();
     // Another worker's idle slot takes it at once, paused or not.
     const b = await slot('B');
     expect(await take(b)).toMatchObject({ task_id: x, attempt: 1 });
+    done = true;
+    await declining;
   });
 
   it('registers an older SDK\'s slot that names no slot kind (protocol 3) as one for Steps and RPCs; a current one must name it', async () => {
