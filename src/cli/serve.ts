@@ -1,11 +1,22 @@
 import type { Command } from 'commander';
-import { createLogger } from '../util/logger';
+import type { Config } from '../config';
+import { createLogger, type Logger } from '../util/logger';
 import {
   CliExit, configOptions, drainAndClose, EXIT_CONFIG, loadConfigOrExit, onShutdownSignals, redisConfigured, startNode, type ConfigCliOptions,
+  type ZdNodeLike,
 } from './common';
 
 /** Extra time past drain.timeout before a stuck shutdown is forced (the Helm chart's grace period counts on it). */
 export const FORCE_GRACE_MS = 10_000;
+
+/**
+ * serve's signal handling: a shutdown signal drains and closes the node once it has
+ * started, and a drain (or close) still running drain.timeout + FORCE_GRACE_MS after
+ * the signal is cut short with exit 1.
+ */
+export function onServeShutdown(config: Config, logger: Logger, starting: Promise<ZdNodeLike>): void {
+  onShutdownSignals(logger, async (signal) => drainAndClose(await starting, signal), config.drain.timeout + FORCE_GRACE_MS);
+}
 
 /** `zdmatch serve [--config file] [--section.key=value ...]`: one production node. */
 export function registerServe(program: Command): void {
@@ -28,7 +39,7 @@ export function registerServe(program: Command): void {
       // partitions stayed unserved for leaseTtl. A signal then drains the node once it has started
       // (a start that fails exits 1 with its error).
       const starting = startNode(config, logger);
-      onShutdownSignals(logger, async (signal) => drainAndClose(await starting, signal), config.drain.timeout + FORCE_GRACE_MS);
+      onServeShutdown(config, logger, starting);
       const node = await starting;
       logger.info({ api: node.apiAddress, http: node.httpAddress, metrics: node.metricsAddress }, 'zdmatch node started');
     });
