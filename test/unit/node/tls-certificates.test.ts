@@ -3,7 +3,8 @@
  * the identity listeners and the HTTPS side once; files rewritten with the same
  * bytes (a touch, a Secret resync) change nothing and log nothing; a file gone
  * for longer than the settle time is logged once at ERROR while the certificate
- * in service stays.
+ * in service stays; where fs.watch gives no events, the periodic stat (every
+ * 10 s) takes a renewed set into service.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
@@ -176,4 +177,28 @@ describe('a set of files that does not check out', () => {
     await jest.advanceTimersByTimeAsync(60_000);
     expect(lines).toHaveLength(1);
   });
+});
+
+it('where the folder cannot be watched, takes a renewed certificate into service by the periodic stat within 10 s', async () => {
+  // docs/security.md: "a stat every 10 s as a fallback" where fs.watch gives no events.
+  const paths = install(first);
+  const { logger, lines } = captureLogs<Line>();
+  const watch = jest.spyOn(fs, 'watch').mockImplementation(() => {
+    throw Object.assign(new Error('ENOSYS: watch not supported'), { code: 'ENOSYS' });
+  });
+  try {
+    jest.useFakeTimers();
+    tls = new TlsCertificates(paths, logger); // the node's default check interval
+    tls.start();
+    const bootSerial = tls.facts.serial;
+    install(second);
+    await jest.advanceTimersByTimeAsync(9_900);
+    expect(tls.facts.serial).toBe(bootSerial); // not yet: no event, the stat not due
+    await jest.advanceTimersByTimeAsync(200);
+    expect(tls.facts.serial).not.toBe(bootSerial);
+    expect(tls.current.cert.equals(fs.readFileSync(second.cert))).toBe(true);
+    expect(lines.map((l) => l.msg)).toEqual([expect.stringContaining('cannot watch'), expect.stringContaining('reloaded')]);
+  } finally {
+    watch.mockRestore();
+  }
 });
