@@ -36,6 +36,11 @@ describe('worker options', () => {
     expect(FLUSH_GRACE_MS).toBe(5_000);
   });
 
+  it('gives up on a credential that does not resolve after 30 s', () => {
+    // docs/security.md: a hung token service fails "a worker stream within 30 s" (the slot then retries with backoff).
+    expect(compileWorkerOptions(base()).credentialTimeoutMs).toBe(30_000);
+  });
+
   it('opens limit - reserve shared slots and reserve RPC-only slots', () => {
     const c = compileWorkerOptions(base({ maxConcurrentTasks: 8, reservedRpcTasks: 2 }));
     expect(c.slotKinds.filter((k) => k === 'STEP_AND_RPC')).toHaveLength(6);
