@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { schema } from '../config/schema';
 import { findOnPath, REDIS_NOT_FOUND_MESSAGE, startEmbeddedRedis, type EmbeddedRedis } from '../store/embedded-redis';
 import { createLogger } from '../util/logger';
+import { FORCE_GRACE_MS } from './serve';
 import {
   CliExit, configOptions, drainAndClose, EXIT_FAILURE, loadConfigOrExit, onShutdownSignals, redisConfigured, SHUTDOWN_SIGNALS, startNode,
   type ConfigCliOptions,
@@ -80,7 +81,7 @@ export function registerDev(program: Command): void {
             await stopRedis();
           }
         },
-        config.drain.timeout + 10_000,
+        config.drain.timeout + FORCE_GRACE_MS,
       );
       for (const signal of SHUTDOWN_SIGNALS) process.off(signal, early);
       process.stdout.write(banner(started, redis, config));
