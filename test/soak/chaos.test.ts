@@ -9,6 +9,16 @@
  * again on the same ports, or a worker process killed with SIGKILL mid-task and
  * started again under a new app worker id (test/soak/worker-process.js).
  *
+ * Fetch-and-lock workers take part too (test/soak/fetch-worker-process.js): one
+ * process per node, long-polling it over gRPC or over HTTP/JSON (the two
+ * alternate across nodes and restarts), for the Steps of type `fetchwork` that
+ * about a third of every flow's Steps are (the stream workers run only `work`,
+ * and decline `fetchwork`, so those reach fetch workers alone). A fetch worker
+ * completes most tasks, fails some on its fetch budget, unlocks some, extends
+ * some locks, lets some lapse (it sleeps past the lock, then tries to complete),
+ * and is killed with SIGKILL mid-task and started again under a new worker id
+ * like the stream workers (a worker kill picks one of the two kinds).
+ *
  * Redis itself is killed too, one event in six, and started again on its data:
  * it runs with `appendfsync always`, so an acknowledged write is on disk before
  * its reply leaves (DESIGN §11.1: no acknowledged enqueue is lost, given Redis's
@@ -23,12 +33,28 @@
  * §11 that crashes put at risk: every acknowledged enqueue got exactly one
  * outcome (redeliveries carry the same outcome id), COMPLETED, or CANCELLED for
  * a flow the engine cancelled; every flow not cancelled ran to its last Step;
- * no attempt ran twice; and Redis holds no queued or in-flight task.
+ * no attempt ran twice; and Redis holds no queued, in-flight or terminal task.
+ * For a stream worker an attempt is (task id, attempt number) and runs once. A
+ * fetch worker's run is a claim (one lock): a task whose lock lapsed, or that was
+ * failed or unlocked, and was fetched again is a new run, not a second run of
+ * the first. "Ran twice" is then two claims of one task whose locks overlap (the
+ * second claimed before the first lock's lockUntil, as extended, or before the
+ * Fail or Unlock that gave it back was sent), a claim of a task after a Complete
+ * of it succeeded, two Completes of one task that succeeded (from two claims;
+ * a retry under the same idempotency key is one), or a Complete that succeeded
+ * though it was first sent after its lock had lapsed. The claim's time is the
+ * node's, lockUntil minus the lock duration; the others are the worker's clock
+ * when it sent the call, which comes before the node's: all are Date.now() on
+ * one machine.
  *
  * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
  * SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice),
- * SOAK_REDIS (`single`, the default, or `cluster`).
+ * SOAK_REDIS (`single`, the default, or `cluster`), SOAK_FETCH (0 to leave fetch
+ * workers and `fetchwork` Steps out). Fetch locks last FETCH_LOCK_MS (1 s);
+ * fetch.maxLockExpiries is raised to 100, since every claim whose answer a
+ * node kill lost costs a lock expiry, and a task turned terminal would wait for
+ * an operator (the run fails on it: a terminal task is a leftover).
  * Every loop is bounded by SOAK_SECONDS plus a fixed settling budget.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -46,6 +72,9 @@ const FLOWS = Number(process.env.SOAK_FLOWS ?? 300);
 const STEPS = Number(process.env.SOAK_STEPS ?? 6);
 const REDIS_KILLS = process.env.SOAK_REDIS_KILLS !== '0';
 const CLUSTER = process.env.SOAK_REDIS === 'cluster';
+const FETCH = process.env.SOAK_FETCH !== '0';
+/** The lock every fetch asks for. */
+const FETCH_LOCK_MS = 1000;
 if (!['single', 'cluster', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is neither single nor cluster`);
 const NODES = 3;
 /** Every Step's method timeout; a hung handler outlives it by half. */
@@ -98,8 +127,11 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   log(`seed ${seed}: ${FLOWS} flows × ${STEPS} Steps, ${NODES} nodes on ${CLUSTER ? 'a Redis Cluster of 3 primaries' : 'one redis-server'}, ${SECONDS} s of kills${REDIS_KILLS ? ' (Redis too)' : ''}`);
   const prefix = uniquePrefix('soak');
   const ports = await freePorts(NODES);
-  const config = (port: number) => ({
+  const httpPorts = await freePorts(NODES);
+  const config = (port: number, httpPort: number) => ({
     api: { listen: `127.0.0.1:${port}` },
+    http: { listen: `127.0.0.1:${httpPort}` },
+    fetch: { maxLockExpiries: 100 },
     cluster: { partitions: 16, heartbeat: '200ms', nodeTtl: '1500ms', leaseTtl: '1500ms' },
     matching: { syncMatchWait: '50ms', stickyWait: '200ms' },
     steps: { initialInterval: '20ms', maxInterval: '200ms', maxAttempts: 1000 },
@@ -109,7 +141,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const start = async (i: number) => {
     const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`) } } : {};
     nodes[i] = await startNodeProcess({
-      ...(CLUSTER ? {} : { redisUrl: servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`, config: { ...config(ports[i]!), ...redisConfig },
+      ...(CLUSTER ? {} : { redisUrl: servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`, config: { ...config(ports[i]!, httpPorts[i]!), ...redisConfig },
     });
   };
   await Promise.all(ports.map((_, i) => start(i)));
@@ -132,8 +164,29 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     });
     workers[i] = child;
   };
+  // Fetch workers tell every claim, extension, Complete and release (fetch-worker-process.js).
+  const fetchWorkers: (ChildProcess | undefined)[] = [];
+  const fetchLog = new Map<string, FetchEvent[]>(); // taskId → what fetch workers told of it, in order per worker
+  let fetchClaims = 0;
+  const startFetchWorker = (i: number) => {
+    const g = ++generation;
+    const mode = (i + g) % 2 === 0 ? 'http' : 'grpc';
+    const child = fork(path.join(__dirname, 'fetch-worker-process.js'),
+      [`127.0.0.1:${ports[i]}`, `127.0.0.1:${httpPorts[i]}`, `fw${i}-g${g}`, mode, String(FETCH_LOCK_MS)],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    child.on('message', (m: FetchEvent) => {
+      const taskId = m.claimed ?? m.extended ?? m.completing ?? m.completed ?? m.releasing ?? m.released;
+      if (!taskId) return;
+      if (m.claimed) fetchClaims++;
+      const list = fetchLog.get(taskId) ?? [];
+      list.push(m);
+      fetchLog.set(taskId, list);
+    });
+    fetchWorkers[i] = child;
+  };
   const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
   ports.forEach((_, i) => startWorker(i));
+  if (FETCH) ports.forEach((_, i) => startFetchWorker(i));
 
   // ---- the engine: a call goes to a random node and moves on to the next one on failure
   const up = () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0);
@@ -151,11 +204,13 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     }
   }
   const enqueued = new Set<string>(); // every task id an enqueue acknowledged
+  /** About a third of the Steps, a different one in each flow, are for fetch workers. */
+  const stepTypeOf = (f: number, step: number) => (FETCH && (f + step) % 3 === 1 ? 'fetchwork' : 'work');
   const cancelled = new Set<string>(); // flows the engine cancels (or decided to)
   let cancels = 0;
   const enqueue = async (flows: number[], step: number) => {
     const r = await anyNode(`enqueue of step ${step}`, (c) => c.enqueueSteps(flows.map((f) => ({
-      tenant: 'acme', flowId: `f${f}`, flowType: 'order', stepType: 'work', stepExecutionId: `s${step}`, input: `step ${step} of f${f}`,
+      tenant: 'acme', flowId: `f${f}`, flowType: 'order', stepType: stepTypeOf(f, step), stepExecutionId: `s${step}`, input: `step ${step} of f${f}`,
       methodTimeoutMs: METHOD_TIMEOUT_MS,
     }))));
     for (const e of r) enqueued.add(e.taskId);
@@ -228,6 +283,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   let stops = 0;
   let redisKills = 0;
   let workerKills = 0;
+  let fetchWorkerKills = 0;
   while (Date.now() - t0 < SECONDS * 1000) {
     await sleep(1000 + Math.floor(random() * 2000));
     const dice = random();
@@ -240,14 +296,18 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       await sleep(100 + Math.floor(random() * 700));
       await restartRedis(i);
     } else if (dice < 2 / 6) {
-      // A worker process dies mid-task: its node fails the attempts it held, and they run again.
+      // A worker process dies mid-task: its node fails the attempts it held, and they run
+      // again; a fetch worker's locks lapse, and its tasks are fetched again.
       const i = Math.floor(random() * NODES);
-      const child = workers[i]!;
+      const fetchWorker = FETCH && random() < 0.5;
+      const child = (fetchWorker ? fetchWorkers : workers)[i]!;
       child.kill('SIGKILL');
       await exited(child);
       workerKills++;
+      if (fetchWorker) fetchWorkerKills++;
       await sleep(100 + Math.floor(random() * 700));
-      startWorker(i);
+      if (fetchWorker) startFetchWorker(i);
+      else startWorker(i);
     } else {
       const i = Math.floor(random() * NODES);
       const node = nodes[i];
@@ -264,7 +324,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       await start(i);
     }
     const done = flowsDone();
-    log(`${Math.round((Date.now() - t0) / 1000)} s: ${kills} kills, ${stops} stops, ${workerKills} worker kills, ${redisKills} Redis kills; ${outcomeOf.size} outcomes, ${done}/${FLOWS} flows done`);
+    log(`${Math.round((Date.now() - t0) / 1000)} s: ${kills} kills, ${stops} stops, ${workerKills} worker kills (${fetchWorkerKills} fetch), ${redisKills} Redis kills; ${outcomeOf.size} outcomes, ${done}/${FLOWS} flows done`);
   }
   await loader;
 
@@ -279,6 +339,11 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const byStatus: Record<string, number> = {};
   for (const o of outcomeOf.values()) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
   log(`${kills} kills, ${stops} stops, ${workerKills} worker kills and ${redisKills} Redis kills; ${enqueued.size} Steps enqueued, outcomes ${JSON.stringify(byStatus)} (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${cancelled.size} flows cancelled (${cancels} CancelFlow calls answered), ${violations.length} violations`);
+  if (FETCH) {
+    const fetchViolations = checkFetchRuns(fetchLog);
+    violations.push(...fetchViolations);
+    log(`fetch workers: ${fetchClaims} claims of ${fetchLog.size} tasks, ${fetchViolations.length} violations`);
+  }
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 
   // Nothing left behind: no queued Step, none in flight.
@@ -287,11 +352,11 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     const keys = (await sendCommand(port, ['KEYS', `${prefix}:{*}:*`])) as string[];
     for (const key of keys) {
       if (/:t:/.test(key)) leftovers.push(key);
-      else if (/:q:|:inflight$/.test(key) && Number(await sendCommand(port, ['ZCARD', key])) > 0) leftovers.push(key);
+      else if (/:q:|:inflight$|:terminal$/.test(key) && Number(await sendCommand(port, ['ZCARD', key])) > 0) leftovers.push(key);
     }
   }
 
-  await Promise.all(workers.map(async (w) => {
+  await Promise.all([...workers, ...fetchWorkers].map(async (w) => {
     if (!w) return;
     w.kill('SIGTERM');
     await exited(w);
@@ -305,3 +370,64 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   expect([...outcomeOf.keys()].filter((id) => !enqueued.has(id))).toEqual([]);
   expect(flowsDone()).toBe(FLOWS);
 }, (SECONDS + 300) * 1000);
+
+/** What a fetch worker process tells (fetch-worker-process.js); `claim` is the lockUntil a claim was answered with, naming it. */
+interface FetchEvent {
+  worker: string;
+  claimed?: string; lockUntil?: number; attempt?: number; via?: string;
+  extended?: string; claim?: number;
+  completing?: string; at?: number;
+  completed?: string;
+  releasing?: string;
+  released?: string; ok?: boolean;
+}
+
+/**
+ * The fetch workers' runs, checked after the fact: per task, its claims in the order the node
+ * made them (lockUntil minus the lock duration, on the node's clock), and each claim's end: its
+ * lockUntil as last extended, or the time a Fail or Unlock of it was sent that the node took (or
+ * may have: its answer was lost). No claim before the previous one's end, none after a Complete
+ * succeeded, one successful Complete at most, and that one sent while its lock was live.
+ */
+function checkFetchRuns(log: Map<string, FetchEvent[]>): string[] {
+  const out: string[] = [];
+  for (const [taskId, events] of log) {
+    interface Claim { worker: string; lockUntil: number; at: number; end: number; released?: number; completedSentAt?: number }
+    const claims = new Map<string, Claim>();
+    const id = (worker: string, lockUntil: number) => `${worker}@${lockUntil}`;
+    const sent = new Map<string, number>(); // a claim's Complete or release, when first sent
+    for (const e of events) {
+      if (e.claimed) {
+        claims.set(id(e.worker, e.lockUntil!), { worker: e.worker, lockUntil: e.lockUntil!, at: e.lockUntil! - FETCH_LOCK_MS, end: e.lockUntil! });
+        continue;
+      }
+      const c = claims.get(id(e.worker, e.claim!));
+      if (!c) {
+        out.push(`fetch task ${taskId}: ${e.worker} acted on a claim it never told (lockUntil ${e.claim})`);
+        continue;
+      }
+      const key = id(e.worker, e.claim!);
+      if (e.extended) c.end = Math.max(c.end, e.lockUntil!);
+      else if (e.completing || e.releasing) { if (!sent.has(key)) sent.set(key, e.at!); }
+      else if (e.completed) c.completedSentAt = sent.get(key);
+      else if (e.released && e.ok !== false) c.released = sent.get(key);
+    }
+    const ordered = [...claims.values()].sort((a, b) => a.at - b.at);
+    const completes = ordered.filter((c) => c.completedSentAt !== undefined);
+    if (completes.length > 1) out.push(`fetch task ${taskId} was completed by ${completes.length} claims: ${completes.map((c) => `${c.worker} (lockUntil ${c.lockUntil})`).join(', ')}`);
+    for (const c of completes) {
+      if (c.completedSentAt! > c.end) out.push(`fetch task ${taskId}: ${c.worker}'s Complete was sent ${c.completedSentAt! - c.end} ms after its lock lapsed (lockUntil ${c.end}), and succeeded`);
+    }
+    for (let k = 1; k < ordered.length; k++) {
+      const prev = ordered[k - 1]!;
+      const next = ordered[k]!;
+      if (prev.completedSentAt !== undefined) {
+        out.push(`fetch task ${taskId} was claimed by ${next.worker} at ${next.at}, after ${prev.worker}'s Complete of it succeeded`);
+        continue;
+      }
+      const end = prev.released !== undefined ? Math.min(prev.released, prev.end) : prev.end;
+      if (next.at < end) out.push(`fetch task ${taskId} was claimed by ${next.worker} at ${next.at}, ${end - next.at} ms before ${prev.worker}'s lock ended (lockUntil ${prev.end}${prev.released !== undefined ? `, given back at ${prev.released}` : ''})`);
+    }
+  }
+  return out;
+}
