@@ -342,7 +342,11 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   if (FETCH) {
     const fetchViolations = checkFetchRuns(fetchLog);
     violations.push(...fetchViolations);
-    log(`fetch workers: ${fetchClaims} claims of ${fetchLog.size} tasks, ${fetchViolations.length} violations`);
+    const all = [...fetchLog.values()].flat();
+    const count = (f: (e: FetchEvent) => unknown) => all.filter(f).length;
+    log(`fetch workers: ${fetchClaims} claims of ${fetchLog.size} tasks (${[...fetchLog.values()].filter((l) => l.filter((e) => e.claimed).length > 1).length} claimed more than once; ${count((e) => e.via === 'http')} over HTTP), `
+      + `${count((e) => e.completed)} of ${count((e) => e.completing)} Completes taken, ${count((e) => e.released && e.ok)} of ${count((e) => e.releasing)} Fails and Unlocks, `
+      + `${count((e) => e.extended)} locks extended, ${fetchViolations.length} violations`);
   }
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 

@@ -136,7 +136,8 @@ async function handle(t) {
     await sleep(Math.floor(Math.random() * 10));
     await release(t, 'fail');
   } else {
-    await sleep(Math.floor(Math.random() * 20));
+    // Most runs are short; a quarter hold the lock for most of its duration.
+    await sleep(dice < 0.35 ? 300 + Math.floor(Math.random() * (LOCK_MS / 2)) : Math.floor(Math.random() * 20));
     await complete(t);
   }
 }
