@@ -168,9 +168,12 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const fetchWorkers: (ChildProcess | undefined)[] = [];
   const fetchLog = new Map<string, FetchEvent[]>(); // taskId → what fetch workers told of it, in order per worker
   let fetchClaims = 0;
+  const fetchStarts: number[] = [];
   const startFetchWorker = (i: number) => {
     const g = ++generation;
-    const mode = (i + g) % 2 === 0 ? 'http' : 'grpc';
+    // Each node's fetch worker switches between the two surfaces at every restart.
+    fetchStarts[i] = (fetchStarts[i] ?? 0) + 1;
+    const mode = (i + fetchStarts[i]!) % 2 === 0 ? 'http' : 'grpc';
     const child = fork(path.join(__dirname, 'fetch-worker-process.js'),
       [`127.0.0.1:${ports[i]}`, `127.0.0.1:${httpPorts[i]}`, `fw${i}-g${g}`, mode, String(FETCH_LOCK_MS)],
       { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -344,7 +347,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     violations.push(...fetchViolations);
     const all = [...fetchLog.values()].flat();
     const count = (f: (e: FetchEvent) => unknown) => all.filter(f).length;
-    log(`fetch workers: ${fetchClaims} claims of ${fetchLog.size} tasks (${[...fetchLog.values()].filter((l) => l.filter((e) => e.claimed).length > 1).length} claimed more than once; ${count((e) => e.via === 'http')} over HTTP), `
+    log(`fetch workers: ${fetchClaims} claims of ${fetchLog.size} tasks (${[...fetchLog.values()].filter((l) => l.filter((e) => e.claimed).length > 1).length} claimed more than once; ${count((e) => e.via === 'grpc')} over gRPC, ${count((e) => e.via === 'http')} over HTTP), `
       + `${count((e) => e.completed)} of ${count((e) => e.completing)} Completes taken, ${count((e) => e.released && e.ok)} of ${count((e) => e.releasing)} Fails and Unlocks, `
       + `${count((e) => e.extended)} locks extended, ${fetchViolations.length} violations`);
   }
