@@ -51,7 +51,10 @@
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
  * SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice),
  * SOAK_REDIS (`single`, the default, or `cluster`), SOAK_FETCH (0 to leave fetch
- * workers and `fetchwork` Steps out). Fetch locks last FETCH_LOCK_MS (1 s);
+ * workers and `fetchwork` Steps out), SOAK_RPC (InvokeRpc calls per second during
+ * the chaos phase, default 20; 0 for none: rpc-load.ts), SOAK_DELAYED (share of
+ * Steps enqueued with a readyAt 0.3 to 3 s ahead, default 0.15; 0 for none:
+ * delayed-steps.ts). Fetch locks last FETCH_LOCK_MS (1 s);
  * fetch.maxLockExpiries is raised to 100, since every claim whose answer a
  * node kill lost costs a lock expiry, and a task turned terminal would wait for
  * an operator (the run fails on it: a terminal task is a leftover).
@@ -66,6 +69,8 @@ import { sendCommand, startEmbeddedRedis, startRedisCluster, type EmbeddedRedis 
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { uniquePrefix } from '../helpers/redis';
+import { DelayedSteps } from './delayed-steps';
+import { RpcLoad } from './rpc-load';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const FLOWS = Number(process.env.SOAK_FLOWS ?? 300);
@@ -75,6 +80,8 @@ const CLUSTER = process.env.SOAK_REDIS === 'cluster';
 const FETCH = process.env.SOAK_FETCH !== '0';
 /** The lock every fetch asks for. */
 const FETCH_LOCK_MS = 1000;
+const RPC_RATE = Number(process.env.SOAK_RPC ?? 20);
+const DELAYED = Number(process.env.SOAK_DELAYED ?? 0.15);
 if (!['single', 'cluster', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is neither single nor cluster`);
 const NODES = 3;
 /** Every Step's method timeout; a hung handler outlives it by half. */
@@ -151,13 +158,16 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   // tells every attempt it starts, before running it, so a kill loses none of the count
   const runs = new Map<string, number>();
   const violations: string[] = [];
+  const rpcLoad = new RpcLoad({ clients, up: () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0), random: prng(seed + 1), rate: RPC_RATE, until: Date.now() + SECONDS * 1000 + 10_000 });
+  const delayed = new DelayedSteps({ random: prng(seed + 2), share: DELAYED });
   const workers: (ChildProcess | undefined)[] = [];
   let generation = 0;
   const startWorker = (i: number) => {
     const child = fork(path.join(__dirname, 'worker-process.js'), [`127.0.0.1:${ports[i]}`, `w${i}-g${++generation}`, String(METHOD_TIMEOUT_MS)],
       { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    child.on('message', (m: { run?: string }) => {
-      if (!m.run) return;
+    child.on('message', (m: { run?: string; at?: number; rpc?: string; worker?: string }) => {
+      if (rpcLoad.onMessage(m) || !m.run) return;
+      delayed.started(m.run, m.at);
       const n = (runs.get(m.run) ?? 0) + 1;
       runs.set(m.run, n);
       if (n > 1) violations.push(`attempt ${m.run} ran ${n} times`);
@@ -180,7 +190,11 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     child.on('message', (m: FetchEvent) => {
       const taskId = m.claimed ?? m.extended ?? m.completing ?? m.completed ?? m.releasing ?? m.released;
       if (!taskId) return;
-      if (m.claimed) fetchClaims++;
+      if (m.claimed) {
+        fetchClaims++;
+        // A claim starts a run at the node's now (lockUntil less the lock): no earlier than a delayed Step's readyAt.
+        delayed.started(`${taskId}#claim ${m.lockUntil}`, m.lockUntil! - FETCH_LOCK_MS);
+      }
       const list = fetchLog.get(taskId) ?? [];
       list.push(m);
       fetchLog.set(taskId, list);
@@ -212,11 +226,13 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const cancelled = new Set<string>(); // flows the engine cancels (or decided to)
   let cancels = 0;
   const enqueue = async (flows: number[], step: number) => {
-    const r = await anyNode(`enqueue of step ${step}`, (c) => c.enqueueSteps(flows.map((f) => ({
+    const readyAt = delayed.plan(flows.length);
+    const r = await anyNode(`enqueue of step ${step}`, (c) => c.enqueueSteps(flows.map((f, k) => ({
       tenant: 'acme', flowId: `f${f}`, flowType: 'order', stepType: stepTypeOf(f, step), stepExecutionId: `s${step}`, input: `step ${step} of f${f}`,
-      methodTimeoutMs: METHOD_TIMEOUT_MS,
+      methodTimeoutMs: METHOD_TIMEOUT_MS, ...(readyAt[k] !== undefined ? { readyAt: readyAt[k] } : {}),
     }))));
     for (const e of r) enqueued.add(e.taskId);
+    delayed.enqueued(r.map((e) => e.taskId), readyAt);
     // Now and then a flow is cancelled while this Step of it is queued or running.
     for (const f of flows) {
       if (random() >= 0.02) continue;
@@ -281,6 +297,8 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     }
   })();
 
+  if (RPC_RATE > 0) rpcLoad.start();
+
   // ---- chaos: kill or stop a node, start it again on its ports
   let kills = 0;
   let stops = 0;
@@ -330,6 +348,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     log(`${Math.round((Date.now() - t0) / 1000)} s: ${kills} kills, ${stops} stops, ${workerKills} worker kills (${fetchWorkerKills} fetch), ${redisKills} Redis kills; ${outcomeOf.size} outcomes, ${done}/${FLOWS} flows done`);
   }
   await loader;
+  await rpcLoad.stop();
 
   // ---- settle: every flow to its last Step
   const settleUntil = Date.now() + SETTLE_MS;
@@ -351,6 +370,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       + `${count((e) => e.completed)} of ${count((e) => e.completing)} Completes taken, ${count((e) => e.released && e.ok)} of ${count((e) => e.releasing)} Fails and Unlocks, `
       + `${count((e) => e.extended)} locks extended, ${fetchViolations.length} violations`);
   }
+  log(`${rpcLoad.summary()}; ${delayed.count} Steps delayed (${delayed.startedCount} started)`);
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 
   // Nothing left behind: no queued Step, none in flight.
@@ -368,10 +388,15 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     w.kill('SIGTERM');
     await exited(w);
   }));
+  rpcLoad.finish();
+  delayed.finish();
+  for (const v of [...rpcLoad.violations, ...delayed.violations].slice(0, 20)) log(`violation: ${v}`);
   for (const c of clients) c.close();
   await Promise.all(nodes.map((n) => n?.kill('SIGKILL')));
 
   expect(violations).toEqual([]);
+  expect(rpcLoad.violations).toEqual([]);
+  expect(delayed.violations).toEqual([]);
   expect(leftovers).toEqual([]);
   expect(unanswered()).toEqual([]);
   expect([...outcomeOf.keys()].filter((id) => !enqueued.has(id))).toEqual([]);

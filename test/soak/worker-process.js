@@ -3,12 +3,13 @@
  * killed with SIGKILL mid-task like any other process. It runs the built SDK
  * (dist/) with the soak's handler and tells its parent, over IPC, every attempt
  * it starts before running it: the parent's count of runs per attempt survives
- * the kill.
+ * the kill. It answers the soak's RPCs too (rpc-handler.js).
  *   node test/soak/worker-process.js <address> <appWorkerId> <methodTimeoutMs>
  */
 'use strict';
 const path = require('node:path');
 const { Worker } = require(path.join(__dirname, '..', '..', 'dist'));
+const rpcHandlers = require('./rpc-handler');
 
 const [address, appWorkerId, methodTimeoutArg] = process.argv.slice(2);
 const methodTimeoutMs = Number(methodTimeoutArg);
@@ -16,7 +17,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 const handler = async (ctx) => {
-  process.send({ run: `${ctx.taskId}#${ctx.attempt}` });
+  process.send({ run: `${ctx.taskId}#${ctx.attempt}`, at: Date.now() });
   const dice = Math.random();
   // Hung past the method timeout, deaf to its signal: the attempt fails by the owner's timer.
   if (dice < 0.01) await sleep(methodTimeoutMs * 1.5);
@@ -26,7 +27,7 @@ const handler = async (ctx) => {
 };
 
 const worker = new Worker({
-  address, tenant: 'acme', appWorkerId, flowTypes: { order: { steps: { work: handler } } },
+  address, tenant: 'acme', appWorkerId, flowTypes: { order: { steps: { work: handler }, rpcs: rpcHandlers(appWorkerId) } },
   maxConcurrentTasks: 8, reservedRpcTasks: 0, logger: quiet, reconnectBackoff: { initialMs: 50, maxMs: 300 },
 });
 worker.start().catch((err) => {
