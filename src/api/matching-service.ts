@@ -18,6 +18,7 @@ import { OutcomeStore, outcomeFromFields, parseOutcomeId, type StoredOutcome } f
 import { connectionEpoch, waitForReplicas, type RedisClient } from '../store/redis';
 import type { CancelledAttempt, NewTask, OutcomeStatusName, TaskStore } from '../store/task-store';
 import { MAX_TIMER_MS, type Clock } from '../util/clock';
+import { within } from '../util/within';
 import { pb } from '../wire';
 import { outcomeToWire, taskToWire } from './mappers';
 import type { LongPollGate } from './long-polls';
@@ -75,6 +76,8 @@ export interface EnqueueStarts {
 }
 
 const DEFAULT_CONSUME_COUNT = 100;
+/** How long an InvokeRpc waits for Redis to name its flow's remembered worker (at most half its dispatch window). */
+const STICKY_LOOKUP_MS = 250;
 /** When the owner of a cancelled queued Step looks at its queue again, having dropped its head. */
 const CANCELLED_LOOK_AGAIN_MS = 1000;
 /** A waiting ConsumeOutcomes reads every partition at least this often, rings or not. */
@@ -571,14 +574,19 @@ export function matchingService(d: MatchingDeps) {
       const timeout = requireDuration('timeout_ms', req.timeout_ms, MAX_TIMER_MS);
       requireTenant(principalOf(ctx), tenant);
       let sticky = optionalId('sticky_worker_id', req.sticky_worker_id, m.maxQueueLength);
-      if (!sticky) {
-        const p = partitionOf(tenant, flowId, c.cluster.partitions);
-        sticky = (await d.redis.get(d.keys.sticky(p, tenant, flowId))) ?? '';
-      }
       // dispatchWait bounds finding a worker; the caller's timeout (else limits.maxWait) the whole call
       const runMs = timeout > 0 ? timeout : c.limits.maxWait;
       const waitMs = Math.min(runMs, m.dispatchWait);
-      const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs, runMs }, ctx.signal);
+      const arrived = d.clock.now();
+      if (!sticky) {
+        // The flow's remembered worker is affinity, not correctness: a Redis that does not answer
+        // (frozen, a Cluster primary down) costs it, never the caller's deadline or the call.
+        const p = partitionOf(tenant, flowId, c.cluster.partitions);
+        const lookup = d.redis.get(d.keys.sticky(p, tenant, flowId)).catch(() => null);
+        sticky = (await within(lookup, Math.min(STICKY_LOOKUP_MS, Math.floor(waitMs / 2)))) ?? '';
+      }
+      const spent = Math.max(0, d.clock.now() - arrived);
+      const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs: Math.max(0, waitMs - spent), runMs: Math.max(1, runMs - spent) }, ctx.signal);
       // A caller that went away is answered nothing: its call is no UNAVAILABLE (the alert reads those as workers missing).
       if (!ctx.signal.aborted) d.metrics.rpcs.inc({ result: r.kind });
       if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName, flowType });

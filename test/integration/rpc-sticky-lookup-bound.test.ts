@@ -1,0 +1,35 @@
+/**
+ * An InvokeRpc that names no sticky worker looks up the one its flow remembers
+ * in Redis first. That lookup must not hold the call past the caller's timeout
+ * (DESIGN §4: the wait for a worker never runs past the caller's deadline):
+ * with Redis frozen, or a Redis Cluster primary down, the call used to wait for
+ * Redis, and its caller got nothing until its own deadline (DEADLINE_EXCEEDED)
+ * although an idle worker could have answered. A remembered sticky worker is
+ * affinity, not correctness: the call goes on without it. Real redis-server,
+ * frozen with SIGSTOP; real gRPC.
+ */
+import { startTestNode, type TestNode } from '../helpers/node';
+import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
+
+const redis = useEmbeddedRedis();
+let t: TestNode | undefined;
+afterEach(async () => {
+  redis.server.kill('SIGCONT');
+  await t?.close();
+});
+
+it('runs an RPC on an idle worker, within its timeout, while Redis does not answer', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('rpclookup'));
+  const s = openSlot(t.worker, registerFrame());
+  await s.nextOf('registered');
+  redis.server.kill('SIGSTOP');
+  const since = Date.now();
+  const call = t.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 1000 })
+    .then((r) => ({ output: Buffer.from(r.output ?? []).toString() }), (e: Error) => ({ error: e.message }));
+  const task = (await s.nextOf('rpc_task', 2000)).rpc_task!;
+  s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('answered') } });
+  expect(await call).toEqual({ output: 'answered' });
+  // The call's timeout, with room for a loaded machine; Redis is still frozen.
+  expect(Date.now() - since).toBeLessThan(1000);
+});
