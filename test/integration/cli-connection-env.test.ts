@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client } from '../../src';
 import { startAuthNode } from '../helpers/auth-node';
 import { makeCerts } from '../helpers/certs';
-import { runCliAsync } from '../helpers/cli';
+import { runCliAsync, type CliResult } from '../helpers/cli';
 import { startTestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 
@@ -27,6 +27,15 @@ const enqueue = (address: string, id: string) => [
   '--json', '--address', address,
 ];
 
+/** The CLI's enqueue of s1 answered created with nothing on stderr, and the node holds that Step under the task it named. */
+async function expectEnqueued(r: CliResult, client: Client): Promise<void> {
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+  const out = JSON.parse(r.stdout) as { taskId: string; created: boolean };
+  expect(out.created).toBe(true);
+  const again = await client.enqueueStep({ tenant: 'acme', flowId: 'f1', flowType: 'order', stepType: 'charge', stepExecutionId: 's1' });
+  expect({ created: again.created, taskId: again.taskId }).toEqual({ created: false, taskId: out.taskId });
+}
+
 it('takes the client token from the file ZD_TOKEN_FILE names, on a node with auth on', async () => {
   const token = 'client-acme-0123456789';
   const node = await startAuthNode(redis.url, 'cli-token-file', { workers: [], clients: [{ token, tenants: ['acme'] }] });
@@ -35,12 +44,7 @@ it('takes the client token from the file ZD_TOKEN_FILE names, on a node with aut
     const file = path.join(dir, 'token');
     fs.writeFileSync(file, `${token}\n`); // as `echo` or a mounted Secret leaves it
     const r = await runCliAsync(enqueue(node.node.apiAddress, 's1'), { env: { PATH: process.env.PATH, ZD_TOKEN_FILE: file } });
-    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-    const out = JSON.parse(r.stdout) as { taskId: string; created: boolean };
-    expect(out.created).toBe(true);
-    // The node holds the Step under that task.
-    const again = await client.enqueueStep({ tenant: 'acme', flowId: 'f1', flowType: 'order', stepType: 'charge', stepExecutionId: 's1' });
-    expect({ created: again.created, taskId: again.taskId }).toEqual({ created: false, taskId: out.taskId });
+    await expectEnqueued(r, client);
     // Without the file the same command is refused: the token came from it.
     const bare = await runCliAsync(enqueue(node.node.apiAddress, 's2'), { env: { PATH: process.env.PATH } });
     expect(bare.status).not.toBe(0);
@@ -63,11 +67,7 @@ it('trusts the CA of the file ZD_TLS_CA names, on a node serving TLS, and no oth
   try {
     const r = await runCliAsync(enqueue(t.node.apiAddress, 's1'), { env: { PATH: process.env.PATH, ZD_TLS_CA: certs.ca } });
     // Nothing on stderr: not even Node's notice (DEP0123) of a TLS dial of an IP address.
-    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
-    const out = JSON.parse(r.stdout) as { taskId: string; created: boolean };
-    expect(out.created).toBe(true);
-    const again = await client.enqueueStep({ tenant: 'acme', flowId: 'f1', flowType: 'order', stepType: 'charge', stepExecutionId: 's1' });
-    expect({ created: again.created, taskId: again.taskId }).toEqual({ created: false, taskId: out.taskId });
+    await expectEnqueued(r, client);
     // Without ZD_TLS_CA the CLI speaks cleartext, and with another CA the node's certificate is not trusted: neither enqueues.
     const bare = await runCliAsync(enqueue(t.node.apiAddress, 's2'), { env: { PATH: process.env.PATH } });
     const untrusted = await runCliAsync(enqueue(t.node.apiAddress, 's3'), { env: { PATH: process.env.PATH, ZD_TLS_CA: other.ca } });
