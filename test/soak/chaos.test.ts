@@ -59,6 +59,13 @@
  * node kill lost costs a lock expiry, and a task turned terminal would wait for
  * an operator (the run fails on it: a terminal task is a leftover).
  * Every loop is bounded by SOAK_SECONDS plus a fixed settling budget.
+ *
+ * Beside the kills, processes are frozen (SIGSTOP, then SIGCONT; freezes.ts): a
+ * node for 100 ms to twice its leaseTtl, Redis (or one primary) or a worker
+ * process for 100 ms to 3 s. A frozen node's calls may end DEADLINE_EXCEEDED,
+ * and no task's outcome may be of an attempt older than one that started (a late
+ * result is refused). SOAK_FREEZES=0 leaves freezes out. Every frozen process is
+ * resumed before the end-of-run checks, and in afterAll if the run failed.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -70,6 +77,7 @@ import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { uniquePrefix } from '../helpers/redis';
 import { DelayedSteps } from './delayed-steps';
+import { Freezes, lateResults } from './freezes';
 import { RpcLoad } from './rpc-load';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
@@ -82,6 +90,9 @@ const FETCH = process.env.SOAK_FETCH !== '0';
 const FETCH_LOCK_MS = 1000;
 const RPC_RATE = Number(process.env.SOAK_RPC ?? 20);
 const DELAYED = Number(process.env.SOAK_DELAYED ?? 0.15);
+const FREEZES = process.env.SOAK_FREEZES !== '0';
+const LEASE_TTL_MS = 1500;
+let freezes: Freezes | undefined;
 if (!['single', 'cluster', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is neither single nor cluster`);
 const NODES = 3;
 /** Every Step's method timeout; a hung handler outlives it by half. */
@@ -107,6 +118,7 @@ beforeAll(async () => {
   else servers = [await startEmbeddedRedis({ dataDir, args: DURABLE })];
 }, 90_000);
 afterAll(async () => {
+  freezes?.halt();
   await Promise.all(servers.map((r) => r.stop()));
   fs.rmSync(dataDir, { recursive: true, force: true });
   // A restarted cluster node runs on the data dir its first start made; stop() keeps a dir it was given.
@@ -139,7 +151,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     api: { listen: `127.0.0.1:${port}` },
     http: { listen: `127.0.0.1:${httpPort}` },
     fetch: { maxLockExpiries: 100 },
-    cluster: { partitions: 16, heartbeat: '200ms', nodeTtl: '1500ms', leaseTtl: '1500ms' },
+    cluster: { partitions: 16, heartbeat: '200ms', nodeTtl: '1500ms', leaseTtl: `${LEASE_TTL_MS}ms` },
     matching: { syncMatchWait: '50ms', stickyWait: '200ms' },
     steps: { initialInterval: '20ms', maxInterval: '200ms', maxAttempts: 1000 },
     log: { level: 'error' },
@@ -158,7 +170,8 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   // tells every attempt it starts, before running it, so a kill loses none of the count
   const runs = new Map<string, number>();
   const violations: string[] = [];
-  const rpcLoad = new RpcLoad({ clients, up: () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0), random: prng(seed + 1), rate: RPC_RATE, until: Date.now() + SECONDS * 1000 + 10_000 });
+  const rpcLoad = new RpcLoad({ clients, up: () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0), random: prng(seed + 1), rate: RPC_RATE, until: Date.now() + SECONDS * 1000 + 10_000,
+    silent: (i, from, to) => freezes?.nodeFrozenDuring(i, from, to) ?? false });
   const delayed = new DelayedSteps({ random: prng(seed + 2), share: DELAYED });
   const workers: (ChildProcess | undefined)[] = [];
   let generation = 0;
@@ -298,6 +311,10 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   })();
 
   if (RPC_RATE > 0) rpcLoad.start();
+  if (FREEZES) {
+    freezes = new Freezes({ random: prng(seed + 3), leaseTtlMs: LEASE_TTL_MS, until: t0 + SECONDS * 1000 });
+    freezes.start({ nodes: () => nodes, redis: () => servers, workers: () => [...workers, ...fetchWorkers] });
+  }
 
   // ---- chaos: kill or stop a node, start it again on its ports
   let kills = 0;
@@ -349,6 +366,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   }
   await loader;
   await rpcLoad.stop();
+  await freezes?.stop();
 
   // ---- settle: every flow to its last Step
   const settleUntil = Date.now() + SETTLE_MS;
@@ -357,6 +375,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   }
   running = false;
   await engine;
+  violations.push(...lateResults(runs.keys(), outcomeOf));
   const attempts = [...outcomeOf.values()].reduce((s, o) => s + o.attempt, 0);
   const byStatus: Record<string, number> = {};
   for (const o of outcomeOf.values()) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
@@ -370,6 +389,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       + `${count((e) => e.completed)} of ${count((e) => e.completing)} Completes taken, ${count((e) => e.released && e.ok)} of ${count((e) => e.releasing)} Fails and Unlocks, `
       + `${count((e) => e.extended)} locks extended, ${fetchViolations.length} violations`);
   }
+  if (freezes) log(freezes.summary());
   log(`${rpcLoad.summary()}; ${delayed.count} Steps delayed (${delayed.startedCount} started)`);
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 

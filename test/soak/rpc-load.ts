@@ -12,7 +12,8 @@
  *   connection dropped) or NOT_FOUND naming the RPC (no connected worker of
  *   the flow type supports it: a node that has just started may know of none
  *   yet); nothing else, DEADLINE_EXCEEDED included: the node answers
- *   UNAVAILABLE at the caller's timeout, before the Client's own deadline;
+ *   UNAVAILABLE at the caller's timeout, before the Client's own deadline
+ *   (unless the node was frozen meanwhile: freezes.ts);
  * - no call takes longer than its timeout plus the Client's margin and a
  *   bounded slack;
  * - no call runs twice (a call that reached a worker and lost it is not run
@@ -29,6 +30,8 @@ export interface RpcLoadOptions {
   rate: number;
   /** The loop never runs past this (epoch ms). */
   until: number;
+  /** Whether node `i` stopped answering (frozen) between `from` and `to`: its calls may end DEADLINE_EXCEEDED. */
+  silent?: (i: number, from: number, to: number) => boolean;
 }
 
 /** The Client gives the server this long past the call's timeout (client.ts RPC_DEADLINE_MARGIN_MS). */
@@ -143,7 +146,7 @@ export class RpcLoad {
     this.count(code);
     this.results.set(input, { kind: 'refused', code });
     const message = (err as Error)?.message ?? String(err);
-    const allowed = status === 'ZdUnavailableError' || (status === 'ZdNotFoundError' && err instanceof ZdError && err.code === 'ZD_RPC_NOT_FOUND' && message.includes('echo'));
+    const allowed = status === 'ZdUnavailableError' || (status === 'ZdDeadlineExceededError' && !!this.opts.silent?.(i, t0, Date.now())) || (status === 'ZdNotFoundError' && err instanceof ZdError && err.code === 'ZD_RPC_NOT_FOUND' && message.includes('echo'));
     if (!allowed) this.violations.push(`${where}: refused ${code}: ${message}`);
   }
 }

@@ -1,0 +1,170 @@
+/**
+ * Freezes of the chaos soak (chaos.test.ts): a process that stops answering for
+ * a while and then resumes as if nothing had happened (a long GC pause, a VM
+ * stall, a container throttled to zero), sent SIGSTOP and, later, SIGCONT. It
+ * runs beside the kills, on its own schedule and its own seeded dice:
+ *
+ * - a node frozen for 100 ms to twice `cluster.leaseTtl` (half the spans shorter
+ *   than the lease, half longer): past the lease its peers take its partitions
+ *   and fail its workers' attempts, and it resumes with timers due and writes in
+ *   flight, believing it still owns them. DESIGN §3: the lease epoch in the owner's
+ *   scripts refuses that work, and the start script lets one offer win;
+ * - Redis (the redis-server, or one Cluster primary) frozen for 100 ms to 3 s:
+ *   every node's calls stall and its heartbeats lapse, none fails, then all land;
+ * - a worker process (stream or fetch) frozen for 100 ms to 3 s: its attempts
+ *   fail on their method timeout and run again elsewhere, its fetch locks lapse,
+ *   and what it sends once resumed is refused (DESIGN §6), never recorded.
+ *
+ * A frozen process is always resumed: each freeze sends SIGCONT in a `finally`,
+ * `stop()` waits for the one under way, and `halt()` (for afterAll) resumes
+ * every process still frozen at once. SOAK_FREEZES=0 leaves freezes out and draws
+ * none of the soak's other dice.
+ */
+import type { Outcome } from '../../src';
+
+type Signal = 'SIGSTOP' | 'SIGCONT';
+/** A process that can be frozen: a node, a redis-server or a worker process. */
+export interface Freezable {
+  kill(signal: Signal): unknown;
+}
+
+export interface FreezeTargets {
+  /** The node processes now (undefined while one is down). */
+  nodes: () => ({ process: Freezable } | undefined)[];
+  /** The redis-servers now. */
+  redis: () => Freezable[];
+  /** The worker processes now, stream and fetch. */
+  workers: () => (Freezable | undefined)[];
+}
+
+export interface FreezesOptions {
+  random: () => number;
+  /** The nodes' cluster.leaseTtl. */
+  leaseTtlMs: number;
+  /** No freeze starts after this (epoch ms). */
+  until: number;
+}
+
+const MIN_MS = 100;
+const MAX_REDIS_MS = 3000;
+const MAX_WORKER_MS = 3000;
+/** A pause between two freezes. */
+const MIN_GAP_MS = 1000;
+const MAX_GAP_MS = 3000;
+
+interface Span { kind: 'node' | 'redis' | 'worker'; index: number; from: number; to: number }
+
+export class Freezes {
+  private readonly spans: Span[] = [];
+  private readonly frozen = new Set<Freezable>();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly opts: FreezesOptions) {}
+
+  start(targets: FreezeTargets): void {
+    this.running = true;
+    const { random, until } = this.opts;
+    this.loop = (async () => {
+      while (this.running && Date.now() < until) {
+        await this.pause(MIN_GAP_MS + Math.floor(random() * (MAX_GAP_MS - MIN_GAP_MS)));
+        if (!this.running || Date.now() >= until) break;
+        const dice = random();
+        if (dice < 0.5) {
+          const nodes = targets.nodes();
+          const i = Math.floor(random() * nodes.length);
+          const lease = this.opts.leaseTtlMs;
+          // Half the spans end within the lease, half past it (up to twice it).
+          const ms = random() < 0.5 ? MIN_MS + Math.floor(random() * (lease - MIN_MS)) : lease + Math.floor(random() * lease);
+          const node = nodes[i];
+          if (node) await this.freeze('node', i, node.process, ms);
+        } else if (dice < 0.75) {
+          const servers = targets.redis();
+          const i = Math.floor(random() * servers.length);
+          await this.freeze('redis', i, servers[i]!, MIN_MS + Math.floor(random() * (MAX_REDIS_MS - MIN_MS)));
+        } else {
+          const workers = targets.workers();
+          const i = Math.floor(random() * workers.length);
+          const w = workers[i];
+          if (w) await this.freeze('worker', i, w, MIN_MS + Math.floor(random() * (MAX_WORKER_MS - MIN_MS)));
+        }
+      }
+    })();
+  }
+
+  /** Stops the schedule and waits for the freeze under way: nothing is frozen once it resolves. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    this.resumeAll();
+  }
+
+  /** Stops the schedule and resumes every frozen process at once (afterAll, a failed run). */
+  halt(): void {
+    this.running = false;
+    this.wake?.();
+    this.resumeAll();
+  }
+
+  /** Whether node `i` was frozen at some time between `from` and `to` (epoch ms). */
+  nodeFrozenDuring(i: number, from: number, to: number): boolean {
+    return this.spans.some((s) => s.kind === 'node' && s.index === i && s.from <= to && s.to >= from);
+  }
+
+  summary(): string {
+    const of = (kind: Span['kind']) => this.spans.filter((s) => s.kind === kind);
+    const longest = (l: Span[]) => (l.length ? Math.max(...l.map((s) => s.to - s.from)) : 0);
+    const nodes = of('node');
+    const pastLease = nodes.filter((s) => s.to - s.from > this.opts.leaseTtlMs).length;
+    return `freezes: ${nodes.length} of a node (${pastLease} past the lease, longest ${longest(nodes)} ms), `
+      + `${of('redis').length} of Redis (longest ${longest(of('redis'))} ms), ${of('worker').length} of a worker process`;
+  }
+
+  private async freeze(kind: Span['kind'], index: number, target: Freezable, ms: number): Promise<void> {
+    const span: Span = { kind, index, from: Date.now(), to: Number.POSITIVE_INFINITY };
+    this.spans.push(span);
+    this.frozen.add(target);
+    target.kill('SIGSTOP');
+    try {
+      await this.pause(ms);
+    } finally {
+      this.frozen.delete(target);
+      target.kill('SIGCONT');
+      span.to = Date.now();
+    }
+  }
+
+  private resumeAll(): void {
+    for (const t of this.frozen) t.kill('SIGCONT');
+    this.frozen.clear();
+  }
+
+  /** Sleeps `ms`, or less when stopped. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((r) => {
+      const timer = setTimeout(() => { this.wake = undefined; r(); }, ms);
+      this.wake = () => { clearTimeout(timer); this.wake = undefined; r(); };
+    });
+  }
+}
+
+/**
+ * A late result is refused, never recorded (DESIGN §6, §11.3): once attempt n+1 of a task
+ * started, attempt n had ended, so the task's one outcome is of attempt n+1 or later.
+ * `runs` are the stream workers' attempts started, as `taskId#attempt`.
+ */
+export function lateResults(runs: Iterable<string>, outcomes: Map<string, Outcome>): string[] {
+  const last = new Map<string, number>();
+  for (const run of runs) {
+    const [taskId, attempt] = run.split('#') as [string, string];
+    last.set(taskId, Math.max(last.get(taskId) ?? 0, Number(attempt)));
+  }
+  const out: string[] = [];
+  for (const [taskId, n] of last) {
+    const o = outcomes.get(taskId);
+    if (o && o.attempt < n) out.push(`task ${taskId} ended ${o.status} with attempt ${o.attempt}, though attempt ${n} had started`);
+  }
+  return out;
+}
