@@ -151,8 +151,10 @@ export class Freezes {
 }
 
 /**
- * A late result is refused, never recorded (DESIGN §6, §11.3): once attempt n+1 of a task
- * started, attempt n had ended, so the task's one outcome is of attempt n+1 or later.
+ * A late result is refused, never recorded, and an ended task never runs again (DESIGN §6,
+ * §11.2, §11.3): once attempt n of a task started, the attempts before it had ended without
+ * an outcome, so the task's one outcome is of attempt n or later. A stale owner that resumes
+ * and restores or requeues a task that ended meanwhile would start an attempt past its outcome.
  * `runs` are the stream workers' attempts started, as `taskId#attempt`.
  */
 export function lateResults(runs: Iterable<string>, outcomes: Map<string, Outcome>): string[] {
@@ -164,7 +166,7 @@ export function lateResults(runs: Iterable<string>, outcomes: Map<string, Outcom
   const out: string[] = [];
   for (const [taskId, n] of last) {
     const o = outcomes.get(taskId);
-    if (o && o.attempt < n) out.push(`task ${taskId} ended ${o.status} with attempt ${o.attempt}, though attempt ${n} had started`);
+    if (o && o.attempt < n) out.push(`task ${taskId} ended ${o.status} with attempt ${o.attempt}, yet attempt ${n} of it started`);
   }
   return out;
 }
