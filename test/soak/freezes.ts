@@ -155,6 +155,7 @@ export class Freezes {
  * §11.2, §11.3): once attempt n of a task started, the attempts before it had ended without
  * an outcome, so the task's one outcome is of attempt n or later. A stale owner that resumes
  * and restores or requeues a task that ended meanwhile would start an attempt past its outcome.
+ * And the result a COMPLETED outcome holds is from the attempt it names, not a late one.
  * `runs` are the stream workers' attempts started, as `taskId#attempt`.
  */
 export function lateResults(runs: Iterable<string>, outcomes: Map<string, Outcome>): string[] {
@@ -167,6 +168,11 @@ export function lateResults(runs: Iterable<string>, outcomes: Map<string, Outcom
   for (const [taskId, n] of last) {
     const o = outcomes.get(taskId);
     if (o && o.attempt < n) out.push(`task ${taskId} ended ${o.status} with attempt ${o.attempt}, yet attempt ${n} of it started`);
+  }
+  // A stream worker's result names its attempt (worker-process.js): the outcome is that attempt's.
+  for (const o of outcomes.values()) {
+    const by = o.status === 'COMPLETED' ? /^done \S+ #(\d+)$/.exec(o.output.toString()) : null;
+    if (by && Number(by[1]) !== o.attempt) out.push(`task ${o.taskId}'s outcome is attempt ${o.attempt}'s, but holds the result of attempt ${by[1]}`);
   }
   return out;
 }

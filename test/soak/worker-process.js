@@ -23,7 +23,8 @@ const handler = async (ctx) => {
   if (dice < 0.01) await sleep(methodTimeoutMs * 1.5);
   else await sleep(Math.floor(Math.random() * 10));
   if (dice > 0.97) throw new Error('a failure the retry policy takes');
-  return `done ${ctx.stepExecutionId}`;
+  // The result names its attempt, so a late one recorded under another attempt shows.
+  return `done ${ctx.stepExecutionId} #${ctx.attempt}`;
 };
 
 const worker = new Worker({
