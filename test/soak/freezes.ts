@@ -17,8 +17,8 @@
  *
  * A frozen process is always resumed: each freeze sends SIGCONT in a `finally`,
  * `stop()` waits for the one under way, and `halt()` (for afterAll) resumes
- * every process still frozen at once. SOAK_FREEZES=0 leaves freezes out and draws
- * none of the soak's other dice.
+ * every process still frozen at once. Freezes draw from dice of their own, not the
+ * kills'; SOAK_FREEZES=0 leaves them out.
  */
 import type { Outcome } from '../../src';
 
