@@ -50,7 +50,9 @@
  * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
  * SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice),
- * SOAK_REDIS (`single`, the default, or `cluster`), SOAK_FETCH (0 to leave fetch
+ * SOAK_REDIS (`single`, the default, `cluster`, or `cluster-replicated`: Redis
+ * events are failovers to replicas, SOAK_FORCE_FAILOVERS=1 forced ones too, see
+ * redis-failovers.ts), SOAK_FETCH (0 to leave fetch
  * workers and `fetchwork` Steps out), SOAK_RPC (InvokeRpc calls per second during
  * the chaos phase, default 20; 0 for none: rpc-load.ts), SOAK_DELAYED (share of
  * Steps enqueued with a readyAt 0.3 to 3 s ahead, default 0.15; 0 for none:
@@ -78,13 +80,15 @@ import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { uniquePrefix } from '../helpers/redis';
 import { DelayedSteps } from './delayed-steps';
 import { Freezes, lateResults } from './freezes';
+import { RedisFailovers } from './redis-failovers';
 import { RpcLoad } from './rpc-load';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const FLOWS = Number(process.env.SOAK_FLOWS ?? 300);
 const STEPS = Number(process.env.SOAK_STEPS ?? 6);
 const REDIS_KILLS = process.env.SOAK_REDIS_KILLS !== '0';
-const CLUSTER = process.env.SOAK_REDIS === 'cluster';
+const REPLICATED = process.env.SOAK_REDIS === 'cluster-replicated'; // redis-failovers.ts
+const CLUSTER = process.env.SOAK_REDIS === 'cluster' || REPLICATED;
 const FETCH = process.env.SOAK_FETCH !== '0';
 /** The lock every fetch asks for. */
 const FETCH_LOCK_MS = 1000;
@@ -93,7 +97,7 @@ const DELAYED = Number(process.env.SOAK_DELAYED ?? 0.15);
 const FREEZES = process.env.SOAK_FREEZES !== '0';
 const LEASE_TTL_MS = 1500;
 let freezes: Freezes | undefined;
-if (!['single', 'cluster', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is neither single nor cluster`);
+if (!['single', 'cluster', 'cluster-replicated', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is not single, cluster or cluster-replicated`);
 const NODES = 3;
 /** Every Step's method timeout; a hung handler outlives it by half. */
 const METHOD_TIMEOUT_MS = 1000;
@@ -109,16 +113,19 @@ const CLUSTER_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'node
  */
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'zdmatch-soak-'));
 let servers: EmbeddedRedis[] = [];
+let failovers: RedisFailovers | undefined;
 const restartRedis = async (i: number) => {
   const old = servers[i]!;
   servers[i] = await startEmbeddedRedis({ dataDir: old.dataDir, port: old.port, args: [...DURABLE, ...(CLUSTER ? CLUSTER_ARGS : [])] });
 };
 beforeAll(async () => {
-  if (CLUSTER) servers = [...(await startRedisCluster({ args: DURABLE })).nodes];
+  if (REPLICATED) servers = (failovers = await RedisFailovers.start(DURABLE, process.env.SOAK_FORCE_FAILOVERS === '1')).all();
+  else if (CLUSTER) servers = [...(await startRedisCluster({ args: DURABLE })).nodes];
   else servers = [await startEmbeddedRedis({ dataDir, args: DURABLE })];
 }, 90_000);
 afterAll(async () => {
   freezes?.halt();
+  if (failovers) servers = failovers.all();
   await Promise.all(servers.map((r) => r.stop()));
   fs.rmSync(dataDir, { recursive: true, force: true });
   // A restarted cluster node runs on the data dir its first start made; stop() keeps a dir it was given.
@@ -143,7 +150,7 @@ const log = (msg: string) => process.stderr.write(`soak: ${msg}\n`);
 it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const seed = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000);
   const random = prng(seed);
-  log(`seed ${seed}: ${FLOWS} flows × ${STEPS} Steps, ${NODES} nodes on ${CLUSTER ? 'a Redis Cluster of 3 primaries' : 'one redis-server'}, ${SECONDS} s of kills${REDIS_KILLS ? ' (Redis too)' : ''}`);
+  log(`seed ${seed}: ${FLOWS} flows × ${STEPS} Steps, ${NODES} nodes on ${REPLICATED ? 'a Redis Cluster of 3 primaries with a replica each' : CLUSTER ? 'a Redis Cluster of 3 primaries' : 'one redis-server'}, ${SECONDS} s of kills${REDIS_KILLS ? ' (Redis too)' : ''}`);
   const prefix = uniquePrefix('soak');
   const ports = await freePorts(NODES);
   const httpPorts = await freePorts(NODES);
@@ -158,7 +165,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   });
   const nodes: (NodeProcess | undefined)[] = [];
   const start = async (i: number) => {
-    const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`) } } : {};
+    const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`), ...(REPLICATED ? { waitReplicas: 1 } : {}) } } : {};
     nodes[i] = await startNodeProcess({
       ...(CLUSTER ? {} : { redisUrl: servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`, config: { ...config(ports[i]!, httpPorts[i]!), ...redisConfig },
     });
@@ -183,6 +190,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       delayed.started(m.run, m.at);
       const n = (runs.get(m.run) ?? 0) + 1;
       runs.set(m.run, n);
+      if (failovers?.excusesRerun(m.run, m.at!)) return;
       if (n > 1) violations.push(`attempt ${m.run} ran ${n} times`);
     });
     workers[i] = child;
@@ -325,7 +333,10 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   while (Date.now() - t0 < SECONDS * 1000) {
     await sleep(1000 + Math.floor(random() * 2000));
     const dice = random();
-    if (REDIS_KILLS && dice < 1 / 6) {
+    if (REDIS_KILLS && dice < 1 / 6 && failovers) {
+      log(`Redis: a ${await failovers.failover(random)} failover`);
+      redisKills++;
+    } else if (REDIS_KILLS && dice < 1 / 6) {
       const i = Math.floor(random() * servers.length);
       const r = servers[i]!;
       r.kill('SIGKILL');
@@ -381,7 +392,10 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   for (const o of outcomeOf.values()) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
   log(`${kills} kills, ${stops} stops, ${workerKills} worker kills and ${redisKills} Redis kills; ${enqueued.size} Steps enqueued, outcomes ${JSON.stringify(byStatus)} (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${cancelled.size} flows cancelled (${cancels} CancelFlow calls answered), ${violations.length} violations`);
   if (FETCH) {
-    const fetchViolations = checkFetchRuns(fetchLog);
+    const fetchViolations = failovers ? [...fetchLog].flatMap(([id, events]) => {
+      const found = checkFetchRuns(new Map([[id, events]]));
+      return found.length && failovers!.excusesFetchTask(events.filter((e) => e.claimed).map((e) => e.lockUntil! - FETCH_LOCK_MS)) ? [] : found;
+    }) : checkFetchRuns(fetchLog);
     violations.push(...fetchViolations);
     const all = [...fetchLog.values()].flat();
     const count = (f: (e: FetchEvent) => unknown) => all.filter(f).length;
@@ -390,12 +404,13 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       + `${count((e) => e.extended)} locks extended, ${fetchViolations.length} violations`);
   }
   if (freezes) log(freezes.summary());
+  if (failovers) log(`Redis: ${failovers.summary()}`);
   log(`${rpcLoad.summary()}; ${delayed.count} Steps delayed (${delayed.startedCount} started)`);
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 
   // Nothing left behind: no queued Step, none in flight.
   const leftovers: string[] = [];
-  for (const { port } of servers) {
+  for (const { port } of failovers ? await failovers.primaries() : servers) {
     const keys = (await sendCommand(port, ['KEYS', `${prefix}:{*}:*`])) as string[];
     for (const key of keys) {
       if (/:t:/.test(key)) leftovers.push(key);
