@@ -49,7 +49,7 @@
  *
  * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
- * SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice),
+ * SOAK_REDIS_SHARE (share of chaos events on Redis, default 1/6), SOAK_SEED (default: time; it fixes the schedule of kills, not the handlers' dice),
  * SOAK_REDIS (`single`, the default, `cluster`, or `cluster-replicated`: Redis
  * events are failovers to replicas, SOAK_FORCE_FAILOVERS=1 forced ones too, see
  * redis-failovers.ts), SOAK_FETCH (0 to leave fetch
@@ -87,6 +87,8 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const FLOWS = Number(process.env.SOAK_FLOWS ?? 300);
 const STEPS = Number(process.env.SOAK_STEPS ?? 6);
 const REDIS_KILLS = process.env.SOAK_REDIS_KILLS !== '0';
+/** The share of chaos events that hit Redis (SOAK_REDIS_SHARE, default 1/6, at most 2/3). */
+const REDIS_SHARE = Math.min(2 / 3, Number(process.env.SOAK_REDIS_SHARE ?? 1 / 6));
 const REPLICATED = process.env.SOAK_REDIS === 'cluster-replicated'; // redis-failovers.ts
 const CLUSTER = process.env.SOAK_REDIS === 'cluster' || REPLICATED;
 const FETCH = process.env.SOAK_FETCH !== '0';
@@ -333,10 +335,10 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   while (Date.now() - t0 < SECONDS * 1000) {
     await sleep(1000 + Math.floor(random() * 2000));
     const dice = random();
-    if (REDIS_KILLS && dice < 1 / 6 && failovers) {
-      log(`Redis: a ${await failovers.failover(random)} failover`);
+    if (REDIS_KILLS && dice < REDIS_SHARE && failovers) {
+      log(`Redis: ${await failovers.failover(random)}`);
       redisKills++;
-    } else if (REDIS_KILLS && dice < 1 / 6) {
+    } else if (REDIS_KILLS && dice < REDIS_SHARE) {
       const i = Math.floor(random() * servers.length);
       const r = servers[i]!;
       r.kill('SIGKILL');
@@ -344,7 +346,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       redisKills++;
       await sleep(100 + Math.floor(random() * 700));
       await restartRedis(i);
-    } else if (dice < 2 / 6) {
+    } else if (dice < REDIS_SHARE + 1 / 6) {
       // A worker process dies mid-task: its node fails the attempts it held, and they run
       // again; a fetch worker's locks lapse, and its tasks are fetched again.
       const i = Math.floor(random() * NODES);

@@ -12,6 +12,8 @@
  *   FORCE` on the replica while the primary still runs, or the primary killed
  *   with SIGKILL, the replica promoted by `CLUSTER FAILOVER FORCE`, and the
  *   primary started again on its data (it rejoins as a replica and resyncs).
+ *   Either comes 50 to 300 ms after the primary's link to its replica was
+ *   closed, so the replica lacks what the primary answered meanwhile.
  *   Writes the replica had not got are lost. An enqueue is acknowledged only
  *   once the replica has it (WAIT), and ConsumeOutcomes answers outcomes only
  *   once the replica has them, and with one replica per primary that replica is
@@ -79,23 +81,30 @@ export class RedisFailovers {
       + `${this.excusedRuns} attempts run again and ${this.excusedFetchTasks} fetch tasks whose claims broke the rules across a forced failover (its lost writes)`;
   }
 
-  /** One chaos event: a primary, picked by `random`, fails over to its replica, which must then have its own in sync. */
-  async failover(random: () => number): Promise<FailoverKind> {
+  /** One chaos event: a primary, picked by `random`, fails over to its replica, which must then have its own in sync; says which. */
+  async failover(random: () => number): Promise<string> {
     const kind: FailoverKind = !this.force || random() < 1 / 3 ? 'graceful' : random() < 0.5 ? 'force' : 'kill';
     const shards = await this.healthy();
     const { primary, replica } = shards[Math.floor(random() * shards.length)]!;
     const p = this.servers.get(primary)!;
     if (kind === 'graceful') {
       await this.ok(replica, ['CLUSTER', 'FAILOVER']);
-    } else if (kind === 'force') {
-      const event = { start: Date.now(), end: Infinity };
-      this.forced.push(event);
-      await this.ok(replica, ['CLUSTER', 'FAILOVER', 'FORCE']);
-      await this.until(`${primary} demoted`, async () => /role:slave/.test(await this.info(primary)));
-      event.end = Date.now();
     } else {
+      // The replica falls behind first, as one cut off from its primary for a moment does: the
+      // primary's link to it is closed (the replica dials again within a second), and writes the
+      // primary answers meanwhile never reach it. The failover drops them.
       const event = { start: Date.now(), end: Infinity };
       this.forced.push(event);
+      await sendCommand(primary, ['CLIENT', 'KILL', 'TYPE', 'replica']);
+      await sleep(50 + Math.floor(random() * 250));
+      if (kind === 'force') {
+        await this.ok(replica, ['CLUSTER', 'FAILOVER', 'FORCE']);
+        await this.until(`${primary} demoted`, async () => /role:slave/.test(await this.info(primary)));
+        event.end = Date.now();
+      }
+    }
+    if (kind === 'kill') {
+      const event = this.forced[this.forced.length - 1]!;
       p.kill('SIGKILL');
       await p.exited();
       event.end = Date.now();
@@ -116,7 +125,7 @@ export class RedisFailovers {
     });
     await this.healthy();
     this.counts[kind]++;
-    return kind;
+    return `${kind === 'graceful' ? 'a graceful failover' : kind === 'force' ? 'a forced failover' : 'a primary killed and taken over'} of ${primary} to ${replica}`;
   }
 
   /**
