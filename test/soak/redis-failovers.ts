@@ -33,6 +33,8 @@ import { sendCommand, startEmbeddedRedis, startRedisCluster, type EmbeddedRedis 
 
 /** How long a failover, and the old primary's return as a replica in sync, may take. */
 const REPAIR_MS = 60_000;
+/** How long a manual failover is given before it is asked again (Redis gives one up after 5 s). */
+const ACT_AGAIN_MS = 8_000;
 /** A run's report reaches the soak after the write that started it: how much later it may be. */
 const REPORT_SLACK_MS = 2_000;
 
@@ -83,12 +85,27 @@ export class RedisFailovers {
 
   /** One chaos event: a primary, picked by `random`, fails over to its replica, which must then have its own in sync; says which. */
   async failover(random: () => number): Promise<string> {
-    const kind: FailoverKind = !this.force || random() < 1 / 3 ? 'graceful' : random() < 0.5 ? 'force' : 'kill';
     const shards = await this.healthy();
     const { primary, replica } = shards[Math.floor(random() * shards.length)]!;
+    try {
+      return await this.failoverOf(primary, replica, random);
+    } catch (err) {
+      // What each side of the failover saw, for the report.
+      const views = await Promise.all([primary, replica].map(async (port) => `${port}: ${await this.info(port)}\n`
+        + `${String(await sendCommand(port, ['CLUSTER', 'NODES']).catch((e: Error) => e.message))}\n${this.servers.get(port)!.output()}`));
+      throw new Error(`${(err as Error).message}\n${views.join('\n')}`);
+    }
+  }
+
+  private async failoverOf(primary: number, replica: number, random: () => number): Promise<string> {
+    const kind: FailoverKind = !this.force || random() < 1 / 3 ? 'graceful' : random() < 0.5 ? 'force' : 'kill';
     const p = this.servers.get(primary)!;
+    const promoted = async () => /role:master/.test(await this.info(replica));
+    // A manual failover that wins no election in 5 s is given up by Redis: it is asked again.
+    const promote = (force: boolean) => this.until(`${replica} promoted over ${primary}`, promoted,
+      () => this.ok(replica, ['CLUSTER', 'FAILOVER', ...(force ? ['FORCE'] : [])]));
     if (kind === 'graceful') {
-      await this.ok(replica, ['CLUSTER', 'FAILOVER']);
+      await promote(false);
     } else {
       // The replica falls behind first, as one cut off from its primary for a moment does: the
       // primary's link to it is closed (the replica dials again within a second), and writes the
@@ -98,7 +115,7 @@ export class RedisFailovers {
       await sendCommand(primary, ['CLIENT', 'KILL', 'TYPE', 'replica']);
       await sleep(50 + Math.floor(random() * 250));
       if (kind === 'force') {
-        await this.ok(replica, ['CLUSTER', 'FAILOVER', 'FORCE']);
+        await promote(true);
         await this.until(`${primary} demoted`, async () => /role:slave/.test(await this.info(primary)));
         event.end = Date.now();
       }
@@ -108,9 +125,8 @@ export class RedisFailovers {
       p.kill('SIGKILL');
       await p.exited();
       event.end = Date.now();
-      await this.ok(replica, ['CLUSTER', 'FAILOVER', 'FORCE']);
+      await promote(true);
     }
-    await this.until(`${replica} promoted over ${primary}`, async () => /role:master/.test(await this.info(replica)));
     if (kind === 'kill') {
       await sleep(100 + Math.floor(random() * 700));
       this.servers.set(primary, await startEmbeddedRedis({
@@ -210,9 +226,16 @@ export class RedisFailovers {
     if (r !== 'OK') throw new Error(`${cmd.join(' ')} on ${port}: ${String(r)}`);
   }
 
-  private async until(what: string, check: () => Promise<boolean>): Promise<void> {
+  /** Waits (REPAIR_MS at most) until `check` holds, running `act` first and again every ACT_AGAIN_MS until then. */
+  private async until(what: string, check: () => Promise<boolean>, act?: () => Promise<void>): Promise<void> {
     const deadline = Date.now() + REPAIR_MS;
-    while (!(await check())) {
+    let actAt = Date.now();
+    for (;;) {
+      if (act && Date.now() >= actAt) {
+        await act();
+        actAt = Date.now() + ACT_AGAIN_MS;
+      }
+      if (await check()) return;
       if (Date.now() > deadline) throw new Error(`the Redis Cluster did not heal within ${REPAIR_MS} ms: ${what}`);
       await sleep(100);
     }
