@@ -21,7 +21,8 @@
  *   outcome the engine sees, every flow still runs to its end, no delayed Step
  *   starts early, the RPC checks hold and nothing is left behind. What is not replicated before it
  *   is answered may be lost: an attempt's start (the attempt, under the same
- *   number, runs again), its end (the attempt audit fails it as worker_lost and
+ *   number, runs again), its end (the owners' once-a-minute look at running
+ *   attempts fails it as worker_lost and
  *   it runs again), a CancelFlow (its Step may complete instead, which the
  *   soak accepts for any flow), a fetch worker's claim, lock extension, Complete, Fail or
  *   Unlock (the task is fetched again while the first lock would still hold, or
