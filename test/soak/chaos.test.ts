@@ -326,7 +326,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   if (RPC_RATE > 0) rpcLoad.start();
   if (FREEZES) {
     freezes = new Freezes({ random: prng(seed + 3), leaseTtlMs: LEASE_TTL_MS, until: t0 + SECONDS * 1000 });
-    freezes.start({ nodes: () => nodes, redis: () => servers, workers: () => [...workers, ...fetchWorkers] });
+    freezes.start({ nodes: () => nodes, redis: () => failovers?.all() ?? servers, workers: () => [...workers, ...fetchWorkers] });
   }
 
   // ---- chaos: kill or stop a node, start it again on its ports
