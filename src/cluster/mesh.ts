@@ -83,8 +83,15 @@ const NO_CONNECTION = /^(\w+: )?No connection established/;
 /** Reading the membership when a peer's link ends: at most this often. */
 const LINK_END_BEAT_MS = 1000;
 
-/** Beyond an RPC's budget, how long a peer that ran it has to send the answer back. */
-const RPC_ANSWER_GRACE_MS = 1000;
+/**
+ * Beyond an RPC's budget, how long a peer that ran it has to send the answer back. Well
+ * inside the Client's own margin past the caller's timeout (RPC_DEADLINE_MARGIN_MS, 1 s, in
+ * sdk/client/client.ts): a peer that stops answering (frozen, cut off) ends the call
+ * UNAVAILABLE from this node, where an equal grace raced the caller into DEADLINE_EXCEEDED.
+ */
+const RPC_ANSWER_GRACE_MS = 400;
+/** How long an RPC waits on a fresh read of the members for a peer not read yet (at most half its budget). */
+const RPC_MEMBERS_READ_MS = 250;
 
 /**
  * InvokeRpc call metadata: how much of the call's matching.dispatchWait is left
@@ -487,10 +494,13 @@ export class Mesh {
   /** `dispatchWaitMs`: what is left of the call's matching.dispatchWait; the peer looks for a worker no longer. */
   async invokeRpc(nodeId: string, req: pb.IInvokeRpcRequest, signal: AbortSignal, dispatchWaitMs?: number): Promise<pb.IInvokeRpcResponse> {
     let client = this.peer(nodeId);
+    const budget = Number(req.timeout_ms ?? 0);
     // A peer whose capacity we hold but whose membership entry we lack: it joined after our last
-    // read, or a stall here let its heartbeat look old. One fresh read of the members settles it.
+    // read, or a stall here let its heartbeat look old. One fresh read of the members settles it,
+    // if Redis answers in time: a frozen Redis (or a Cluster primary down) costs the call this
+    // peer, never the caller's deadline.
     if (!client && !this.closed) {
-      await this.readMembers();
+      await within(this.readMembers(), budget > 0 ? Math.min(RPC_MEMBERS_READ_MS, Math.floor(budget / 2)) : RPC_MEMBERS_READ_MS);
       client = this.peer(nodeId);
     }
     if (!client) throw new PeerUnreachableError(`peer ${nodeId} is not reachable`);
@@ -500,7 +510,6 @@ export class Mesh {
       : Metadata({ [RPC_DISPATCH_WAIT_HEADER]: String(Math.max(0, Math.ceil(dispatchWaitMs))) });
     // A peer that stops answering (a network partition, a frozen process) must not hold
     // the caller past the call's own budget: the peer gets it whole, plus a moment to answer.
-    const budget = Number(req.timeout_ms ?? 0);
     const bounded = budget > 0 ? boundedSignal(signal, budget + RPC_ANSWER_GRACE_MS) : undefined;
     try {
       return await client.invokeRpc(req, { signal: bounded?.signal ?? signal, metadata });

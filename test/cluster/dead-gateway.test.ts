@@ -9,6 +9,7 @@
  * SIGSTOP); the survivor runs in this process.
  */
 import { createChannel, createClient } from 'nice-grpc';
+import { Client, ZdUnavailableError } from '../../src';
 import { partitionOf } from '../../src/store/keys';
 import { pb, WorkerTaskServiceDefinition } from '../../src/wire';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
@@ -168,11 +169,20 @@ it('answers an RPC routed to a peer that stopped answering within the call budge
   await waitFor(() => survivor!.node.view.idleNodeFor('acme', 'order') === 'n-frozen', { timeoutMs: 5000, description: 'the caller sees the idle worker' });
 
   dying.process.kill('SIGSTOP'); // alive to the network, answering nothing
-  const since = Date.now();
-  const err = await survivor.matching.invokeRpc({ tenant: 'acme', flow_id: 'f', flow_type: 'order', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 1000 })
-    .then(() => undefined, (e: Error) => e);
-  expect(err?.message).toContain('UNAVAILABLE');
-  expect(Date.now() - since).toBeLessThan(4000);
-  dying.process.kill('SIGCONT');
-  channel.close();
+  // Through the SDK's Client, whose own deadline is the timeout plus its 1-s margin: the node's
+  // UNAVAILABLE must come before it. A node that gave the frozen peer as long as that margin
+  // raced the Client, whose caller got DEADLINE_EXCEEDED.
+  const client = new Client({ address: survivor.node.apiAddress });
+  try {
+    const since = Date.now();
+    const err = await client.invokeRpc({ tenant: 'acme', flowId: 'f', flowType: 'order', rpcName: 'status', input: Buffer.from('q'), timeoutMs: 1000 })
+      .then(() => undefined, (e: Error) => e);
+    expect(err).toBeInstanceOf(ZdUnavailableError);
+    expect(err?.message).toContain('ZD_RPC_UNAVAILABLE');
+    expect(Date.now() - since).toBeLessThan(2000);
+  } finally {
+    client.close();
+    dying.process.kill('SIGCONT');
+    channel.close();
+  }
 });

@@ -8,6 +8,7 @@
  * affinity, not correctness: the call goes on without it. Real redis-server,
  * frozen with SIGSTOP; real gRPC.
  */
+import { PeerUnreachableError } from '../../src/cluster/mesh';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
@@ -31,5 +32,21 @@ it('runs an RPC on an idle worker, within its timeout, while Redis does not answ
   s.send({ rpc_result: { task_token: task.task_token, output: Buffer.from('answered') } });
   expect(await call).toEqual({ output: 'answered' });
   // The call's timeout, with room for a loaded machine; Redis is still frozen.
+  expect(Date.now() - since).toBeLessThan(1000);
+});
+
+it('takes a peer it has not read among the members for unreachable, within the RPC budget, while Redis does not answer', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('rpcmembers'));
+  redis.server.kill('SIGSTOP');
+  // A peer whose capacity came over its link before its membership entry was read here: the
+  // mesh reads the members once more, and with Redis frozen that read gives up, not the call.
+  const since = Date.now();
+  const outcome = await Promise.race([
+    t.node.mesh.invokeRpc('n-not-read-yet', { tenant: 'acme', flow_id: 'f1', flow_type: 'order', rpc_name: 'status', timeout_ms: 1000 }, new AbortController().signal)
+      .then(() => 'answered', (e: Error) => (e instanceof PeerUnreachableError ? 'unreachable' : e.message)),
+    new Promise((r) => setTimeout(() => r('still waiting after 1.5 s'), 1500)),
+  ]);
+  expect(outcome).toBe('unreachable');
+  // Half the budget at most, and 250 ms here; room left for a loaded machine.
   expect(Date.now() - since).toBeLessThan(1000);
 });
