@@ -19,10 +19,12 @@ export interface TcpProxy {
   blackhole(): void;
   /** Sends the connections made from now on to another port (a DNS name that moves to a new primary); open ones stay. */
   retarget(port: number): void;
-  /** Undoes pause(), freeze() or blackhole() (a client whose target closed meanwhile is closed now). */
+  /** Undoes pause(), freeze(), blackhole() or refuse() (a client whose target closed meanwhile is closed now). */
   resume(): void;
   /** Closes the open connections at both ends (a network reset): what they held is lost; new ones are taken as before. */
   cut(): void;
+  /** cut(), and connections opened from now on are reset at once (a peer's port refusing), until resume(). */
+  refuse(): void;
   /** Connections opened from now on get no further than the proxy (a slow answer) until release(); open ones flow on. */
   holdNew(): void;
   /** Forwards the connections holdNew() held, and the new ones from now on. */
@@ -38,6 +40,7 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   let holed = false;
   const gone = new Set<net.Socket>();
   let holding = false;
+  let refusing = false;
   const held: net.Socket[] = [];
   const forward = (client: net.Socket) => {
     const target = net.connect(currentTarget, '127.0.0.1');
@@ -64,6 +67,11 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     target.on('error', targetEnded).on('close', targetEnded);
   };
   const server = net.createServer((client) => {
+    if (refusing) {
+      client.on('error', () => client.destroy());
+      client.resetAndDestroy();
+      return;
+    }
     if (!holding) return forward(client);
     client.pause();
     client.on('error', () => client.destroy());
@@ -101,6 +109,7 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
       paused = false;
       frozen = false;
       holed = false;
+      refusing = false;
       for (const c of gone) c.destroy();
       gone.clear();
       // Nothing was unpiped: piping again would send every byte twice (a client then reads two replies to one command).
@@ -120,6 +129,10 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
         p.client.destroy();
         p.target.destroy();
       }
+    },
+    refuse() {
+      refusing = true;
+      proxy.cut();
     },
     holdNew() {
       holding = true;

@@ -71,6 +71,12 @@
  * and no task's outcome may be of an attempt older than one that started (a late
  * result is refused). SOAK_FREEZES=0 leaves freezes out. Every frozen process is
  * resumed before the end-of-run checks, and in afterAll if the run failed.
+ *
+ * The peer mesh is partitioned too (mesh-partitions.ts): each node's mesh port sits
+ * behind a TCP proxy it advertises, and now and then one node's proxy black-holes or
+ * refuses every mesh link into it for 200 ms to 4 s while Redis stays in reach. The
+ * invariants above stay as they are. SOAK_PARTITIONS=0 leaves them out. Every
+ * partition is healed before the end-of-run checks, and in afterAll if the run failed.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -83,6 +89,7 @@ import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { uniquePrefix } from '../helpers/redis';
 import { DelayedSteps } from './delayed-steps';
 import { Freezes, lateResults } from './freezes';
+import { MeshPartitions } from './mesh-partitions';
 import { RedisFailovers } from './redis-failovers';
 import { RpcLoad } from './rpc-load';
 
@@ -102,6 +109,8 @@ const DELAYED = Number(process.env.SOAK_DELAYED ?? 0.15);
 const FREEZES = process.env.SOAK_FREEZES !== '0';
 const LEASE_TTL_MS = 1500;
 let freezes: Freezes | undefined;
+const PARTITIONS = process.env.SOAK_PARTITIONS !== '0';
+let partitions: MeshPartitions | undefined;
 if (!['single', 'cluster', 'cluster-replicated', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is not single, cluster or cluster-replicated`);
 const NODES = 3;
 /** Every Step's method timeout; a hung handler outlives it by half. */
@@ -130,6 +139,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => {
   freezes?.halt();
+  await partitions?.close();
   if (failovers) servers = failovers.all();
   await Promise.all(servers.map((r) => r.stop()));
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -159,6 +169,8 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const prefix = uniquePrefix('soak');
   const ports = await freePorts(NODES);
   const httpPorts = await freePorts(NODES);
+  const internalPorts = await freePorts(NODES);
+  if (PARTITIONS) partitions = await MeshPartitions.open(internalPorts, { random: prng(seed + 4), until: Date.now() + SECONDS * 1000 });
   const config = (port: number, httpPort: number) => ({
     api: { listen: `127.0.0.1:${port}` },
     http: { listen: `127.0.0.1:${httpPort}` },
@@ -172,7 +184,8 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const start = async (i: number) => {
     const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`), ...(REPLICATED ? { waitReplicas: 1 } : {}) } } : {};
     nodes[i] = await startNodeProcess({
-      ...(CLUSTER ? {} : { redisUrl: servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`, config: { ...config(ports[i]!, httpPorts[i]!), ...redisConfig },
+      ...(CLUSTER ? {} : { redisUrl: servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`,
+      config: { ...config(ports[i]!, httpPorts[i]!), ...redisConfig, ...(partitions ? { internal: partitions.internalConfig(i, internalPorts[i]!) } : {}) },
     });
   };
   await Promise.all(ports.map((_, i) => start(i)));
@@ -328,6 +341,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     freezes = new Freezes({ random: prng(seed + 3), leaseTtlMs: LEASE_TTL_MS, until: t0 + SECONDS * 1000 });
     freezes.start({ nodes: () => nodes, redis: () => failovers?.all() ?? servers, workers: () => [...workers, ...fetchWorkers] });
   }
+  partitions?.start();
 
   // ---- chaos: kill or stop a node, start it again on its ports
   let kills = 0;
@@ -383,6 +397,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   await loader;
   await rpcLoad.stop();
   await freezes?.stop();
+  await partitions?.stop();
 
   // ---- settle: every flow to its last Step
   const settleUntil = Date.now() + SETTLE_MS;
@@ -409,6 +424,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
       + `${count((e) => e.extended)} locks extended, ${fetchViolations.length} violations`);
   }
   if (freezes) log(freezes.summary());
+  if (partitions) log(partitions.summary());
   if (failovers) log(`Redis: ${failovers.summary()}`);
   log(`${rpcLoad.summary()}; ${delayed.count} Steps delayed (${delayed.startedCount} started)`);
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
