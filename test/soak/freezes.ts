@@ -21,6 +21,7 @@
  * kills'; SOAK_FREEZES=0 leaves them out.
  */
 import type { Outcome } from '../../src';
+import { ChaosSchedule } from './chaos-schedule';
 
 type Signal = 'SIGSTOP' | 'SIGCONT';
 /** A process that can be frozen: a node, a redis-server or a worker process. */
@@ -48,63 +49,52 @@ export interface FreezesOptions {
 const MIN_MS = 100;
 const MAX_REDIS_MS = 3000;
 const MAX_WORKER_MS = 3000;
-/** A pause between two freezes. */
-const MIN_GAP_MS = 1000;
-const MAX_GAP_MS = 3000;
 
 interface Span { kind: 'node' | 'redis' | 'worker'; index: number; from: number; to: number }
 
 export class Freezes {
   private readonly spans: Span[] = [];
   private readonly frozen = new Set<Freezable>();
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly schedule: ChaosSchedule;
 
-  constructor(private readonly opts: FreezesOptions) {}
+  constructor(private readonly opts: FreezesOptions) {
+    this.schedule = new ChaosSchedule(opts.random, opts.until);
+  }
 
   start(targets: FreezeTargets): void {
-    this.running = true;
-    const { random, until } = this.opts;
-    this.loop = (async () => {
-      while (this.running && Date.now() < until) {
-        await this.pause(MIN_GAP_MS + Math.floor(random() * (MAX_GAP_MS - MIN_GAP_MS)));
-        if (!this.running || Date.now() >= until) break;
-        const dice = random();
-        if (dice < 0.5) {
-          const nodes = targets.nodes();
-          const i = Math.floor(random() * nodes.length);
-          const lease = this.opts.leaseTtlMs;
-          // Half the spans end within the lease, half past it (up to twice it).
-          const ms = random() < 0.5 ? MIN_MS + Math.floor(random() * (lease - MIN_MS)) : lease + Math.floor(random() * lease);
-          const node = nodes[i];
-          if (node) await this.freeze('node', i, node.process, ms);
-        } else if (dice < 0.75) {
-          const servers = targets.redis();
-          const i = Math.floor(random() * servers.length);
-          await this.freeze('redis', i, servers[i]!, MIN_MS + Math.floor(random() * (MAX_REDIS_MS - MIN_MS)));
-        } else {
-          const workers = targets.workers();
-          const i = Math.floor(random() * workers.length);
-          const w = workers[i];
-          if (w) await this.freeze('worker', i, w, MIN_MS + Math.floor(random() * (MAX_WORKER_MS - MIN_MS)));
-        }
+    const { random } = this.opts;
+    this.schedule.start(async () => {
+      const dice = random();
+      if (dice < 0.5) {
+        const nodes = targets.nodes();
+        const i = Math.floor(random() * nodes.length);
+        const lease = this.opts.leaseTtlMs;
+        // Half the spans end within the lease, half past it (up to twice it).
+        const ms = random() < 0.5 ? MIN_MS + Math.floor(random() * (lease - MIN_MS)) : lease + Math.floor(random() * lease);
+        const node = nodes[i];
+        if (node) await this.freeze('node', i, node.process, ms);
+      } else if (dice < 0.75) {
+        const servers = targets.redis();
+        const i = Math.floor(random() * servers.length);
+        await this.freeze('redis', i, servers[i]!, MIN_MS + Math.floor(random() * (MAX_REDIS_MS - MIN_MS)));
+      } else {
+        const workers = targets.workers();
+        const i = Math.floor(random() * workers.length);
+        const w = workers[i];
+        if (w) await this.freeze('worker', i, w, MIN_MS + Math.floor(random() * (MAX_WORKER_MS - MIN_MS)));
       }
-    })();
+    });
   }
 
   /** Stops the schedule and waits for the freeze under way: nothing is frozen once it resolves. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
+    await this.schedule.stop();
     this.resumeAll();
   }
 
   /** Stops the schedule and resumes every frozen process at once (afterAll, a failed run). */
   halt(): void {
-    this.running = false;
-    this.wake?.();
+    this.schedule.halt();
     this.resumeAll();
   }
 
@@ -128,7 +118,7 @@ export class Freezes {
     this.frozen.add(target);
     target.kill('SIGSTOP');
     try {
-      await this.pause(ms);
+      await this.schedule.pause(ms);
     } finally {
       this.frozen.delete(target);
       target.kill('SIGCONT');
@@ -139,14 +129,6 @@ export class Freezes {
   private resumeAll(): void {
     for (const t of this.frozen) t.kill('SIGCONT');
     this.frozen.clear();
-  }
-
-  /** Sleeps `ms`, or less when stopped. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((r) => {
-      const timer = setTimeout(() => { this.wake = undefined; r(); }, ms);
-      this.wake = () => { clearTimeout(timer); this.wake = undefined; r(); };
-    });
   }
 }
 

@@ -30,6 +30,7 @@
  * one another directly).
  */
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { ChaosSchedule } from './chaos-schedule';
 
 export interface MeshPartitionsOptions {
   random: () => number;
@@ -39,18 +40,16 @@ export interface MeshPartitionsOptions {
 
 const MIN_MS = 200;
 const MAX_MS = 4000;
-const MIN_GAP_MS = 1000;
-const MAX_GAP_MS = 3000;
 
 interface Span { index: number; how: 'blackhole' | 'refuse'; from: number; to: number }
 
 export class MeshPartitions {
   private readonly spans: Span[] = [];
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly schedule: ChaosSchedule;
 
-  private constructor(private readonly proxies: TcpProxy[], private readonly opts: MeshPartitionsOptions) {}
+  private constructor(private readonly proxies: TcpProxy[], private readonly opts: MeshPartitionsOptions) {
+    this.schedule = new ChaosSchedule(opts.random, opts.until);
+  }
 
   /** A proxy for each node's mesh port, `internalPorts[i]`. */
   static async open(internalPorts: number[], opts: MeshPartitionsOptions): Promise<MeshPartitions> {
@@ -63,42 +62,34 @@ export class MeshPartitions {
   }
 
   start(): void {
-    this.running = true;
-    const { random, until } = this.opts;
-    this.loop = (async () => {
-      while (this.running && Date.now() < until) {
-        await this.pause(MIN_GAP_MS + Math.floor(random() * (MAX_GAP_MS - MIN_GAP_MS)));
-        if (!this.running || Date.now() >= until) break;
-        const index = Math.floor(random() * this.proxies.length);
-        const how = random() < 0.5 ? 'blackhole' : 'refuse';
-        const ms = MIN_MS + Math.floor(random() * (MAX_MS - MIN_MS));
-        const span: Span = { index, how, from: Date.now(), to: Number.POSITIVE_INFINITY };
-        this.spans.push(span);
-        const proxy = this.proxies[index]!;
-        if (how === 'blackhole') proxy.blackhole();
-        else proxy.refuse();
-        try {
-          await this.pause(ms);
-        } finally {
-          proxy.resume();
-          span.to = Date.now();
-        }
+    const { random } = this.opts;
+    this.schedule.start(async () => {
+      const index = Math.floor(random() * this.proxies.length);
+      const how = random() < 0.5 ? 'blackhole' : 'refuse';
+      const ms = MIN_MS + Math.floor(random() * (MAX_MS - MIN_MS));
+      const span: Span = { index, how, from: Date.now(), to: Number.POSITIVE_INFINITY };
+      this.spans.push(span);
+      const proxy = this.proxies[index]!;
+      if (how === 'blackhole') proxy.blackhole();
+      else proxy.refuse();
+      try {
+        await this.schedule.pause(ms);
+      } finally {
+        proxy.resume();
+        span.to = Date.now();
       }
-    })();
+    });
   }
 
   /** Stops the schedule and waits for the partition under way to heal: the mesh is whole once it resolves. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
+    await this.schedule.stop();
     for (const p of this.proxies) p.resume();
   }
 
   /** Stops the schedule and heals every proxy at once (afterAll, a failed run). */
   halt(): void {
-    this.running = false;
-    this.wake?.();
+    this.schedule.halt();
     for (const p of this.proxies) p.resume();
   }
 
@@ -111,13 +102,5 @@ export class MeshPartitions {
     const of = (how: Span['how']) => this.spans.filter((s) => s.how === how);
     const longest = this.spans.length ? Math.max(...this.spans.map((s) => s.to - s.from)) : 0;
     return `mesh partitions: ${of('blackhole').length} black-holed, ${of('refuse').length} refused (longest ${longest} ms)`;
-  }
-
-  /** Sleeps `ms`, or less when stopped. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((r) => {
-      const timer = setTimeout(() => { this.wake = undefined; r(); }, ms);
-      this.wake = () => { clearTimeout(timer); this.wake = undefined; r(); };
-    });
   }
 }
