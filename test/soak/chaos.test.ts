@@ -77,6 +77,13 @@
  * refuses every mesh link into it for 200 ms to 4 s while Redis stays in reach. The
  * invariants above stay as they are. SOAK_PARTITIONS=0 leaves them out. Every
  * partition is healed before the end-of-run checks, and in afterAll if the run failed.
+ *
+ * One node is cut off from Redis too (redis-cuts.ts, single redis-server only): each
+ * node dials Redis through a TCP proxy of its own, and now and then one node's proxy
+ * black-holes or refuses for 200 ms to twice its leaseTtl while the node runs on and
+ * its peers reach Redis. The invariants above stay as they are, the RPC rule too.
+ * SOAK_REDIS_CUTS=0 leaves them out. Every cut is healed before the end-of-run
+ * checks, and in afterAll if the run failed.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -90,6 +97,7 @@ import { uniquePrefix } from '../helpers/redis';
 import { DelayedSteps } from './delayed-steps';
 import { Freezes, lateResults } from './freezes';
 import { MeshPartitions } from './mesh-partitions';
+import { RedisCuts } from './redis-cuts';
 import { RedisFailovers } from './redis-failovers';
 import { RpcLoad } from './rpc-load';
 
@@ -111,6 +119,9 @@ const LEASE_TTL_MS = 1500;
 let freezes: Freezes | undefined;
 const PARTITIONS = process.env.SOAK_PARTITIONS !== '0';
 let partitions: MeshPartitions | undefined;
+/** Redis-link cuts: single redis-server mode only (redis-cuts.ts). */
+const REDIS_CUTS = process.env.SOAK_REDIS_CUTS !== '0' && !process.env.SOAK_REDIS?.startsWith('cluster');
+let redisCuts: RedisCuts | undefined;
 if (!['single', 'cluster', 'cluster-replicated', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is not single, cluster or cluster-replicated`);
 const NODES = 3;
 /** Every Step's method timeout; a hung handler outlives it by half. */
@@ -140,6 +151,7 @@ beforeAll(async () => {
 afterAll(async () => {
   freezes?.halt();
   await partitions?.close();
+  await redisCuts?.close();
   if (failovers) servers = failovers.all();
   await Promise.all(servers.map((r) => r.stop()));
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -171,6 +183,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const httpPorts = await freePorts(NODES);
   const internalPorts = await freePorts(NODES);
   if (PARTITIONS) partitions = await MeshPartitions.open(internalPorts, { random: prng(seed + 4), until: Date.now() + SECONDS * 1000 });
+  if (REDIS_CUTS) redisCuts = await RedisCuts.open(NODES, servers[0]!.port, { random: prng(seed + 5), leaseTtlMs: LEASE_TTL_MS, until: Date.now() + SECONDS * 1000 });
   const config = (port: number, httpPort: number) => ({
     api: { listen: `127.0.0.1:${port}` },
     http: { listen: `127.0.0.1:${httpPort}` },
@@ -184,7 +197,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const start = async (i: number) => {
     const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`), ...(REPLICATED ? { waitReplicas: 1 } : {}) } } : {};
     nodes[i] = await startNodeProcess({
-      ...(CLUSTER ? {} : { redisUrl: servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`,
+      ...(CLUSTER ? {} : { redisUrl: redisCuts?.url(i) ?? servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`,
       config: { ...config(ports[i]!, httpPorts[i]!), ...redisConfig, ...(partitions ? { internal: partitions.internalConfig(i, internalPorts[i]!) } : {}) },
     });
   };
@@ -342,6 +355,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     freezes.start({ nodes: () => nodes, redis: () => failovers?.all() ?? servers, workers: () => [...workers, ...fetchWorkers] });
   }
   partitions?.start();
+  redisCuts?.start();
 
   // ---- chaos: kill or stop a node, start it again on its ports
   let kills = 0;
@@ -398,6 +412,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   await rpcLoad.stop();
   await freezes?.stop();
   await partitions?.stop();
+  await redisCuts?.stop();
 
   // ---- settle: every flow to its last Step
   const settleUntil = Date.now() + SETTLE_MS;
@@ -425,6 +440,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   }
   if (freezes) log(freezes.summary());
   if (partitions) log(partitions.summary());
+  if (redisCuts) log(redisCuts.summary());
   if (failovers) log(`Redis: ${failovers.summary()}`);
   log(`${rpcLoad.summary()}; ${delayed.count} Steps delayed (${delayed.startedCount} started)`);
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
