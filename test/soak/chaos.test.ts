@@ -194,12 +194,22 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     log: { level: 'error' },
   });
   const nodes: (NodeProcess | undefined)[] = [];
+  // A node that cannot reach Redis as it starts exits 1, and its supervisor starts it again (as
+  // Kubernetes would): a restart that met a cut Redis link is tried again, for 15 s at most.
   const start = async (i: number) => {
     const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`), ...(REPLICATED ? { waitReplicas: 1 } : {}) } } : {};
-    nodes[i] = await startNodeProcess({
-      ...(CLUSTER ? {} : { redisUrl: redisCuts?.url(i) ?? servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`,
-      config: { ...config(ports[i]!, httpPorts[i]!), ...redisConfig, ...(partitions ? { internal: partitions.internalConfig(i, internalPorts[i]!) } : {}) },
-    });
+    for (let tries = 1; ; tries++) {
+      try {
+        nodes[i] = await startNodeProcess({
+          ...(CLUSTER ? {} : { redisUrl: redisCuts?.url(i) ?? servers[0]!.url }), keyPrefix: prefix, nodeId: `n${i}`,
+          config: { ...config(ports[i]!, httpPorts[i]!), ...redisConfig, ...(partitions ? { internal: partitions.internalConfig(i, internalPorts[i]!) } : {}) },
+        });
+        return;
+      } catch (err) {
+        if (!redisCuts || tries >= 30 || !/exited \(1\) before it was ready[\s\S]*cannot reach redis/.test((err as Error).message)) throw err;
+        await sleep(500);
+      }
+    }
   };
   await Promise.all(ports.map((_, i) => start(i)));
   const clients = ports.map((p) => new Client({ address: `127.0.0.1:${p}`, reconnectBackoff: { initialMs: 50, maxMs: 300 } }));

@@ -29,8 +29,8 @@
  * every proxy at once. SOAK_PARTITIONS=0 leaves them out (the nodes then dial
  * one another directly).
  */
-import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
-import { ChaosSchedule } from './chaos-schedule';
+import { tcpProxy } from '../helpers/tcp-proxy';
+import { ProxyBreaks } from './proxy-breaks';
 
 export interface MeshPartitionsOptions {
   random: () => number;
@@ -41,19 +41,11 @@ export interface MeshPartitionsOptions {
 const MIN_MS = 200;
 const MAX_MS = 4000;
 
-interface Span { index: number; how: 'blackhole' | 'refuse'; from: number; to: number }
-
-export class MeshPartitions {
-  private readonly spans: Span[] = [];
-  private readonly schedule: ChaosSchedule;
-
-  private constructor(private readonly proxies: TcpProxy[], private readonly opts: MeshPartitionsOptions) {
-    this.schedule = new ChaosSchedule(opts.random, opts.until);
-  }
-
+export class MeshPartitions extends ProxyBreaks {
   /** A proxy for each node's mesh port, `internalPorts[i]`. */
   static async open(internalPorts: number[], opts: MeshPartitionsOptions): Promise<MeshPartitions> {
-    return new MeshPartitions(await Promise.all(internalPorts.map((p) => tcpProxy(p))), opts);
+    const proxies = await Promise.all(internalPorts.map((p) => tcpProxy(p)));
+    return new MeshPartitions(proxies, opts.random, opts.until, () => MIN_MS + Math.floor(opts.random() * (MAX_MS - MIN_MS)));
   }
 
   /** The `internal` config of node `i`: it listens on its port and is dialled through its proxy. */
@@ -61,46 +53,7 @@ export class MeshPartitions {
     return { listen: `127.0.0.1:${internalPort}`, advertise: `127.0.0.1:${this.proxies[i]!.port}` };
   }
 
-  start(): void {
-    const { random } = this.opts;
-    this.schedule.start(async () => {
-      const index = Math.floor(random() * this.proxies.length);
-      const how = random() < 0.5 ? 'blackhole' : 'refuse';
-      const ms = MIN_MS + Math.floor(random() * (MAX_MS - MIN_MS));
-      const span: Span = { index, how, from: Date.now(), to: Number.POSITIVE_INFINITY };
-      this.spans.push(span);
-      const proxy = this.proxies[index]!;
-      if (how === 'blackhole') proxy.blackhole();
-      else proxy.refuse();
-      try {
-        await this.schedule.pause(ms);
-      } finally {
-        proxy.resume();
-        span.to = Date.now();
-      }
-    });
-  }
-
-  /** Stops the schedule and waits for the partition under way to heal: the mesh is whole once it resolves. */
-  async stop(): Promise<void> {
-    await this.schedule.stop();
-    for (const p of this.proxies) p.resume();
-  }
-
-  /** Stops the schedule and heals every proxy at once (afterAll, a failed run). */
-  halt(): void {
-    this.schedule.halt();
-    for (const p of this.proxies) p.resume();
-  }
-
-  async close(): Promise<void> {
-    this.halt();
-    await Promise.all(this.proxies.map((p) => p.close()));
-  }
-
   summary(): string {
-    const of = (how: Span['how']) => this.spans.filter((s) => s.how === how);
-    const longest = this.spans.length ? Math.max(...this.spans.map((s) => s.to - s.from)) : 0;
-    return `mesh partitions: ${of('blackhole').length} black-holed, ${of('refuse').length} refused (longest ${longest} ms)`;
+    return `mesh partitions: ${this.counts()} (longest ${this.longestMs()} ms)`;
   }
 }

@@ -37,8 +37,8 @@
  * way, `halt()` (afterAll) heals every proxy at once. SOAK_REDIS_CUTS=0 leaves
  * them out (the nodes then dial Redis directly).
  */
-import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
-import { ChaosSchedule } from './chaos-schedule';
+import { tcpProxy } from '../helpers/tcp-proxy';
+import { ProxyBreaks } from './proxy-breaks';
 
 export interface RedisCutsOptions {
   random: () => number;
@@ -50,19 +50,18 @@ export interface RedisCutsOptions {
 
 const MIN_MS = 200;
 
-interface Span { index: number; how: 'blackhole' | 'refuse'; from: number; to: number }
-
-export class RedisCuts {
-  private readonly spans: Span[] = [];
-  private readonly schedule: ChaosSchedule;
-
-  private constructor(private readonly proxies: TcpProxy[], private readonly opts: RedisCutsOptions) {
-    this.schedule = new ChaosSchedule(opts.random, opts.until);
-  }
+export class RedisCuts extends ProxyBreaks {
+  private leaseTtlMs = 0;
 
   /** A proxy per node, each forwarding to the redis-server on `redisPort`. */
   static async open(nodes: number, redisPort: number, opts: RedisCutsOptions): Promise<RedisCuts> {
-    return new RedisCuts(await Promise.all(Array.from({ length: nodes }, () => tcpProxy(redisPort))), opts);
+    const proxies = await Promise.all(Array.from({ length: nodes }, () => tcpProxy(redisPort)));
+    const { random, leaseTtlMs } = opts;
+    // Half the cuts end within the lease, half past it (up to about twice it).
+    const spanMs = () => (random() < 0.5 ? MIN_MS + Math.floor(random() * (leaseTtlMs - MIN_MS)) : leaseTtlMs + Math.floor(random() * leaseTtlMs));
+    const cuts = new RedisCuts(proxies, random, opts.until, spanMs);
+    cuts.leaseTtlMs = leaseTtlMs;
+    return cuts;
   }
 
   /** The Redis URL node `i` is given: its proxy's. */
@@ -70,48 +69,8 @@ export class RedisCuts {
     return `redis://127.0.0.1:${this.proxies[i]!.port}`;
   }
 
-  start(): void {
-    const { random, leaseTtlMs } = this.opts;
-    this.schedule.start(async () => {
-      const index = Math.floor(random() * this.proxies.length);
-      const how = random() < 0.5 ? 'blackhole' : 'refuse';
-      // Half the cuts end within the lease, half past it (up to about twice it).
-      const ms = random() < 0.5 ? MIN_MS + Math.floor(random() * (leaseTtlMs - MIN_MS)) : leaseTtlMs + Math.floor(random() * leaseTtlMs);
-      const span: Span = { index, how, from: Date.now(), to: Number.POSITIVE_INFINITY };
-      this.spans.push(span);
-      const proxy = this.proxies[index]!;
-      if (how === 'blackhole') proxy.blackhole();
-      else proxy.refuse();
-      try {
-        await this.schedule.pause(ms);
-      } finally {
-        proxy.resume();
-        span.to = Date.now();
-      }
-    });
-  }
-
-  /** Stops the schedule and waits for the cut under way to heal: every node reaches Redis once it resolves. */
-  async stop(): Promise<void> {
-    await this.schedule.stop();
-    for (const p of this.proxies) p.resume();
-  }
-
-  /** Stops the schedule and heals every proxy at once (afterAll, a failed run). */
-  halt(): void {
-    this.schedule.halt();
-    for (const p of this.proxies) p.resume();
-  }
-
-  async close(): Promise<void> {
-    this.halt();
-    await Promise.all(this.proxies.map((p) => p.close()));
-  }
-
   summary(): string {
-    const of = (how: Span['how']) => this.spans.filter((s) => s.how === how);
-    const past = this.spans.filter((s) => s.to - s.from > this.opts.leaseTtlMs).length;
-    const longest = this.spans.length ? Math.max(...this.spans.map((s) => s.to - s.from)) : 0;
-    return `Redis-link cuts: ${of('blackhole').length} black-holed, ${of('refuse').length} refused (${past} past the lease, longest ${longest} ms)`;
+    const past = this.spans.filter((s) => s.to - s.from > this.leaseTtlMs).length;
+    return `Redis-link cuts: ${this.counts()} (${past} past the lease, longest ${this.longestMs()} ms)`;
   }
 }
