@@ -45,7 +45,7 @@ export interface MatchingDeps {
   taskEnqueued(t: NewTask, sticky: string): void;
   /** Runs an RPC on this node or routes it to the node with the sticky worker or capacity. */
   invokeRpc(
-    r: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; waitMs: number; runMs: number },
+    r: { tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; waitMs: number; runMs: number; arrivedAt?: number },
     signal: AbortSignal,
   ): Promise<RpcSettlement>;
   /** A task that already existed may be ready: tell its owner to look. */
@@ -585,8 +585,8 @@ export function matchingService(d: MatchingDeps) {
         const lookup = d.redis.get(d.keys.sticky(p, tenant, flowId)).catch(() => null);
         sticky = (await within(lookup, Math.min(STICKY_LOOKUP_MS, Math.floor(waitMs / 2)))) ?? '';
       }
-      const spent = Math.max(0, d.clock.now() - arrived);
-      const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs: Math.max(0, waitMs - spent), runMs: Math.max(1, runMs - spent) }, ctx.signal);
+      // Both windows count from the call's arrival: the lookup's time comes off them.
+      const r = await d.invokeRpc({ tenant, flowId, flowType, rpcName, input, sticky, waitMs, runMs, arrivedAt: arrived }, ctx.signal);
       // A caller that went away is answered nothing: its call is no UNAVAILABLE (the alert reads those as workers missing).
       if (!ctx.signal.aborted) d.metrics.rpcs.inc({ result: r.kind });
       if (r.kind === 'not-found') throw zdError('ZD_RPC_NOT_FOUND', { rpcName, flowType });

@@ -15,9 +15,13 @@ import { RpcWaiters } from './rpc-waiters';
 import type { RpcCall, RpcSettlement, Slot } from './slot';
 import { flowKey, workerKey } from './slot-maps';
 
-/** A call to run here: `deadline` bounds finding a slot, `runDeadline` the worker's run; `pinned`: a peer sent it. */
+/**
+ * A call to run here: `deadline` bounds finding a slot, `runDeadline` the worker's run, both counted
+ * from `arrivedAt` (now, unless the call spent time on this node before); `pinned`: a peer sent it.
+ */
 export interface RpcInvocation {
   tenant: string; flowId: string; flowType: string; rpcName: string; input: Buffer; sticky: string; deadline: number; runDeadline: number;
+  arrivedAt?: number;
   pinned?: boolean;
 }
 
@@ -93,7 +97,7 @@ export class RpcDispatch {
     return new Promise<RpcSettlement>((resolve) => {
       const now = this.clock.now();
       const call: RpcCall = {
-        ...req, token: `rpc.${this.opts.tokenPrefix}${(++this.seq).toString(16)}`, arrivedAt: now,
+        ...req, token: `rpc.${this.opts.tokenPrefix}${(++this.seq).toString(16)}`, arrivedAt: req.arrivedAt ?? now,
         stickyUntil: req.sticky ? Math.min(req.deadline, now + this.opts.stickyWaitMs) : 0,
         settled: false, signal,
         settle: (r) => {

@@ -34,6 +34,8 @@ export interface RpcRequest {
   waitMs: number;
   /** How long the whole call may take, the worker's run included: the caller's timeout, else limits.maxWait. */
   runMs: number;
+  /** When the call reached this node, when it spent time here before it was routed: both windows count from then. */
+  arrivedAt?: number;
 }
 
 export interface RpcLimits {
@@ -332,7 +334,7 @@ export class Routing {
     // the view said of declines may be behind): another node's may have it. The call
     // may have waited at that node first: each next node gets only what is left of
     // both windows, so dispatchWait bounds the whole search (DESIGN §4), not each hop.
-    const start = this.clock.now();
+    const start = r.arrivedAt ?? this.clock.now();
     const tried = new Set<string>();
     let hop = r;
     // A peer the call never reached (gone, or no connection to it) ran nothing: the
@@ -350,7 +352,7 @@ export class Routing {
       // The caller's budget is spent: nothing is left to run it in.
       if (r.runMs - elapsed <= 0) return { kind: 'unavailable', reason: `no worker took it within the caller's ${r.runMs} ms` };
       // A window spent already still lets an idle slot there take it at once (wait 0).
-      hop = { ...r, waitMs: Math.max(0, r.waitMs - elapsed), runMs: r.runMs - elapsed };
+      hop = { ...r, waitMs: Math.max(0, r.waitMs - elapsed), runMs: r.runMs - elapsed, arrivedAt: undefined };
       node = next;
     }
   }
@@ -394,6 +396,9 @@ export class Routing {
   }
 
   private async runOn(node: string, r: RpcRequest, signal: AbortSignal): Promise<RpcSettlement | Unreachable> {
+    // What is left of the windows since the call arrived here: the peer gets no more.
+    const spent = r.arrivedAt === undefined ? 0 : Math.max(0, this.clock.now() - r.arrivedAt);
+    if (spent > 0) r = { ...r, waitMs: Math.max(0, r.waitMs - spent), runMs: Math.max(1, r.runMs - spent) };
     try {
       const res = await this.mesh.invokeRpc(node, {
         tenant: r.tenant, flow_id: r.flowId, flow_type: r.flowType, rpc_name: r.rpcName, input: r.input,
@@ -416,10 +421,11 @@ export class Routing {
 
   /** `pinned`: a peer sent the call here; it waits for our slots, not a third node's. */
   private runLocal(r: RpcRequest, signal: AbortSignal, pinned = false): Promise<RpcSettlement> {
+    const from = r.arrivedAt ?? this.clock.now();
     return this.gateway.invokeRpc(
       {
         tenant: r.tenant, flowId: r.flowId, flowType: r.flowType, rpcName: r.rpcName, input: r.input, sticky: r.sticky,
-        deadline: this.clock.now() + r.waitMs, runDeadline: this.clock.now() + r.runMs, pinned,
+        deadline: from + r.waitMs, runDeadline: from + r.runMs, arrivedAt: from, pinned,
       },
       signal,
     );

@@ -50,3 +50,14 @@ it('takes a peer it has not read among the members for unreachable, within the R
   // Half the budget at most, and 250 ms here; room left for a loaded machine.
   expect(Date.now() - since).toBeLessThan(1000);
 });
+
+it('counts the lookup within the dispatch window, and names the whole window, when no worker takes the call', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('rpcwindow'));
+  redis.server.kill('SIGSTOP');
+  const since = Date.now();
+  const message = await t.matching.invokeRpc({ tenant: 'acme', flow_id: 'f1', flow_type: 'nobody-serves-this', rpc_name: 'status', input: Buffer.from('q'), timeout_ms: 600 })
+    .then(() => 'answered', (e: Error) => e.message);
+  // The caller's 600 ms, not what the 250-ms lookup left of them; and not 600 ms more after it.
+  expect(message).toMatch(/ZD_RPC_UNAVAILABLE: rpc status: no worker took it within 600 ms/);
+  expect(Date.now() - since).toBeLessThan(1100);
+});
