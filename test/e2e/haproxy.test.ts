@@ -7,11 +7,9 @@
  * COMPLETED outcome, and the workers end up on the node that remains.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { drainThroughBalancer, spawnBalancer, startBalancedNodes, stopBalancedRun, type BalancerProcess } from '../helpers/balancer-drain';
+import { drainThroughBalancer, useBalancedRun } from '../helpers/balancer-drain';
 import { REPO_ROOT, type NodeProcess } from '../helpers/node-process';
-import { freePort } from '../helpers/ports';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { requireCommand, runOk } from '../helpers/tools';
 import { waitFor } from '../helpers/wait';
@@ -45,27 +43,16 @@ function haproxyConfig(listenPort: number, nodes: NodeProcess[]): string {
   return text;
 }
 
-let haproxy: BalancerProcess | undefined;
-let prefix: string | undefined;
-const nodes: NodeProcess[] = [];
-
-afterAll(async () => {
-  await stopBalancedRun(haproxy, nodes);
-  if (prefix) fs.rmSync(prefix, { recursive: true, force: true });
-});
+const balanced = useBalancedRun(() => redis.url, 'hp');
 
 it('keeps long polls, marks a draining node down on /readyz, and loses nothing as workers move to the other node', async () => {
   const haproxyBin = requireCommand('haproxy', 'haproxy');
-  const pair = await startBalancedNodes(redis.url, 'hp');
-  nodes.push(...pair);
-
-  prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-haproxy-'));
-  const port = await freePort();
+  const { nodes: pair, dir: prefix, port } = await balanced.start();
   const cfg = path.join(prefix, 'zdmatch.cfg');
   fs.writeFileSync(cfg, haproxyConfig(port, pair));
   runOk(haproxyBin, ['-c', '-f', cfg]);
   // -db: foreground, no daemon
-  haproxy = spawnBalancer(haproxyBin, ['-db', '-f', cfg, '-p', path.join(prefix, 'haproxy.pid')]);
+  const haproxy = balanced.spawn(haproxyBin, ['-db', '-f', cfg, '-p', path.join(prefix, 'haproxy.pid')]);
   const lbLog = haproxy.log;
 
   await drainThroughBalancer({

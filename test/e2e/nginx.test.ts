@@ -6,11 +6,9 @@
  * remains.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { drainThroughBalancer, spawnBalancer, startBalancedNodes, stopBalancedRun, type BalancerProcess } from '../helpers/balancer-drain';
-import { REPO_ROOT, type NodeProcess } from '../helpers/node-process';
-import { freePort } from '../helpers/ports';
+import { drainThroughBalancer, useBalancedRun } from '../helpers/balancer-drain';
+import { REPO_ROOT } from '../helpers/node-process';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { requireCommand, runOk } from '../helpers/tools';
 
@@ -40,24 +38,13 @@ function nginxConfig(prefix: string, listenPort: number, upstreams: string[]): s
   ].join('\n');
 }
 
-let nginx: BalancerProcess | undefined;
-let prefix: string | undefined;
-const nodes: NodeProcess[] = [];
-
-afterAll(async () => {
-  await stopBalancedRun(nginx, nodes);
-  if (prefix) fs.rmSync(prefix, { recursive: true, force: true });
-});
+const balanced = useBalancedRun(() => redis.url, 'ng');
 
 it('loses nothing when a node behind nginx drains mid-run, and workers move to the other node', async () => {
   const nginxBin = requireCommand('nginx', 'nginx-full');
-  const pair = await startBalancedNodes(redis.url, 'ng');
-  nodes.push(...pair);
-
-  prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-nginx-'));
-  const port = await freePort();
+  const { nodes: pair, dir: prefix, port } = await balanced.start();
   fs.writeFileSync(path.join(prefix, 'nginx.conf'), nginxConfig(prefix, port, pair.map((n) => n.apiAddress)));
   runOk(nginxBin, ['-t', '-p', prefix, '-c', path.join(prefix, 'nginx.conf')]);
-  nginx = spawnBalancer(nginxBin, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')]);
+  const nginx = balanced.spawn(nginxBin, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf')]);
   await drainThroughBalancer({ label: 'nginx', lb: `127.0.0.1:${port}`, nodes: pair, lbLog: nginx.log });
 }, 120_000);

@@ -11,9 +11,13 @@
  *   // afterAll: await stopBalancedRun(lb, nodes)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { Client, Worker, type StepContext } from '../../src';
 import { CLI_MAIN, startNodeProcess, type NodeProcess } from './node-process';
+import { freePort } from './ports';
 import { uniquePrefix } from './redis';
 import { run } from './tools';
 import { sleep, waitFor } from './wait';
@@ -69,8 +73,35 @@ export function spawnBalancer(bin: string, args: string[]): BalancerProcess {
   return { child, log: () => out };
 }
 
+/**
+ * A test file's balanced run: start() brings up the two nodes (startBalancedNodes), a temp
+ * dir for the balancer's files and a free port for it to listen on; spawn() starts the
+ * balancer. After all: the balancer stopped, the nodes killed, the dir removed.
+ */
+export function useBalancedRun(redisUrl: () => string, id: string) {
+  let lb: BalancerProcess | undefined;
+  let dir: string | undefined;
+  const nodes: NodeProcess[] = [];
+  afterAll(async () => {
+    await stopBalancedRun(lb, nodes);
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    async start(): Promise<{ nodes: [NodeProcess, NodeProcess]; dir: string; port: number }> {
+      const pair = await startBalancedNodes(redisUrl(), id);
+      nodes.push(...pair);
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), `zd-${id}-`));
+      return { nodes: pair, dir, port: await freePort() };
+    },
+    spawn(bin: string, args: string[]): BalancerProcess {
+      lb = spawnBalancer(bin, args);
+      return lb;
+    },
+  };
+}
+
 /** SIGTERM to the balancer (SIGKILL after 5 s), SIGKILL to the nodes. */
-export async function stopBalancedRun(lb: BalancerProcess | undefined, nodes: NodeProcess[]): Promise<void> {
+async function stopBalancedRun(lb: BalancerProcess | undefined, nodes: NodeProcess[]): Promise<void> {
   const child = lb?.child;
   if (child && child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((r) => child.once('exit', r));
