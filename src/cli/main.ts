@@ -48,13 +48,13 @@ export function buildProgram(): Command {
     .version(version())
     .exitOverride()
     .showHelpAfterError();
-  // One-shot commands exit once done, even if a client library keeps a handle open.
   // A one-shot command's stderr carries its errors (enqueue --file reports failed lines there):
   // Node's deprecation notices are for developers, and grpc-js draws one (DEP0123) from every
   // TLS dial of an IP address, which --address 127.0.0.1 with ZD_TLS_CA is.
   program.hook('preAction', (_program, action) => {
     if (!LONG_RUNNING.has(action.name())) process.noDeprecation = true;
   });
+  // One-shot commands exit once done, even if a client library keeps a handle open.
   program.hook('postAction', async (_program, action) => {
     if (!LONG_RUNNING.has(action.name())) await exitWhenFlushed(Number(process.exitCode ?? 0));
   });
