@@ -100,6 +100,19 @@ it('lets go a whole stream node once every group has acked its last entry', asyn
   expect(await length()).toBe(100);
 });
 
+it('keeps a group\'s one unacked entry when it is the last the group was handed', async () => {
+  const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
+  const ids = await append(200); // two stream nodes: 1-0 … 100-0, 101-0 … 200-0
+  await fx.client.xgroup('CREATE', fx.keys.out(P), 'engine', '0');
+  const delivered = await read('engine', 100);
+  // All but the last acked: one pending entry, which is also where the group has read to.
+  await fx.client.xack(fx.keys.out(P), 'engine', ...delivered.slice(0, 99));
+  await outcomes.trim(P, 10 * DAY, 1000);
+  expect(await fx.client.xrange(fx.keys.out(P), ids[99]!, ids[99]!)).toHaveLength(1);
+  const claimed = (await fx.client.xautoclaim(fx.keys.out(P), 'engine', 'other', 0, '0-0')) as [string, [string, string[] | null][]];
+  expect(claimed[1].map(([id, fields]) => [id, fields !== null])).toEqual([[ids[99], true]]);
+});
+
 it('with no group, keeps the entries younger than the retention', async () => {
   const outcomes = new OutcomeStore(fx.client, fx.keys, 8);
   const ids = await append(300); // ids 1-0 … 300-0: ms timestamps 1 … 300
