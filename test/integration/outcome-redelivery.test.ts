@@ -71,6 +71,27 @@ it('hands a waiting consumer an outcome that goes stale during its wait, within 
   expect(got.outcomes.map((o) => o.task_id)).toEqual([id]);
 });
 
+it('hands a stale outcome to a consumer that polls without waiting soon after redeliver_after_ms, not several of them later', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('stalepoll'), { 'cluster.partitions': 1 });
+  const [id] = await outcomes('held', 1);
+  // c1 takes it and dies without acking.
+  expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 10, wait_ms: 0 })).outcomes.map((o) => o.task_id)).toEqual([id]);
+  const from = Date.now();
+  // c2 polls every 50 ms, each call answering at once.
+  for (;;) {
+    const got = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 0, redeliver_after_ms: 300 });
+    if (got.outcomes.length > 0) {
+      expect(got.outcomes.map((o) => o.task_id)).toEqual([id]);
+      break;
+    }
+    expect(Date.now() - from).toBeLessThan(2000);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // Claimed at most half a redeliver_after_ms after it went stale (and a poll or two).
+  expect(Date.now() - from).toBeGreaterThanOrEqual(290);
+  expect(Date.now() - from).toBeLessThan(800);
+});
+
 it('leaves redeliver_after_ms unset to outcomes.redeliverAfter: 30 s by default', async () => {
   t = await startTestNode(redis.url, uniquePrefix('dfltredeliver'), { 'cluster.partitions': 1 });
   const [id] = await outcomes('held', 1);
