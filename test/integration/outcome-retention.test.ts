@@ -2,7 +2,9 @@
  * outcomes.retention as a node applies it (DESIGN §2, §8): an ended Step's
  * done record lives that long, a re-enqueue within it is refused as a
  * duplicate (created false, the same outcome), and once it has passed the
- * same Step execution id makes a new task.
+ * same Step execution id makes a new task. An outcome stream no consumer group
+ * reads keeps its entries that long too (DESIGN §8), trimmed by the node that
+ * owns the partition.
  */
 import { partitionOf } from '../../src/store/keys';
 import { pb } from '../../src/wire';
@@ -37,4 +39,23 @@ it('keeps the outcome for outcomes.retention, and no longer', async () => {
   expect(again).toMatchObject({ task_id: first.task_id, created: true });
   expect((await s.nextOf('step_task')).step_task!.attempt).toBe(1);
   s.reset();
+});
+
+it('trims an owned partition\'s outcome stream that no group reads to outcomes.retention', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('retrim'), { 'cluster.partitions': 1, 'outcomes.retention': '1h' });
+  const stream = t.node.keys.out(0);
+  // 200 outcomes from long ago (two whole stream nodes: XTRIM MINID ~ frees whole nodes only) …
+  const pipeline = t.node.redis.pipeline();
+  for (let i = 1; i <= 200; i++) pipeline.xadd(stream, `${i}-0`, 'taskId', `old${i}`, 'o', 'x');
+  await pipeline.exec();
+  // … and one of now.
+  const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'nobody', step_type: 's', step_execution_id: 'now' } });
+  expect(await t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f' })).toMatchObject({ cancelled_queued: 1 });
+  expect(t.node.owner.owned().map((p) => p.partition)).toEqual([0]);
+
+  // The node's periodic trim, run now rather than at its next round.
+  await (t.node as unknown as { trimOutcomes(): Promise<void> }).trimOutcomes();
+  const left = (await redis.command('XRANGE', stream, '-', '+')) as [string, string[]][];
+  expect(left).toHaveLength(1);
+  expect(left[0]![1]).toEqual(expect.arrayContaining(['taskId', r.task_id]));
 });
