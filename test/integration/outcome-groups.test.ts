@@ -96,6 +96,21 @@ it('refuses to drop a group read in the last 10 minutes unless forced, then drop
   expect(await registry()).toEqual(['engine']);
 });
 
+it('counts a group last read 5 minutes ago as active, and one last read 11 minutes ago as idle', async () => {
+  const key = `${prefix}:{0}:out`;
+  await redis.command('XGROUP', 'CREATE', key, 'nightly', '0', 'MKSTREAM');
+  // Read by a consumer on some node 5 minutes ago (OutcomeStore.noteRead), not since.
+  await redis.command('HSET', `${prefix}:groups:seen`, 'nightly', String(Date.now() - 5 * 60_000));
+  const refused = await t.matching.dropOutcomeGroup({ group: 'nightly' }).catch((e: unknown) => e);
+  expect(refused).toMatchObject({ code: Status.FAILED_PRECONDITION });
+  expect((refused as Error).message).toMatch(/ZD_OUTCOME_GROUP_ACTIVE.*nightly/);
+  expect((await streamGroups())[0]).toContain('nightly');
+
+  await redis.command('HSET', `${prefix}:groups:seen`, 'nightly', String(Date.now() - 11 * 60_000));
+  expect(await t.matching.dropOutcomeGroup({ group: 'nightly' })).toMatchObject({ partitions: 1, pending: 0 });
+  expect((await streamGroups())[0]).not.toContain('nightly');
+});
+
 it('drops a group made by hand that never had a consumer without force, and trimming stops waiting for it', async () => {
   await client.consumeOutcomes({ group: 'engine', consumer: 'e1', maxCount: 1 });
   await outcomes(300);
