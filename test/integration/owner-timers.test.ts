@@ -69,6 +69,28 @@ it('times out each running attempt at its own heartbeat deadline, the earlier on
   expect(Number(ob.finished_at_ms)).toBeGreaterThanOrEqual(lateDue);
 });
 
+it('times out an attempt started after one with a later deadline at its own, earlier deadline', async () => {
+  const a = await env.registeredSlot({ app_worker_id: 'wa' });
+  const policy = { max_attempts: 1 };
+  const late = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'late', heartbeat_timeout_ms: 1500, retry_policy: policy }) });
+  const taskA = (await a.nextOf('step_task')).step_task!;
+  expect(taskA).toMatchObject({ task_id: late.task_id, attempt: 1 });
+  const lateDue = Number(taskA.started_at_ms) + 1500;
+  // The owner's attempt timer is armed for the later deadline; a second attempt starts with an earlier one.
+  const b = await env.registeredSlot({ app_worker_id: 'wb' });
+  const early = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'early', heartbeat_timeout_ms: 300, retry_policy: policy }) });
+  const taskB = (await b.nextOf('step_task')).step_task!;
+  expect(taskB).toMatchObject({ task_id: early.task_id, attempt: 1 });
+  expect(early.partition).toBe(late.partition);
+
+  expect((await b.nextOf('cancel', 3000)).cancel!.task_token).toBe(taskB.task_token);
+  const ob = (await env.t.matching.waitOutcome({ task_id: early.task_id, wait_ms: 1000 })).outcome!;
+  expect(ob).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+  expect(Number(ob.finished_at_ms)).toBeGreaterThanOrEqual(Number(taskB.started_at_ms) + 300);
+  expect(Number(ob.finished_at_ms)).toBeLessThan(lateDue - 500);
+  a.reset();
+});
+
 it('times out each queued Step at its own flow deadline, the earlier one first', async () => {
   const now = Date.now();
   // No worker of the flow type: both wait in their queue.
