@@ -111,6 +111,19 @@ it('times out each queued Step at its own flow deadline, the earlier one first',
   expect(Number(o2.finished_at_ms)).toBeGreaterThanOrEqual(now + 1500);
 });
 
+it('times out a queued Step at its flow deadline though one with a later deadline was enqueued before it', async () => {
+  const now = Date.now();
+  // No worker of the flow type: both wait in their queue; the later deadline arms the owner's timer first.
+  const later = await env.t.matching.enqueueStep({ step: step({ flow_type: 'nobody', step_execution_id: 'd1', flow_deadline_ms: now + 1500 }) });
+  const sooner = await env.t.matching.enqueueStep({ step: step({ flow_type: 'nobody', step_execution_id: 'd2', flow_deadline_ms: now + 300 }) });
+  expect(sooner.partition).toBe(later.partition);
+
+  const o = (await env.t.matching.waitOutcome({ task_id: sooner.task_id, wait_ms: 2500 })).outcome!;
+  expect(o).toMatchObject({ status: pb.OutcomeStatus.TIMED_OUT, attempt: 1 });
+  expect(Number(o.finished_at_ms)).toBeGreaterThanOrEqual(now + 300);
+  expect(Number(o.finished_at_ms)).toBeLessThan(now + 1000);
+});
+
 it('leaves a running Step to its attempt past its flow deadline: no Cancel then, and its result is still recorded', async () => {
   const s = await env.registeredSlot();
   const deadline = Date.now() + 300;
