@@ -169,6 +169,21 @@ it('wakes a WaitOutcome on a queued Step when its flow deadline ends it, at once
   expect(Date.now() - deadline).toBeLessThan(450);
 });
 
+it('wakes a WaitOutcome on a running Step when its last attempt times out, at once', async () => {
+  const a = await env.registeredSlot();
+  const r = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'hb-bell', heartbeat_timeout_ms: 300, retry_policy: { max_attempts: 1 } }) });
+  const task = (await a.nextOf('step_task')).step_task!;
+  const due = Number(task.started_at_ms) + 300;
+  const waiting = env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 5000 });
+  const bell = env.t.node['bell'];
+  await waitFor(() => bell.waiting === 1, { intervalMs: 2, description: 'the waiter waits' });
+  const o = (await waiting).outcome!;
+  expect(o).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1 });
+  expect(o.error).toMatchObject({ type: 'timeout' });
+  // Woken by the owner's notice of the outcome, not by the waiter's periodic look a second after it began.
+  expect(Date.now() - due).toBeLessThan(450);
+});
+
 it('backs off a heartbeat-timed-out attempt by the retry policy: attempt 2 is offered at its ready_at, not before', async () => {
   const s = await env.registeredSlot();
   const r = await env.t.matching.enqueueStep({
