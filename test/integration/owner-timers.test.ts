@@ -42,6 +42,20 @@ it('offers a delayed Step at its ready_at though a later delayed Step of its que
   expect(Date.now()).toBeGreaterThanOrEqual(now + 3000 - 5);
 });
 
+it('offers a delayed Step at its ready_at though a later delayed Step of its queue was enqueued before it', async () => {
+  const s = await env.registeredSlot();
+  const now = Date.now();
+  const later = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'later', ready_at_ms: now + 3000 }) });
+  const soon = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'soon', ready_at_ms: now + 300 }) });
+  expect(soon.partition).toBe(later.partition);
+
+  const first = (await s.nextOf('step_task', 2500)).step_task!;
+  expect(first).toMatchObject({ task_id: soon.task_id, attempt: 1 });
+  expect(Date.now()).toBeGreaterThanOrEqual(now + 300 - 5);
+  expect(Date.now()).toBeLessThan(now + 1500);
+  s.reset();
+});
+
 it('times out each running attempt at its own heartbeat deadline, the earlier one first: FAILED at attempt 1, its slot told', async () => {
   const a = await env.registeredSlot({ app_worker_id: 'wa' });
   const policy = { max_attempts: 1 };
