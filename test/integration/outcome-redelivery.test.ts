@@ -107,6 +107,28 @@ it('leaves redeliver_after_ms unset to outcomes.redeliverAfter as configured', a
   expect((await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 10, wait_ms: 5000 })).outcomes.map((o) => o.task_id)).toEqual([id]);
 });
 
+it('claims at most max_count stale outcomes when they lie apart in the pending list', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('claimapart'), { 'cluster.partitions': 1 });
+  await outcomes('apart', 25);
+  const read = (await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c1', max_count: 25, wait_ms: 0 })).outcomes;
+  expect(read).toHaveLength(25);
+  // In stream order, which is the order of the group's pending list.
+  const streamId = (o: pb.IOutcome) => o.outcome_id!.slice(o.outcome_id!.indexOf('-') + 1).split('-').map(BigInt);
+  const inOrder = [...read].sort((a, b) => {
+    const [am, as] = streamId(a);
+    const [bm, bs] = streamId(b);
+    return am! === bm! ? Number(as! - bs!) : Number(am! - bm!);
+  });
+  const entries = inOrder.map((o) => o.outcome_id!.slice(o.outcome_id!.indexOf('-') + 1));
+  // The first entry and the last four went stale long ago; the 20 between were just handed out.
+  // A claim scans ten entries per one it asks for: the first scan of two stops after the first 20.
+  const stream = `${t.config.redis.keyPrefix}:{0}:out`;
+  await redis.command('XCLAIM', stream, 'engine', 'c1', 0, ...entries.slice(1, 21), 'IDLE', 0, 'JUSTID');
+  await redis.command('XCLAIM', stream, 'engine', 'c1', 0, entries[0]!, ...entries.slice(21), 'IDLE', 3_600_000, 'JUSTID');
+  const got = (await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c2', max_count: 2, wait_ms: 0, redeliver_after_ms: 60_000 })).outcomes;
+  expect(got.map((o) => o.task_id).sort()).toEqual([inOrder[0]!.task_id, inOrder[21]!.task_id].sort());
+});
+
 it('answers at most max_count when it claims stale outcomes and new ones wait too', async () => {
   t = await startTestNode(redis.url, uniquePrefix('claimcount'), { 'cluster.partitions': 1 });
   const consume = (consumer: string, redeliverAfter?: number) =>
