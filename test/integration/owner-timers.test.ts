@@ -10,6 +10,7 @@
  * arms the timers again from Redis.
  */
 import { pb } from '../../src/wire';
+import { fetchClients, topic } from '../helpers/fetch';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { useSlotNode } from '../helpers/slot-node';
 import { waitFor } from '../helpers/wait';
@@ -222,6 +223,22 @@ it('backs off a heartbeat-timed-out attempt by the retry policy: attempt 2 is of
   expect(Number(second.started_at_ms)).toBeGreaterThanOrEqual(readyAt);
   s.send({ step_result: { task_token: second.task_token, output: Buffer.from('ok') } });
   expect((await env.t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 2000 })).outcome).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, attempt: 2 });
+});
+
+it('hands the retry of a timed-out attempt to a fetch worker long-polling its topic at its ready_at', async () => {
+  const { external } = fetchClients(env.t);
+  const a = await env.registeredSlot();
+  const r = await env.t.matching.enqueueStep({ step: step({ step_execution_id: 'to-fetch', heartbeat_timeout_ms: 300, retry_policy: { max_attempts: 2, initial_interval_ms: 200 } }) });
+  const task = (await a.nextOf('step_task')).step_task!;
+  const readyAt = Number(task.started_at_ms) + 300 + 200;
+  const fetched = external.fetchAndLock({ worker_id: 'F', topics: [topic({ flow_type: 'order', step_type: 'charge' })], max_tasks: 1, wait_ms: 3000 });
+  // The slot is told its attempt timed out, and leaves: the retry is the fetch worker's.
+  expect((await a.nextOf('cancel', 2000)).cancel!.task_token).toBe(task.task_token);
+  a.reset();
+  const got = await fetched;
+  expect(got.tasks.map((x) => [x.task_id, x.attempt])).toEqual([[r.task_id, 2]]);
+  expect(Date.now()).toBeGreaterThanOrEqual(readyAt - 5);
+  expect(Date.now() - readyAt).toBeLessThan(500);
 });
 
 it('moves the heartbeat deadline a whole heartbeat timeout past each Heartbeat: beats well apart keep attempt 1', async () => {
