@@ -2,7 +2,8 @@
  * The RPC handler of the chaos soak's worker processes (worker-process.js):
  * `echo` answers `echo <input>`, so a caller that gets another call's answer
  * sees it (rpc-load.ts). It tells the parent, over IPC, every call it starts,
- * before running it. Now and then it fails (the failure names the input too),
+ * before running it: each call's input is unique, so a call run twice, on two
+ * workers or on one, shows. Now and then it fails (the failure names the input too),
  * or hangs past the caller's deadline, deaf to its signal, so the node answers
  * UNAVAILABLE while the slot is still busy.
  */
