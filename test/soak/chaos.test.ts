@@ -97,6 +97,7 @@ import { uniquePrefix } from '../helpers/redis';
 import { DelayedSteps } from './delayed-steps';
 import { Freezes, lateResults } from './freezes';
 import { MeshPartitions } from './mesh-partitions';
+import { OutcomeResults } from './outcome-results';
 import { RedisCuts } from './redis-cuts';
 import { RedisFailovers } from './redis-failovers';
 import { RpcLoad } from './rpc-load';
@@ -221,13 +222,14 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const rpcLoad = new RpcLoad({ clients, up: () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0), random: prng(seed + 1), rate: RPC_RATE, until: Date.now() + SECONDS * 1000 + 10_000,
     silent: (i, from, to) => freezes?.nodeFrozenDuring(i, from, to) ?? false });
   const delayed = new DelayedSteps({ random: prng(seed + 2), share: DELAYED });
+  const results = new OutcomeResults();
   const workers: (ChildProcess | undefined)[] = [];
   let generation = 0;
   const startWorker = (i: number) => {
     const child = fork(path.join(__dirname, 'worker-process.js'), [`127.0.0.1:${ports[i]}`, `w${i}-g${++generation}`, String(METHOD_TIMEOUT_MS)],
       { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    child.on('message', (m: { run?: string; at?: number; rpc?: string; worker?: string }) => {
-      if (rpcLoad.onMessage(m) || !m.run) return;
+    child.on('message', (m: { run?: string; at?: number; rpc?: string; worker?: string; result?: string; output?: string }) => {
+      if (rpcLoad.onMessage(m) || results.onStreamMessage(m) || !m.run) return;
       delayed.started(m.run, m.at);
       const n = (runs.get(m.run) ?? 0) + 1;
       runs.set(m.run, n);
@@ -257,6 +259,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
         // A claim starts a run at the node's now (lockUntil less the lock): no earlier than a delayed Step's readyAt.
         delayed.started(`${taskId}#claim ${m.lockUntil}`, m.lockUntil! - FETCH_LOCK_MS);
       }
+      if (m.completing) results.fetchCompleting(taskId, m.worker, m.claim!);
       const list = fetchLog.get(taskId) ?? [];
       list.push(m);
       fetchLog.set(taskId, list);
@@ -431,7 +434,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   }
   running = false;
   await engine;
-  violations.push(...lateResults(runs.keys(), outcomeOf));
+  violations.push(...lateResults(runs.keys(), outcomeOf), ...results.check(outcomeOf.values()));
   const attempts = [...outcomeOf.values()].reduce((s, o) => s + o.attempt, 0);
   const byStatus: Record<string, number> = {};
   for (const o of outcomeOf.values()) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;

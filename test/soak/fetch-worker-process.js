@@ -48,7 +48,7 @@ function grpcSurface() {
   return {
     fetch: () => wrap(async () => (await client.fetchAndLock({ topics: TOPICS, maxTasks: 4, lockDurationMs: LOCK_MS, waitMs: WAIT_MS }))
       .map((t) => ({ taskId: t.taskId, lockUntil: t.lockUntil.getTime(), attempt: t.attempt }))),
-    complete: (id, key) => wrap(() => client.complete(id, { result: Buffer.from(`fetched ${id}`), idempotencyKey: key })),
+    complete: (id, key) => wrap(() => client.complete(id, { result: Buffer.from(`fetched ${key}`), idempotencyKey: key })),
     fail: (id) => wrap(() => client.fail(id, { message: 'a failure the fetch budget takes', type: 'Soak', retries: 1000, retryTimeoutMs: 20 })),
     extend: (id) => wrap(async () => (await client.extendLock(id, LOCK_MS)).getTime()),
     unlock: (id) => wrap(() => client.unlock(id)),
@@ -71,7 +71,7 @@ function httpSurface() {
   return {
     fetch: async () => (await post('fetch-and-lock', { topics: TOPICS, maxTasks: 4, lockDurationMs: LOCK_MS, waitMs: WAIT_MS }, WAIT_MS + 5000))
       .tasks.map((t) => ({ taskId: t.taskId, lockUntil: Number(t.lockUntilMs), attempt: t.attempt })),
-    complete: (id, key) => post(`${task(id)}/complete`, { result: Buffer.from(`fetched ${id}`).toString('base64'), idempotencyKey: key }),
+    complete: (id, key) => post(`${task(id)}/complete`, { result: Buffer.from(`fetched ${key}`).toString('base64'), idempotencyKey: key }),
     fail: (id) => post(`${task(id)}/failure`, { failure: { message: 'a failure the fetch budget takes', type: 'Soak' }, retries: 1000, retryTimeoutMs: 20 }),
     extend: async (id) => Number((await post(`${task(id)}/extend-lock`, { lockDurationMs: LOCK_MS })).lockUntilMs),
     unlock: (id) => post(`${task(id)}/unlock`, {}),
@@ -83,7 +83,8 @@ const surface = mode === 'http' ? httpSurface() : grpcSurface();
 /**
  * Complete, retried with the same idempotency key while the node cannot be reached (a lost
  * reply, a node restarting), for up to 3 s. The parent hears the first send time: a
- * completion the node took was sent while the lock was live.
+ * completion the node took was sent while the lock was live. The result is the key, so an
+ * outcome names the claim whose Complete it holds (outcome-results.ts).
  */
 async function complete(t) {
   const key = `${workerId}:${t.taskId}:${t.lockUntil}`;

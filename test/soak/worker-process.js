@@ -3,7 +3,7 @@
  * killed with SIGKILL mid-task like any other process. It runs the built SDK
  * (dist/) with the soak's handler and tells its parent, over IPC, every attempt
  * it starts before running it: the parent's count of runs per attempt survives
- * the kill. It answers the soak's RPCs too (rpc-handler.js).
+ * the kill; and the result of each, before returning it. It answers the soak's RPCs too (rpc-handler.js).
  *   node test/soak/worker-process.js <address> <appWorkerId> <methodTimeoutMs>
  */
 'use strict';
@@ -23,8 +23,11 @@ const handler = async (ctx) => {
   if (dice < 0.01) await sleep(methodTimeoutMs * 1.5);
   else await sleep(Math.floor(Math.random() * 10));
   if (dice > 0.97) throw new Error('a failure the retry policy takes');
-  // The result names its attempt, so a late one recorded under another attempt shows.
-  return `done ${ctx.stepExecutionId} #${ctx.attempt}`;
+  // The result is this run's alone (its task, a nonce, its attempt) and told before it is
+  // returned, so an outcome holding any other run's result, or none, shows (outcome-results.ts).
+  const result = `done ${ctx.taskId}/${Math.random().toString(36).slice(2, 10)} #${ctx.attempt}`;
+  process.send({ result: `${ctx.taskId}#${ctx.attempt}`, output: result });
+  return result;
 };
 
 const worker = new Worker({
