@@ -95,6 +95,7 @@ import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { uniquePrefix } from '../helpers/redis';
 import { DelayedSteps } from './delayed-steps';
+import { checkClaimTimes } from './fetch-claims';
 import { Freezes, lateResults } from './freezes';
 import { MeshPartitions } from './mesh-partitions';
 import { OutcomeResults } from './outcome-results';
@@ -441,9 +442,10 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   log(`${kills} kills, ${stops} stops, ${workerKills} worker kills and ${redisKills} Redis kills; ${enqueued.size} Steps enqueued, outcomes ${JSON.stringify(byStatus)} (${redelivered} redelivered), ${runs.size} attempts run (${attempts - outcomeOf.size} retries), ${cancelled.size} flows cancelled (${cancels} CancelFlow calls answered), ${violations.length} violations`);
   if (FETCH) {
     const fetchViolations = failovers ? [...fetchLog].flatMap(([id, events]) => {
-      const found = checkFetchRuns(new Map([[id, events]]));
+      const one = new Map([[id, events]]);
+      const found = [...checkFetchRuns(one), ...checkClaimTimes(one, FETCH_LOCK_MS)];
       return found.length && failovers!.excusesFetchTask(events.filter((e) => e.claimed).map((e) => e.lockUntil! - FETCH_LOCK_MS), found) ? [] : found;
-    }) : checkFetchRuns(fetchLog);
+    }) : [...checkFetchRuns(fetchLog), ...checkClaimTimes(fetchLog, FETCH_LOCK_MS)];
     violations.push(...fetchViolations);
     const all = [...fetchLog.values()].flat();
     const count = (f: (e: FetchEvent) => unknown) => all.filter(f).length;

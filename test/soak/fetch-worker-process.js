@@ -8,7 +8,8 @@
  *
  * It tells its parent over IPC, each before it acts, what the parent needs to
  * check that no two workers held a task at once: every claim (task id and
- * lockUntil, as the node answered them), every lock extended, every Complete
+ * lockUntil, as the node answered them, and when the fetch that made it was
+ * sent and answered), every lock extended, every Complete
  * with the time it was first sent and whether it succeeded, every Fail or
  * Unlock with the time it was sent (`releasing`) and, once answered, whether
  * the node took it.
@@ -146,14 +147,17 @@ async function handle(t) {
 async function main() {
   for (;;) {
     let tasks;
+    const sent = Date.now();
     try {
       tasks = await surface.fetch();
     } catch {
       await sleep(100); // the node or Redis is down: poll again
       continue;
     }
-    // Told before anything runs: a kill loses no claim the worker acted on.
-    for (const t of tasks) tell({ claimed: t.taskId, lockUntil: t.lockUntil, attempt: t.attempt, via: mode });
+    // Told before anything runs: a kill loses no claim the worker acted on. The node made
+    // the claim between `sent` and `got` (fetch-claims.ts).
+    const got = Date.now();
+    for (const t of tasks) tell({ claimed: t.taskId, lockUntil: t.lockUntil, attempt: t.attempt, via: mode, sent, got });
     await Promise.all(tasks.map(handle));
   }
 }
