@@ -48,7 +48,11 @@
  * though it was first sent after its lock had lapsed. The claim's time is the
  * node's, lockUntil minus the lock duration; the others are the worker's clock
  * when it sent the call, which comes before the node's: all are Date.now() on
- * one machine.
+ * one machine. That claim time is held to the fetch that made it (fetch-claims.ts):
+ * lockUntil must be the lock asked, counted from between the fetch's send and its
+ * answer, and no claim may be answered before the previous lock ended. Every
+ * result is unique to its run, and a COMPLETED outcome must hold one its own
+ * attempt or claim produced (outcome-results.ts).
  *
  * Knobs (env): SOAK_SECONDS (chaos phase, default 60), SOAK_FLOWS (default 300),
  * SOAK_STEPS (Steps per flow, default 6), SOAK_REDIS_KILLS (0 to keep Redis up),
