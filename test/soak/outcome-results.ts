@@ -26,7 +26,8 @@ export class OutcomeResults {
   /** A stream worker's IPC message; true when it told a result. */
   onStreamMessage(m: { result?: string; output?: string }): boolean {
     if (m.result === undefined || m.output === undefined) return false;
-    this.add(m.result, m.output, `attempt ${m.result}`);
+    const [taskId, attempt] = m.result.split('#');
+    this.add(m.result, m.output, `task ${taskId}'s attempt ${attempt}`);
     return true;
   }
 
