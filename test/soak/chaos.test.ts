@@ -98,6 +98,7 @@ import { sendCommand, startEmbeddedRedis, startRedisCluster, type EmbeddedRedis 
 import { freePorts } from '../helpers/ports';
 import { startNodeProcess, type NodeProcess } from '../helpers/node-process';
 import { uniquePrefix } from '../helpers/redis';
+import { CallerStalls } from './caller-stalls';
 import { DelayedSteps } from './delayed-steps';
 import { checkClaimTimes } from './fetch-claims';
 import { Freezes, lateResults } from './freezes';
@@ -224,8 +225,11 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   // tells every attempt it starts, before running it, so a kill loses none of the count
   const runs = new Map<string, number>();
   const violations: string[] = [];
+  const stalls = new CallerStalls();
+  stalls.start();
+  const workersReady = new Set<string>();
   const rpcLoad = new RpcLoad({ clients, up: () => nodes.map((n, i) => (n ? i : -1)).filter((i) => i >= 0), random: prng(seed + 1), rate: RPC_RATE, until: Date.now() + SECONDS * 1000 + 10_000,
-    silent: (i, from, to) => freezes?.nodeFrozenDuring(i, from, to) ?? false });
+    silent: (i, from, to) => freezes?.nodeFrozenDuring(i, from, to) ?? false, callerStalled: (from, to) => stalls.longestDuring(from, to) });
   const delayed = new DelayedSteps({ random: prng(seed + 2), share: DELAYED });
   const results = new OutcomeResults();
   const workers: (ChildProcess | undefined)[] = [];
@@ -233,7 +237,8 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const startWorker = (i: number) => {
     const child = fork(path.join(__dirname, 'worker-process.js'), [`127.0.0.1:${ports[i]}`, `w${i}-g${++generation}`, String(METHOD_TIMEOUT_MS)],
       { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    child.on('message', (m: { run?: string; at?: number; rpc?: string; worker?: string; result?: string; output?: string }) => {
+    child.on('message', (m: { run?: string; at?: number; rpc?: string; worker?: string; result?: string; output?: string; ready?: string }) => {
+      if (m.ready) workersReady.add(m.ready);
       if (rpcLoad.onMessage(m) || results.onStreamMessage(m) || !m.run) return;
       delayed.started(m.run, m.at);
       const n = (runs.get(m.run) ?? 0) + 1;
@@ -367,7 +372,12 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
     }
   })();
 
-  if (RPC_RATE > 0) rpcLoad.start();
+  if (RPC_RATE > 0) {
+    // After the first workers registered: RPCs sent while a dozen processes boot on two cores
+    // test the machine, not the nodes.
+    for (const until = Date.now() + 20_000; workersReady.size < NODES && Date.now() < until;) await sleep(50);
+    rpcLoad.start();
+  }
   if (FREEZES) {
     freezes = new Freezes({ random: prng(seed + 3), leaseTtlMs: LEASE_TTL_MS, until: t0 + SECONDS * 1000 });
     freezes.start({ nodes: () => nodes, redis: () => failovers?.all() ?? servers, workers: () => [...workers, ...fetchWorkers] });
@@ -462,6 +472,8 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   if (redisCuts) log(redisCuts.summary());
   if (failovers) log(`Redis: ${failovers.summary()}`);
   log(`${rpcLoad.summary()}; ${delayed.count} Steps delayed (${delayed.startedCount} started)`);
+  stalls.stop();
+  log(stalls.summary());
   for (const v of violations.slice(0, 20)) log(`violation: ${v}`);
 
   // Nothing left behind: no queued Step, none in flight.

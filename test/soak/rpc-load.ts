@@ -11,7 +11,9 @@
  *   answer within the timeout or went away, the node is draining or its
  *   connection dropped); nothing else, DEADLINE_EXCEEDED included: the node
  *   answers UNAVAILABLE at the caller's timeout, before the Client's own
- *   deadline (unless the node was frozen meanwhile: freezes.ts). Never
+ *   deadline (unless the node was frozen meanwhile: freezes.ts, or this
+ *   process, the caller, stalled inside that margin: caller-stalls.ts; each
+ *   such call is counted apart in the summary). Never
  *   NOT_FOUND: it says no connected worker of the flow type has the name
  *   (DESIGN §4), and every worker of the soak's flow type has `echo`; a node
  *   that knows of no worker at all waits for one and answers UNAVAILABLE;
@@ -36,6 +38,8 @@ export interface RpcLoadOptions {
   until: number;
   /** Whether node `i` stopped answering (frozen) between `from` and `to`: its calls may end DEADLINE_EXCEEDED. */
   silent?: (i: number, from: number, to: number) => boolean;
+  /** The longest stall of this process, the caller, between `from` and `to` (caller-stalls.ts). */
+  callerStalled?: (from: number, to: number) => number;
 }
 
 /** The Client gives the server this long past the call's timeout (client.ts RPC_DEADLINE_MARGIN_MS). */
@@ -43,6 +47,8 @@ const CLIENT_MARGIN_MS = 1000;
 /** A call not settled this long past its timeout plus the Client's margin counts as hung. */
 const HANG_SLACK_MS = 3000;
 const MAX_IN_FLIGHT = 64;
+/** A stall of the caller this long, between the call's timeout and the Client's deadline, excuses a DEADLINE_EXCEEDED. */
+const CALLER_STALL_EXCUSE_MS = 200;
 
 type Result = { kind: 'ok'; worker: string } | { kind: 'failed' } | { kind: 'refused'; code: string };
 
@@ -150,7 +156,17 @@ export class RpcLoad {
     this.count(code);
     this.results.set(input, { kind: 'refused', code });
     const message = (err as Error)?.message ?? String(err);
-    const allowed = status === 'ZdUnavailableError' || (status === 'ZdDeadlineExceededError' && !!this.opts.silent?.(i, t0, Date.now()));
-    if (!allowed) this.violations.push(`${where}: refused ${code}: ${message}`);
+    if (status === 'ZdUnavailableError') return;
+    if (status === 'ZdDeadlineExceededError') {
+      if (this.opts.silent?.(i, t0, Date.now())) return;
+      // The node's answer came by the call's timeout, but this process did not run to read it
+      // before the Client's deadline fired (caller-stalls.ts).
+      const stalled = this.opts.callerStalled?.(t0 + timeoutMs, t0 + timeoutMs + CLIENT_MARGIN_MS) ?? 0;
+      if (stalled >= CALLER_STALL_EXCUSE_MS) {
+        this.count('DEADLINE_EXCEEDED excused: the caller stalled');
+        return;
+      }
+    }
+    this.violations.push(`${where}: refused ${code}: ${message}`);
   }
 }

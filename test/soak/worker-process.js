@@ -38,6 +38,9 @@ worker.start().catch((err) => {
   process.stderr.write(`soak worker ${appWorkerId}: ${err.message}\n`);
   process.exit(1);
 });
+// The soak starts its RPCs once every first worker is registered, not in the storm of
+// process starts before that (chaos.test.ts).
+worker.waitPullRegistered(AbortSignal.timeout(30_000)).then(() => process.send({ ready: appWorkerId }), () => {});
 process.on('SIGTERM', () => {
   void worker.stop().then(() => process.exit(0));
 });
