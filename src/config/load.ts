@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import YAML from 'yaml';
 import { registerFormats } from './formats';
+import { parseNatMap } from './nat-map';
 import { schema } from './schema';
 import { readTlsFiles, tlsFilesProblem } from './tls-files';
 import { MAX_TIMER_MS } from '../util/clock';
@@ -23,7 +24,7 @@ export interface Config {
     httpHeadersTimeout: number; httpRequestTimeout: number; httpMaxHeaders: number; httpKeepAliveTimeout: number;
   };
   redis: {
-    url: string; clusterNodes: string[]; sentinels: string[]; sentinelName: string; username: string; password: string;
+    url: string; clusterNodes: string[]; sentinels: string[]; natMap: string[]; sentinelName: string; username: string; password: string;
     tls: boolean; tlsCa: string; keyPrefix: string; waitReplicas: number;
   };
   cluster: { partitions: number; nodeId: string; heartbeat: number; nodeTtl: number; leaseTtl: number };
@@ -338,6 +339,17 @@ function checkRelations(c: Config): void {
   }
   const redisModes = [c.redis.url !== '', c.redis.clusterNodes.length > 0, c.redis.sentinels.length > 0].filter(Boolean).length;
   if (redisModes > 1) fail('redis.url', 'set only one of redis.url, redis.clusterNodes, redis.sentinels');
+  if (c.redis.natMap.length > 0) {
+    try {
+      parseNatMap(c.redis.natMap);
+    } catch (err) {
+      fail('redis.natMap', (err as Error).message);
+    }
+    // One Redis is dialled at redis.url as written: nothing announces an address to map.
+    if (c.redis.clusterNodes.length === 0 && c.redis.sentinels.length === 0) {
+      fail('redis.natMap', 'is set, but maps the addresses a Redis Cluster (redis.clusterNodes) or Sentinel (redis.sentinels) announces, and neither is set');
+    }
+  }
   if (c.redis.tlsCa) {
     if (!c.redis.tls && !c.redis.url.startsWith('rediss://')) fail('redis.tlsCa', 'is set, but TLS to Redis is off: set redis.tls, or give redis.url as rediss://');
     try {

@@ -61,6 +61,10 @@ export const schema = {
     url: { doc: 'redis:// or rediss:// URL of a single Redis; empty = not configured', format: String, default: '', env: 'ZD_REDIS_URL', sensitive: true },
     clusterNodes: { doc: 'host:port seeds of a Redis Cluster (instead of url)', format: 'string-list', default: [] as string[], env: 'ZD_REDIS_CLUSTER_NODES' },
     sentinels: { doc: 'host:port of Sentinels (instead of url)', format: 'string-list', default: [] as string[], env: 'ZD_REDIS_SENTINELS' },
+    natMap: {
+      doc: 'announced-host:port=reachable-host:port pairs: a Cluster node or Sentinel-named primary that announces the first address is dialled at the second (NAT, containers); Cluster or Sentinel only',
+      format: 'string-list', default: [] as string[], env: 'ZD_REDIS_NAT_MAP',
+    },
     sentinelName: { doc: 'Sentinel master name', format: String, default: 'mymaster', env: 'ZD_REDIS_SENTINEL_NAME' },
     username: { doc: 'Redis ACL user (Cluster and Sentinel: given to the Sentinels too), with redis.password; empty = the default user', format: String, default: '', env: 'ZD_REDIS_USERNAME' },
     password: { doc: 'Redis password (Cluster and Sentinel: given to the Sentinels too)', format: String, default: '', env: 'ZD_REDIS_PASSWORD', sensitive: true },

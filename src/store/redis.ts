@@ -9,6 +9,7 @@ import type { ConnectionOptions } from 'node:tls';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
+import { parseNatMap } from '../config/nat-map';
 import type { Logger } from '../util/logger';
 import type { RedisCa } from './redis-ca';
 import { defineScripts } from './scripts';
@@ -21,6 +22,13 @@ export interface RedisSettings {
   url: string;
   clusterNodes: string[];
   sentinels: string[];
+  /**
+   * `announced-host:port=reachable-host:port` pairs (redis.natMap, checked by config/load.ts): the Cluster
+   * nodes and the Sentinel-named primary are dialled at the reachable address of the one they announce.
+   * The seeds and the Sentinels themselves are dialled as given.
+   * @default []
+   */
+  natMap?: string[];
   sentinelName: string;
   password: string;
   /** The ACL user of `password` (Cluster and Sentinel); empty = the default user. */
@@ -74,6 +82,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
   // One object for every connection of the client: ioredis reads it at each connect, and `ca` updates it.
   const tls = tlsOptions(settings, ca);
   const retries = common.maxRetriesPerRequest ?? 3;
+  const natMap = settings.natMap?.length ? { natMap: parseNatMap(settings.natMap) } : {};
   let client: RedisClient;
   if (settings.clusterNodes.length > 0) {
     client = new Cluster(settings.clusterNodes.map(hostPort), {
@@ -94,6 +103,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
       // service's hostnames), not by addresses looked up first: the certificate names those.
       ...(tls ? { dnsLookup: (address: string, done: (err: null, address: string) => void) => done(null, address) } : {}),
       scaleReads: 'master',
+      ...natMap,
       // While no node of the Cluster answers, ioredis holds every call in the Cluster's offline queue
       // and reconnects for ever: calls waited out their callers' deadlines, the queue grew for as long
       // as the outage lasted, and a node could not stop. As on one Redis (maxRetriesPerRequest), the
@@ -119,6 +129,7 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
       // (or whose network black-holes it) closes nothing: with no command timeout, every call
       // waited on it for good, and the node never went to the primary Sentinel promoted.
       failoverDetector: true,
+      ...natMap,
       ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     });
     reviveUnaskedEnd(client as Redis);
