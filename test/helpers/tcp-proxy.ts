@@ -8,6 +8,8 @@ import net from 'node:net';
 
 export interface TcpProxy {
   port: number;
+  /** Connections clients opened to the proxy so far (refused and held ones too). */
+  readonly accepted: number;
   /** Stops reading from clients (their writes wait); the target's answers still flow. */
   pause(): void;
   /** Stops both directions: the peer says nothing either (a frozen node, a black-holing network). */
@@ -42,6 +44,7 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   let holding = false;
   let refusing = false;
   const held: net.Socket[] = [];
+  let accepted = 0;
   const forward = (client: net.Socket) => {
     const target = net.connect(currentTarget, '127.0.0.1');
     const pair = { client, target };
@@ -67,6 +70,7 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     target.on('error', targetEnded).on('close', targetEnded);
   };
   const server = net.createServer((client) => {
+    accepted++;
     if (refusing) {
       client.on('error', () => client.destroy());
       client.resetAndDestroy();
@@ -80,6 +84,9 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const proxy: TcpProxy = {
     port: (server.address() as net.AddressInfo).port,
+    get accepted() {
+      return accepted;
+    },
     pause() {
       paused = true;
       for (const p of pairs) {
