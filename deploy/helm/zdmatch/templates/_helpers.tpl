@@ -248,6 +248,18 @@ ZD_INTERNAL_ADVERTISE).
 {{- if gt $modes 1 }}
 {{- fail (printf "redis: set only one of redis.url, redis.clusterNodes, redis.sentinels (url %q, %d clusterNodes, %d sentinels); the node refuses more than one" $r.url (len $r.clusterNodes) (len $r.sentinels)) }}
 {{- end }}
+{{- /* As the node refuses them (src/config/load.ts): a natMap maps what a Cluster or Sentinel announces, and one announced address mapped twice. */}}
+{{- if and $r.natMap (not $r.clusterNodes) (not $r.sentinels) }}
+{{- fail "redis.natMap: set it with redis.clusterNodes or redis.sentinels only: it maps the addresses a Redis Cluster or Sentinel announces, and the node refuses it beside redis.url" }}
+{{- end }}
+{{- $announced := dict }}
+{{- range $r.natMap }}
+{{- $a := trim (first (splitList "=" .)) | replace "[" "" | replace "]" "" }}
+{{- if hasKey $announced $a }}
+{{- fail (printf "redis.natMap: %s is mapped twice; the node refuses that" (trim (first (splitList "=" .)))) }}
+{{- end }}
+{{- $_ := set $announced $a true }}
+{{- end }}
 {{- /* With existingSecret the chart renders no Redis Secret of its own: a url or password beside it would never reach the node. */}}
 {{- if and $r.existingSecret (or $r.url $r.password) }}
 {{- fail "redis: set redis.url / redis.password or redis.existingSecret, not both: with redis.existingSecret the node takes the URL and the password from that Secret only, and the values beside it would be dropped" }}
@@ -264,7 +276,7 @@ ZD_INTERNAL_ADVERTISE).
 {{- fail "redis.tls.caSecret: set redis.tls.enabled as well; the node refuses a CA bundle without TLS to Redis" }}
 {{- end }}
 {{- $tlsCa := ternary (printf "/etc/zdmatch/redis-tls/%s" $r.tls.caKey) "" (not (empty $r.tls.caSecret)) }}
-{{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "sentinelName" $r.sentinelName "username" $r.username "password" "" "tls" $r.tls.enabled "tlsCa" $tlsCa "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
+{{- $_ := set $c "redis" (dict "url" "" "clusterNodes" $r.clusterNodes "sentinels" $r.sentinels "natMap" ($r.natMap | default list) "sentinelName" $r.sentinelName "username" $r.username "password" "" "tls" $r.tls.enabled "tlsCa" $tlsCa "keyPrefix" $r.keyPrefix "waitReplicas" (int $r.waitReplicas)) }}
 {{- $a := .Values.auth }}
 {{- $auth := dict "enabled" $a.enabled "workerTokensFile" "" "clientTokensFile" "" "reloadInterval" $a.reloadInterval }}
 {{- if $a.enabled }}
