@@ -180,6 +180,36 @@ describe('redis', () => {
   });
 });
 
+describe('redis.natMap', () => {
+  const CLUSTER = ['--set', 'redis.clusterNodes={r-0:6379}'];
+  const pairs = (v: string[]) => ['--set-json', `redis.natMap=${JSON.stringify(v)}`];
+
+  it('passes the pairs to the node with a Cluster or Sentinels, and none by default', () => {
+    const map = ['10.0.1.5:6379=redis-0.example.com:30001', '[fd00::2]:6379 = 127.0.0.1:30002'];
+    expect(boot(rendered([...NO_AUTH, ...CLUSTER, ...pairs(map)])).redis.natMap).toEqual(map);
+    expect(boot(rendered([...NO_AUTH, '--set', 'redis.sentinels={s-0:26379}', ...pairs(map.slice(0, 1))])).redis.natMap).toEqual(map.slice(0, 1));
+    expect(boot(rendered([...NO_AUTH, ...CLUSTER])).redis.natMap).toEqual([]);
+  });
+
+  // Each is refused by the node at startup: rendered, every pod would crash-loop.
+  it.each<[string, string[], string, string]>([
+    ['a pair without =', [...CLUSTER, ...pairs(['10.0.1.5:6379'])], '/redis/natMap/0', 'redis.natMap'],
+    ['a pair past port 65535', [...CLUSTER, ...pairs(['10.0.1.5:6379=r:6379', '10.0.1.6:6379=r:70000'])], '/redis/natMap/1', 'redis.natMap'],
+    ['an announced address mapped twice', [...CLUSTER, ...pairs(['10.0.1.5:6379=r:1', '10.0.1.5:6379 =r:2'])], 'redis.natMap: 10.0.1.5:6379 is mapped twice', 'redis.natMap'],
+    ['a natMap beside redis.url', [...REDIS, ...pairs(['10.0.1.5:6379=r:1'])], 'redis.natMap: set it with redis.clusterNodes or redis.sentinels only', 'redis.natMap'],
+  ])('refuses %s, as the node does', (_label, args, stderr, key) => {
+    const r = render([...NO_AUTH, ...args]);
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain(stderr);
+    const overrides: Record<string, unknown> = {};
+    for (let i = 0; i < args.length; i += 2) {
+      const [k, v] = args[i + 1]!.split(/=(.*)/s) as [string, string];
+      overrides[k] = args[i] === '--set-json' ? JSON.parse(v) : v.startsWith('{') ? v.slice(1, -1).split(',') : v;
+    }
+    expect(() => loadConfig({ env: {}, args: [], overrides })).toThrow(`config ${key}:`);
+  });
+});
+
 describe('drain timing', () => {
   // The node force-exits drain.timeout + 10 s after SIGTERM (src/cli/serve.ts FORCE_GRACE_MS), which
   // comes after the preStop sleep: the kubelet's SIGKILL must not come first.
