@@ -82,10 +82,11 @@
  * invariants above stay as they are. SOAK_PARTITIONS=0 leaves them out. Every
  * partition is healed before the end-of-run checks, and in afterAll if the run failed.
  *
- * One node is cut off from Redis too (redis-cuts.ts, single redis-server only): each
- * node dials Redis through a TCP proxy of its own, and now and then one node's proxy
- * black-holes or refuses for 200 ms to twice its leaseTtl while the node runs on and
- * its peers reach Redis. The invariants above stay as they are, the RPC rule too.
+ * One node is cut off from Redis too (redis-cuts.ts): each node dials Redis through
+ * TCP proxies of its own (on a Cluster one per server, given to it by redis.natMap),
+ * and now and then one node's proxies black-hole or refuse for 200 ms to twice its
+ * leaseTtl while the node runs on and its peers reach Redis. The invariants above
+ * stay as they are, the RPC rule too.
  * SOAK_REDIS_CUTS=0 leaves them out. Every cut is healed before the end-of-run
  * checks, and in afterAll if the run failed.
  */
@@ -126,8 +127,8 @@ const LEASE_TTL_MS = 1500;
 let freezes: Freezes | undefined;
 const PARTITIONS = process.env.SOAK_PARTITIONS !== '0';
 let partitions: MeshPartitions | undefined;
-/** Redis-link cuts: single redis-server mode only (redis-cuts.ts). */
-const REDIS_CUTS = process.env.SOAK_REDIS_CUTS !== '0' && !process.env.SOAK_REDIS?.startsWith('cluster');
+/** Redis-link cuts (redis-cuts.ts): on a Cluster, through redis.natMap. */
+const REDIS_CUTS = process.env.SOAK_REDIS_CUTS !== '0';
 let redisCuts: RedisCuts | undefined;
 if (!['single', 'cluster', 'cluster-replicated', undefined].includes(process.env.SOAK_REDIS)) throw new Error(`SOAK_REDIS: ${process.env.SOAK_REDIS} is not single, cluster or cluster-replicated`);
 const NODES = 3;
@@ -190,7 +191,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   const httpPorts = await freePorts(NODES);
   const internalPorts = await freePorts(NODES);
   if (PARTITIONS) partitions = await MeshPartitions.open(internalPorts, { random: prng(seed + 4), until: Date.now() + SECONDS * 1000 });
-  if (REDIS_CUTS) redisCuts = await RedisCuts.open(NODES, servers[0]!.port, { random: prng(seed + 5), leaseTtlMs: LEASE_TTL_MS, until: Date.now() + SECONDS * 1000 });
+  if (REDIS_CUTS) redisCuts = await RedisCuts.open(NODES, servers.map((r) => r.port), { random: prng(seed + 5), leaseTtlMs: LEASE_TTL_MS, until: Date.now() + SECONDS * 1000 });
   const config = (port: number, httpPort: number) => ({
     api: { listen: `127.0.0.1:${port}` },
     http: { listen: `127.0.0.1:${httpPort}` },
@@ -204,7 +205,8 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
   // A node that cannot reach Redis as it starts exits 1, and its supervisor starts it again (as
   // Kubernetes would): a restart that met a cut Redis link is tried again, for 15 s at most.
   const start = async (i: number) => {
-    const redisConfig = CLUSTER ? { redis: { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`), ...(REPLICATED ? { waitReplicas: 1 } : {}) } } : {};
+    const seeds = redisCuts?.clusterConfig(i) ?? { clusterNodes: servers.map((r) => `127.0.0.1:${r.port}`) };
+    const redisConfig = CLUSTER ? { redis: { ...seeds, ...(REPLICATED ? { waitReplicas: 1 } : {}) } } : {};
     for (let tries = 1; ; tries++) {
       try {
         nodes[i] = await startNodeProcess({
@@ -213,7 +215,7 @@ it(`keeps every invariant across ${SECONDS} s of node kills`, async () => {
         });
         return;
       } catch (err) {
-        if (!redisCuts || tries >= 30 || !/exited \(1\) before it was ready[\s\S]*cannot reach redis/.test((err as Error).message)) throw err;
+        if (!redisCuts || tries >= 30 || !/exited \(1\) before it was ready[\s\S]*(cannot reach (redis|the Redis Cluster)|the Redis Cluster at .* is not serving)/.test((err as Error).message)) throw err;
         await sleep(500);
       }
     }
