@@ -3,7 +3,7 @@
  * §11.6): each is a rejection at one past it, never a clamp, naming the field the
  * way the caller spelt it; an empty value takes the default.
  */
-import { bounded, parseFail, parseFetch, resultOf, taskRefOf } from '../../../src/api/external-validation';
+import { bounded, lockDurationOf, parseFail, parseFetch, resultOf, taskRefOf } from '../../../src/api/external-validation';
 import { loadConfig } from '../../../src/config';
 import { FAILURE_LIMITS } from '../../../src/wire';
 
@@ -75,6 +75,15 @@ describe('parseFetch and resultOf', () => {
     expect(() => bounded('maxTasks', '5x', 100, 10, 'fetch.maxMaxTasks', '')).toThrow('maxTasks: must be a non-negative whole number');
     expect(() => bounded('waitMs', '18446744073709551615', 60_000, 20_000, 'fetch.maxWait', 'ms'))
       .toThrow('waitMs: 18446744073709551615 ms exceeds the ceiling of 60000 ms (fetch.maxWait)');
+  });
+
+  it('takes lockDurationMs, waitMs and maxTasks at their ceilings exactly: only one past is over', () => {
+    const { maxLockDuration, maxWait, maxMaxTasks } = config.fetch;
+    const r = parseFetch('grpc', { workerId: 'w', topics: [topic], lockDurationMs: maxLockDuration, waitMs: maxWait, maxTasks: maxMaxTasks }, config);
+    expect([r.lockMs, r.waitMs, r.maxTasks]).toEqual([maxLockDuration, maxWait, maxMaxTasks]);
+    expect(lockDurationOf('http', maxLockDuration, config)).toBe(maxLockDuration);
+    expect(() => lockDurationOf('http', maxLockDuration + 1, config))
+      .toThrow(`lockDurationMs: ${maxLockDuration + 1} ms exceeds the ceiling of ${maxLockDuration} ms (fetch.maxLockDuration)`);
   });
 
   it('takes a result of limits.maxPayloadBytes and refuses one byte more', () => {
