@@ -728,6 +728,17 @@ describe('complete: verify and hold the lock, write the outcome, then delete', (
     expect((await redis.command('XLEN', `${t.config.redis.keyPrefix}:{${id.split('-')[0]}}:out`))).toBe(1);
   });
 
+  it('a duplicate completion absorbed by its idempotency key is no second outcome, nor counted as one', async () => {
+    await boot();
+    const id = await enqueued();
+    await fetch();
+    await external.complete({ task_id: id, worker_id: 'A', result: Buffer.from('r'), has_result: true, idempotency_key: 'k' });
+    await external.complete({ task_id: id, worker_id: 'A', result: Buffer.from('r'), has_result: true, idempotency_key: 'k' });
+    expect(await outcomesOf('engine', id)).toHaveLength(1);
+    const counted = (await t.node.metrics.outcomes.get()).values.filter((v) => v.labels.status === 'COMPLETED');
+    expect(counted.reduce((n, v) => n + v.value, 0)).toBe(1);
+  });
+
   it('holds the lock a full lock duration from the Complete, not to the lock taken at the fetch', async () => {
     // Guards the hold across the dispatch: a Complete late in its lock that stops after the outcome
     // must not let the task be re-offered at the fetch's old lockUntil, moments later.
