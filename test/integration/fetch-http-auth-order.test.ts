@@ -1,13 +1,14 @@
 /**
- * The HTTP/JSON fetch routes with auth on, against a real node and
- * redis-server: the answers a foreign tenant's worker gets must not tell it
+ * The HTTP/JSON fetch routes (and their gRPC twins) with auth on, against a real
+ * node and redis-server: the answers a foreign tenant's worker gets must not tell it
  * which task ids exist (docs/security.md: "a task of a tenant the token does
  * not cover answers ZD_TASK_NOT_FOUND, so task ids cannot be probed"), and a
  * caller that goes away mid-body is no server error.
  */
 import net from 'node:net';
 import { createClient } from 'nice-grpc';
-import { MatchingServiceDefinition, pb } from '../../src/wire';
+import { ExternalTaskServiceDefinition, MatchingServiceDefinition, pb } from '../../src/wire';
+import { failureOf } from '../helpers/fetch';
 import { bearer as md, startAuthNode, type AuthNode } from '../helpers/auth-node';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { sleep } from '../helpers/wait';
@@ -63,6 +64,34 @@ it('answers a bad field the same for a foreign task as for a missing one: task i
   // Nothing changed: still locked by b, who completes it.
   expect((await matching().getTask({ task_id }, md(TOK.clientB))).task?.state).toBe(pb.TaskState.LOCKED);
   expect((await http(`/v1/external-tasks/${task_id}/complete`, { workerId: 'b' }, TOK.workerB)).status).toBe(200);
+});
+
+it('over gRPC too, a bad field is answered the same for a foreign task as for a missing one, and changes nothing', async () => {
+  const { task_id } = await matching().enqueueStep({
+    step: { tenant: 'globex', flow_id: 'probe-grpc', flow_type: 'order', step_type: 'charge', step_execution_id: 's1', input: Buffer.from('in') },
+  }, md(TOK.clientB));
+  const external = createClient(ExternalTaskServiceDefinition, t.channel);
+  const fetched = await external.fetchAndLock({ worker_id: 'b', topics: [{ tenant: 'globex', flow_type: 'order', step_type: 'charge' }], wait_ms: 2000 }, md(TOK.workerB));
+  expect(fetched.tasks.map((x) => x.task_id)).toEqual([task_id]);
+  const missing = '3-0123456789abcdef01234567';
+  const cases: [string, (id: string) => Promise<unknown>][] = [
+    ['extendLock lock_duration_ms', (id) => external.extendLock({ task_id: id, worker_id: 'b', lock_duration_ms: 600_001 }, md(TOK.workerA))],
+    ['complete idempotency_key', (id) => external.complete({ task_id: id, worker_id: 'b', idempotency_key: 'bad\u0001key' }, md(TOK.workerA))],
+    ['complete has_result', (id) => external.complete({ task_id: id, worker_id: 'b', result: Buffer.from('r') }, md(TOK.workerA))],
+    ['fail retries', (id) => external.fail({ task_id: id, worker_id: 'b', failure: { message: 'm' }, retries: -1 }, md(TOK.workerA))],
+    ['fail retry_timeout_ms', (id) => external.fail({ task_id: id, worker_id: 'b', retries: 1, retry_timeout_ms: 366 * 86_400_000 + 1 }, md(TOK.workerA))],
+    ['fail failure.non_retryable', (id) => external.fail({ task_id: id, worker_id: 'b', failure: { message: 'm', non_retryable: true }, retries: 1 }, md(TOK.workerA))],
+  ];
+  const answers = [];
+  for (const [what, call] of cases) {
+    const foreign = await failureOf(call(task_id));
+    const none = await failureOf(call(missing));
+    answers.push({ what, foreign: foreign.details.split(':')[0], missing: none.details.split(':')[0] });
+  }
+  expect(answers.filter((a) => a.foreign !== a.missing)).toEqual([]);
+  expect(answers.every((a) => a.foreign === 'ZD_INVALID_ARGUMENT')).toBe(true);
+  expect((await matching().getTask({ task_id }, md(TOK.clientB))).task?.state).toBe(pb.TaskState.LOCKED);
+  await external.complete({ task_id, worker_id: 'b' }, md(TOK.workerB));
 });
 
 it('a caller that goes away in the middle of its body is no server error (no ERROR log), and the node serves on', async () => {
