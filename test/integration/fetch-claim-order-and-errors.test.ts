@@ -132,3 +132,23 @@ it('a partition whose claim failed once and then succeeded is claimed oldest fir
   expect((r.tasks ?? []).map((x) => x.task_id)).toEqual([older]);
   expect(await stateOf(newer)).toBe(pb.TaskState.QUEUED);
 });
+
+it('a fetch that claimed elsewhere answers without a partition whose claim failed lately; the next fetch looks there', async () => {
+  // On a Redis Cluster each claim in a slot mid-migration spends the client's retries: what was claimed
+  // in the other partitions is answered at once rather than after them.
+  const [f1, f2] = flowsInTwoPartitions();
+  const older = (await t.matching.enqueueStep({ step: step({ flow_id: f1 }) })).task_id!;
+  const store = t.node.externalTasks!.store;
+  const spy = jest.spyOn(store, 'lock').mockRejectedValueOnce(new Error('injected: the claim failed once'));
+  try {
+    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1 })).rejects.toThrow();
+  } finally {
+    spy.mockRestore();
+  }
+  const newer = (await t.matching.enqueueStep({ step: step({ flow_id: f2 }) })).task_id!;
+  const r = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], max_tasks: 10, wait_ms: 1, lock_duration_ms: 60_000 });
+  expect((r.tasks ?? []).map((x) => x.task_id)).toEqual([newer]);
+  expect(await stateOf(older)).toBe(pb.TaskState.QUEUED);
+  const next = await external.fetchAndLock({ worker_id: 'B', topics: [topic()], max_tasks: 10, wait_ms: 1 });
+  expect((next.tasks ?? []).map((x) => x.task_id)).toEqual([older]);
+});
