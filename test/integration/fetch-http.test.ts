@@ -75,6 +75,18 @@ it('fetches with base64 payloads and completes with a base64 result', async () =
   expect(Buffer.from(o.output!).toString()).toBe('out');
 });
 
+it('absorbs a repeated completion that carries the same idempotencyKey; another key is TERMINAL', async () => {
+  const id = await enqueued();
+  await fetchOne('A', { lockDurationMs: 5000 });
+  const complete = (key: string) => curl(`/v1/external-tasks/${id}/complete`, { workerId: 'A', result: Buffer.from('out').toString('base64'), idempotencyKey: key });
+  expect(await complete('k1')).toMatchObject({ status: 200, body: {} });
+  // The reply was lost and the worker sends it again: success, not a second outcome.
+  expect(await complete('k1')).toMatchObject({ status: 200, body: {} });
+  expect(await complete('k2')).toMatchObject({ status: 422, body: { code: 'ZD_TERMINAL' } });
+  const r = await t.matching.consumeOutcomes({ group: 'engine', consumer: 'c', max_count: 10, wait_ms: 300 });
+  expect((r.outcomes ?? []).filter((o) => o.task_id === id)).toHaveLength(1);
+});
+
 it('answers each of the four verdicts with its own status and {code, message}', async () => {
   const id = await enqueued();
   await fetchOne('A', { lockDurationMs: 300 });
