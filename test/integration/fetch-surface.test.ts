@@ -200,7 +200,11 @@ describe('the four verdicts (a refused mutation is never success)', () => {
     await expectVerdict(unlocked, 'A', Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED');
     expect((await external.fail({ task_id: retried, worker_id: 'A', failure: { message: 'm' }, retries: 2, retry_timeout_ms: 60_000 })).terminal).toBe(false);
     await expectVerdict(retried, 'A', Status.OUT_OF_RANGE, 'ZD_LOCK_EXPIRED');
-    for (const id of [unlocked, retried]) expect(await stateOf(id)).toBe(pb.TaskState.QUEUED);
+    for (const id of [unlocked, retried]) {
+      // Given back: no worker is named on it any more.
+      const task = (await t.matching.getTask({ task_id: id })).task!;
+      expect({ state: task.state, worker: task.app_worker_id || '' }).toEqual({ state: pb.TaskState.QUEUED, worker: '' });
+    }
     expect(await outcomesOf('g')).toEqual([]);
   });
 
