@@ -591,8 +591,10 @@ describe('the fetch budget (Fail) never meets the step budget', () => {
     expect((await operator.listTerminalTasks({ tenant: 'other' })).tasks).toEqual([]);
     expect((await fetch({ worker_id: 'B' })).tasks).toEqual([]);
 
+    const terminalSet = t.node.keys.terminal(Number(id.split('-')[0]));
     await operator.retryTerminalTask({ task_id: id, retries: 3 });
     expect((await operator.listTerminalTasks({ tenant: 'acme' })).tasks).toEqual([]);
+    expect(await redis.command('ZSCORE', terminalSet, id)).toBeNull();
     const again = (await fetch({ worker_id: 'B' })).tasks[0]!;
     expect(again).toMatchObject({ task_id: id, attempt: 1, retries: 3 });
     await external.fail({ task_id: id, worker_id: 'B', failure: { message: 'still bad' }, retries: 0 });
@@ -608,6 +610,8 @@ describe('the fetch budget (Fail) never meets the step budget', () => {
     expect(out[0]!.outcome_id).toBe(abandoned.outcome_id);
     expect(out[0]).toMatchObject({ status: pb.OutcomeStatus.FAILED, attempt: 1, error: { message: 'bad data, see ticket 42', type: 'abandoned' } });
     expect(await stateOf(id)).toBe(pb.TaskState.DONE);
+    // Resolved, it leaves the partition's terminal set: left there, dead entries would fill a listing's scan.
+    expect(await redis.command('ZSCORE', terminalSet, id)).toBeNull();
   });
 
   it('a flow deadline still fires while a fetch worker retries (TIMED_OUT), and while it holds a lock', async () => {
