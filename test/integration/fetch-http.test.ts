@@ -87,6 +87,15 @@ it('absorbs a repeated completion that carries the same idempotencyKey; another 
   expect((r.outcomes ?? []).filter((o) => o.task_id === id)).toHaveLength(1);
 });
 
+it('completes with an empty result as a result: the outcome carries no output, not the input', async () => {
+  const id = await enqueued({ input: Buffer.from('in') });
+  await fetchOne('A');
+  expect(await curl(`/v1/external-tasks/${id}/complete`, { workerId: 'A', result: '' })).toMatchObject({ status: 200, body: {} });
+  const o = (await t.matching.waitOutcome({ task_id: id, wait_ms: 1000 })).outcome!;
+  expect(o.status).toBe(pb.OutcomeStatus.COMPLETED);
+  expect(Buffer.from(o.output ?? []).toString()).toBe('');
+});
+
 it('answers each of the four verdicts with its own status and {code, message}', async () => {
   const id = await enqueued();
   await fetchOne('A', { lockDurationMs: 300 });

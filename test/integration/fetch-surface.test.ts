@@ -130,14 +130,18 @@ describe('claims', () => {
   it('completes with a result, or without one (fire-and-forget: the outcome carries the input)', async () => {
     const a = await enqueued({ flow_id: 'fa', input: Buffer.from('A-in') });
     const b = await enqueued({ flow_id: 'fb', input: Buffer.from('B-in') });
-    await fetch({ max_tasks: 2 });
+    const c = await enqueued({ flow_id: 'fc', input: Buffer.from('C-in') });
+    await fetch({ max_tasks: 3 });
     await external.complete({ task_id: a, worker_id: 'A', result: Buffer.from('A-out'), has_result: true });
     await external.complete({ task_id: b, worker_id: 'A' });
+    // An empty result is a result: the output is empty, not the input.
+    await external.complete({ task_id: c, worker_id: 'A', result: Buffer.alloc(0), has_result: true });
     const out = await outcomesOf('engine');
     const by = new Map(out.map((o) => [o.task_id ?? '', o]));
     expect(by.get(a)).toMatchObject({ status: pb.OutcomeStatus.COMPLETED, app_worker_id: 'A', attempt: 1, idempotency_key: a });
     expect(Buffer.from(by.get(a)!.output!).toString()).toBe('A-out');
     expect(Buffer.from(by.get(b)!.output!).toString()).toBe('B-in');
+    expect(Buffer.from(by.get(c)!.output ?? []).toString()).toBe('');
     expect(await stateOf(a)).toBe(pb.TaskState.DONE);
   });
 
