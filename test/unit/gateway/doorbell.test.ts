@@ -59,3 +59,22 @@ test('a wait that ends by ring or timeout leaves no listener on the caller\'s si
   expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
   sub.close();
 });
+
+test('a wait woken by a ring leaves no timer behind to swallow a later ring', async () => {
+  jest.useFakeTimers();
+  try {
+    const e = new EventEmitter();
+    const sub = subscribeBell(e, ['t'], new AbortController().signal);
+    const woken = sub.wait(1_000);
+    e.emit('t');
+    await expect(woken).resolves.toBe(true);
+    // Rung after that wait ended and before the next began: kept for the next one.
+    e.emit('t');
+    jest.advanceTimersByTime(1_000);
+    await expect(sub.wait(0)).resolves.toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+    sub.close();
+  } finally {
+    jest.useRealTimers();
+  }
+});

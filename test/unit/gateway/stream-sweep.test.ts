@@ -110,3 +110,24 @@ test('silence counts from the last frame either way, covers a stream running an 
   jest.advanceTimersByTime(120_000);
   expect(none).toEqual([]);
 });
+
+test('a busy stream is never pinged, however long since its last frame: its worker Pongs on its own', async () => {
+  const busy = slot('busy', 'busy');
+  busy.attempt = { ...held };
+  sweep = new StreamSweep({ pingIntervalMs: PING, busyStreamSilenceMs: 0 }, new Map([['busy', busy]]), async () => {}, clock, silentLogger);
+  jest.advanceTimersByTime(5 * PING);
+  expect(await pings(busy)).toEqual([]);
+});
+
+test('a stopped sweep pings no stream and loses none', async () => {
+  const idle = slot('idle', 'idle');
+  const quiet = slot('quiet', 'busy');
+  quiet.attempt = { ...held };
+  const lost: string[] = [];
+  sweep = new StreamSweep({ pingIntervalMs: PING, busyStreamSilenceMs: SILENCE },
+    new Map([['idle', idle], ['quiet', quiet]]), async (s) => void lost.push(s.id), clock, silentLogger);
+  sweep.stop();
+  jest.advanceTimersByTime(2 * SILENCE);
+  expect(await pings(idle)).toEqual([]);
+  expect(lost).toEqual([]);
+});
