@@ -120,3 +120,17 @@ it('refuses a decline without a reason, naming the field, and keeps the task on 
   a.send({ step_result: { task_token: task.task_token, output: Buffer.from('x') } });
   expect((await a.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
 });
+
+it('offers nothing to the idle slots a worker still has open once it half-closed one stream', async () => {
+  // SDK stop() half-closes every idle stream, but not in one frame: a slot still open
+  // after its sibling's half-close belongs to a worker that starts no new tasks.
+  const a = await slot();
+  const b = await slot();
+  b.halfClose();
+  await waitFor(() => env.t.node.gateway.streamCount === 1, { timeoutMs: 5000, description: "b's stream gone" });
+  const queued = await enqueue('after-half-close');
+  await expect(a.nextOf('step_task', 300)).rejects.toThrow();
+  expect((await env.t.matching.getTask({ task_id: queued.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+  const w2 = await env.registeredSlot({ app_worker_id: 'w2' });
+  expect((await w2.nextOf('step_task')).step_task).toMatchObject({ task_id: queued.task_id, attempt: 1 });
+});
