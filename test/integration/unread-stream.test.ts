@@ -46,6 +46,9 @@ async function deafWorker() {
   };
 }
 
+const returnedAttempts = async () =>
+  (await t.node.metrics.registry.getSingleMetric('dexzd_matching_returned_attempts_total')!.get()).values as { labels: Record<string, unknown>; value: number }[];
+
 const slotOf = (node: TestNode) => [...(node.node.gateway as unknown as { slots: Map<string, { out: { size: number } }> }).slots.values()][0];
 
 it('ends a stream whose worker reads none of its answers once 64 wait, instead of holding them all', async () => {
@@ -82,7 +85,12 @@ it('returns a task whose frame the worker never read unconsumed when the stream 
   await waitFor(() => (slotOf(t)?.out.size ?? 0) > 0, { timeoutMs: 10000, description: 'answers queued in the node' });
   const r = await t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: 'f', flow_type: 'order', step_type: 's', step_execution_id: '1' } });
   await waitFor(async () => (await t.matching.getTask({ task_id: r.task_id })).task!.state === pb.TaskState.RUNNING, { timeoutMs: 3000, description: 'started on the deaf slot' });
+  const returned = (reason: string) => returnedAttempts().then((vs) => vs.find((v) => v.labels.reason === reason)?.value ?? 0);
+  const writeFailedBefore = await returned('write_failed');
   w.abort.abort();
   await waitFor(async () => (await t.matching.getTask({ task_id: r.task_id })).task!.state === pb.TaskState.QUEUED, { timeoutMs: 3000, description: 'back in its queue' });
   expect((await t.matching.getTask({ task_id: r.task_id })).task).toMatchObject({ state: pb.TaskState.QUEUED, attempt: 1 });
+  // Counted as a write that failed: the worker did not stop, it never saw the task.
+  expect(await returned('write_failed')).toBe(writeFailedBefore + 1);
+  expect(await returned('drain_no_output')).toBe(0);
 });
