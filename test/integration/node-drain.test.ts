@@ -49,6 +49,25 @@ it('tells every stream to reconnect, ends the idle ones, lets the busy one finis
   expect(await redis.command('XLEN', t.node.keys.out(p))).toBe(1); // its COMPLETED outcome
 });
 
+it('closes a busy stream once its Step finishes, and starts no queued Step on it meanwhile', async () => {
+  t = await startTestNode(redis.url, uniquePrefix('drain'), { 'drain.timeout': '10s' });
+  const busy = openSlot(t.worker, registerFrame({ app_worker_id: 'w1' }));
+  await busy.nextOf('registered');
+  const step = (id: string) => t.matching.enqueueStep({ step: { tenant: 'acme', flow_id: id, flow_type: 'order', step_type: 'pack', step_execution_id: 's' } });
+  await step('f1');
+  const task = (await busy.nextOf('step_task')).step_task!;
+  const queued = await step('f2'); // no idle slot: it waits in its queue
+
+  const drained = t.node.drain();
+  await busy.nextOf('reconnect');
+  busy.send({ step_result: { task_token: task.task_token, output: Buffer.from('done') } });
+  expect((await busy.nextOf('result_ack')).result_ack!.verdict).toBe(pb.ResultVerdict.ACCEPTED);
+  expect(await busy.ended).toBeNull(); // ended by the server, not handed the queued Step
+  await drained;
+  const task2 = t.node.keys.task(partitionOf('acme', 'f2', t.config.cluster.partitions), queued.task_id!);
+  expect(await redis.command('HMGET', task2, 'state', 'attempt')).toEqual(['queued', '1']);
+});
+
 // Probes must turn traffic away from the moment the drain begins, not once it has
 // ended: the readiness and health answers change while a busy slot still holds it open.
 it('answers not ready and NOT_SERVING as soon as it drains, while a busy slot finishes', async () => {
