@@ -80,7 +80,8 @@ it('refuses registrations past matching.maxStreams with RESOURCE_EXHAUSTED', asy
   await a.nextOf('registered');
   await b.nextOf('registered');
   const c = openSlot(t.worker, registerFrame({ app_worker_id: 'c' }));
-  const err = (await c.ended) as Error & { code?: Status };
+  // Refused, the stream's first answer is its error; let in past the bound, it would be `registered`.
+  const err = (await c.next(5000).then((f) => (c.reset(), new Error(`let in: ${String(f.frame)}`)), (e: unknown) => e)) as Error & { code?: Status };
   expect(err.code).toBe(Status.RESOURCE_EXHAUSTED);
   expect(err.message).toContain('matching.maxStreams');
   a.reset();

@@ -358,7 +358,8 @@ describe('with matching.maxConcurrentTasksCap 2', () => {
     expect((await a.nextOf('registered')).registered!.max_concurrent_tasks_cap).toBe(2);
     await b.nextOf('registered');
     const c = capped.slot();
-    const err = (await c.ended) as Error & { code?: Status };
+    // Refused, the stream's first answer is its error; let in past the bound, it would be `registered`.
+    const err = (await c.next(5000).then((f) => (c.reset(), new Error(`let in: ${String(f.frame)}`)), (e: unknown) => e)) as Error & { code?: Status };
     expect(err.code).toBe(Status.RESOURCE_EXHAUSTED);
     expect(err.message).toContain('matching.maxConcurrentTasksCap');
   });
