@@ -205,3 +205,17 @@ it('offers the heads of a Step type some slot runs past older heads of a type no
   await flush();
   expect(sent.map((o) => o.ref.taskId)).toEqual(['s3']);
 });
+
+it('loads a partition again while it is still owned here when its first load failed', async () => {
+  // The queue set of the wrong type: SMEMBERS fails, as a Redis out of reach for a moment would.
+  await s.client.set(s.keys.queues(0), 'not-a-set');
+  const { r, sent } = registry();
+  await r.acquired(lease(0));
+  expect(r.get(0)?.loaded).toBe(false);
+  await s.client.del(s.keys.queues(0));
+  await queued(0, 'acme:order:charge', [['c1', Date.now() - 1000]]);
+  // Left loading, the partition would offer nothing and hold its peers' starts at enqueue for as long as the lease lasts.
+  await waitFor(() => r.get(0)?.loaded === true, { timeoutMs: 3000, description: 'the partition loaded on its retry' });
+  await waitFor(() => sent.length === 1, { description: 'its head offered' });
+  expect(sent[0]!.ref.taskId).toBe('c1');
+});
