@@ -24,7 +24,7 @@ let current: OwnerRegistry | undefined;
 afterEach(() => current?.stop());
 
 /** A registry whose dispatcher has `slots` idle slots of every type on node n1 and holds each offer until answered. */
-function registry(slots = 100, runs: (stepType: string) => boolean = () => true) {
+function registry(slots = 100, runs: (stepType: string) => boolean = () => true, syncMatchWaitMs = 0) {
   const sent: Sent[] = [];
   let idle = slots;
   const dispatcher = {
@@ -48,7 +48,7 @@ function registry(slots = 100, runs: (stepType: string) => boolean = () => true)
     heldAttempts: async () => undefined,
     taskFetchable: () => undefined,
   } satisfies OwnerHooks;
-  const r = new OwnerRegistry(s.client, s.keys, s.store, hooks, { stickyWaitMs: 0, syncMatchWaitMs: 0, headsResyncIntervalMs: 0, backlogCountIntervalMs: 3_600_000 },
+  const r = new OwnerRegistry(s.client, s.keys, s.store, hooks, { stickyWaitMs: 0, syncMatchWaitMs, headsResyncIntervalMs: 0, backlogCountIntervalMs: 3_600_000 },
     { now: () => Date.now() }, log);
   r.setDispatcher(dispatcher);
   current = r;
@@ -218,4 +218,19 @@ it('loads a partition again while it is still owned here when its first load fai
   await waitFor(() => r.get(0)?.loaded === true, { timeoutMs: 3000, description: 'the partition loaded on its retry' });
   await waitFor(() => sent.length === 1, { description: 'its head offered' });
   expect(sent[0]!.ref.taskId).toBe('c1');
+});
+
+it('lets go of the Steps of a partition given up that waited here in memory for a slot', async () => {
+  const { r, sent } = registry(0, () => true, 60_000);
+  const held = lease(0);
+  await r.acquired(held);
+  expect(r.taskEnqueued(0, 'acme:order:charge', 'c1', Date.now(), '')).toBe(true);
+  expect(r.waitingInMemory).toBe(1); // no idle slot: it waits for one (sync match)
+  expect(r.mayStartAtEnqueue(1, 'acme:order:ship', 'acme', 'order')).toBe(false);
+  await r.unload(held, 'membership');
+  // Its new owner reloads it from the queue: held here, it would keep every new Step of the
+  // flow type from starting at enqueue for the whole sync-match wait.
+  expect(r.waitingInMemory).toBe(0);
+  expect(r.mayStartAtEnqueue(1, 'acme:order:ship', 'acme', 'order')).toBe(true);
+  expect(sent).toEqual([]);
 });
