@@ -126,3 +126,20 @@ it('heartbeats the members every cluster.heartbeat once started, so it stays liv
     watcher.stop();
   }
 });
+
+it('keeps a node key no longer than six nodeTtl after the last heartbeat, and a member entry older than that is forgotten', async () => {
+  client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
+  const keys = new Keys(uniquePrefix('members-ttl'));
+  const nodeTtlMs = 400;
+  const self = new Membership(client, keys, { nodeId: 'n1', bootId: 'b1', address: 'n1:1', heartbeatMs: 60_000, nodeTtlMs }, systemClock, silentLogger);
+  // A node long dead (its key gone with its TTL): its entry goes at the next heartbeat of any member.
+  await client.zadd(keys.members(), Date.now() - nodeTtlMs * 7, 'n0');
+  await self.beat();
+  // Node ids of every boot come and go (a generated id per boot): their keys must not outlive them for hours.
+  const ttl = await client.pttl(keys.node('n1'));
+  expect(ttl).toBeGreaterThan(nodeTtlMs * 5);
+  expect(ttl).toBeLessThanOrEqual(nodeTtlMs * 6);
+  expect(await client.zscore(keys.members(), 'n0')).toBeNull();
+  expect(await client.zscore(keys.members(), 'n1')).not.toBeNull();
+  self.stop();
+});
