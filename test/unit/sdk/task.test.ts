@@ -129,6 +129,20 @@ describe('TaskRun', () => {
     await task.done;
   });
 
+  it.each([
+    ['null', null],
+    ['nothing', undefined],
+  ])('sends an empty output, not a failure, for a handler that returns %s', async (_what, value) => {
+    const sent: pb.IWorkerFrame[] = [];
+    const task = new TaskRun('t', 'step', {}, { send: (f) => (sent.push(f), true), logger: recordingLogger() }, () => value);
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.step_result!.failure).toBeUndefined();
+    expect(Buffer.from(sent[0]!.step_result!.output!)).toEqual(Buffer.alloc(0));
+    task.acked({ task_token: 't', verdict: pb.ResultVerdict.ACCEPTED });
+    await task.done;
+  });
+
   it('sends no heartbeat its handler makes after returning: the result is the last word', async () => {
     const sent: pb.IWorkerFrame[] = [];
     let beat!: (details?: string) => void;
