@@ -103,6 +103,28 @@ describe('Worker streams', () => {
     await s!.until(() => logger.lines.some((l) => l.level === 'warn' && l.msg === 'result not accepted'), 'a warning');
   });
 
+  it('keeps a busy stream the node no longer pings: only an idle one is reset for its silence', async () => {
+    // The node pings idle streams only; a handler that runs past three ping intervals must keep its stream.
+    await server.stop();
+    server = await new FakeWorkerServer({
+      onRegister: (s) => s.send({ registered: { max_concurrent_tasks_cap: 256, ping_interval_ms: 30, server_protocol_version: 4, node_id: 'n1' } }),
+    }).start();
+    const w = make({
+      maxConcurrentTasks: 1,
+      reservedRpcTasks: 0,
+      flowTypes: { order: { steps: { slow: () => new Promise<string>((r) => setTimeout(() => r('slow done'), 250)) } } },
+    });
+    void w.start();
+    const [s] = await server.waitStreams(1);
+    s!.send(step('a', 'slow'));
+    const res = await s!.next('step_result');
+    expect(Buffer.from(res.step_result!.output!).toString()).toBe('slow done');
+    expect(s!.cancelled).toBe(false);
+    expect(server.streams).toHaveLength(1);
+    expect(logger.lines.filter((l) => l.msg === 'slot stream silent past its pings; reconnecting')).toEqual([]);
+    s!.send(ACK('a'));
+  });
+
   it('registers as taking a task right behind an ack, and runs one that arrives with the ack', async () => {
     const w = make({ maxConcurrentTasks: 1, reservedRpcTasks: 0 });
     void w.start();
