@@ -31,6 +31,7 @@ const rest = {
     };
   },
   async waitOutcome(req: pb.WaitOutcomeRequest) {
+    lastReq.waitOutcome = req;
     if (req.task_id === 'slow') return never();
     if (req.task_id === 'none') return {};
     if (req.task_id === 'waits') {
@@ -502,6 +503,8 @@ describe('Client', () => {
     expect(lastReq.consumeOutcomes).toMatchObject({ group: 'g', tenant: 'acme', consumer: 'c', max_count: 9, wait_ms: 40, ack: ['0-1'], redeliver_after_ms: 700 });
     await client.getTask('task-9');
     expect(lastReq.getTask).toMatchObject({ task_id: 'task-9' });
+    await client.waitOutcome('task-9', { waitMs: 25 });
+    expect(lastReq.waitOutcome).toMatchObject({ task_id: 'task-9', wait_ms: 25 });
   });
 
   it('maps each method\'s reply to camelCase, counts as numbers and times as Dates', async () => {
