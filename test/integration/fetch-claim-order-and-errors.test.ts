@@ -116,13 +116,7 @@ it('a partition whose claim failed once and then succeeded is claimed oldest fir
   // once a claim there succeeds it takes its turn by age again.
   const [f1, f2] = flowsInTwoPartitions();
   const older = (await t.matching.enqueueStep({ step: step({ flow_id: f1 }) })).task_id!;
-  const store = t.node.externalTasks!.store;
-  const spy = jest.spyOn(store, 'lock').mockRejectedValueOnce(new Error('injected: the claim failed once'));
-  try {
-    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1 })).rejects.toThrow();
-  } finally {
-    spy.mockRestore();
-  }
+  await failOneClaim();
   const again = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1, lock_duration_ms: 60_000 });
   expect((again.tasks ?? []).map((x) => x.task_id)).toEqual([older]);
   await external.unlock({ task_id: older, worker_id: 'A' }); // back at its place in the queue
@@ -138,13 +132,7 @@ it('a fetch that claimed elsewhere answers without a partition whose claim faile
   // in the other partitions is answered at once rather than after them.
   const [f1, f2] = flowsInTwoPartitions();
   const older = (await t.matching.enqueueStep({ step: step({ flow_id: f1 }) })).task_id!;
-  const store = t.node.externalTasks!.store;
-  const spy = jest.spyOn(store, 'lock').mockRejectedValueOnce(new Error('injected: the claim failed once'));
-  try {
-    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1 })).rejects.toThrow();
-  } finally {
-    spy.mockRestore();
-  }
+  await failOneClaim();
   const newer = (await t.matching.enqueueStep({ step: step({ flow_id: f2 }) })).task_id!;
   const r = await external.fetchAndLock({ worker_id: 'A', topics: [topic()], max_tasks: 10, wait_ms: 1, lock_duration_ms: 60_000 });
   expect((r.tasks ?? []).map((x) => x.task_id)).toEqual([newer]);
@@ -152,3 +140,13 @@ it('a fetch that claimed elsewhere answers without a partition whose claim faile
   const next = await external.fetchAndLock({ worker_id: 'B', topics: [topic()], max_tasks: 10, wait_ms: 1 });
   expect((next.tasks ?? []).map((x) => x.task_id)).toEqual([older]);
 });
+
+/** One fetch whose claim fails (a slot mid-migration, say): its partition counts as failed lately. */
+async function failOneClaim(): Promise<void> {
+  const spy = jest.spyOn(t.node.externalTasks!.store, 'lock').mockRejectedValueOnce(new Error('injected: the claim failed once'));
+  try {
+    await expect(external.fetchAndLock({ worker_id: 'A', topics: [topic()], wait_ms: 1 })).rejects.toThrow();
+  } finally {
+    spy.mockRestore();
+  }
+}

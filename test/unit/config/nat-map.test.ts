@@ -5,17 +5,9 @@
  */
 import { loadConfig } from '../../../src/config';
 import { parseNatMap } from '../../../src/config/nat-map';
+import { configRefusal as refusal } from '../../helpers/config-refusal';
 
 const CLUSTER = { ZD_REDIS_CLUSTER_NODES: '127.0.0.1:17000' };
-
-const refusal = (env: Record<string, string>): string => {
-  try {
-    loadConfig({ env });
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return 'accepted';
-};
 
 it.each([
   ['no =', '10.0.0.1:6379'],

@@ -5,15 +5,7 @@
  * seed or Sentinel without its port was dialled at port NaN.
  */
 import { loadConfig } from '../../../src/config';
-
-const refusal = (env: Record<string, string>): string => {
-  try {
-    loadConfig({ env });
-  } catch (err) {
-    return (err as Error).message;
-  }
-  return 'accepted';
-};
+import { configRefusal as refusal } from '../../helpers/config-refusal';
 
 it.each(['localhost:6379', 'http://redis:6379', 'redis//redis:6379', 'redis://', 'redis:// redis:6379'])('redis.url %j is refused naming the key', (url) => {
   expect(refusal({ ZD_REDIS_URL: url })).toMatch(/redis\.url: must be redis:\/\//);
