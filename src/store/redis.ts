@@ -5,11 +5,12 @@
  * (TaskStore, call-batch.ts).
  */
 import fs from 'node:fs';
-import type { ConnectionOptions } from 'node:tls';
+import { isIP } from 'node:net';
+import { checkServerIdentity, type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors';
-import { parseNatMap } from '../config/nat-map';
+import { parseNatMap, type NatTarget } from '../config/nat-map';
 import type { Logger } from '../util/logger';
 import type { RedisCa } from './redis-ca';
 import { defineScripts } from './scripts';
@@ -44,6 +45,31 @@ function tlsOptions(settings: RedisSettings, ca?: RedisCa): ConnectionOptions | 
   if (!settings.tls && !settings.url.startsWith('rediss://')) return undefined;
   if (ca) return ca.options();
   return settings.tlsCa ? { ca: fs.readFileSync(settings.tlsCa) } : {};
+}
+
+/**
+ * TLS options for a server dialled at the reachable address redis.natMap maps its announced
+ * one to. A certificate made for the Redis servers names the host they announce (a Cluster's
+ * `cluster-announce-hostname`, an address of their own network), seldom the NodePort, load
+ * balancer or proxy the node reaches them at; Node's own check is against the host dialled.
+ * Here the name sent (SNI) is the announced hostname, and the certificate must name the
+ * announced host, or else the host dialled (a certificate made for that address, the one
+ * check there was before).
+ */
+function natTls(base: () => ConnectionOptions, announcedHost: string, dialled: NatTarget): ConnectionOptions {
+  return Object.assign(base(), {
+    ...(isIP(announcedHost) ? {} : { servername: announcedHost }),
+    checkServerIdentity: (_host: string, cert: PeerCertificate): Error | undefined => {
+      const err = checkServerIdentity(announcedHost, cert);
+      if (!err || !checkServerIdentity(dialled.host, cert)) return undefined;
+      return err;
+    },
+  });
+}
+
+/** The announced host of a natMap key ("host:port", an IPv6 host unbracketed). */
+function announcedHostOf(key: string): string {
+  return key.slice(0, key.lastIndexOf(':'));
 }
 
 /** "host:port" (config/load.ts checks the form), an IPv6 host bracketed: the brackets are not the host's. */
@@ -82,10 +108,23 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
   // One object for every connection of the client: ioredis reads it at each connect, and `ca` updates it.
   const tls = tlsOptions(settings, ca);
   const retries = common.maxRetriesPerRequest ?? 3;
-  const natMap = settings.natMap?.length ? { natMap: parseNatMap(settings.natMap) } : {};
+  const parsedNat = settings.natMap?.length ? parseNatMap(settings.natMap) : undefined;
+  // Each mapped server's own TLS options (natTls), made once: ioredis keeps a connection's options for its reconnects.
+  const tlsBase = (): ConnectionOptions => (ca ? ca.options() : { ...tls });
+  const mappedTls = new Map<string, ConnectionOptions>();
+  if (parsedNat && tls) for (const [key, to] of Object.entries(parsedNat)) mappedTls.set(key, natTls(tlsBase, announcedHostOf(key), to));
+  /** The announced key whose reachable address is `host:port`, if one maps there. */
+  const announcedAt = (a: { host: string; port: number }): string | undefined =>
+    [...mappedTls.keys()].find((k) => parsedNat![k]!.host === a.host && parsedNat![k]!.port === a.port);
   let client: RedisClient;
   if (settings.clusterNodes.length > 0) {
-    client = new Cluster(settings.clusterNodes.map(hostPort), {
+    // A seed at the reachable address of a mapped server is that server: its certificate is checked as the map's.
+    const seeds = settings.clusterNodes.map(hostPort).map((seed) => {
+      const key = announcedAt(seed);
+      return key ? { ...seed, tls: mappedTls.get(key)! } : seed;
+    });
+    const natMap = parsedNat ? { natMap: Object.fromEntries(Object.entries(parsedNat).map(([key, to]) => [key, mappedTls.has(key) ? { ...to, tls: mappedTls.get(key)! } : to])) } : {};
+    client = new Cluster(seeds, {
       enableAutoPipelining: false,
       // A script sent to a slot mid-migration answers TRYAGAIN before it writes (lua/includes/slot-guard.lua):
       // retried every 100 ms for up to ~6 s (ioredis counts these as redirections), long enough for a slot
@@ -129,7 +168,12 @@ export function createRedis(settings: RedisSettings, extra: RedisOptions = {}, c
       // (or whose network black-holes it) closes nothing: with no command timeout, every call
       // waited on it for good, and the node never went to the primary Sentinel promoted.
       failoverDetector: true,
-      ...natMap,
+      // ioredis passes a Sentinel-named primary's mapped entry to tls.connect with the TLS options over it:
+      // the entry carries the name to check (natTls), which those options do not set.
+      ...(parsedNat ? { natMap: Object.fromEntries(Object.entries(parsedNat).map(([key, to]) => {
+        const t = mappedTls.get(key);
+        return [key, t ? { ...to, ...(t.servername ? { servername: t.servername } : {}), checkServerIdentity: t.checkServerIdentity } : to];
+      })) } : {}),
       ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
     });
     reviveUnaskedEnd(client as Redis);

@@ -2,15 +2,17 @@
  * redis.natMap on a real 3-primary Redis Cluster that announces hostnames
  * (`cluster-announce-hostname`, `cluster-preferred-endpoint-type hostname`), as a
  * Cluster in Kubernetes does: the names (under .invalid, which no resolver knows)
- * are mapped to TCP proxies of each primary's plain and TLS port. The Cluster
- * serves TLS too, with a certificate that names only the announced hostnames, as
- * one made for the Cluster's own network does.
+ * are mapped to TCP proxies of each primary's plain and TLS port. Over TLS the
+ * certificate names only the announced hostnames, as a certificate made for the
+ * Cluster's own network does: the node checks it against the announced name of
+ * the server it dials, the seeds included (given as reachable addresses the map names).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pb } from '../../src/wire';
 import { sendCommand, startRedisCluster, type EmbeddedRedisTls, type RedisCluster } from '../../src/store/embedded-redis';
+import { createRedis } from '../../src/store/redis';
 import { makeCerts } from '../helpers/certs';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { openSlot, registerFrame } from '../helpers/raw-slot';
@@ -89,4 +91,65 @@ it('reaches every primary of a Cluster announcing hostnames through the address 
   await runStep(t, 'h1');
   // The node's partitions have keys on all three primaries: each was dialled at its proxy, none at its hostname.
   expect(plainProxies.map((p, i) => p.accepted - before[i]!).every((n) => n > 0)).toBe(true);
+}, 60_000);
+
+it('over TLS, checks each primary\'s certificate against the hostname it announces, not the mapped address dialled', async () => {
+  const before = tlsProxies.map((p) => p.accepted);
+  const map = natMap((n) => n.tlsPort!, tlsProxies);
+  t = await startTestNode('', uniquePrefix('nat-host-tls'), {
+    // One seed, at a reachable address the certificate does not name: the others are known from CLUSTER SLOTS alone.
+    'redis.clusterNodes': [`127.0.0.1:${tlsProxies[0]!.port}`], 'redis.natMap': map,
+    'redis.tls': true, 'redis.tlsCa': tls.caFile,
+  });
+  await runStep(t, 't1');
+  expect(tlsProxies.map((p, i) => p.accepted - before[i]!).every((n) => n > 0)).toBe(true);
+}, 60_000);
+
+/** Waits until every primary's CLUSTER SLOTS names primary `i` as `name`. */
+async function announced(i: number, name: string): Promise<void> {
+  await waitFor(async () => {
+    const replies = await Promise.all(cluster!.nodes.map((n) => sendCommand(n.port, ['CLUSTER', 'SLOTS'])));
+    const port = cluster!.nodes[i]!.port;
+    return replies.every((r) => Array.isArray(r) && r.some((range) => Array.isArray(range) && Array.isArray(range[2]) &&
+      range[2][0] === name && Number(range[2][1]) === port));
+  }, { timeoutMs: 15_000, intervalMs: 100, description: `every primary to announce primary ${i} as ${name}` });
+}
+
+/** A key whose slot primary `i` serves (the others answer MOVED). */
+async function keyOn(i: number): Promise<string> {
+  for (let k = 0; ; k++) {
+    if (!(await sendCommand(cluster!.nodes[i]!.port, ['GET', `nat-key-${k}`]) instanceof Error)) return `nat-key-${k}`;
+  }
+}
+
+it('over TLS, refuses a primary whose certificate names neither the hostname it announces nor the address dialled, and takes one naming the address', async () => {
+  // Primary 0 announces a name its certificate does not hold (a certificate issued for other names).
+  const rogue = 'rogue.zd-nat.invalid';
+  const first = cluster!.nodes[0]!;
+  expect(await sendCommand(first.port, ['CONFIG', 'SET', 'cluster-announce-hostname', rogue])).toBe('OK');
+  const client = createRedis({
+    url: '', clusterNodes: [1, 2].map((i) => `127.0.0.1:${tlsProxies[i]!.port}`), sentinels: [], sentinelName: '', password: '',
+    tls: true, tlsCa: tls.caFile,
+    natMap: [`${rogue}:${first.tlsPort!}=127.0.0.1:${tlsProxies[0]!.port}`, ...natMap((n) => n.tlsPort!, tlsProxies).slice(1)],
+  }, { maxRetriesPerRequest: 0 });
+  client.on('error', () => undefined);
+  try {
+    await announced(0, rogue);
+    const [onFirst, onSecond] = [await keyOn(0), await keyOn(1)];
+    // The primaries whose certificates name their hostnames answer; the one that does not is never written to.
+    expect(await client.set(onSecond, 'v')).toBe('OK');
+    await expect(client.set(onFirst, 'v')).rejects.toThrow();
+    expect(await sendCommand(first.port, ['GET', onFirst])).toBeNull();
+
+    // A certificate that names the address dialled (as one had to before the announced name counted) is taken.
+    const dialled = makeCerts(fs.mkdtempSync(path.join(dir, 'dialled-')), { cn: 'proxy', san: 'IP:127.0.0.1', clientAuth: true, ca: tls.caFile });
+    expect(await sendCommand(first.port, ['CONFIG', 'SET', 'tls-cert-file', dialled.cert, 'tls-key-file', dialled.key])).toBe('OK');
+    await waitFor(() => client.set(onFirst, 'w').then((r) => r === 'OK', () => false), { timeoutMs: 10_000, intervalMs: 100, description: 'a write to primary 0' });
+    expect(await sendCommand(first.port, ['GET', onFirst])).toBe('w');
+  } finally {
+    client.disconnect();
+    expect(await sendCommand(first.port, ['CONFIG', 'SET', 'tls-cert-file', tls.certFile, 'tls-key-file', tls.keyFile])).toBe('OK');
+    expect(await sendCommand(first.port, ['CONFIG', 'SET', 'cluster-announce-hostname', hostname(0)])).toBe('OK');
+    await announced(0, hostname(0));
+  }
 }, 60_000);
