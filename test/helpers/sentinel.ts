@@ -32,6 +32,8 @@ export interface SentinelOptions {
   requirepass?: string;
   /** Listens on TLS only, and reaches the data nodes over TLS. */
   tls?: EmbeddedRedisTls;
+  /** The primary's hostname (default 127.0.0.1): with one, Sentinel resolves it, and names the primary by it. */
+  primaryHost?: string;
 }
 
 /** Starts a Sentinel watching the primary on `primaryPort` (its TLS port with `tls`). */
@@ -47,7 +49,8 @@ export async function startSentinel(primaryPort: number, opts: SentinelOptions =
         'tls-auth-clients no', 'tls-replication yes']
       : [`port ${port}`]),
     'bind 127.0.0.1', `dir ${dir}`,
-    `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 1`,
+    ...(opts.primaryHost ? ['sentinel resolve-hostnames yes', 'sentinel announce-hostnames yes'] : []),
+    `sentinel monitor ${name} ${opts.primaryHost ?? '127.0.0.1'} ${primaryPort} 1`,
     `sentinel down-after-milliseconds ${name} ${opts.downAfterMs ?? 1000}`,
     `sentinel failover-timeout ${name} 10000`,
     ...(opts.authPass ? [`sentinel auth-pass ${name} ${opts.authPass}`] : []),

@@ -2,8 +2,15 @@
  * redis.natMap behind Sentinel: the primary a real Sentinel names is dialled at
  * the address the map gives for it (here a TCP proxy, standing for the address a
  * node behind NAT reaches it at), and the node loses Redis when that refuses.
+ * Over TLS, the primary's certificate is checked against the hostname Sentinel
+ * names it by, not the address dialled.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ClientError, Status } from 'nice-grpc';
+import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
+import { makeCerts } from '../helpers/certs';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startSentinel, type TestSentinel } from '../helpers/sentinel';
@@ -34,4 +41,38 @@ it('dials the primary Sentinel names at the address redis.natMap maps it to', as
   expect((err as ClientError).code).toBe(Status.UNAVAILABLE);
   expect((err as ClientError).details).toMatch(/^ZD_STORE_UNAVAILABLE: /);
   proxy.resume();
+}, 60_000);
+
+it('over TLS, checks the certificate of the primary Sentinel names by hostname against that name, not the mapped address', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-sen-nat-tls-'));
+  const sub = (n: string) => {
+    fs.mkdirSync(path.join(dir, n));
+    return path.join(dir, n);
+  };
+  // The primary's certificate names its hostname only; the Sentinel's, the address it is dialled at.
+  const primaryCerts = makeCerts(sub('primary'), { cn: 'localhost', san: 'DNS:localhost', clientAuth: true });
+  const sentinelCerts = makeCerts(sub('sentinel'), { cn: 'sentinel', san: 'IP:127.0.0.1', clientAuth: true, ca: primaryCerts.ca });
+  let primary: EmbeddedRedis | undefined;
+  let tlsSentinel: TestSentinel | undefined;
+  let tlsProxy: TcpProxy | undefined;
+  let node: TestNode | undefined;
+  try {
+    primary = await startEmbeddedRedis({ tls: { certFile: primaryCerts.cert, keyFile: primaryCerts.key, caFile: primaryCerts.ca } });
+    tlsSentinel = await startSentinel(primary.tlsPort!, {
+      downAfterMs: 5000, primaryHost: 'localhost', tls: { certFile: sentinelCerts.cert, keyFile: sentinelCerts.key, caFile: sentinelCerts.ca },
+    });
+    tlsProxy = await tcpProxy(primary.tlsPort!);
+    node = await startTestNode('', uniquePrefix('sen-nat-tls'), {
+      ...tlsSentinel.nodeConfig, 'redis.tls': true, 'redis.tlsCa': primaryCerts.ca,
+      'redis.natMap': [`localhost:${primary.tlsPort!}=127.0.0.1:${tlsProxy.port}`],
+    });
+    expect((await node.matching.enqueueStep({ step: step('tls1') })).created).toBe(true);
+    expect(tlsProxy.accepted).toBeGreaterThan(0);
+  } finally {
+    await node?.close();
+    tlsSentinel?.stop();
+    await tlsProxy?.close();
+    await primary?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }, 60_000);
