@@ -185,7 +185,9 @@ describe('redis.natMap', () => {
   const pairs = (v: string[]) => ['--set-json', `redis.natMap=${JSON.stringify(v)}`];
 
   it('passes the pairs to the node with a Cluster or Sentinels, and none by default', () => {
-    const map = ['10.0.1.5:6379=redis-0.example.com:30001', '[fd00::2]:6379 = 127.0.0.1:30002'];
+    // A Cluster in Kubernetes announces its pods' hostnames (cluster-announce-hostname), all on one port.
+    const map = ['10.0.1.5:6379=redis-0.example.com:30001', '[fd00::2]:6379 = 127.0.0.1:30002',
+      'redis-1.redis.zd.svc.cluster.local:6379=10.0.0.7:30003', 'redis-2.redis.zd.svc.cluster.local:6379=10.0.0.7:30004'];
     expect(boot(rendered([...NO_AUTH, ...CLUSTER, ...pairs(map)])).redis.natMap).toEqual(map);
     expect(boot(rendered([...NO_AUTH, '--set', 'redis.sentinels={s-0:26379}', ...pairs(map.slice(0, 1))])).redis.natMap).toEqual(map.slice(0, 1));
     expect(boot(rendered([...NO_AUTH, ...CLUSTER])).redis.natMap).toEqual([]);

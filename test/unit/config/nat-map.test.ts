@@ -45,3 +45,12 @@ it('takes pairs with a Cluster or with Sentinels, from env or flags', () => {
     .toEqual(['10.0.0.5:6379=127.0.0.1:7005']);
   expect(loadConfig({ env: {} }).redis.natMap).toEqual([]);
 });
+
+it('takes the hostnames a Cluster in Kubernetes announces, each on the same port, as distinct servers', () => {
+  const map = ['redis-0.redis.zd.svc.cluster.local:6379=10.0.0.7:30001', 'redis-1.redis.zd.svc.cluster.local:6379=10.0.0.7:30002'];
+  expect(loadConfig({ env: { ...CLUSTER, ZD_REDIS_NAT_MAP: map.join(',') } }).redis.natMap).toEqual(map);
+  expect(parseNatMap(map)).toEqual({
+    'redis-0.redis.zd.svc.cluster.local:6379': { host: '10.0.0.7', port: 30001 },
+    'redis-1.redis.zd.svc.cluster.local:6379': { host: '10.0.0.7', port: 30002 },
+  });
+});
