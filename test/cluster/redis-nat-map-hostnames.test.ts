@@ -4,10 +4,11 @@
  * Cluster in Kubernetes does: the names (under .invalid, which no resolver knows)
  * are mapped to TCP proxies of each primary's plain and TLS port. Over TLS the
  * certificate names only the announced hostnames, as a certificate made for the
- * Cluster's own network does: the node checks it against the announced name of
- * the server it dials, the seeds included (given as reachable addresses the map names).
+ * Cluster's own network does: the node asks for (SNI) and checks the announced name
+ * of the server it dials, the seeds included (given as reachable addresses the map names).
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pb } from '../../src/wire';
@@ -79,7 +80,7 @@ async function runStep(node: TestNode, flow: string): Promise<void> {
 }
 
 /** `announced-hostname:port=127.0.0.1:proxy-port` for each primary. */
-function natMap(ports: (n: RedisCluster['nodes'][number]) => number, proxies: TcpProxy[]): string[] {
+function natMap(ports: (n: RedisCluster['nodes'][number]) => number, proxies: { port: number }[]): string[] {
   return cluster!.nodes.map((n, i) => `${hostname(i)}:${ports(n)}=127.0.0.1:${proxies[i]!.port}`);
 }
 
@@ -93,16 +94,53 @@ it('reaches every primary of a Cluster announcing hostnames through the address 
   expect(plainProxies.map((p, i) => p.accepted - before[i]!).every((n) => n > 0)).toBe(true);
 }, 60_000);
 
-it('over TLS, checks each primary\'s certificate against the hostname it announces, not the mapped address dialled', async () => {
-  const before = tlsProxies.map((p) => p.accepted);
-  const map = natMap((n) => n.tlsPort!, tlsProxies);
-  t = await startTestNode('', uniquePrefix('nat-host-tls'), {
-    // One seed, at a reachable address the certificate does not name: the others are known from CLUSTER SLOTS alone.
-    'redis.clusterNodes': [`127.0.0.1:${tlsProxies[0]!.port}`], 'redis.natMap': map,
-    'redis.tls': true, 'redis.tlsCa': tls.caFile,
+/** A forwarder to `port` that keeps each connection's first bytes: a TLS ClientHello holds the server name asked for (SNI) in plain text. */
+async function sniffer(port: number): Promise<{ port: number; hellos: string[]; close(): Promise<void> }> {
+  const hellos: string[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const target = net.connect(port, '127.0.0.1');
+    sockets.add(client).add(target);
+    client.once('data', (chunk: Buffer) => hellos.push(chunk.toString('latin1')));
+    client.pipe(target);
+    target.pipe(client);
+    const end = () => {
+      client.destroy();
+      target.destroy();
+    };
+    client.on('error', end).on('close', end);
+    target.on('error', end).on('close', end);
   });
-  await runStep(t, 't1');
-  expect(tlsProxies.map((p, i) => p.accepted - before[i]!).every((n) => n > 0)).toBe(true);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    hellos,
+    close: () => {
+      for (const c of sockets) c.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+it('over TLS, checks each primary\'s certificate against the hostname it announces, and asks for that name, not the mapped address dialled', async () => {
+  const sniffers = await Promise.all(cluster!.nodes.map((n) => sniffer(n.tlsPort!)));
+  try {
+    t = await startTestNode('', uniquePrefix('nat-host-tls'), {
+      // One seed, at a reachable address the certificate does not name: the others are known from CLUSTER SLOTS alone.
+      'redis.clusterNodes': [`127.0.0.1:${sniffers[0]!.port}`], 'redis.natMap': natMap((n) => n.tlsPort!, sniffers),
+      'redis.tls': true, 'redis.tlsCa': tls.caFile,
+    });
+    await runStep(t, 't1');
+    // Each primary was dialled at its mapped address, and asked for by the hostname it announces (SNI).
+    for (const [i, s] of sniffers.entries()) {
+      expect(s.hellos.length).toBeGreaterThan(0);
+      expect(s.hellos.every((h) => h.includes(hostname(i)))).toBe(true);
+    }
+  } finally {
+    await t?.close();
+    t = undefined;
+    await Promise.all(sniffers.map((s) => s.close()));
+  }
 }, 60_000);
 
 /** Waits until every primary's CLUSTER SLOTS names primary `i` as `name`. */
