@@ -1,7 +1,7 @@
 /**
  * A message a node sends to itself is a local call (DESIGN §1): a single node
- * runs the same code as a cluster, yet the offers, owner notices, RPCs and
- * Cancels it addresses to itself never cross its own peer mesh.
+ * runs the same code as a cluster, yet the offers, owner notices, RPCs,
+ * Cancels and attempt audits it addresses to itself never cross its own peer mesh.
  */
 import { pb } from '../../src/wire';
 import { useEmbeddedRedis } from '../helpers/redis';
@@ -22,7 +22,7 @@ async function meshMessages(): Promise<Record<string, number>> {
   return out;
 }
 
-it('offers, tells its own partitions, runs RPCs and cancels on itself without one mesh message', async () => {
+it('offers, tells its own partitions, runs RPCs, audits attempts and cancels on itself without one mesh message', async () => {
   // Queued first: the Step reaches the slot by an owner's offer, not by a start at enqueue.
   const queued = await env.t.matching.enqueueStep({ step: step('f1') });
   const s = await env.registeredSlot();
@@ -41,6 +41,8 @@ it('offers, tells its own partitions, runs RPCs and cancels on itself without on
 
   await env.t.matching.enqueueStep({ step: step('f2') });
   const running = (await s.nextOf('step_task')).step_task!;
+  // The owners' look at their running attempts asks the node that runs each whether a slot holds it: here, itself.
+  expect(await env.t.node.owner.unheldAttempts.runOnce()).toBe(0);
   expect(await env.t.matching.cancelFlow({ tenant: 'acme', flow_id: 'f2' })).toMatchObject({ cancelled_running: 1 });
   expect((await s.nextOf('cancel')).cancel!.task_token).toBe(running.task_token);
 
