@@ -5,11 +5,18 @@
  * reference-model race test drives the scripts at random; these pin the checks
  * whose one-off changes it cannot tell apart.
  */
+import { FetchStore } from '../../src/store/fetch-store';
 import { useEmbeddedRedis } from '../helpers/redis';
 import { taskBuilder, testSlot, useTaskStore } from '../helpers/store';
 
 const redis = useEmbeddedRedis();
 const fx = useTaskStore(redis, 'edges');
+
+let fetchStore: FetchStore;
+
+beforeEach(() => {
+  fetchStore = new FetchStore(fx.client, fx.keys, 60_000);
+});
 
 const newTask = taskBuilder();
 const failure = { message: 'boom', type: 'Io', nonRetryable: false, retryAfterMs: 0 };
@@ -31,5 +38,53 @@ describe('a call under the running start\'s nonce that names another attempt', (
     expect(await fx.client.hmget(fx.keys.task(t.partition, t.taskId), 'state', 'attempt', 'nonce')).toEqual(['running', '1', 'n1']);
     expect(await inflight()).toBe(String(now + 5000));
     expect(await fx.client.xlen(fx.keys.out(t.partition))).toBe(0);
+  });
+});
+
+describe('a fetch task left with its outcome by a completion that stopped before its delete', () => {
+  it('times out as gone past its flow deadline, with no second outcome', async () => {
+    const now = 1_000_000;
+    const t = newTask({ flowDeadline: now + 5000 });
+    await fx.store.enqueue(t, now);
+    expect((await fetchStore.lock(t.partition, [t.queue], 'fw', 1000, 1, 0, now)).tasks).toHaveLength(1);
+    fetchStore.faults.completeAfterOutcome = true;
+    await expect(fetchStore.complete(t.partition, t.taskId, 'fw', Buffer.from('r'), 'idem-1', now + 1)).rejects.toThrow(/ZD_FAULT/);
+    fetchStore.faults.completeAfterOutcome = false;
+    expect(await fx.client.xlen(fx.keys.out(t.partition))).toBe(1);
+
+    await fx.client.set(fx.keys.lease(t.partition), 'n1:1');
+    expect(await fx.store.timeout(t.partition, t.taskId, now + 5000, 'n1:1')).toBe('gone');
+    expect(await fx.client.xlen(fx.keys.out(t.partition))).toBe(1);
+    expect(await fx.store.readDone(t.partition, t.taskId)).toMatchObject({ status: Buffer.from('COMPLETED') });
+    expect(await fx.client.exists(fx.keys.task(t.partition, t.taskId))).toBe(0);
+    expect(await fx.client.zscore(fx.keys.deadlines(t.partition), t.taskId)).toBeNull();
+  });
+});
+
+describe('the starts of one turn', () => {
+  it('go at the latest of their clocks: a task ready by then starts, and each records that time', async () => {
+    const now = 1_000_000;
+    const early = newTask();
+    const late = newTask({ readyAt: now + 50 });
+    await fx.store.enqueueMany([early, late], now);
+    const [a, b] = await Promise.all([
+      fx.store.start(early.partition, early.taskId, 0, testSlot, 'n-early', now),
+      fx.store.start(late.partition, late.taskId, 0, testSlot, 'n-late', now + 50),
+    ]);
+    expect(a).toMatchObject({ attempt: 1 });
+    expect(b).toMatchObject({ attempt: 1 });
+    const run = await fx.client.hget(fx.keys.task(late.partition, late.taskId), 'run');
+    expect(run?.split('\x1e')[3]).toBe(String(now + 50));
+  });
+});
+
+describe('stillRunning', () => {
+  it('is true only for the start nonce the attempt runs under', async () => {
+    const t = newTask();
+    const now = 1_000_000;
+    await fx.store.enqueue(t, now);
+    await fx.store.start(t.partition, t.taskId, 0, testSlot, 'n1', now);
+    const ref = { partition: t.partition, taskId: t.taskId, attempt: 1 };
+    expect(await fx.store.stillRunning([{ ...ref, nonce: 'n1' }, { ...ref, nonce: 'n0' }])).toEqual([true, false]);
   });
 });
