@@ -88,3 +88,15 @@ describe('stillRunning', () => {
     expect(await fx.store.stillRunning([{ ...ref, nonce: 'n1' }, { ...ref, nonce: 'n0' }])).toEqual([true, false]);
   });
 });
+
+describe('a Step enqueued with a bound slot', () => {
+  it('whose flow deadline is now is queued, not started: it is past its deadline, as a start would find', async () => {
+    const now = 1_000_000;
+    const t = newTask({ flowDeadline: now });
+    const [r] = await fx.store.enqueueMany([t], now, [{ slot: testSlot, nonce: 'n-bound' }]);
+    expect(r).toEqual({ result: 'created', rememberedSticky: '' });
+    expect(await fx.client.hget(fx.keys.task(t.partition, t.taskId), 'state')).toBe('queued');
+    expect(await fx.client.zscore(fx.keys.inflight(t.partition), t.taskId)).toBeNull();
+    expect(await fx.client.zscore(fx.keys.queue(t.partition, t.queue), t.taskId)).toBe(String(now));
+  });
+});
