@@ -100,3 +100,19 @@ describe('a Step enqueued with a bound slot', () => {
     expect(await fx.client.zscore(fx.keys.queue(t.partition, t.queue), t.taskId)).toBe(String(now));
   });
 });
+
+describe('a terminal fetch task past its flow deadline', () => {
+  it('times out and leaves the terminal set: operators no longer list it', async () => {
+    const now = 1_000_000;
+    const t = newTask({ flowDeadline: now + 5000 });
+    await fx.store.enqueue(t, now);
+    expect((await fetchStore.lock(t.partition, [t.queue], 'fw', 1000, 1, 0, now)).tasks).toHaveLength(1);
+    expect(await fetchStore.fail(t.partition, t.taskId, 'fw', 'no', 'Io', 0, 0, now + 1)).toMatchObject({ kind: 'ok', terminal: true });
+    expect(await fx.client.zscore(fx.keys.terminal(t.partition), t.taskId)).toBe(String(now + 1));
+
+    await fx.client.set(fx.keys.lease(t.partition), 'n1:1');
+    expect(await fx.store.timeout(t.partition, t.taskId, now + 5000, 'n1:1')).toBe('timed-out');
+    expect(await fx.client.zcard(fx.keys.terminal(t.partition))).toBe(0);
+    expect(await fx.store.readDone(t.partition, t.taskId)).toMatchObject({ status: Buffer.from('TIMED_OUT') });
+  });
+});
