@@ -116,3 +116,15 @@ describe('a terminal fetch task past its flow deadline', () => {
     expect(await fx.store.readDone(t.partition, t.taskId)).toMatchObject({ status: Buffer.from('TIMED_OUT') });
   });
 });
+
+describe('a start at the very millisecond of the flow deadline', () => {
+  it('is refused as stale and leaves the task queued for the deadline timer', async () => {
+    const now = 1_000_000;
+    const t = newTask({ flowDeadline: now + 10 });
+    await fx.store.enqueue(t, now);
+    expect(await fx.store.start(t.partition, t.taskId, 0, testSlot, 'n1', now + 10)).toEqual({ kind: 'stale' });
+    expect(await fx.client.hget(fx.keys.task(t.partition, t.taskId), 'state')).toBe('queued');
+    expect(await fx.client.zscore(fx.keys.inflight(t.partition), t.taskId)).toBeNull();
+    expect(await fx.store.start(t.partition, t.taskId, 0, testSlot, 'n1', now + 9)).toMatchObject({ attempt: 1 });
+  });
+});
