@@ -1,7 +1,8 @@
 /**
  * The task scripts' guards and edges, called on the store with exact times: a
- * call that names the running start's nonce but another attempt, and the
- * millisecond at which a deadline, a readiness or a timeout turns over. The
+ * call that names the running start's nonce but another attempt, the
+ * millisecond at which a flow deadline turns over, what a timeout leaves of a
+ * fetch task, the clock a turn's starts share, and stillRunning's nonce. The
  * reference-model race test drives the scripts at random; these pin the checks
  * whose one-off changes it cannot tell apart.
  */
