@@ -11,12 +11,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { pb } from '../../src/wire';
 import { sendCommand, startRedisCluster, type EmbeddedRedisTls, type RedisCluster } from '../../src/store/embedded-redis';
 import { createRedis } from '../../src/store/redis';
 import { makeCerts } from '../helpers/certs';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { completeOneStep, startTestNode, type TestNode } from '../helpers/node';
 import { uniquePrefix } from '../helpers/redis';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { waitFor } from '../helpers/wait';
@@ -62,22 +60,6 @@ afterAll(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const step = (flow: string) => ({ tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's' });
-
-/** Enqueues a Step of `flow`, has a worker complete it, and reads its outcome. */
-async function runStep(node: TestNode, flow: string): Promise<void> {
-  const s = openSlot(node.worker, registerFrame());
-  try {
-    await s.nextOf('registered');
-    const r = await node.matching.enqueueStep({ step: step(flow) });
-    const task = (await s.nextOf('step_task')).step_task!;
-    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
-    await s.nextOf('result_ack');
-    expect((await node.matching.waitOutcome({ task_id: r.task_id, wait_ms: 0 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
-  } finally {
-    s.reset();
-  }
-}
 
 /** `announced-hostname:port=127.0.0.1:proxy-port` for each primary. */
 function natMap(ports: (n: RedisCluster['nodes'][number]) => number, proxies: { port: number }[]): string[] {
@@ -89,7 +71,7 @@ it('reaches every primary of a Cluster announcing hostnames through the address 
   t = await startTestNode('', uniquePrefix('nat-host'), {
     'redis.clusterNodes': [...cluster!.seeds], 'redis.natMap': natMap((n) => n.port, plainProxies),
   });
-  await runStep(t, 'h1');
+  await completeOneStep(t, 'h1');
   // The node's partitions have keys on all three primaries: each was dialled at its proxy, none at its hostname.
   expect(plainProxies.map((p, i) => p.accepted - before[i]!).every((n) => n > 0)).toBe(true);
 }, 60_000);
@@ -130,7 +112,7 @@ it('over TLS, checks each primary\'s certificate against the hostname it announc
       'redis.clusterNodes': [`127.0.0.1:${sniffers[0]!.port}`], 'redis.natMap': natMap((n) => n.tlsPort!, sniffers),
       'redis.tls': true, 'redis.tlsCa': tls.caFile,
     });
-    await runStep(t, 't1');
+    await completeOneStep(t, 't1');
     // Each primary was dialled at its mapped address, and asked for by the hostname it announces (SNI).
     for (const [i, s] of sniffers.entries()) {
       expect(s.hellos.length).toBeGreaterThan(0);

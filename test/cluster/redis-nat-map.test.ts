@@ -6,9 +6,7 @@
  * its traffic goes to the announced addresses, and refusing proxies is nothing to it.
  */
 import { ClientError, Status } from 'nice-grpc';
-import { pb } from '../../src/wire';
-import { startTestNode, type TestNode } from '../helpers/node';
-import { openSlot, registerFrame } from '../helpers/raw-slot';
+import { completeOneStep, startTestNode, type TestNode } from '../helpers/node';
 import { useRedisCluster } from '../helpers/redis-cluster';
 import { uniquePrefix } from '../helpers/redis';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
@@ -32,26 +30,12 @@ afterAll(async () => {
 
 const step = (flow: string) => ({ tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's' });
 
-/** Enqueues a Step of `flow`, has a worker complete it, and reads its outcome. */
-async function runStep(node: TestNode, flow: string): Promise<void> {
-  const s = openSlot(node.worker, registerFrame());
-  try {
-    await s.nextOf('registered');
-    const r = await node.matching.enqueueStep({ step: step(flow) });
-    const task = (await s.nextOf('step_task')).step_task!;
-    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
-    await s.nextOf('result_ack');
-    expect((await node.matching.waitOutcome({ task_id: r.task_id, wait_ms: 0 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
-  } finally {
-    s.reset();
-  }
-}
 
 it('reaches every primary through the address redis.natMap maps its announced one to, and loses Redis when those refuse', async () => {
   const natMap = redis.cluster.nodes.map((n, i) => `127.0.0.1:${n.port}=127.0.0.1:${proxies[i]!.port}`);
   const before = proxies.map((p) => p.accepted);
   t = await startTestNode('', uniquePrefix('nat'), { 'redis.clusterNodes': [...redis.cluster.seeds], 'redis.natMap': natMap });
-  await runStep(t, 'f1');
+  await completeOneStep(t, 'f1');
   // The node's 8 partitions have keys on all three primaries: each was dialled at its proxy.
   expect(proxies.map((p, i) => p.accepted - before[i]!).every((n) => n > 0)).toBe(true);
 
@@ -71,6 +55,6 @@ it('without redis.natMap dials the announced addresses: proxies that refuse are 
   const before = proxies.map((p) => p.accepted);
   for (const p of proxies) p.refuse();
   t = await startTestNode('', uniquePrefix('direct'), { 'redis.clusterNodes': [...redis.cluster.seeds] });
-  await runStep(t, 'g1');
+  await completeOneStep(t, 'g1');
   expect(proxies.map((p, i) => p.accepted - before[i]!)).toEqual([0, 0, 0]);
 }, 60_000);

@@ -9,7 +9,7 @@ import { ZdNode } from '../../src/node/node';
 import { createLogger } from '../../src/util/logger';
 import type { Clock } from '../../src/util/clock';
 import type { Logger } from '../../src/util/logger';
-import { MatchingServiceDefinition, WorkerTaskServiceDefinition } from '../../src/wire';
+import { MatchingServiceDefinition, pb, WorkerTaskServiceDefinition } from '../../src/wire';
 import { openSlot, registerFrame, type RawSlot } from './raw-slot';
 
 export interface TestNode {
@@ -74,4 +74,20 @@ export async function drainHeldOpen(t: TestNode): Promise<{ slot: RawSlot; drain
   await new Promise((r) => setTimeout(r, 100));
   if (t.node.state !== 'draining') throw new Error(`drainHeldOpen: the node is ${t.node.state}, not draining`);
   return { slot, drained };
+}
+
+/** Enqueues a Step of `flow` on `t`, has a raw slot complete it, and expects its outcome COMPLETED. */
+export async function completeOneStep(t: TestNode, flow: string): Promise<void> {
+  const s = openSlot(t.worker, registerFrame());
+  try {
+    await s.nextOf('registered');
+    const step = { tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 'pack', step_execution_id: 's' };
+    const r = await t.matching.enqueueStep({ step });
+    const task = (await s.nextOf('step_task')).step_task!;
+    s.send({ step_result: { task_token: task.task_token, output: Buffer.from('ok') } });
+    await s.nextOf('result_ack');
+    expect((await t.matching.waitOutcome({ task_id: r.task_id, wait_ms: 0 })).outcome?.status).toBe(pb.OutcomeStatus.COMPLETED);
+  } finally {
+    s.reset();
+  }
 }
