@@ -5,26 +5,10 @@
  * counting the dials over 0.8 s after one call; the connection redials on its own,
  * with or without calls.
  */
-import * as net from 'node:net';
 import { Client, FetchClient } from '../../../src';
+import { closingListener } from '../../helpers/closing-listener';
 
 const WINDOW_MS = 800;
-
-/** Accepts every connection and closes it at once; counts them. */
-async function closingListener() {
-  let dials = 0;
-  const server = net.createServer((c) => {
-    dials++;
-    c.on('error', () => undefined);
-    c.destroy();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    dials: () => dials,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
 
 type Dialer = { close(): void; ping(): Promise<unknown> };
 

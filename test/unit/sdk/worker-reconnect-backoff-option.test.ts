@@ -4,34 +4,28 @@
  * loopback listener that accepts each connection and closes it at once (a node
  * that is starting or dying), over 0.8 s.
  */
-import * as net from 'node:net';
 import { Worker } from '../../../src';
+import { closingListener } from '../../helpers/closing-listener';
 import { recordingLogger } from './fake-worker-server';
 
 const WINDOW_MS = 800;
 
 /** Dials of the Worker's connection and slot streams that failed within WINDOW_MS, for one slot. */
 async function attemptsWithin(reconnectBackoff: { initialMs: number; maxMs: number }): Promise<{ dials: number; streams: number }> {
-  let dials = 0;
-  const server = net.createServer((c) => {
-    dials++;
-    c.on('error', () => undefined);
-    c.destroy();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const listener = await closingListener();
   const logger = recordingLogger();
   const w = new Worker({
-    address: `127.0.0.1:${(server.address() as net.AddressInfo).port}`, tenant: 't1', maxConcurrentTasks: 1, reservedRpcTasks: 0,
+    address: listener.address, tenant: 't1', maxConcurrentTasks: 1, reservedRpcTasks: 0,
     logger, reconnectBackoff, flowTypes: { order: { steps: { charge: () => 'ok' } } },
   });
   const running = w.start().catch((e: unknown) => e);
   try {
     await new Promise((r) => setTimeout(r, WINDOW_MS));
-    return { dials, streams: logger.lines.filter((l) => /^slot stream .*reconnecting$/.test(l.msg)).length };
+    return { dials: listener.dials(), streams: logger.lines.filter((l) => /^slot stream .*reconnecting$/.test(l.msg)).length };
   } finally {
     await w.stop();
     await running;
-    await new Promise((r) => server.close(r));
+    await listener.close();
   }
 }
 
