@@ -3,18 +3,21 @@
  * the address the map gives for it (here a TCP proxy, standing for the address a
  * node behind NAT reaches it at), and the node loses Redis when that refuses.
  * Over TLS, the primary's certificate is checked against the hostname Sentinel
- * names it by, not the address dialled.
+ * names it by, not the address dialled, and against redis.tlsCa as rewritten
+ * since: the mapped primary's name to check is its own, the CA the client's.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClientError, Status } from 'nice-grpc';
-import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
+import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
 import { makeCerts } from '../helpers/certs';
+import { captureLogs } from '../helpers/logs';
 import { startTestNode, type TestNode } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startSentinel, type TestSentinel } from '../helpers/sentinel';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { waitFor } from '../helpers/wait';
 
 const redis = useEmbeddedRedis();
 let sentinel: TestSentinel | undefined;
@@ -68,6 +71,63 @@ it('over TLS, checks the certificate of the primary Sentinel names by hostname a
     });
     expect((await node.matching.enqueueStep({ step: step('tls1') })).created).toBe(true);
     expect(tlsProxy.accepted).toBeGreaterThan(0);
+  } finally {
+    await node?.close();
+    tlsSentinel?.stop();
+    await tlsProxy?.close();
+    await primary?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+it('over TLS, takes a rewritten redis.tlsCa for the primary it dials at the mapped address: a new connection after the primary moved to a new CA succeeds', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-sen-nat-ca-'));
+  const sub = (n: string) => {
+    fs.mkdirSync(path.join(dir, n));
+    return path.join(dir, n);
+  };
+  // The primary moves from one CA to another; the Sentinel's certificate is of a third, in the CA file throughout.
+  const before = makeCerts(sub('before'), { cn: 'localhost', san: 'DNS:localhost' });
+  const after = makeCerts(sub('after'), { cn: 'localhost', san: 'DNS:localhost' });
+  const sentinelCerts = makeCerts(sub('sentinel'), { cn: 'sentinel', san: 'IP:127.0.0.1', clientAuth: true });
+  const bundle = (...files: string[]) => Buffer.concat(files.map((f) => fs.readFileSync(f)));
+  const serverCas = path.join(sub('server-cas'), 'ca.pem');
+  fs.writeFileSync(serverCas, bundle(before.ca, after.ca, sentinelCerts.ca));
+  const caFile = path.join(sub('node'), 'ca.pem');
+  fs.writeFileSync(caFile, bundle(before.ca, sentinelCerts.ca));
+  let primary: EmbeddedRedis | undefined;
+  let tlsSentinel: TestSentinel | undefined;
+  let tlsProxy: TcpProxy | undefined;
+  let node: TestNode | undefined;
+  try {
+    primary = await startEmbeddedRedis({ tls: { certFile: before.cert, keyFile: before.key, caFile: serverCas } });
+    // The Sentinel reaches the primary over TLS whichever CA signed its certificate.
+    tlsSentinel = await startSentinel(primary.tlsPort!, {
+      downAfterMs: 5000, primaryHost: 'localhost', tls: { certFile: sentinelCerts.cert, keyFile: sentinelCerts.key, caFile: serverCas },
+    });
+    tlsProxy = await tcpProxy(primary.tlsPort!);
+    const logs = captureLogs<{ level: number; msg?: string }>();
+    node = await startTestNode('', uniquePrefix('sen-nat-ca'), {
+      ...tlsSentinel.nodeConfig, 'redis.tls': true, 'redis.tlsCa': caFile,
+      'redis.natMap': [`localhost:${primary.tlsPort!}=127.0.0.1:${tlsProxy.port}`],
+    }, { logger: logs.logger });
+    expect((await node.matching.enqueueStep({ step: step('ca1') })).created).toBe(true);
+
+    // The primary's certificate moves to the new CA, and the CA file follows.
+    expect(await sendCommand(primary.port, ['CONFIG', 'SET', 'tls-cert-file', after.cert, 'tls-key-file', after.key])).toBe('OK');
+    fs.writeFileSync(caFile, bundle(after.ca, sentinelCerts.ca));
+    await waitFor(() => logs.lines.some((l) => l.msg?.startsWith('redis.tlsCa reloaded')), { description: 'the node reads the new CA file' });
+
+    // The connections through the mapped address are reset: the node dials the primary anew.
+    const lastId = Number(await sendCommand(primary.port, ['CLIENT', 'ID']));
+    const accepted = tlsProxy.accepted;
+    tlsProxy.cut();
+    expect((await node.matching.enqueueStep({ step: step('ca2') }, { signal: AbortSignal.timeout(15_000) })).created).toBe(true);
+    expect(tlsProxy.accepted).toBeGreaterThan(accepted);
+    const clients = String(await sendCommand(primary.port, ['CLIENT', 'LIST'])).split('\n');
+    expect(clients.some((l) => Number(/^id=(\d+) /.exec(l)?.[1]) > lastId && / name=zdmatch /.test(l) &&
+      / laddr=\S+:(\d+) /.exec(l)?.[1] === String(primary!.tlsPort))).toBe(true);
+    expect(logs.lines.filter((l) => l.level >= 50)).toEqual([]);
   } finally {
     await node?.close();
     tlsSentinel?.stop();
