@@ -35,12 +35,16 @@ it("takes a dead holder's partition as soon as its lease runs out, not at the ne
   const SLOW_TTL = 9000;
   const left = 150;
   let keys: Keys;
+  // The lease is set between these two readings: it runs out no sooner than `left` after the
+  // first and no later than `left` after the second, whatever this process stalled between.
+  let sentAt = 0;
   let setAt = 0;
   // The refusal, and the retry it arms, must come well before the lease runs out: a stall
   // there lets the first acquire win. Set the scene again then, with a fresh lease key.
   for (let attempt = 0; ; attempt++) {
     keys = new Keys(uniquePrefix('takeover'));
     m?.stop();
+    sentAt = Date.now();
     await client.set(keys.lease(0), 'n-dead:7', 'PX', left);
     setAt = Date.now();
     m = new LeaseManager(client, keys, 'n-survivor', SLOW_TTL, createLogger('silent'));
@@ -51,9 +55,9 @@ it("takes a dead holder's partition as soon as its lease runs out, not at the ne
   expect(m.holds(0)).toBeUndefined();
 
   await waitFor(() => m!.holds(0), { timeoutMs: SLOW_TTL, intervalMs: 5, description: 'the survivor holds partition 0' });
-  const takenAfter = Date.now() - setAt;
-  expect(takenAfter).toBeGreaterThanOrEqual(left - 50);
-  expect(takenAfter).toBeLessThan(left + 175);
+  const takenAt = Date.now();
+  expect(takenAt - sentAt).toBeGreaterThanOrEqual(left - 50);
+  expect(takenAt - setAt).toBeLessThan(left + 175);
   expect(m.holds(0)).toMatchObject({ token: 'n-survivor:1' });
 });
 
