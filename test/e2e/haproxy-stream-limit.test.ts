@@ -77,17 +77,20 @@ function startWorker(address: string, slots: number) {
 
 it('holds back the slot streams past a low tune.h2.max-concurrent-streams, and the worker names each', async () => {
   const logger = startWorker(await throughHaproxy(3), 5);
+  // Three streams reach the node; the other two wait at HAProxy for one of those to end.
+  await waitFor(() => t!.node.gateway.streamCount === 3, { timeoutMs: 8000, description: 'three slot streams registered' });
   await waitFor(() => logger.count(MSG) >= 2, { timeoutMs: 8000, description: 'a warning for each of the two streams held back' });
   await sleep(300);
-  expect(logger.count(MSG)).toBe(2);
+  expect(t!.node.gateway.streamCount).toBe(3);
   const warnings = logger.lines.filter((l) => l.msg === MSG);
-  expect(warnings.map((l) => l.fields?.maxConcurrentTasks)).toEqual([5, 5]);
+  // A stream HAProxy let through but a loaded machine answered late may warn too: at least the two held back.
+  expect(warnings.length).toBeGreaterThanOrEqual(2);
+  expect(warnings.every((l) => l.fields?.maxConcurrentTasks === 5)).toBe(true);
   expect(String(warnings[0]!.fields?.hint)).toContain('HAProxy tune.h2.max-concurrent-streams');
 }, 30_000);
 
 it('registers every slot stream through the shipped limit', async () => {
-  const logger = startWorker(await throughHaproxy(undefined), 5);
-  await waitFor(() => w!.readiness().isReady, { timeoutMs: 8000, description: 'the worker ready through HAProxy' });
-  await sleep(400);
-  expect(logger.count(MSG)).toBe(0);
+  startWorker(await throughHaproxy(undefined), 5);
+  await waitFor(() => t!.node.gateway.streamCount === 5, { timeoutMs: 8000, description: 'all five slot streams registered through HAProxy' });
+  expect(w!.readiness().isReady).toBe(true);
 }, 30_000);
