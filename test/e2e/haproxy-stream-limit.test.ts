@@ -92,5 +92,6 @@ it('holds back the slot streams past a low tune.h2.max-concurrent-streams, and t
 it('registers every slot stream through the shipped limit', async () => {
   startWorker(await throughHaproxy(undefined), 5);
   await waitFor(() => t!.node.gateway.streamCount === 5, { timeoutMs: 8000, description: 'all five slot streams registered through HAProxy' });
-  expect(w!.readiness().isReady).toBe(true);
+  // The node counts a stream once it registers it; the worker is ready once its Registered arrives.
+  await waitFor(() => w!.readiness().isReady, { timeoutMs: 8000, description: 'the worker ready through HAProxy' });
 }, 30_000);
