@@ -11,14 +11,12 @@
  *   zdmatch bench --local --nodes 3 --redis-cluster --workers 3 --producers 3
  */
 import type { Command } from 'commander';
-import { ZdDeadlineExceededError, ZdUnavailableError } from '../sdk/common';
 import { checkedAddress, withClient } from './client';
 import { CliExit, EXIT_CONFIG, EXIT_FAILURE, SHUTDOWN_SIGNALS, wholeNumber } from './common';
 import { fittedTable } from './format';
-import { startLocal, type LocalEnv } from './bench/local';
-import { clusterPrimaries } from './bench/measure';
+import type { LocalEnv } from './bench/local';
 import type { BenchSystem } from './bench/protocol';
-import { runBench, type BenchConfig, type BenchMode, type BenchResult } from './bench/run';
+import type { BenchConfig, BenchMode, BenchResult } from './bench/run';
 
 interface BenchOptions {
   address: string;
@@ -78,6 +76,7 @@ async function reachable(address: string): Promise<void> {
   try {
     await withClient(address, (c) => c.describeCluster({ timeoutMs: 5000 }));
   } catch (err) {
+    const { ZdDeadlineExceededError, ZdUnavailableError } = await import('../sdk/common');
     if (err instanceof ZdUnavailableError || err instanceof ZdDeadlineExceededError) {
       throw new CliExit(`--address: no zdmatch node answers at ${address} (${err.message})`, EXIT_FAILURE);
     }
@@ -159,6 +158,8 @@ export function registerBench(program: Command): void {
       const status = nodes > 1 || opts.redisCluster ? (line: string) => void process.stderr.write(`${line}\n`) : undefined;
       const signals = opts.local ? stopLocalOnSignals(() => env, () => bar?.stop()) : undefined;
       try {
+        // The harness (child processes, Redis readers, the SDK) loaded once the flags are checked.
+        const [{ startLocal }, { clusterPrimaries }, { runBench }] = await Promise.all([import('./bench/local'), import('./bench/measure'), import('./bench/run')]);
         if (!opts.local && system === 'zdmatch') await reachable(opts.address);
         // --redis-url naming a node of a Redis Cluster: the figures are read from every primary.
         if (!opts.local && system === 'zdmatch' && cfg.redisUrl) {

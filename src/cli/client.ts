@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { Client } from '../sdk/client';
+import type { Client } from '../sdk/client';
 import type { Credential, TlsOptions } from '../sdk/common';
 import { TOKEN } from '../sdk/common/credential-option';
 import { CliExit, EXIT_CONFIG } from './common';
@@ -60,7 +60,10 @@ function readCa(file: string): Buffer {
 
 /** Runs `fn` with an SDK client for `address` and closes it afterwards. */
 export async function withClient<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ address: checkedAddress(address), ...cliConnection() });
+  const dialled = { address: checkedAddress(address), ...cliConnection() };
+  // Loaded here, not at the top: the SDK and its codecs are most of a start's module loading.
+  const { Client: SdkClient } = await import('../sdk/client');
+  const client = new SdkClient(dialled);
   try {
     return await fn(client);
   } finally {

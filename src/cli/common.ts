@@ -3,18 +3,10 @@
  * codes, signal handling, starting a node.
  */
 import { InvalidArgumentError } from 'commander';
-import { loadConfig, ConfigError, type Config, type LoadOptions } from '../config';
+import type { Config, LoadOptions } from '../config';
 import type { Logger } from '../util/logger';
 import { MAX_TIMER_MS } from '../util/clock';
 
-/** Exit codes: 0 ok, 1 runtime failure, 2 bad config or usage. */
-/**
- * A value parser for names and ids: an empty one (`--tenant ''`, an unset shell
- * variable) is a usage error naming the flag, exit 2, rather than a call the node
- * refuses naming its own field (`steps[0].tenant`), or one it takes as no value
- * at all: an empty filter lists everything, and `outcome-groups drop --tenant ''`
- * would drop the group over every tenant.
- */
 /**
  * A count given on the command line: decimal digits only. Number() would read ''
  * (an unset shell variable) as 0, and take ' 3', '1e2' or '0x10'.
@@ -27,11 +19,19 @@ export function wholeNumber(flag: string, value: string | undefined, min: number
   return n;
 }
 
+/**
+ * A value parser for names and ids: an empty one (`--tenant ''`, an unset shell
+ * variable) is a usage error naming the flag, exit 2, rather than a call the node
+ * refuses naming its own field (`steps[0].tenant`), or one it takes as no value
+ * at all: an empty filter lists everything, and `outcome-groups drop --tenant ''`
+ * would drop the group over every tenant.
+ */
 export function nonEmpty(value: string): string {
   if (value === '') throw new InvalidArgumentError('must not be empty');
   return value;
 }
 
+/** Exit codes: 0 ok, 1 runtime failure, 2 bad config or usage. */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_CONFIG = 2;
@@ -70,6 +70,8 @@ function checkConfigFlags(flags: readonly string[]): void {
 
 /** loadConfig, with a ConfigError turned into a one-line CliExit (exit 2). */
 export function loadConfigOrExit(opts: LoadOptions): Config {
+  // Loaded by the node commands only: the client commands need no config schema, convict or YAML.
+  const { loadConfig, ConfigError } = require('../config/load') as typeof import('../config/load');
   try {
     return loadConfig(opts);
   } catch (err) {

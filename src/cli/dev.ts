@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { Config } from '../config';
 import { schema } from '../config/schema';
 import { findOnPath, REDIS_NOT_FOUND_MESSAGE, startEmbeddedRedis, type EmbeddedRedis } from '../store/embedded-redis';
-import { createLogger } from '../util/logger';
 import { FORCE_GRACE_MS } from './serve';
 import {
   CliExit, configOptions, drainAndClose, EXIT_FAILURE, loadConfigOrExit, onShutdownSignals, redisConfigured, SHUTDOWN_SIGNALS, startNode,
@@ -60,6 +59,7 @@ export function registerDev(program: Command): void {
         await stopRedis();
         throw err;
       }
+      const { createLogger } = await import('../util/logger');
       const logger = createLogger(config.log.level);
       let node;
       try {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { withClient } from './client';
 import { CliExit, EXIT_CONFIG, nonEmpty, wholeNumber } from './common';
-import { loadSteps, openInput, summaryTable, type BulkSummary, type LineFailure } from './enqueue-file';
+import type { BulkSummary, LineFailure } from './enqueue-file';
 import { jsonReplacer, readInput } from './format';
 
 interface EnqueueOptions {
@@ -80,6 +80,7 @@ async function enqueueFile(file: string, opts: EnqueueOptions): Promise<void> {
   const batch = wholeNumber('--batch', opts.batch, 1, 1000);
   const inflight = wholeNumber('--inflight', opts.inflight, 1, 256);
   const retries = wholeNumber('--retries', opts.retries, 0, 1000);
+  const { loadSteps, openInput, summaryTable } = await import('./enqueue-file'); // with the SDK's mappers
   const { stream, size } = openInput(file);
   const bar = opts.progress && !opts.json && process.stderr.isTTY ? await makeBar(size) : undefined;
   const onFailure = (f: LineFailure) => {

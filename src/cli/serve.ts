@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Config } from '../config';
-import { createLogger, type Logger } from '../util/logger';
+import type { Logger } from '../util/logger';
 import {
   CliExit, configOptions, drainAndClose, EXIT_CONFIG, loadConfigOrExit, onShutdownSignals, redisConfigured, startNode, type ConfigCliOptions,
   type ZdNodeLike,
@@ -33,6 +33,7 @@ export function registerServe(program: Command): void {
       if (!redisConfigured(config)) {
         throw new CliExit('config redis.url: no Redis is configured: set redis.url, redis.clusterNodes or redis.sentinels (zdmatch dev starts a private redis-server)', EXIT_CONFIG);
       }
+      const { createLogger } = await import('../util/logger');
       const logger = createLogger(config.log.level);
       // Handlers before the start: a pod stopped while its node joins (a rollout superseded, a
       // scale-down) died of SIGTERM's default action with the leases it had just taken, and its

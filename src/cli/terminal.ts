@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { TerminalTasksClient } from '../sdk/fetch';
+import type { TerminalTasksClient } from '../sdk/fetch';
 import { wholeNumber as count, nonEmpty } from './common';
 import { cell, jsonReplacer, oneLine } from './format';
 import { checkedAddress, cliConnection } from './client';
@@ -10,7 +10,9 @@ interface CommonOptions {
 }
 
 async function withTerminalClient<T>(address: string, fn: (c: TerminalTasksClient) => Promise<T>): Promise<T> {
-  const client = new TerminalTasksClient({ address: checkedAddress(address), ...cliConnection() });
+  const dialled = { address: checkedAddress(address), ...cliConnection() };
+  const { TerminalTasksClient: SdkClient } = await import('../sdk/fetch'); // loaded when dialled (see withClient)
+  const client = new SdkClient(dialled);
   try {
     return await fn(client);
   } finally {
