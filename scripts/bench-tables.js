@@ -35,6 +35,9 @@ out.push(`| Redis CPU utilisation | ${int(th.zdmatch.redisCpuUtilization * 100)}
 out.push(`| node CPU / task | ${fmt(th.zdmatch.nodeCpuUsecPerTask)} µs (${rounds(zdRuns, (r) => cpu(r, 'node'))}) | — | — | — |`);
 out.push(`| worker process CPU / task | ${fmt(th.zdmatch.workerCpuUsecPerTask)} µs (${rounds(zdRuns, (r) => cpu(r, 'workers'))}) | ${fmt(th.bullmq.workerCpuUsecPerTask)} µs (${rounds(bullRuns, (r) => cpu(r, 'workers'))}) | — | — |`);
 out.push(`| producer process CPU / task | ${rounds(zdRuns, (r) => cpu(r, 'producers'))} µs | ${rounds(bullRuns, (r) => cpu(r, 'producers'))} µs | — | — |`);
+// Runs from before the bench read /proc/stat have no machineCpu: a dash.
+const machine = (runs) => (runs.some((r) => r.machineCpu) ? rounds(runs, (r) => r.machineCpu && `${fmt(r.machineCpu.busy, 2)} (${fmt(r.machineCpu.other, 2)})`, (x) => x ?? '—') : '—');
+out.push(`| cores busy (of them other load), by round | ${machine(zdRuns)} | ${machine(bullRuns)} | — | — |`);
 out.push(`| wakeups / task: node, worker, Redis | ${fmt(th.zdmatch.nodeWakeupsPerTask, 2)}, ${fmt(th.zdmatch.workerWakeupsPerTask, 2)}, ${fmt(th.zdmatch.redisWakeupsPerTask, 2)} | —, ${fmt(th.bullmq.workerWakeupsPerTask, 2)}, ${fmt(th.bullmq.redisWakeupsPerTask, 2)} | — | — |`);
 
 const ratio = (a, b) => (a && b ? (a / b).toFixed(2) : '—');

@@ -274,6 +274,12 @@ function bySecond(all: BenchResult['latencyMs']['submitToStartBySecond']): [stri
 }
 
 /** The summary as a table: plain when piped (no colour codes in a saved file), fitted to a terminal's width. */
+/** "1.52 of 2: this run 1.45, other 0.07": whether the figures above are the run's alone. */
+function machine(m: BenchResult['machineCpu']): string {
+  if (!m) return '—';
+  return `${m.busy} of ${m.cores}: this run ${m.run}, other ${m.other}${m.stolen > 0 ? `, stolen ${m.stolen}` : ''}`;
+}
+
 function table(r: BenchResult): string {
   const t: [string, string][] = [];
   const l = r.latencyMs;
@@ -306,6 +312,7 @@ function table(r: BenchResult): string {
     ['worker CPU / Step', f(r.cpuUsecPerTask.workers, ' µs')],
     ['producer CPU / Step', f(r.cpuUsecPerTask.producers, ' µs')],
     ['wakeups / Step', wakeups(r.wakeupsPerTask)],
+    ['machine CPU (cores busy)', machine(r.machineCpu)],
   );
   return fittedTable(['metric', 'value'], t);
 }

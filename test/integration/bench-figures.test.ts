@@ -2,7 +2,7 @@
  * Figures of `zdmatch bench` against what docs/benchmarks.md says they measure,
  * on tiny --local runs.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { CLI_MAIN, REPO_ROOT } from '../helpers/node-process';
 
 function bench(args: string[], timeoutMs: number): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -37,4 +37,25 @@ test('enqueuedAt → handler start reads less than submit → handler start: the
   const { submitToStart, enqueueToStart } = r.latencyMs;
   expect(enqueueToStart.n).toBe(submitToStart.n);
   expect(enqueueToStart.p50).toBeLessThan(submitToStart.p50);
+}, 45_000);
+
+test('load the run did not make is counted as other, not as the run\'s', async () => {
+  // A process that spins for the whole run: a neighbour on a shared machine.
+  const spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+  try {
+    const r = await bench(['--local', '--mode', 'throughput', '--tasks', '5000', '--warmup', '200', '--json', '--no-progress'], 40_000);
+    expect(r).toMatchObject({ completed: 5000, timedOut: false });
+    const m = r.machineCpu as { cores: number; busy: number; run: number; other: number };
+    // The run holds every process of a --local run: the node, Redis, the worker and the producer
+    // (their CPU per Step over Steps/s, within the few hundred ms the phase outlasts its Steps).
+    const c = r.cpuUsecPerTask as { node: number; workers: number; producers: number };
+    const theirs = ((c.node + c.workers + c.producers + r.redis.cpuUsecPerTask) * r.completed) / 1e6 / r.elapsedSec;
+    expect(m.run).toBeGreaterThanOrEqual(0.5 * theirs);
+    // The spinner is one of six runnable processes on this machine's cores (with Redis, the node,
+    // the worker, the producer and the bench): a few tenths of a core at the least, all of it other.
+    expect(m.other).toBeGreaterThanOrEqual(0.2);
+    expect(m.busy).toBeCloseTo(m.run + m.other, 1);
+  } finally {
+    spinner.kill('SIGKILL');
+  }
 }, 45_000);

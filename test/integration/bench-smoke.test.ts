@@ -55,6 +55,11 @@ test('zdmatch bench --local --mode throughput --tasks 200 --json prints the repo
   // The single-node report has no per-node or per-primary parts.
   expect(r.cpuUsecPerTask.nodes).toBeUndefined();
   expect(r.redis.perPrimary).toBeUndefined();
+  // The machine over the phase, in cores: the run's processes are part of what was busy.
+  expect(r.machineCpu).toEqual({ cores: os.cpus().length, busy: expect.any(Number), run: expect.any(Number), other: expect.any(Number), stolen: expect.any(Number) });
+  expect(r.machineCpu.run).toBeGreaterThan(0);
+  expect(r.machineCpu.busy).toBeGreaterThanOrEqual(r.machineCpu.run);
+  expect(r.machineCpu.other).toBeCloseTo(r.machineCpu.busy - r.machineCpu.run, 1);
 }, 45_000);
 
 test('zdmatch bench --local --nodes 2 --redis-cluster reports each node and each Redis primary', async () => {

@@ -1,10 +1,11 @@
 /**
  * The measurements of `zdmatch bench`: the /proc readings (wakeups: voluntary
  * context switches of a process's main thread, and their absence for a process
- * that is gone), the sample buffers and the latency by second.
+ * that is gone; the machine's busy cores), the sample buffers and the latency by
+ * second.
  */
 import { spawnSync } from 'node:child_process';
-import { procWakeups, timeline } from '../../src/cli/bench/measure';
+import { machineCpu, machineTicks, parseMachineTicks, procWakeups, timeline } from '../../src/cli/bench/measure';
 import { Samples } from '../../src/cli/bench/protocol';
 
 test('procWakeups counts each time the main thread sleeps and is woken', () => {
@@ -53,4 +54,40 @@ test('timeline gives the percentiles of each second from the origin, empty secon
   ]);
   expect(timeline([], origin)).toEqual([]);
   expect(timeline([worker1], origin, 500).map((b) => b.n)).toEqual([1, 1, 0, 0, 0, 1]);
+});
+
+test('parseMachineTicks reads the all-cores line of /proc/stat: idle and iowait are not busy, steal apart', () => {
+  const stat = [
+    'cpu  272530 10 97127 236822 576 3 5339 40 7 0',
+    'cpu0 132014 0 49160 122166 62 0 2410 0 0 0',
+    'intr 1 2 3',
+  ].join('\n');
+  // user + nice + system + irq + softirq; guest (7) is in user already.
+  expect(parseMachineTicks(stat)).toEqual({ busy: 272530 + 10 + 97127 + 3 + 5339, steal: 40, total: 272530 + 10 + 97127 + 236822 + 576 + 3 + 5339 + 40 });
+  // A kernel older than steal's column (2.6.11) has seven.
+  expect(parseMachineTicks('cpu  1 2 3 4 5 6 7\n')).toEqual({ busy: 1 + 2 + 3 + 6 + 7, steal: 0, total: 28 });
+  expect(parseMachineTicks('cpu0 1 2 3 4 5 6 7 8\n')).toBeUndefined();
+  expect(parseMachineTicks('')).toBeUndefined();
+});
+
+test('machineTicks reads this machine, and its busy ticks grow while this process spins', () => {
+  const before = machineTicks()!;
+  expect(before.total).toBeGreaterThan(before.busy);
+  const until = Date.now() + 100;
+  while (Date.now() < until) { /* busy */ }
+  const after = machineTicks()!;
+  // USER_HZ is 100: 100 ms of one core's work is about 10 ticks.
+  expect(after.busy - before.busy).toBeGreaterThanOrEqual(5);
+});
+
+test("machineCpu gives busy cores over the phase, the run's share of them, and the rest", () => {
+  const before = { busy: 1000, steal: 10, total: 4000 };
+  // 2 cores over 2 s at 100 ticks/s: 400 ticks, 300 busy, 20 stolen.
+  const after = { busy: 1300, steal: 30, total: 4400 };
+  expect(machineCpu(before, after, 2, 2, 2.5)).toEqual({ cores: 2, busy: 1.5, run: 1.25, other: 0.25, stolen: 0.1 });
+  // The run's processes are read apart from the machine's ticks: never more than all of it.
+  expect(machineCpu(before, after, 2, 2, 3.2)).toEqual({ cores: 2, busy: 1.5, run: 1.5, other: 0, stolen: 0.1 });
+  expect(machineCpu(undefined, after, 2, 2, 1)).toBeUndefined();
+  expect(machineCpu(before, before, 2, 2, 1)).toBeUndefined();
+  expect(machineCpu(before, after, 2, 0, 1)).toBeUndefined();
 });

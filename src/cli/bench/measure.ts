@@ -136,6 +136,61 @@ export function procWakeups(pid: number): number | undefined {
   }
 }
 
+/** The machine's CPU time so far, from the first line of /proc/stat: clock ticks of every core together. */
+export interface MachineTicks {
+  /** user, nice, system, irq and softirq: work done on this machine, by any process. */
+  busy: number;
+  /** steal: time the hypervisor gave to other machines while this one wanted to run. */
+  steal: number;
+  /** Every state (idle and iowait too), guests aside: they are counted in user and nice already. */
+  total: number;
+}
+
+/** Reads the aggregate `cpu` line of a /proc/stat text (Linux); undefined when there is none. */
+export function parseMachineTicks(procStat: string): MachineTicks | undefined {
+  const m = /^cpu\s+(\d+(?:\s+\d+){6,})/m.exec(procStat);
+  if (!m) return undefined;
+  const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = m[1]!.split(/\s+/).map(Number) as number[];
+  return { busy: user! + nice! + system! + irq! + softirq!, steal, total: user! + nice! + system! + idle! + iowait! + irq! + softirq! + steal };
+}
+
+export function machineTicks(): MachineTicks | undefined {
+  try {
+    return parseMachineTicks(fs.readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** How busy the machine was over a phase, in cores; what the run's own processes used of it, and the rest. */
+export interface MachineCpu {
+  cores: number;
+  /** Cores' worth of work done on the machine over the phase, by every process. */
+  busy: number;
+  /** Of it, the processes the bench knows run here: itself, its workers and producers, and the node and Redis processes it has pids for. */
+  run: number;
+  /** busy − run: load the run did not make (another tenant, a build), or processes it has no pid for. */
+  other: number;
+  /** Cores' worth of time the hypervisor gave elsewhere while this machine wanted to run. */
+  stolen: number;
+}
+
+/**
+ * Busy cores over a phase from two /proc/stat readings, and the share of the run's
+ * processes (`runCpuSec`, their CPU seconds over the same phase). The machine's
+ * ticks set the scale, so the clock-tick rate does not matter. Undefined without
+ * both readings or with no time between them.
+ */
+export function machineCpu(before: MachineTicks | undefined, after: MachineTicks | undefined, cores: number, phaseSec: number, runCpuSec: number): MachineCpu | undefined {
+  if (!before || !after || phaseSec <= 0) return undefined;
+  const total = after.total - before.total;
+  if (total <= 0) return undefined;
+  const r2 = (x: number) => Math.round(x * 100) / 100;
+  const busy = ((after.busy - before.busy) / total) * cores;
+  const run = Math.min(runCpuSec / phaseSec, busy);
+  return { cores, busy: r2(busy), run: r2(run), other: r2(busy - run), stolen: r2(((after.steal - before.steal) / total) * cores) };
+}
+
 /** process_cpu_seconds_total from a node's /metrics (prom-client default metrics), or undefined. */
 export function metricsCpuSec(metricsAddress: string): Promise<number | undefined> {
   return new Promise((resolve) => {

@@ -5,10 +5,12 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import {
-  median as _median, metricsCpuSec, percentiles, procCpuSec, procWakeups, redisDelta, redisSnapshot, sumDeltas, timeline, type Percentiles,
+  machineCpu, machineTicks, median as _median, metricsCpuSec, percentiles, procCpuSec, procWakeups, redisDelta, redisSnapshot, sumDeltas, timeline,
+  type MachineCpu, type Percentiles,
   type RedisDelta, type RedisSnapshot, type TimelineBucket,
 } from './measure';
 import { hiNow, type BenchSystem, type ChildConfig, type ChildMessage, type ProducerCommand } from './protocol';
@@ -101,6 +103,12 @@ export interface BenchResult {
    * the processes are not on this machine.
    */
   wakeupsPerTask: { node: number | null; workers: number | null; producers: number | null; redis: number | null };
+  /**
+   * The machine over the measured phase (Linux /proc/stat), in cores: how busy it was,
+   * how much of that the run's own processes were, and the rest. On a shared machine
+   * `other` says whether a run's figures are the build's or a neighbour's. Null off Linux.
+   */
+  machineCpu: MachineCpu | null;
   timedOut: boolean;
 }
 
@@ -183,6 +191,16 @@ async function cpuOf(cfg: BenchConfig): Promise<(number | undefined)[]> {
   if (cfg.nodePids?.length) return cfg.nodePids.map((pid) => procCpuSec(pid));
   if (cfg.metricsAddress) return [await metricsCpuSec(cfg.metricsAddress)];
   return [];
+}
+
+/**
+ * CPU seconds so far of the run's processes on this machine: this one, the workers and
+ * producers, and the node and Redis processes named by pid (--local names them all).
+ */
+function runCpuSec(cfg: BenchConfig, workers: readonly Child[], producers: readonly Child[]): number {
+  const self = process.cpuUsage();
+  const pids = [...workers, ...producers].map((c) => c.proc.pid!).concat(cfg.nodePids ?? [], cfg.redisPids ?? []);
+  return (self.user + self.system) / 1e6 + pids.reduce((sum, pid) => sum + (procCpuSec(pid) ?? 0), 0);
 }
 
 type Wakeups = Record<'node' | 'workers' | 'producers' | 'redis', (number | undefined)[]>;
@@ -305,6 +323,8 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const w0 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p0 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
     const wake0 = wakeupsOf(cfg, workers, producers);
+    const run0 = runCpuSec(cfg, workers, producers);
+    const m0 = machineTicks();
     const t0 = hiNow();
     const sinceMs = Math.floor(t0) - 1;
     if (cfg.mode === 'throughput') {
@@ -336,6 +356,8 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const w1 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p1 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
     const wake1 = wakeupsOf(cfg, workers, producers);
+    const run1 = runCpuSec(cfg, workers, producers);
+    const m1 = machineTicks();
 
     for (const w of workers) w.proc.send({ type: 'collect' });
     await waitFor(() => samples.length >= workers.length, 30_000, check);
@@ -421,6 +443,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
         producers: wakeDelta(wake0.producers, wake1.producers, per),
         redis: wakeDelta(wake0.redis, wake1.redis, per),
       },
+      machineCpu: machineCpu(m0, m1, os.cpus().length, (t1 - t0) / 1000, run1 - run0) ?? null,
       timedOut: !done,
     };
     return result;
