@@ -273,13 +273,13 @@ function bySecond(all: BenchResult['latencyMs']['submitToStartBySecond']): [stri
   return rows;
 }
 
-/** The summary as a table: plain when piped (no colour codes in a saved file), fitted to a terminal's width. */
 /** "1.52 of 2: this run 1.45, other 0.07": whether the figures above are the run's alone. */
 function machine(m: BenchResult['machineCpu']): string {
   if (!m) return '—';
   return `${m.busy} of ${m.cores}: this run ${m.run}, other ${m.other}${m.stolen > 0 ? `, stolen ${m.stolen}` : ''}`;
 }
 
+/** The summary as a table: plain when piped (no colour codes in a saved file), fitted to a terminal's width. */
 function table(r: BenchResult): string {
   const t: [string, string][] = [];
   const l = r.latencyMs;
