@@ -26,8 +26,7 @@ afterEach(() => {
 it("reads a peer's death when its score turns nodeTtl old, though its own next heartbeat is far off", async () => {
   client = createRedis({ url: redis.url, clusterNodes: [], sentinels: [], sentinelName: '', password: '' });
   const keys = new Keys(uniquePrefix('expiry'));
-  // Two seconds: this node's own score, written at its start, must stay live until its beat below
-  // on a loaded machine, or a read finds neither member live.
+  // Two seconds: the death's read is bounded below twice nodeTtl with room for a loaded machine.
   const nodeTtlMs = 2000;
   const member = (nodeId: string, heartbeatMs: number) => {
     const m = new Membership(client, keys, { nodeId, bootId: 'b1', address: `${nodeId}:1`, heartbeatMs, nodeTtlMs }, systemClock, silentLogger);
@@ -46,8 +45,16 @@ it("reads a peer's death when its score turns nodeTtl old, though its own next h
   peer.stop(); // dies: no leave, its entry stays until its score is nodeTtl old
   const stoppedAt = Date.now();
   // This node's own score must outlive the peer's last: the peer may have beaten since this
-  // node's start, and a read that finds neither live would say nothing of the peer alone.
+  // node's start, and a read that finds neither live would say nothing of the peer alone. A
+  // beat of the peer's already on the wire lands after the stop, and each member dates its
+  // score by its own reading of Redis's TIME, off by up to half a round trip: a beat of this
+  // node's at once could date its score at or before the peer's last (on a loaded machine it
+  // did, and the check's read found neither live). So it beats halfway to the peer's expiry,
+  // which leaves the check half a nodeTtl to fire late by.
+  await sleep(nodeTtlMs / 2);
   await self.beat();
+  const scoreOf = async (id: string) => Number(await client.zscore(keys.members(), id));
+  expect(await scoreOf('n2')).toBeGreaterThan((await scoreOf('n1')) + 100);
   await waitFor(() => changes.length > 0, { timeoutMs: 3 * nodeTtlMs, intervalMs: 10, description: 'n1 read as gone' });
   expect(changes).toEqual([['n2']]);
   // Its last score is at most a heartbeat older than the stop: read within nodeTtl of it, with room
