@@ -13,7 +13,7 @@ import { ClientError, Status } from 'nice-grpc';
 import { sendCommand, startEmbeddedRedis, type EmbeddedRedis } from '../../src/store/embedded-redis';
 import { makeCerts } from '../helpers/certs';
 import { captureLogs } from '../helpers/logs';
-import { startTestNode, type TestNode } from '../helpers/node';
+import { startTestNode, type TestNode, type TestNodeOptions } from '../helpers/node';
 import { useEmbeddedRedis, uniquePrefix } from '../helpers/redis';
 import { startSentinel, type TestSentinel } from '../helpers/sentinel';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
@@ -31,6 +31,60 @@ afterAll(async () => {
 
 const step = (flow: string) => ({ tenant: 'acme', flow_id: flow, flow_type: 'order', step_type: 's', step_execution_id: '1' });
 
+/** A scratch directory for certificates; `sub(name)` makes a folder in it. */
+function scratch(prefix: string): { dir: string; sub: (name: string) => string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return {
+    dir,
+    sub: (name) => {
+      fs.mkdirSync(path.join(dir, name));
+      return path.join(dir, name);
+    },
+  };
+}
+
+interface NatTlsSetup {
+  primary: EmbeddedRedis;
+  proxy: TcpProxy;
+  node: TestNode;
+}
+
+/**
+ * A TLS primary whose Sentinel names it `localhost`, a TCP proxy in front of it, and a node
+ * that reaches it only through the proxy (redis.natMap), over TLS with `tls.nodeCa` as
+ * redis.tlsCa. `run` gets them; they are stopped after, and `dir` removed.
+ */
+async function onTlsPrimaryBehindNat(
+  dir: string,
+  tls: { primary: { cert: string; key: string }; sentinel: { cert: string; key: string }; serverCa: string; nodeCa: string },
+  prefix: string,
+  run: (s: NatTlsSetup) => Promise<void>,
+  opts: TestNodeOptions = {},
+): Promise<void> {
+  let primary: EmbeddedRedis | undefined;
+  let tlsSentinel: TestSentinel | undefined;
+  let tlsProxy: TcpProxy | undefined;
+  let node: TestNode | undefined;
+  try {
+    primary = await startEmbeddedRedis({ tls: { certFile: tls.primary.cert, keyFile: tls.primary.key, caFile: tls.serverCa } });
+    tlsSentinel = await startSentinel(primary.tlsPort!, {
+      downAfterMs: 5000, primaryHost: 'localhost', tls: { certFile: tls.sentinel.cert, keyFile: tls.sentinel.key, caFile: tls.serverCa },
+    });
+    tlsProxy = await tcpProxy(primary.tlsPort!);
+    node = await startTestNode('', uniquePrefix(prefix), {
+      ...tlsSentinel.nodeConfig, 'redis.tls': true, 'redis.tlsCa': tls.nodeCa,
+      'redis.natMap': [`localhost:${primary.tlsPort!}=127.0.0.1:${tlsProxy.port}`],
+    }, opts);
+    await run({ primary, proxy: tlsProxy, node });
+  } finally {
+    await node?.close();
+    tlsSentinel?.stop();
+    await tlsProxy?.close();
+    await primary?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 it('dials the primary Sentinel names at the address redis.natMap maps it to', async () => {
   sentinel = await startSentinel(redis.port, { downAfterMs: 5000 });
   proxy = await tcpProxy(redis.port);
@@ -47,45 +101,19 @@ it('dials the primary Sentinel names at the address redis.natMap maps it to', as
 }, 60_000);
 
 it('over TLS, checks the certificate of the primary Sentinel names by hostname against that name, not the mapped address', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-sen-nat-tls-'));
-  const sub = (n: string) => {
-    fs.mkdirSync(path.join(dir, n));
-    return path.join(dir, n);
-  };
+  const { dir, sub } = scratch('zd-sen-nat-tls-');
   // The primary's certificate names its hostname only; the Sentinel's, the address it is dialled at.
   const primaryCerts = makeCerts(sub('primary'), { cn: 'localhost', san: 'DNS:localhost', clientAuth: true });
   const sentinelCerts = makeCerts(sub('sentinel'), { cn: 'sentinel', san: 'IP:127.0.0.1', clientAuth: true, ca: primaryCerts.ca });
-  let primary: EmbeddedRedis | undefined;
-  let tlsSentinel: TestSentinel | undefined;
-  let tlsProxy: TcpProxy | undefined;
-  let node: TestNode | undefined;
-  try {
-    primary = await startEmbeddedRedis({ tls: { certFile: primaryCerts.cert, keyFile: primaryCerts.key, caFile: primaryCerts.ca } });
-    tlsSentinel = await startSentinel(primary.tlsPort!, {
-      downAfterMs: 5000, primaryHost: 'localhost', tls: { certFile: sentinelCerts.cert, keyFile: sentinelCerts.key, caFile: sentinelCerts.ca },
-    });
-    tlsProxy = await tcpProxy(primary.tlsPort!);
-    node = await startTestNode('', uniquePrefix('sen-nat-tls'), {
-      ...tlsSentinel.nodeConfig, 'redis.tls': true, 'redis.tlsCa': primaryCerts.ca,
-      'redis.natMap': [`localhost:${primary.tlsPort!}=127.0.0.1:${tlsProxy.port}`],
-    });
+  const tls = { primary: primaryCerts, sentinel: sentinelCerts, serverCa: primaryCerts.ca, nodeCa: primaryCerts.ca };
+  await onTlsPrimaryBehindNat(dir, tls, 'sen-nat-tls', async ({ proxy: tlsProxy, node }) => {
     expect((await node.matching.enqueueStep({ step: step('tls1') })).created).toBe(true);
     expect(tlsProxy.accepted).toBeGreaterThan(0);
-  } finally {
-    await node?.close();
-    tlsSentinel?.stop();
-    await tlsProxy?.close();
-    await primary?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }, 60_000);
 
 it('over TLS, takes a rewritten redis.tlsCa for the primary it dials at the mapped address: a new connection after the primary moved to a new CA succeeds', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zd-sen-nat-ca-'));
-  const sub = (n: string) => {
-    fs.mkdirSync(path.join(dir, n));
-    return path.join(dir, n);
-  };
+  const { dir, sub } = scratch('zd-sen-nat-ca-');
   // The primary moves from one CA to another; the Sentinel's certificate is of a third, in the CA file throughout.
   const before = makeCerts(sub('before'), { cn: 'localhost', san: 'DNS:localhost' });
   const after = makeCerts(sub('after'), { cn: 'localhost', san: 'DNS:localhost' });
@@ -95,22 +123,10 @@ it('over TLS, takes a rewritten redis.tlsCa for the primary it dials at the mapp
   fs.writeFileSync(serverCas, bundle(before.ca, after.ca, sentinelCerts.ca));
   const caFile = path.join(sub('node'), 'ca.pem');
   fs.writeFileSync(caFile, bundle(before.ca, sentinelCerts.ca));
-  let primary: EmbeddedRedis | undefined;
-  let tlsSentinel: TestSentinel | undefined;
-  let tlsProxy: TcpProxy | undefined;
-  let node: TestNode | undefined;
-  try {
-    primary = await startEmbeddedRedis({ tls: { certFile: before.cert, keyFile: before.key, caFile: serverCas } });
-    // The Sentinel reaches the primary over TLS whichever CA signed its certificate.
-    tlsSentinel = await startSentinel(primary.tlsPort!, {
-      downAfterMs: 5000, primaryHost: 'localhost', tls: { certFile: sentinelCerts.cert, keyFile: sentinelCerts.key, caFile: serverCas },
-    });
-    tlsProxy = await tcpProxy(primary.tlsPort!);
-    const logs = captureLogs<{ level: number; msg?: string }>();
-    node = await startTestNode('', uniquePrefix('sen-nat-ca'), {
-      ...tlsSentinel.nodeConfig, 'redis.tls': true, 'redis.tlsCa': caFile,
-      'redis.natMap': [`localhost:${primary.tlsPort!}=127.0.0.1:${tlsProxy.port}`],
-    }, { logger: logs.logger });
+  // The Sentinel reaches the primary over TLS whichever CA signed its certificate.
+  const tls = { primary: before, sentinel: sentinelCerts, serverCa: serverCas, nodeCa: caFile };
+  const logs = captureLogs<{ level: number; msg?: string }>();
+  await onTlsPrimaryBehindNat(dir, tls, 'sen-nat-ca', async ({ primary, proxy: tlsProxy, node }) => {
     expect((await node.matching.enqueueStep({ step: step('ca1') })).created).toBe(true);
 
     // The primary's certificate moves to the new CA, and the CA file follows.
@@ -126,13 +142,7 @@ it('over TLS, takes a rewritten redis.tlsCa for the primary it dials at the mapp
     expect(tlsProxy.accepted).toBeGreaterThan(accepted);
     const clients = String(await sendCommand(primary.port, ['CLIENT', 'LIST'])).split('\n');
     expect(clients.some((l) => Number(/^id=(\d+) /.exec(l)?.[1]) > lastId && / name=zdmatch /.test(l) &&
-      / laddr=\S+:(\d+) /.exec(l)?.[1] === String(primary!.tlsPort))).toBe(true);
+      / laddr=\S+:(\d+) /.exec(l)?.[1] === String(primary.tlsPort))).toBe(true);
     expect(logs.lines.filter((l) => l.level >= 50)).toEqual([]);
-  } finally {
-    await node?.close();
-    tlsSentinel?.stop();
-    await tlsProxy?.close();
-    await primary?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  }, { logger: logs.logger });
 }, 60_000);
