@@ -38,6 +38,9 @@ out.push(`| producer process CPU / task | ${rounds(zdRuns, (r) => cpu(r, 'produc
 // Runs from before the bench read /proc/stat have no machineCpu: a dash.
 const machine = (runs) => (runs.some((r) => r.machineCpu) ? rounds(runs, (r) => r.machineCpu && `${fmt(r.machineCpu.busy, 2)} (${fmt(r.machineCpu.other, 2)})`, (x) => x ?? '—') : '—');
 out.push(`| cores busy (of them other load), by round | ${machine(zdRuns)} | ${machine(bullRuns)} | — | — |`);
+// Runs from before the bench read /proc/<pid>/schedstat have no waitingForCore: dashes.
+const waiting = (t) => [t.nodeWaitingForCore, t.workerWaitingForCore, t.redisWaitingForCore].map((x) => fmt(x, 2)).join(', ');
+out.push(`| main threads waiting for a core (cores): node, worker, Redis | ${waiting(th.zdmatch)} | ${waiting(th.bullmq)} | — | — |`);
 out.push(`| wakeups / task: node, worker, Redis | ${fmt(th.zdmatch.nodeWakeupsPerTask, 2)}, ${fmt(th.zdmatch.workerWakeupsPerTask, 2)}, ${fmt(th.zdmatch.redisWakeupsPerTask, 2)} | —, ${fmt(th.bullmq.workerWakeupsPerTask, 2)}, ${fmt(th.bullmq.redisWakeupsPerTask, 2)} | — | — |`);
 
 const ratio = (a, b) => (a && b ? (a / b).toFixed(2) : '—');

@@ -16,7 +16,7 @@ import { CliExit, EXIT_CONFIG, EXIT_FAILURE, SHUTDOWN_SIGNALS, wholeNumber } fro
 import { fittedTable } from './format';
 import type { LocalEnv } from './bench/local';
 import type { BenchSystem } from './bench/protocol';
-import type { BenchConfig, BenchMode, BenchResult } from './bench/run';
+import type { BenchConfig, BenchMode, BenchResult, RoleFigures } from './bench/run';
 
 interface BenchOptions {
   address: string;
@@ -232,8 +232,8 @@ function stopLocalOnSignals(current: () => LocalEnv | undefined, beforeStop: () 
   };
 }
 
-/** Event-loop wakeups per Step by role ("node 1.7 · workers 1.1 · …"); roles not read are left out. */
-function wakeups(w: BenchResult['wakeupsPerTask']): string {
+/** A figure per role ("node 1.7 · workers 1.1 · …": wakeups per Step, cores waited); roles not read are left out. */
+function byRole(w: RoleFigures): string {
   const parts = (['node', 'workers', 'producers', 'redis'] as const).filter((k) => w[k] !== null).map((k) => `${k} ${w[k]}`);
   return parts.length ? parts.join(' · ') : '–';
 }
@@ -311,7 +311,8 @@ function table(r: BenchResult): string {
   t.push(
     ['worker CPU / Step', f(r.cpuUsecPerTask.workers, ' µs')],
     ['producer CPU / Step', f(r.cpuUsecPerTask.producers, ' µs')],
-    ['wakeups / Step', wakeups(r.wakeupsPerTask)],
+    ['wakeups / Step', byRole(r.wakeupsPerTask)],
+    ['waiting for a core (cores)', byRole(r.waitingForCore)],
     ['machine CPU (cores busy)', machine(r.machineCpu)],
   );
   return fittedTable(['metric', 'value'], t);

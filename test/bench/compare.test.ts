@@ -69,6 +69,9 @@ function summarize(runs: Json[]): Json {
     workerWakeupsPerTask: m((r) => r.wakeupsPerTask?.workers),
     producerWakeupsPerTask: m((r) => r.wakeupsPerTask?.producers),
     redisWakeupsPerTask: m((r) => r.wakeupsPerTask?.redis),
+    nodeWaitingForCore: m((r) => r.waitingForCore?.node),
+    workerWaitingForCore: m((r) => r.waitingForCore?.workers),
+    redisWaitingForCore: m((r) => r.waitingForCore?.redis),
     completedAll: runs.every((r) => r.completed >= r.expected - 1 && !r.timedOut),
   };
 }

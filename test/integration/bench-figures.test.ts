@@ -59,3 +59,27 @@ test('load the run did not make is counted as other, not as the run\'s', async (
     spinner.kill('SIGKILL');
   }
 }, 45_000);
+
+test('a run on one core reads its processes waiting for it, each at most the phase', async () => {
+  // taskset pins the bench and every process it starts (the node, Redis, the worker, the
+  // producer) to one core: each one's main thread wants it while another holds it.
+  const r = await new Promise<Record<string, any>>((resolve, reject) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    execFile(
+      'taskset',
+      ['-c', '0', process.execPath, CLI_MAIN, 'bench', '--local', '--mode', 'throughput', '--tasks', '6000', '--warmup', '200', '--json', '--no-progress'],
+      { cwd: REPO_ROOT, timeout: 40_000 },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout.trim().split('\n').pop()!))),
+    );
+  });
+  expect(r).toMatchObject({ completed: 6000, timedOut: false });
+  const w = r.waitingForCore as Record<'node' | 'workers' | 'producers' | 'redis', number>;
+  // Cores' worth over the phase, one process a role: never more than one each.
+  for (const role of ['node', 'workers', 'producers', 'redis'] as const) {
+    expect(w[role]).toBeGreaterThanOrEqual(0);
+    expect(w[role]).toBeLessThanOrEqual(1.05);
+  }
+  // The node, the hub of every Step, waited a good part of the phase (0.54 and 0.58 read
+  // here). Per Step it would read nothing; in seconds, over a phase of about 3 s, more than 1.
+  expect(w.node).toBeGreaterThanOrEqual(0.2);
+  expect(w.node + w.workers + w.producers + w.redis).toBeGreaterThanOrEqual(0.5);
+}, 45_000);

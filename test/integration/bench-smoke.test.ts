@@ -52,6 +52,11 @@ test('zdmatch bench --local --mode throughput --tasks 200 --json prints the repo
   // Every process of a --local run is on this machine, so each role's wakeups are read;
   // 200 Steps cannot all reach a process in one wakeup, so each counted more than none.
   for (const role of ['node', 'workers', 'producers', 'redis']) expect(r.wakeupsPerTask[role]).toBeGreaterThan(0);
+  // Their main threads' waits for a core, in cores over the phase: none can wait longer than the phase.
+  for (const role of ['node', 'workers', 'producers', 'redis']) {
+    expect(r.waitingForCore[role]).toBeGreaterThanOrEqual(0);
+    expect(r.waitingForCore[role]).toBeLessThanOrEqual(1.05);
+  }
   // The single-node report has no per-node or per-primary parts.
   expect(r.cpuUsecPerTask.nodes).toBeUndefined();
   expect(r.redis.perPrimary).toBeUndefined();

@@ -1,11 +1,13 @@
 /**
  * The measurements of `zdmatch bench`: the /proc readings (wakeups: voluntary
  * context switches of a process's main thread, and their absence for a process
- * that is gone; the machine's busy cores), the sample buffers and the latency by
- * second.
+ * that is gone; the time a process waited for a core; the machine's busy cores),
+ * the sample buffers and the latency by second.
  */
-import { spawnSync } from 'node:child_process';
-import { machineCpu, machineTicks, parseMachineTicks, procWakeups, timeline } from '../../src/cli/bench/measure';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  machineCpu, machineTicks, parseMachineTicks, parseRunQueueWaitSec, procCpuSec, procRunQueueWaitSec, procWakeups, timeline,
+} from '../../src/cli/bench/measure';
 import { Samples } from '../../src/cli/bench/protocol';
 
 test('procWakeups counts each time the main thread sleeps and is woken', () => {
@@ -22,6 +24,36 @@ test('procWakeups counts each time the main thread sleeps and is woken', () => {
 test('procWakeups is undefined for a process that no longer exists', () => {
   const gone = spawnSync(process.execPath, ['-e', '0']).pid;
   expect(procWakeups(gone)).toBeUndefined();
+});
+
+test('parseRunQueueWaitSec reads the second field of a schedstat line: ns spent runnable, not running', () => {
+  expect(parseRunQueueWaitSec('106209 78817000 2\n')).toBeCloseTo(0.078817, 9);
+  expect(parseRunQueueWaitSec('')).toBeUndefined();
+  expect(parseRunQueueWaitSec('1 2')).toBeUndefined();
+});
+
+test('procRunQueueWaitSec counts the time a process wanted a core another held', async () => {
+  // Three spinners on one core: each runs a third of the time and waits the other two.
+  // The CPU field of the same line would read a third: under half of the time, and so failing.
+  const spinners = [0, 1, 2].map(() => spawn('taskset', ['-c', '0', process.execPath, '-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const pid = spinners[0]!.pid!;
+    const [wait0, cpu0, t0] = [procRunQueueWaitSec(pid)!, procCpuSec(pid)!, performance.now()];
+    await new Promise((r) => setTimeout(r, 1000));
+    const [wait1, cpu1, t1] = [procRunQueueWaitSec(pid)!, procCpuSec(pid)!, performance.now()];
+    const elapsed = (t1 - t0) / 1000;
+    expect(wait1 - wait0).toBeGreaterThanOrEqual(0.5 * elapsed);
+    expect(wait1 - wait0).toBeGreaterThan(cpu1 - cpu0);
+    expect(wait1 - wait0).toBeLessThanOrEqual(elapsed + 0.05);
+  } finally {
+    for (const s of spinners) s.kill('SIGKILL');
+  }
+});
+
+test('procRunQueueWaitSec is undefined for a process that no longer exists', () => {
+  const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+  expect(procRunQueueWaitSec(gone)).toBeUndefined();
 });
 
 test('timed samples keep each time with its value, past the cap too', () => {

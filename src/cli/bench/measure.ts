@@ -136,6 +136,28 @@ export function procWakeups(pid: number): number | undefined {
   }
 }
 
+/** The run-queue wait of a /proc/<pid>/schedstat text (its second field, ns) in seconds; undefined when it is not one. */
+export function parseRunQueueWaitSec(schedstat: string): number | undefined {
+  const m = /^\d+ (\d+) \d+$/.exec(schedstat.trim());
+  return m ? Number(m[1]) / 1e9 : undefined;
+}
+
+/**
+ * Seconds a process's main thread has spent runnable but waiting for a core
+ * (Linux /proc/<pid>/schedstat: the leader's own, as in procWakeups). On a
+ * machine the run shares with itself, a process whose CPU and wait add up to a
+ * core is the one the run waits on, though the machine's cores may not all be
+ * busy: the processes want them at the same moments. Undefined when the process
+ * is gone, not on this machine, or the kernel keeps no schedstat.
+ */
+export function procRunQueueWaitSec(pid: number): number | undefined {
+  try {
+    return parseRunQueueWaitSec(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The machine's CPU time so far, from the first line of /proc/stat: clock ticks of every core together. */
 export interface MachineTicks {
   /** user, nice, system, irq and softirq: work done on this machine, by any process. */

@@ -9,7 +9,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import {
-  machineCpu, machineTicks, median as _median, metricsCpuSec, percentiles, procCpuSec, procWakeups, redisDelta, redisSnapshot, sumDeltas, timeline,
+  machineCpu, machineTicks, median as _median, metricsCpuSec, percentiles, procCpuSec, procRunQueueWaitSec, procWakeups, redisDelta, redisSnapshot, sumDeltas, timeline,
   type MachineCpu, type Percentiles,
   type RedisDelta, type RedisSnapshot, type TimelineBucket,
 } from './measure';
@@ -102,7 +102,14 @@ export interface BenchResult {
    * handles a batch, 1 or more when each message wakes its process. Null when
    * the processes are not on this machine.
    */
-  wakeupsPerTask: { node: number | null; workers: number | null; producers: number | null; redis: number | null };
+  wakeupsPerTask: RoleFigures;
+  /**
+   * Cores' worth of time each role's main threads spent runnable but waiting for a
+   * core over the measured phase (procRunQueueWaitSec, summed per role). A role whose
+   * CPU and wait come to a whole core per process is what the run waits on. Null when
+   * the processes are not on this machine.
+   */
+  waitingForCore: RoleFigures;
   /**
    * The machine over the measured phase (Linux /proc/stat), in cores: how busy it was,
    * how much of that the run's own processes were, and the rest. On a shared machine
@@ -111,6 +118,8 @@ export interface BenchResult {
   machineCpu: MachineCpu | null;
   timedOut: boolean;
 }
+
+export type RoleFigures = Record<Role, number | null>;
 
 export interface RedisPrimaryFigures {
   address: string;
@@ -203,24 +212,29 @@ function runCpuSec(cfg: BenchConfig, workers: readonly Child[], producers: reado
   return (self.user + self.system) / 1e6 + pids.reduce((sum, pid) => sum + (procCpuSec(pid) ?? 0), 0);
 }
 
-type Wakeups = Record<'node' | 'workers' | 'producers' | 'redis', (number | undefined)[]>;
+type Role = 'node' | 'workers' | 'producers' | 'redis';
+type RoleReadings = Record<Role, (number | undefined)[]>;
+const ROLES: readonly Role[] = ['node', 'workers', 'producers', 'redis'];
 
-/** Main-thread wakeups of every process of each role, read from /proc now. */
-function wakeupsOf(cfg: BenchConfig, workers: readonly Child[], producers: readonly Child[]): Wakeups {
+/** One /proc reading (procWakeups, procRunQueueWaitSec) of every process of each role, now. */
+function readRoles(cfg: BenchConfig, workers: readonly Child[], producers: readonly Child[], read: (pid: number) => number | undefined): RoleReadings {
   return {
-    node: (cfg.nodePids ?? []).map(procWakeups),
-    workers: workers.map((w) => procWakeups(w.proc.pid!)),
-    producers: producers.map((p) => procWakeups(p.proc.pid!)),
-    redis: (cfg.redisPids ?? []).map(procWakeups),
+    node: (cfg.nodePids ?? []).map(read),
+    workers: workers.map((w) => read(w.proc.pid!)),
+    producers: producers.map((p) => read(p.proc.pid!)),
+    redis: (cfg.redisPids ?? []).map(read),
   };
 }
 
-/** Wakeups per Step of one role over the phase; null unless every process was read both times. */
-function wakeDelta(a: (number | undefined)[], b: (number | undefined)[], per: (x: number) => number): number | null {
-  if (a.length === 0 || a.length !== b.length || [...a, ...b].some((x) => x === undefined)) return null;
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d += b[i]! - a[i]!;
-  return round(per(d), 2);
+/** Each role's growth over the phase, summed over its processes and scaled; null unless every process was read both times. */
+function roleDeltas(a: RoleReadings, b: RoleReadings, scale: (x: number) => number): RoleFigures {
+  const delta = (xs: (number | undefined)[], ys: (number | undefined)[]): number | null => {
+    if (xs.length === 0 || xs.length !== ys.length || [...xs, ...ys].some((x) => x === undefined)) return null;
+    let d = 0;
+    for (let i = 0; i < xs.length; i++) d += ys[i]! - xs[i]!;
+    return round(scale(d), 2);
+  };
+  return Object.fromEntries(ROLES.map((r) => [r, delta(a[r], b[r])])) as RoleFigures;
 }
 
 /** The Redis servers whose INFO the run reads: every Cluster primary, or the one server. */
@@ -322,7 +336,8 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const n0 = await cpuOf(cfg);
     const w0 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p0 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
-    const wake0 = wakeupsOf(cfg, workers, producers);
+    const wake0 = readRoles(cfg, workers, producers, procWakeups);
+    const wait0 = readRoles(cfg, workers, producers, procRunQueueWaitSec);
     const run0 = runCpuSec(cfg, workers, producers);
     const m0 = machineTicks();
     const t0 = hiNow();
@@ -355,7 +370,8 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const n1 = await cpuOf(cfg);
     const w1 = workers.map((w) => procCpuSec(w.proc.pid!) ?? 0);
     const p1 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
-    const wake1 = wakeupsOf(cfg, workers, producers);
+    const wake1 = readRoles(cfg, workers, producers, procWakeups);
+    const wait1 = readRoles(cfg, workers, producers, procRunQueueWaitSec);
     const run1 = runCpuSec(cfg, workers, producers);
     const m1 = machineTicks();
 
@@ -437,12 +453,8 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
         workers: round(per(sum(w1) - sum(w0)) * 1e6, 1),
         producers: round(per(sum(p1) - sum(p0)) * 1e6, 1),
       },
-      wakeupsPerTask: {
-        node: wakeDelta(wake0.node, wake1.node, per),
-        workers: wakeDelta(wake0.workers, wake1.workers, per),
-        producers: wakeDelta(wake0.producers, wake1.producers, per),
-        redis: wakeDelta(wake0.redis, wake1.redis, per),
-      },
+      wakeupsPerTask: roleDeltas(wake0, wake1, per),
+      waitingForCore: roleDeltas(wait0, wait1, (sec) => sec / phaseSec),
       machineCpu: machineCpu(m0, m1, os.cpus().length, (t1 - t0) / 1000, run1 - run0) ?? null,
       timedOut: !done,
     };
