@@ -205,11 +205,14 @@ async function cpuOf(cfg: BenchConfig): Promise<(number | undefined)[]> {
 /**
  * CPU seconds so far of the run's processes on this machine: this one, the workers and
  * producers, and the node and Redis processes named by pid (--local names them all).
+ * The workers', producers' and nodes' are the readings just taken for their own figures.
  */
-function runCpuSec(cfg: BenchConfig, workers: readonly Child[], producers: readonly Child[]): number {
+function runCpuSec(cfg: BenchConfig, workersSec: readonly number[], producersSec: readonly number[], nodesSec: readonly (number | undefined)[]): number {
   const self = process.cpuUsage();
-  const pids = [...workers, ...producers].map((c) => c.proc.pid!).concat(cfg.nodePids ?? [], cfg.redisPids ?? []);
-  return (self.user + self.system) / 1e6 + pids.reduce((sum, pid) => sum + (procCpuSec(pid) ?? 0), 0);
+  // Nodes read from their metrics (no pid) may be on another machine: not part of this one's load.
+  const nodes = cfg.nodePids?.length ? nodesSec.map((x) => x ?? 0) : [];
+  const redis = (cfg.redisPids ?? []).map((pid) => procCpuSec(pid) ?? 0);
+  return [...workersSec, ...producersSec, ...nodes, ...redis].reduce((sum, x) => sum + x, (self.user + self.system) / 1e6);
 }
 
 type Role = 'node' | 'workers' | 'producers' | 'redis';
@@ -338,7 +341,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const p0 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
     const wake0 = readRoles(cfg, workers, producers, procWakeups);
     const wait0 = readRoles(cfg, workers, producers, procRunQueueWaitSec);
-    const run0 = runCpuSec(cfg, workers, producers);
+    const run0 = runCpuSec(cfg, w0, p0, n0);
     const m0 = machineTicks();
     const t0 = hiNow();
     const sinceMs = Math.floor(t0) - 1;
@@ -372,7 +375,7 @@ export async function runBench(cfg: BenchConfig): Promise<BenchResult> {
     const p1 = producers.map((p) => procCpuSec(p.proc.pid!) ?? 0);
     const wake1 = readRoles(cfg, workers, producers, procWakeups);
     const wait1 = readRoles(cfg, workers, producers, procRunQueueWaitSec);
-    const run1 = runCpuSec(cfg, workers, producers);
+    const run1 = runCpuSec(cfg, w1, p1, n1);
     const m1 = machineTicks();
 
     for (const w of workers) w.proc.send({ type: 'collect' });
