@@ -24,8 +24,11 @@ const slots: RawSlot[] = [];
 
 beforeEach(async () => {
   const prefix = uniquePrefix('anynode');
-  // Fixed ids split the 8 partitions 4 / 4 by rendezvous; fast membership and leases settle it quickly.
-  const cluster = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '1500ms', 'cluster.leaseTtl': '1500ms' };
+  // Fixed ids split the 8 partitions 4 / 4 by rendezvous; fast heartbeats settle it quickly.
+  // No node dies here: TTLs of 5 s keep a node live, and its leases held, through a stall
+  // of the test process of over a second (a 1.5-s nodeTtl saw the start at enqueue missed
+  // with a core taken by other work).
+  const cluster = { 'cluster.heartbeat': '200ms', 'cluster.nodeTtl': '5s', 'cluster.leaseTtl': '5s' };
   [owner, gateway] = await Promise.all([
     startTestNode(redis.url, prefix, { ...cluster, 'cluster.nodeId': 'n-owner' }),
     startTestNode(redis.url, prefix, { ...cluster, 'cluster.nodeId': 'n-gateway' }),
@@ -48,8 +51,8 @@ afterEach(async () => {
  * Until `node` would start a Step of the queue at enqueue, as Node.mayStartAtEnqueue
  * checks: it reads itself live among the members, nothing of the queue waits at its
  * owner here, and every peer has advertised no backlog of it. A loaded machine can
- * stall a 200-ms heartbeat past the 1.5-s nodeTtl, and the enqueue then rightly
- * leaves the Step to its owner's offer instead.
+ * stall a 200-ms heartbeat past nodeTtl, and the enqueue then rightly leaves the Step
+ * to its owner's offer instead.
  */
 async function startsAtEnqueue(node: TestNode, partition: number): Promise<void> {
   const peers = () => node.node.membership.liveIds().filter((id) => id !== node.node.nodeId);

@@ -22,8 +22,8 @@ afterEach(async () => {
   for (const t of started.splice(0)) await t.close();
 });
 
-async function start(prefix: string, nodeId: string): Promise<TestNode> {
-  const t = await startTestNode(redis.url, prefix, { 'cluster.nodeId': nodeId });
+async function start(prefix: string, nodeId: string, cluster: Record<string, string> = {}): Promise<TestNode> {
+  const t = await startTestNode(redis.url, prefix, { 'cluster.nodeId': nodeId, ...cluster });
   started.push(t);
   return t;
 }
@@ -31,10 +31,14 @@ async function start(prefix: string, nodeId: string): Promise<TestNode> {
 it('refuses a second node with the id of a running one, naming the key, and leaves the running one a member', async () => {
   const prefix = uniquePrefix('twin');
   const keys = new Keys(prefix);
-  const first = await start(prefix, 'twin');
+  // The second boot watches the id's score for a heartbeat and a half: with the tests'
+  // 200-ms beat, a stall of this process of 400 ms (a loaded machine) let it boot. A 1-s
+  // beat gives the running node's next beat a second to spare.
+  const beat = { 'cluster.heartbeat': '1s', 'cluster.nodeTtl': '5s' };
+  const first = await start(prefix, 'twin', beat);
   const boot = await redis.command('HGET', keys.node('twin'), 'boot');
 
-  await expect(start(prefix, 'twin')).rejects.toThrow(/^config cluster\.nodeId: twin is in use by another running node \(boot \S+\)/);
+  await expect(start(prefix, 'twin', beat)).rejects.toThrow(/^config cluster\.nodeId: twin is in use by another running node \(boot \S+\)/);
   // The refused boot wrote nothing under the id and, closing, did not take the running node's entry away.
   expect(await redis.command('HGET', keys.node('twin'), 'boot')).toBe(boot);
   expect(await redis.command('ZSCORE', keys.members(), 'twin')).not.toBeNull();

@@ -55,7 +55,9 @@ it('ends a stream whose worker reads none of its answers once 64 wait, instead o
   // Guards the bound: each bogus result queued an ack echoing its 512-KiB token, 88 MB for 200.
   const w = await deafWorker();
   await w.sendBogusResults(100);
-  await waitFor(() => t.node.gateway.streamCount === 0, { timeoutMs: 5000, description: 'the stream ended' });
+  // The node reads 65 of the 512-KiB results (33 MB) before it ends the stream: on a loaded
+  // machine that took longer than 5 s once. Unbounded, the stream never ends, so any wait fails it.
+  await waitFor(() => t.node.gateway.streamCount === 0, { timeoutMs: 20_000, description: 'the stream ended' });
   // The worker, reading again, learns why.
   let err: unknown;
   let read = 0;
