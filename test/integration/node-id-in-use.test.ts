@@ -31,9 +31,9 @@ async function start(prefix: string, nodeId: string, cluster: Record<string, str
 it('refuses a second node with the id of a running one, naming the key, and leaves the running one a member', async () => {
   const prefix = uniquePrefix('twin');
   const keys = new Keys(prefix);
-  // The second boot watches the id's score for a heartbeat and a half: with the tests'
-  // 200-ms beat, a stall of this process of 400 ms (a loaded machine) let it boot. A 1-s
-  // beat gives the running node's next beat a second to spare.
+  // The second boot watches the id's score for a heartbeat and up to a second more: 400 ms
+  // with the tests' 200-ms beat, which a stall of this process on a loaded machine outlasted,
+  // and it booted. With a 1-s beat it watches 2 s, a second more than the next beat needs.
   const beat = { 'cluster.heartbeat': '1s', 'cluster.nodeTtl': '5s' };
   const first = await start(prefix, 'twin', beat);
   const boot = await redis.command('HGET', keys.node('twin'), 'boot');
